@@ -1,0 +1,103 @@
+/**
+ * bench:ingest — sustained ingest over loopback: 1 MiB gzip NDJSON batches of realistic ~350-byte
+ * access-log events, several requests in flight. Prints events/s, MB/s (uncompressed), bytes stored per
+ * event and the server's peak RSS.
+ *
+ * Usage: npm run bench:ingest -- [--events N] [--concurrency C]
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { AccessLogGenerator } from './access-log.js';
+import { api, cpuSeconds, peakRss, startServer } from './server-process.js';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '2000000' },
+    concurrency: { type: 'string', default: '4' },
+    'batch-bytes': { type: 'string', default: String(1024 * 1024) },
+  },
+});
+const totalEvents = Number(values.events);
+const concurrency = Number(values.concurrency);
+const batchBytes = Number(values['batch-bytes']);
+
+function dirSize(dir: string): number {
+  let total = 0;
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, f.name);
+    total += f.isDirectory() ? dirSize(p) : statSync(p).size;
+  }
+  return total;
+}
+
+async function main(): Promise<void> {
+  // Pre-generate distinct batches so the client costs nothing while the server is timed.
+  const gen = new AccessLogGenerator(7);
+  const sample = gen.ndjson(5000);
+  const gzPerEvent = gzipSync(sample).length / 5000;
+  const perBatch = Math.floor(batchBytes / gzPerEvent);
+  const batches: { body: Buffer; events: number; rawBytes: number }[] = [];
+  let generated = 0;
+  let rawBytes = 0;
+  while (generated < totalEvents) {
+    const n = Math.min(perBatch, totalEvents - generated);
+    const text = gen.ndjson(n);
+    batches.push({ body: gzipSync(text), events: n, rawBytes: Buffer.byteLength(text) });
+    generated += n;
+    rawBytes += Buffer.byteLength(text);
+  }
+  const avgGz = batches.reduce((a, b) => a + b.body.length, 0) / batches.length;
+  console.log(`generated ${generated} events in ${batches.length} batches: ${(rawBytes / generated).toFixed(0)} bytes/event, ` +
+    `${perBatch} events and ${(avgGz / 1048576).toFixed(2)} MiB gzip per batch`);
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-ingest-'));
+  const server = await startServer(dataDir);
+  try {
+    await api(server.url, 'POST', '/v2/datasets', { name: 'access' });
+    const { token } = (await api(server.url, 'POST', '/v2/tokens', {
+      name: 'bench', datasetCapabilities: { access: { ingest: ['create'] } },
+    })) as { token: string };
+
+    const cpu0 = cpuSeconds(server.child.pid!);
+    const t0 = performance.now();
+    let next = 0;
+    let ingested = 0;
+    const worker = async () => {
+      for (let i = next++; i < batches.length; i = next++) {
+        const r = await fetch(`${server.url}/v1/ingest/access`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+          body: new Uint8Array(batches[i]!.body),
+        });
+        const res = (await r.json()) as { ingested: number; failed: number };
+        if (r.status !== 200 || res.failed > 0) throw new Error(`batch ${i}: ${r.status} ${JSON.stringify(res)}`);
+        ingested += res.ingested;
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    const secs = (performance.now() - t0) / 1000;
+    const cpu = cpuSeconds(server.child.pid!) - cpu0;
+    const rss = peakRss(server.child.pid!);
+    await server.stop();
+    const stored = dirSize(dataDir);
+
+    console.log(`ingested ${ingested} events in ${secs.toFixed(1)} s with ${concurrency} requests in flight`);
+    console.log(`  events/s          ${Math.round(ingested / secs).toLocaleString('en-US')}`);
+    console.log(`  MB/s (raw JSON)   ${(rawBytes / 1e6 / secs).toFixed(1)}`);
+    console.log(`  MB/s (gzip wire)  ${(batches.reduce((a, b) => a + b.body.length, 0) / 1e6 / secs).toFixed(1)}`);
+    console.log(`  server CPU        ${cpu.toFixed(1)} s (${(cpu / secs).toFixed(2)} cores)`);
+    console.log(`  bytes stored/event ${(stored / ingested).toFixed(1)} (data dir ${(stored / 1e6).toFixed(1)} MB after checkpoint)`);
+    console.log(`  server peak RSS   ${(rss / 1048576).toFixed(0)} MiB`);
+  } finally {
+    if (server.child.exitCode === null) await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,62 @@
+/** Runs `ferry serve` from dist/ as a child process for benchmarks, and reads its peak memory. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_ADMIN = 'xapt-00000000-0000-4000-8000-0000000bench';
+const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  /** Sends SIGTERM and waits for a clean exit (the store checkpoints on the way out). */
+  stop(): Promise<void>;
+}
+
+export async function startServer(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
+    env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const rec = JSON.parse(line) as { msg?: string; url?: string; level?: number };
+        if (rec.msg === 'event service listening' && rec.url) resolve(rec.url);
+        else if ((rec.level ?? 0) >= 50) process.stderr.write(`${line}\n`);
+      } catch { /* not JSON */ }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return {
+    child,
+    url,
+    stop: () => new Promise<void>((resolve) => {
+      child.on('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** Peak resident set (VmHWM) of a process in bytes, from /proc. */
+export function peakRss(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export async function api(url: string, method: string, path: string, body?: unknown, token = BENCH_ADMIN): Promise<unknown> {
+  const r = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+  return r.status === 204 ? undefined : r.json();
+}

@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import { configSchema } from './schema.js';
+import { parseBytes, parseDuration } from '../util/units.js';
+
+/** The service section after defaults and unit parsing. */
+export interface ServiceConfig {
+  enabled: boolean;
+  listen: { host: string; port: number };
+  dataDir: string;
+  memoryLimitBytes: number;
+  threads: number | undefined;
+  maxBodyBytes: number;
+  maxDecompressedBytes: number;
+  maxFieldsPerDataset: number;
+  retention: { defaultDays: number; checkIntervalMs: number };
+}
+
+export interface FerryConfig {
+  logLevel: string;
+  service: ServiceConfig;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string, readonly path: string = '') {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validate = ajv.compile(configSchema);
+
+/** "/service/listen" → "service.listen"; array indices stay numeric ("sources.0.path"). */
+function keyPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra) parts.push(extra);
+  return parts.join('.') || '(root)';
+}
+
+function describe(err: ErrorObject): string {
+  if (err.keyword === 'additionalProperties') {
+    const key = (err.params as { additionalProperty: string }).additionalProperty;
+    return `${keyPath(err.instancePath, key)}: unknown key`;
+  }
+  return `${keyPath(err.instancePath)}: ${err.message ?? 'invalid'}`;
+}
+
+/**
+ * Replaces ${VAR} and ${VAR:-default} in every string value (not in keys, and after YAML parsing,
+ * so a variable's content can never change the document's structure).
+ */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, def?: string) => {
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (def !== undefined) return def;
+      throw new ConfigError(`${path || '(root)'}: environment variable ${name} is not set and has no default`, path);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, path ? `${path}.${i}` : String(i)));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, path ? `${path}.${k}` : k);
+    return out;
+  }
+  return value;
+}
+
+export function parseListen(text: string, path = 'service.listen'): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(text.trim());
+  if (!m) throw new ConfigError(`${path}: expected host:port, got "${text}"`, path);
+  const port = Number(m[2]);
+  if (port > 65535) throw new ConfigError(`${path}: port ${port} out of range`, path);
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+function withUnit<T>(path: string, raw: unknown, parse: (v: never) => T, fallback: T): T {
+  if (raw === undefined) return fallback;
+  try {
+    return parse(raw as never);
+  } catch (e) {
+    throw new ConfigError(`${path}: ${(e as Error).message}`, path);
+  }
+}
+
+/** Validates a parsed document and applies defaults. Pure: no I/O. */
+export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env): FerryConfig {
+  const raw = interpolate(doc ?? {}, env);
+  if (!validate(raw)) {
+    const msgs = (validate.errors ?? []).map(describe);
+    throw new ConfigError(`invalid config:\n  ${msgs.join('\n  ')}`, keyPath(validate.errors?.[0]?.instancePath ?? ''));
+  }
+  const r = raw as {
+    log?: { level?: string };
+    service?: Record<string, unknown> & { retention?: { default_days?: number; check_interval?: string } };
+  };
+  const s = r.service ?? {};
+  const service: ServiceConfig = {
+    enabled: (s.enabled as boolean | undefined) ?? true,
+    listen: parseListen((s.listen as string | undefined) ?? '127.0.0.1:8077'),
+    dataDir: (s.data_dir as string | undefined) ?? './data',
+    memoryLimitBytes: withUnit('service.memory_limit', s.memory_limit, parseBytes, 512 * 1024 * 1024),
+    threads: s.threads as number | undefined,
+    maxBodyBytes: withUnit('service.max_body_bytes', s.max_body_bytes, parseBytes, 100 * 1024 * 1024),
+    maxDecompressedBytes: withUnit('service.max_decompressed_bytes', s.max_decompressed_bytes, parseBytes, 1024 * 1024 * 1024),
+    maxFieldsPerDataset: (s.max_fields_per_dataset as number | undefined) ?? 2048,
+    retention: {
+      defaultDays: s.retention?.default_days ?? 0,
+      checkIntervalMs: withUnit('service.retention.check_interval', s.retention?.check_interval,
+        (v: string) => Number(parseDuration(v) / 1_000_000n), 3_600_000),
+    },
+  };
+  return { logLevel: r.log?.level ?? 'info', service };
+}
+
+export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): FerryConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read config ${file}: ${(e as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: YAML syntax error: ${(e as Error).message}`);
+  }
+  try {
+    return buildConfig(doc, env);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new ConfigError(`${file}: ${e.message}`, e.path);
+    throw e;
+  }
+}

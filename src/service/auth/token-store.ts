@@ -1,0 +1,102 @@
+/**
+ * API tokens (xaat-...). The secret is shown once, at create or regenerate; only its SHA-256 is stored.
+ * A salted slow hash buys nothing here: the secrets are 122-bit random UUIDs, not passwords, and lookup by
+ * hash keeps authentication O(1) per request.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Database } from '../store/db.js';
+import type { DatasetCapabilities, OrgCapabilities } from './capabilities.js';
+
+export interface TokenRecord {
+  id: string;
+  name: string;
+  description: string;
+  datasetCapabilities: DatasetCapabilities;
+  orgCapabilities: OrgCapabilities;
+  /** RFC 3339, or null for no expiry. */
+  expiresAt: string | null;
+  createdAt: string;
+  createdBy: string;
+}
+
+const DDL = `CREATE TABLE IF NOT EXISTS ferry_tokens (
+  id VARCHAR, name VARCHAR, description VARCHAR, hash VARCHAR, dataset_caps VARCHAR, org_caps VARCHAR,
+  expires_at VARCHAR, created_at VARCHAR, created_by VARCHAR)`;
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function isExpired(t: { expiresAt: string | null }, nowMs = Date.now()): boolean {
+  return t.expiresAt !== null && Date.parse(t.expiresAt) <= nowMs;
+}
+
+export class TokenStore {
+  private readonly byHash = new Map<string, TokenRecord>();
+  private readonly byId = new Map<string, { record: TokenRecord; hash: string }>();
+
+  private constructor(private readonly db: Database) {}
+
+  static async open(db: Database): Promise<TokenStore> {
+    const s = new TokenStore(db);
+    await db.conn().exclusive(async (c) => {
+      await c.run(DDL);
+      for (const r of await c.all('SELECT * FROM ferry_tokens')) {
+        s.remember({
+          id: r.id as string, name: r.name as string, description: (r.description as string) ?? '',
+          datasetCapabilities: JSON.parse(r.dataset_caps as string), orgCapabilities: JSON.parse(r.org_caps as string),
+          expiresAt: (r.expires_at as string | null) ?? null, createdAt: r.created_at as string, createdBy: r.created_by as string,
+        }, r.hash as string);
+      }
+    });
+    return s;
+  }
+
+  private remember(record: TokenRecord, hash: string): void {
+    this.byHash.set(hash, record);
+    this.byId.set(record.id, { record, hash });
+  }
+
+  /** The token a secret belongs to, if it exists (expired ones included: the caller decides). */
+  lookup(secret: string): TokenRecord | undefined {
+    return this.byHash.get(hashSecret(secret));
+  }
+
+  get(id: string): TokenRecord | undefined {
+    return this.byId.get(id)?.record;
+  }
+
+  /** Tokens that can still be used, oldest first. */
+  list(): TokenRecord[] {
+    return [...this.byId.values()].map((e) => e.record).filter((t) => !isExpired(t))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async create(input: Omit<TokenRecord, 'id' | 'createdAt'>): Promise<{ record: TokenRecord; secret: string }> {
+    const secret = `xaat-${randomUUID()}`;
+    const record: TokenRecord = { ...input, id: randomUUID(), createdAt: new Date().toISOString() };
+    const hash = hashSecret(secret);
+    await this.db.conn().run(`INSERT INTO ferry_tokens VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+      record.id, record.name, record.description, hash, JSON.stringify(record.datasetCapabilities),
+      JSON.stringify(record.orgCapabilities), record.expiresAt, record.createdAt, record.createdBy,
+    ]);
+    this.remember(record, hash);
+    return { record, secret };
+  }
+
+  async setExpiry(id: string, expiresAt: string | null): Promise<void> {
+    const e = this.byId.get(id);
+    if (!e) return;
+    await this.db.conn().run(`UPDATE ferry_tokens SET expires_at = $2 WHERE id = $1`, [id, expiresAt]);
+    e.record.expiresAt = expiresAt;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const e = this.byId.get(id);
+    if (!e) return false;
+    await this.db.conn().run(`DELETE FROM ferry_tokens WHERE id = $1`, [id]);
+    this.byId.delete(id);
+    this.byHash.delete(e.hash);
+    return true;
+  }
+}

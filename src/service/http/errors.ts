@@ -1,0 +1,30 @@
+/** HTTP errors: every error response is JSON {code, message} with the status as code. */
+import { StoreError } from '../store/errors.js';
+
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (m: string) => new HttpError(400, m);
+export const unauthorized = (m = 'Unauthorized: missing, invalid or expired token') => new HttpError(401, m);
+export const forbidden = (m = 'Forbidden') => new HttpError(403, m);
+export const notFoundError = (m: string) => new HttpError(404, m);
+export const tooLarge = (m: string) => new HttpError(413, m);
+
+const STORE_STATUS: Record<StoreError['kind'], number> = { not_found: 404, conflict: 409, invalid: 400, too_large: 413 };
+
+/** The status and message to answer for any thrown value. Unknown errors are 500 and their text is not leaked. */
+export function toHttp(err: unknown): { status: number; message: string; headers: Record<string, string> } {
+  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
+  if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
+  const e = err as { statusCode?: number; message?: string; code?: string };
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    // fastify's own client errors (bad JSON body, body too large, schema validation)
+    const message = e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request body too large' : e.message ?? 'bad request';
+    return { status: e.statusCode, message, headers: {} };
+  }
+  return { status: 500, message: 'internal server error', headers: {} };
+}

@@ -1,0 +1,138 @@
+/** Dataset management: /v2/datasets (id = name) and the older /v1/datasets, plus fields and map fields. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalId } from '../../auth/capabilities.js';
+import type { EventStore } from '../../store/event-store.js';
+import { parseDuration } from '../../../util/units.js';
+import { requireDataset, requireOrg, requireVisible } from '../authenticate.js';
+import { badRequest } from '../errors.js';
+import { BUILTIN_FIELDS, datasetView, fieldView } from '../views.js';
+
+type IdParams = { Params: { id: string } };
+
+const createBody = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: { type: 'string' },
+    description: { type: 'string' },
+    kind: { type: 'string' },
+    retentionDays: { type: 'integer', minimum: 0 },
+    useRetentionPeriod: { type: 'boolean' },
+  },
+} as const;
+
+const updateBody = {
+  type: 'object',
+  properties: {
+    description: { type: 'string' },
+    retentionDays: { type: 'integer', minimum: 0 },
+    useRetentionPeriod: { type: 'boolean' },
+  },
+} as const;
+
+export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
+  for (const v of ['v1', 'v2'] as const) {
+    const base = `/${v}/datasets`;
+
+    app.get(base, async (req) => store.listDatasets()
+      .filter((d) => canList(req, d.name))
+      .map(datasetView));
+
+    app.post<{ Body: { name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean } }>(
+      base, { schema: { body: createBody } }, async (req) => {
+        requireOrg(req, 'datasets', 'create');
+        const d = await store.createDataset({ ...req.body, who: principalId(req.principal) });
+        return datasetView(d);
+      });
+
+    app.get<IdParams>(`${base}/:id`, async (req) => {
+      requireVisible(req, req.params.id);
+      return datasetView(store.getDataset(req.params.id));
+    });
+
+    app.put<IdParams & { Body: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean } }>(
+      `${base}/:id`, { schema: { body: updateBody } }, async (req) => {
+        requireOrg(req, 'datasets', 'update');
+        return datasetView(await store.updateDataset(req.params.id, req.body ?? {}));
+      });
+
+    app.delete<IdParams>(`${base}/:id`, async (req, reply) => {
+      requireOrg(req, 'datasets', 'delete');
+      await store.deleteDataset(req.params.id);
+      return reply.code(204).send();
+    });
+
+    app.post<IdParams & { Body: { maxDuration?: string } }>(`${base}/:id/trim`, async (req, reply) => {
+      requireDataset(req, req.params.id, 'trim', 'update');
+      const text = req.body?.maxDuration;
+      if (typeof text !== 'string') throw badRequest('body must have maxDuration, a duration such as "1h" or "720h"');
+      let ns: bigint;
+      try {
+        ns = parseDuration(text);
+      } catch (e) {
+        throw badRequest((e as Error).message);
+      }
+      const deleted = await store.trim(req.params.id, ns);
+      // v2 answers 204; v1 keeps its historic body (numDeleted, which this service fills in truthfully).
+      return v === 'v2' ? reply.code(204).send() : { numDeleted: deleted };
+    });
+
+    app.get<IdParams>(`${base}/:id/fields`, async (req) => {
+      requireVisible(req, req.params.id);
+      return [...BUILTIN_FIELDS, ...store.listFields(req.params.id).map(fieldView)];
+    });
+
+    app.get<IdParams & { Params: { field: string } }>(`${base}/:id/fields/:field`, async (req) => {
+      requireVisible(req, req.params.id);
+      const builtin = BUILTIN_FIELDS.find((f) => f.name === req.params.field);
+      if (builtin) {
+        store.getDataset(req.params.id);
+        return builtin;
+      }
+      return fieldView(store.getField(req.params.id, req.params.field));
+    });
+
+    app.put<IdParams & { Params: { field: string }; Body: { description?: string; unit?: string; hidden?: boolean } }>(
+      `${base}/:id/fields/:field`, {
+        schema: { body: { type: 'object', properties: { description: { type: 'string' }, unit: { type: 'string' }, hidden: { type: 'boolean' } } } },
+      }, async (req) => {
+        requireOrg(req, 'datasets', 'update');
+        return fieldView(await store.updateFieldMeta(req.params.id, req.params.field, req.body ?? {}));
+      });
+
+    app.get<IdParams>(`${base}/:id/mapfields`, async (req) => {
+      requireVisible(req, req.params.id);
+      return store.getDataset(req.params.id).mapFields;
+    });
+
+    app.post<IdParams & { Body: { name: string } }>(`${base}/:id/mapfields`, {
+      schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+    }, async (req) => {
+      requireOrg(req, 'datasets', 'update');
+      await store.addMapField(req.params.id, req.body.name);
+      return { name: req.body.name };
+    });
+
+    app.put<IdParams & { Body: string[] }>(`${base}/:id/mapfields`, {
+      schema: { body: { type: 'array', items: { type: 'string' } } },
+    }, async (req) => {
+      requireOrg(req, 'datasets', 'update');
+      return store.setMapFields(req.params.id, req.body);
+    });
+
+    app.delete<IdParams & { Params: { name: string } }>(`${base}/:id/mapfields/:name`, async (req, reply) => {
+      requireOrg(req, 'datasets', 'update');
+      await store.removeMapField(req.params.id, req.params.name);
+      return reply.code(204).send();
+    });
+  }
+}
+
+function canList(req: FastifyRequest, dataset: string): boolean {
+  try {
+    requireVisible(req, dataset);
+    return true;
+  } catch {
+    return false;
+  }
+}

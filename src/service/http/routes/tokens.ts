@@ -1,0 +1,101 @@
+/** API tokens: /v2/tokens. The secret is in the response of create and regenerate only. */
+import type { FastifyInstance } from 'fastify';
+import {
+  type DatasetCapabilities, excessRights, type OrgCapabilities, principalId, validateCapabilities,
+} from '../../auth/capabilities.js';
+import type { TokenStore } from '../../auth/token-store.js';
+import { requireOrg } from '../authenticate.js';
+import { badRequest, forbidden, notFoundError } from '../errors.js';
+import { tokenView } from '../views.js';
+
+interface CreateToken {
+  name: string;
+  description?: string;
+  expiresAt?: string | null;
+  datasetCapabilities?: DatasetCapabilities;
+  orgCapabilities?: OrgCapabilities;
+  viewCapabilities?: unknown;
+}
+
+const createSchema = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1 },
+    description: { type: 'string' },
+    expiresAt: { type: ['string', 'null'] },
+    datasetCapabilities: { type: ['object', 'null'] },
+    orgCapabilities: { type: ['object', 'null'] },
+    viewCapabilities: { type: ['object', 'null'] },
+  },
+} as const;
+
+/** Absent, null and Go's zero time all mean "never expires". */
+function expiry(value: string | null | undefined, what: string): string | null {
+  if (value === undefined || value === null || value === '' || value.startsWith('0001-01-01')) return null;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw badRequest(`${what} must be an RFC 3339 date-time, got "${value}"`);
+  return new Date(ms).toISOString();
+}
+
+export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
+  const create = async (creatorReq: Parameters<typeof requireOrg>[0], body: CreateToken) => {
+    const problem = validateCapabilities(body.datasetCapabilities, body.orgCapabilities);
+    if (problem) throw badRequest(problem);
+    const datasetCapabilities = body.datasetCapabilities ?? {};
+    const orgCapabilities = body.orgCapabilities ?? {};
+    const excess = excessRights(creatorReq.principal, datasetCapabilities, orgCapabilities);
+    if (excess) throw forbidden(`Forbidden: a token cannot grant a right its creator lacks (${excess})`);
+    return tokens.create({
+      name: body.name, description: body.description ?? '', datasetCapabilities, orgCapabilities,
+      expiresAt: expiry(body.expiresAt, 'expiresAt'), createdBy: principalId(creatorReq.principal),
+    });
+  };
+
+  app.get('/v2/tokens', async (req) => {
+    requireOrg(req, 'apiTokens', 'read');
+    return tokens.list().map((t) => tokenView(t));
+  });
+
+  app.post<{ Body: CreateToken }>('/v2/tokens', { schema: { body: createSchema } }, async (req) => {
+    requireOrg(req, 'apiTokens', 'create');
+    const { record, secret } = await create(req, req.body);
+    return tokenView(record, secret);
+  });
+
+  app.get<{ Params: { id: string } }>('/v2/tokens/:id', async (req) => {
+    requireOrg(req, 'apiTokens', 'read');
+    const t = tokens.get(req.params.id);
+    if (!t) throw notFoundError(`token "${req.params.id}" not found`);
+    return tokenView(t);
+  });
+
+  app.delete<{ Params: { id: string } }>('/v2/tokens/:id', async (req, reply) => {
+    requireOrg(req, 'apiTokens', 'delete');
+    if (!(await tokens.delete(req.params.id))) throw notFoundError(`token "${req.params.id}" not found`);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: { id: string }; Body: { existingTokenExpiresAt?: string; newToken?: CreateToken; newTokenExpiresAt?: string | null } }>(
+    '/v2/tokens/:id/regenerate', {
+      schema: {
+        body: {
+          type: 'object', required: ['existingTokenExpiresAt'],
+          properties: { existingTokenExpiresAt: { type: 'string' }, newToken: createSchema, newTokenExpiresAt: { type: ['string', 'null'] } },
+        },
+      },
+    }, async (req) => {
+      requireOrg(req, 'apiTokens', 'update');
+      const old = tokens.get(req.params.id);
+      if (!old) throw notFoundError(`token "${req.params.id}" not found`);
+      const base: CreateToken = req.body.newToken ?? {
+        name: old.name, description: old.description,
+        datasetCapabilities: old.datasetCapabilities, orgCapabilities: old.orgCapabilities,
+      };
+      const body = { ...base, expiresAt: req.body.newToken?.expiresAt ?? req.body.newTokenExpiresAt ?? null };
+      const oldExpiry = expiry(req.body.existingTokenExpiresAt, 'existingTokenExpiresAt') ?? new Date().toISOString();
+      const { record, secret } = await create(req, body);
+      await tokens.setExpiry(old.id, oldExpiry);
+      return tokenView(record, secret);
+    });
+}

@@ -1,0 +1,73 @@
+/**
+ * The embedded event service's HTTP server: management (/v2), ingest and query (/v1) on one listener.
+ * Every response carries X-Axiom-Trace-Id; every error is JSON {code, message}.
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import type { TokenStore } from '../auth/token-store.js';
+import type { EventStore } from '../store/event-store.js';
+import type { BodyLimits } from '../ingest/body.js';
+import { Authenticator } from './authenticate.js';
+import { toHttp } from './errors.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { ingestRoutes } from './routes/ingest.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { userRoutes } from './routes/user.js';
+
+export interface ServerDeps {
+  store: EventStore;
+  tokens: TokenStore;
+  adminToken: string;
+  logger: Logger;
+  limits: BodyLimits;
+}
+
+export function buildServer(deps: ServerDeps): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One log line per request would dominate the logs at ingest rates; errors are logged by the handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomBytes(16).toString('hex'),
+    // Management bodies are small JSON; ingest bodies bypass this limit (streamed with their own limits).
+    bodyLimit: 10 * 1024 * 1024,
+    return503OnClosing: true,
+  });
+  const auth = new Authenticator(deps.adminToken, deps.tokens);
+  // @axiomhq/js sends Content-Type: application/json with an empty body on DELETE; that means "no body".
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(req, body as string, done);
+  });
+  app.decorateRequest('principal', null as never);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Axiom-Trace-Id', req.id);
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    // While closing, the server no longer listens; telling keep-alive clients to close lets close() finish
+    // as soon as the in-flight requests are answered.
+    if (!app.server.listening) reply.header('connection', 'close');
+  });
+  app.addHook('preHandler', async (req) => {
+    req.principal = auth.principalOf(req.headers.authorization);
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const { status, message, headers } = toHttp(err);
+    if (status >= 500) req.log.error({ err, url: req.url }, 'request failed');
+    else req.log.debug({ status, message, url: req.url }, 'request rejected');
+    void reply.code(status).headers(headers).type('application/json').send({ code: status, message });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).type('application/json').send({ code: 404, message: `route ${req.method} ${req.url.split('?')[0]} not found` });
+  });
+
+  datasetRoutes(app, deps.store);
+  tokenRoutes(app, deps.tokens);
+  userRoutes(app);
+  void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
+  return app;
+}

@@ -1,0 +1,95 @@
+/**
+ * Spools an ingest request body to a temp file, decompressing on the way (gzip, deflate, zstd) and
+ * enforcing size limits on both the wire bytes and the decompressed bytes, so a small compressed bomb
+ * cannot fill the disk. Decompression runs in zlib/zstd native code off the JS thread.
+ */
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createInflate } from 'node:zlib';
+import { DecompressStream } from 'zstd-napi';
+import { badRequest, HttpError, tooLarge } from '../http/errors.js';
+
+export interface BodyLimits {
+  maxBodyBytes: number;
+  maxDecompressedBytes: number;
+}
+
+export interface SpooledBody {
+  /** Decompressed size in bytes (the ingest result's processedBytes, before labels). */
+  bytes: number;
+  /** First non-whitespace byte of the decompressed body, to tell a JSON array from NDJSON. */
+  firstChar: string | undefined;
+}
+
+class Counter extends Transform {
+  bytes = 0;
+  firstChar: string | undefined;
+  constructor(private readonly limit: number, private readonly what: string) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) {
+      cb(tooLarge(`${this.what} exceeds the limit of ${this.limit} bytes`));
+      return;
+    }
+    if (this.firstChar === undefined) {
+      for (const b of chunk) {
+        if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf) {
+          this.firstChar = String.fromCharCode(b);
+          break;
+        }
+      }
+    }
+    cb(null, chunk);
+  }
+}
+
+export function decompressor(encoding: string | undefined): Transform | undefined {
+  const enc = (encoding ?? '').trim().toLowerCase();
+  switch (enc) {
+    case '': case 'identity': return undefined;
+    case 'gzip': case 'x-gzip': return createGunzip();
+    case 'deflate': return createInflate();
+    case 'zstd': return new DecompressStream() as unknown as Transform;
+    default: throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (use gzip, zstd, deflate or none)`);
+  }
+}
+
+/**
+ * Decompresses `source` and writes it through `sink` (a file writer or a converter). Corrupt compressed
+ * data is a 400; the limits are 413.
+ */
+export async function decodeBody(
+  source: Readable, encoding: string | undefined, limits: BodyLimits, sinks: (Transform | Writable)[],
+): Promise<SpooledBody> {
+  const wire = new Counter(limits.maxBodyBytes, 'request body');
+  const plain = new Counter(limits.maxDecompressedBytes, 'decompressed request body');
+  const inflate = decompressor(encoding);
+  try {
+    const stages = [source, wire, ...(inflate ? [inflate] : []), plain, ...sinks] as unknown as [Readable, Writable];
+    await pipeline(stages);
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    if (inflate && (err.code?.startsWith('Z_') || /zstd|incorrect header|unexpected end|invalid/i.test(err.message))) {
+      throw badRequest(`cannot decompress ${encoding} body: ${err.message}`);
+    }
+    throw e;
+  }
+  return { bytes: plain.bytes, firstChar: plain.firstChar };
+}
+
+/** Decodes the body into `file`, through `convert` stages first if given (CSV → NDJSON). */
+export async function spoolToFile(
+  source: Readable, encoding: string | undefined, limits: BodyLimits, file: string, convert: Transform[] = [],
+): Promise<SpooledBody> {
+  try {
+    return await decodeBody(source, encoding, limits, [...convert, createWriteStream(file)]);
+  } catch (e) {
+    await rm(file, { force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,13 @@
+/** Errors the store raises; the HTTP layer maps each kind to its status. */
+export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid' | 'too_large';
+
+export class StoreError extends Error {
+  constructor(readonly kind: StoreErrorKind, message: string) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+export const notFound = (what: string) => new StoreError('not_found', `${what} not found`);
+export const invalid = (message: string) => new StoreError('invalid', message);
+export const conflict = (message: string) => new StoreError('conflict', message);

@@ -1,0 +1,468 @@
+/**
+ * The event store: datasets as DuckDB tables in one database file, ingest of NDJSON/JSON files parsed by
+ * DuckDB itself, and the internal read API the query engine builds on.
+ *
+ * Durability: an ingest returns only after its transaction committed; DuckDB has then written the rows to
+ * its write-ahead log, so a crash (even kill -9) after the response loses nothing, and any query started
+ * after the response sees the rows (read-your-writes).
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CATALOG_DDL, type DatasetRecord, type FieldRecord, deleteDatasetRows, getMeta, insertDataset, insertField,
+  loadDatasets, loadFields, setMeta, updateDataset, updateField,
+} from './catalog.js';
+import { type ConnOps, ConnPool, Database, Mutex, type Row } from './db.js';
+import { conflict, invalid, notFound, StoreError } from './errors.js';
+import { SQL_TYPE, type FieldType } from './field-types.js';
+import {
+  BatchShape, failuresSql, insertSql, type KnownPaths, MAX_LISTED_FAILURES, type PlanOptions, planColumns,
+  quoteIdent, type SchemaField, TBIT_MACRO,
+} from './ingest-plan.js';
+import { checkTimestampFormat, sqlString, TIME_MACROS } from './time-sql.js';
+import { formatRfc3339Nano, nowNs } from '../../util/time.js';
+
+export const DATASET_KINDS = ['service:events:v1', 'axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'];
+const DATASET_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const MAP_FIELD_NAME = /^[a-zA-Z0-9]+([a-zA-Z0-9_.-]*[a-zA-Z0-9]+)?$/;
+const NS_PER_DAY = 86_400_000_000_000n;
+
+export interface StoreOptions {
+  dataDir: string;
+  memoryLimitBytes: number;
+  threads?: number;
+  maxFieldsPerDataset: number;
+  /** Retention for datasets that do not set their own (useRetentionPeriod false); 0 keeps data forever. */
+  defaultRetentionDays: number;
+  maxObjectBytes: number;
+  now?: () => bigint;
+}
+
+export interface IngestOptions {
+  timestampField?: string;
+  timestampFormat?: string;
+  labels?: Record<string, unknown>;
+}
+
+export interface IngestFailure {
+  timestamp: string;
+  error: string;
+}
+
+export interface IngestResult {
+  ingested: number;
+  failed: number;
+  failures: IngestFailure[];
+}
+
+export interface ReadOptions {
+  startNs?: bigint;
+  endNs?: bigint;
+  limit?: number;
+  order?: 'asc' | 'desc';
+}
+
+/** An event as the read API returns it: flat dotted field names plus _time and _sysTime (RFC 3339). */
+export type StoredEvent = Record<string, unknown> & { _time: string; _sysTime: string; _rowId: string };
+
+interface DatasetState {
+  record: DatasetRecord;
+  fields: Map<string, FieldRecord>;
+  known: KnownPaths;
+  nextSeq: bigint;
+  lock: Mutex;
+}
+
+export class EventStore {
+  private readonly datasets = new Map<string, DatasetState>();
+  private readonly catalogLock = new Mutex();
+  private ingestPool!: ConnPool;
+  private tempSeq = 0;
+  readonly now: () => bigint;
+
+  private constructor(readonly db: Database, readonly opts: StoreOptions, readonly tempDir: string) {
+    this.now = opts.now ?? nowNs;
+  }
+
+  static async open(opts: StoreOptions): Promise<EventStore> {
+    mkdirSync(opts.dataDir, { recursive: true });
+    const tempDir = join(opts.dataDir, 'tmp');
+    rmSync(tempDir, { recursive: true, force: true });
+    mkdirSync(tempDir, { recursive: true });
+    const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
+      memoryLimitBytes: opts.memoryLimitBytes, threads: opts.threads, tempDir: join(tempDir, 'duckdb'),
+    });
+    const store = new EventStore(db, opts, tempDir);
+    try {
+      await store.init();
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    return store;
+  }
+
+  private async init(): Promise<void> {
+    // Each ingest works in its own connection (its temp table is private), so that loading and discovering
+    // one batch overlaps with inserting another; only the insert holds the dataset's lock.
+    this.ingestPool = new ConnPool(await Promise.all([1, 2, 3, 4].map(() => this.db.connect())));
+    await this.db.conn().exclusive(async (c) => {
+      for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS]) await c.run(ddl);
+      for (const record of await loadDatasets(c)) {
+        const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
+        const max = await c.all(`SELECT max(_seq) AS m FROM ${quoteIdent(record.table)}`);
+        const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
+        this.datasets.set(record.name, { record, fields, known: emptyKnown(), nextSeq, lock: new Mutex() });
+      }
+    });
+  }
+
+  /** Checkpoints (folding the WAL into the compressed file) and closes. */
+  async close(): Promise<void> {
+    await this.catalogLock.run(async () => {
+      await Promise.all([...this.datasets.values()].map((d) => d.lock.run(async () => undefined)));
+      await this.db.conn().run('CHECKPOINT').catch(() => undefined);
+      for (const c of this.ingestPool.conns) c.raw.closeSync();
+      this.db.close();
+    });
+  }
+
+  // ---- datasets -------------------------------------------------------------------------------------
+
+  listDatasets(): DatasetRecord[] {
+    return [...this.datasets.values()].map((d) => ({ ...d.record })).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  getDataset(name: string): DatasetRecord {
+    return { ...this.state(name).record };
+  }
+
+  hasDataset(name: string): boolean {
+    return this.datasets.has(name);
+  }
+
+  private state(name: string): DatasetState {
+    const d = this.datasets.get(name);
+    if (!d) throw notFound(`dataset "${name}"`);
+    return d;
+  }
+
+  async createDataset(input: {
+    name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean; who: string;
+  }): Promise<DatasetRecord> {
+    const { name } = input;
+    if (typeof name !== 'string' || name.length < 1 || name.length > 128 || !DATASET_NAME.test(name)) {
+      throw invalid(`invalid dataset name "${name}": 1 to 128 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit`);
+    }
+    if (name.startsWith('axiom-')) throw invalid(`invalid dataset name "${name}": the prefix "axiom-" is reserved`);
+    const kind = input.kind || 'service:events:v1';
+    if (!DATASET_KINDS.includes(kind)) throw invalid(`invalid dataset kind "${kind}": one of ${DATASET_KINDS.join(', ')}`);
+    const retention = checkRetention(input.retentionDays, input.useRetentionPeriod);
+    return this.catalogLock.run(async () => {
+      if (this.datasets.has(name)) throw conflict(`dataset "${name}" already exists`);
+      const now = new Date().toISOString();
+      return this.db.conn().exclusive(async (c) => c.transaction(async () => {
+        const n = Number((await getMeta(c, 'next_table')) ?? '1');
+        await setMeta(c, 'next_table', String(n + 1));
+        const record: DatasetRecord = {
+          name, table: `ev_${n}`, description: input.description ?? '', kind, who: input.who,
+          created: now, updatedAt: now, ...retention, mapFields: [], nextColumn: 1,
+        };
+        await c.run(`CREATE TABLE ${quoteIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`);
+        await insertDataset(c, record);
+        this.datasets.set(name, { record, fields: new Map(), known: emptyKnown(), nextSeq: 0n, lock: new Mutex() });
+        return { ...record };
+      }));
+    });
+  }
+
+  async updateDataset(name: string, patch: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean }): Promise<DatasetRecord> {
+    const d = this.state(name);
+    return d.lock.run(async () => {
+      const retention = patch.retentionDays === undefined && patch.useRetentionPeriod === undefined
+        ? { retentionDays: d.record.retentionDays, useRetentionPeriod: d.record.useRetentionPeriod }
+        : checkRetention(patch.retentionDays, patch.useRetentionPeriod);
+      const record: DatasetRecord = {
+        ...d.record,
+        description: patch.description ?? d.record.description,
+        ...retention,
+        updatedAt: new Date().toISOString(),
+      };
+      await this.db.conn().exclusive((c) => updateDataset(c, record));
+      d.record = record;
+      return { ...record };
+    });
+  }
+
+  async deleteDataset(name: string): Promise<void> {
+    const d = this.state(name);
+    await this.catalogLock.run(() => d.lock.run(async () => {
+      await this.db.conn().exclusive((c) => c.transaction(async () => {
+        await c.run(`DROP TABLE IF EXISTS ${quoteIdent(d.record.table)}`);
+        await deleteDatasetRows(c, name);
+      }));
+      this.datasets.delete(name);
+    }));
+  }
+
+  /** Deletes events older than now - maxAgeNs. Returns how many were deleted. */
+  async trim(name: string, maxAgeNs: bigint): Promise<number> {
+    if (maxAgeNs < 0n) throw invalid('maxDuration must not be negative');
+    const d = this.state(name);
+    return d.lock.run(() => this.deleteOlderThan(d, this.now() - maxAgeNs));
+  }
+
+  private async deleteOlderThan(d: DatasetState, cutoffNs: bigint): Promise<number> {
+    return this.db.conn().changes(`DELETE FROM ${quoteIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
+  }
+
+  /** Effective retention of a dataset in days (0 = forever). */
+  retentionDays(record: DatasetRecord): number {
+    return record.useRetentionPeriod ? record.retentionDays : this.opts.defaultRetentionDays;
+  }
+
+  /** Applies every dataset's retention once; the retention task calls this on a timer. */
+  async enforceRetention(): Promise<Record<string, number>> {
+    const deleted: Record<string, number> = {};
+    for (const d of [...this.datasets.values()]) {
+      const days = this.retentionDays(d.record);
+      if (days <= 0 || !this.datasets.has(d.record.name)) continue;
+      const n = await d.lock.run(() => this.deleteOlderThan(d, this.now() - BigInt(days) * NS_PER_DAY));
+      if (n > 0) deleted[d.record.name] = n;
+    }
+    return deleted;
+  }
+
+  // ---- fields and map fields --------------------------------------------------------------------------
+
+  listFields(name: string): FieldRecord[] {
+    return [...this.state(name).fields.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  getField(dataset: string, field: string): FieldRecord {
+    const f = this.state(dataset).fields.get(field);
+    if (!f) throw notFound(`field "${field}" of dataset "${dataset}"`);
+    return { ...f };
+  }
+
+  async updateFieldMeta(dataset: string, field: string, patch: { description?: string; unit?: string; hidden?: boolean }): Promise<FieldRecord> {
+    const d = this.state(dataset);
+    return d.lock.run(async () => {
+      const f = d.fields.get(field);
+      if (!f) throw notFound(`field "${field}" of dataset "${dataset}"`);
+      const next = { ...f, description: patch.description ?? f.description, unit: patch.unit ?? f.unit, hidden: patch.hidden ?? f.hidden };
+      await this.db.conn().exclusive((c) => updateField(c, dataset, next));
+      d.fields.set(field, next);
+      return { ...next };
+    });
+  }
+
+  async setMapFields(dataset: string, names: string[]): Promise<string[]> {
+    for (const n of names) {
+      if (typeof n !== 'string' || !MAP_FIELD_NAME.test(n)) throw invalid(`invalid map field name "${n}"`);
+    }
+    if (new Set(names).size !== names.length) throw invalid('duplicate map field names');
+    const d = this.state(dataset);
+    return d.lock.run(async () => {
+      const record = { ...d.record, mapFields: [...names], updatedAt: new Date().toISOString() };
+      await this.db.conn().exclusive((c) => updateDataset(c, record));
+      d.record = record;
+      // Paths under a new map field must stop being flattened: forget the cached shape.
+      d.known = emptyKnown();
+      return [...record.mapFields];
+    });
+  }
+
+  async addMapField(dataset: string, name: string): Promise<void> {
+    const current = this.state(dataset).record.mapFields;
+    if (current.includes(name)) throw conflict(`map field "${name}" already exists in dataset "${dataset}"`);
+    await this.setMapFields(dataset, [...current, name]);
+  }
+
+  async removeMapField(dataset: string, name: string): Promise<void> {
+    const current = this.state(dataset).record.mapFields;
+    if (!current.includes(name)) throw notFound(`map field "${name}" of dataset "${dataset}"`);
+    await this.setMapFields(dataset, current.filter((n) => n !== name));
+  }
+
+  // ---- ingest -----------------------------------------------------------------------------------------
+
+  /** A fresh path for an ingest body file, inside the data dir so DuckDB reads it from the same disk. */
+  tempFile(ext: string): string {
+    return join(this.tempDir, `ingest-${process.pid}-${++this.tempSeq}.${ext}`);
+  }
+
+  /**
+   * Loads a body file of events into a dataset.
+   * @param format ndjson: one JSON value per line (blank lines skipped); array: one JSON array.
+   */
+  async ingestFile(dataset: string, file: string, format: 'ndjson' | 'array', options: IngestOptions = {}): Promise<IngestResult> {
+    const d = this.state(dataset);
+    if (options.timestampFormat) {
+      try {
+        checkTimestampFormat(options.timestampFormat);
+      } catch (e) {
+        throw invalid((e as Error).message);
+      }
+    }
+    const receivedNs = this.now();
+    return this.ingestPool.use(async (c) => {
+      const source = format === 'array'
+        ? `read_json_objects(${sqlString(file)}, format = 'array', maximum_object_size = ${this.opts.maxObjectBytes})`
+        : `read_json_objects(${sqlString(file)}, format = 'newline_delimited', ignore_errors = true, maximum_object_size = ${this.opts.maxObjectBytes})`;
+      try {
+        await c.run(`CREATE OR REPLACE TEMP TABLE raw AS SELECT json AS j FROM ${source}`);
+      } catch (e) {
+        const msg = (e as Error).message;
+        // Only a parse error is the client's fault; anything else (memory, disk) is ours and stays a 500.
+        if (/Invalid Input Error|Malformed JSON|JSON/i.test(msg) && !/Out of Memory|IO Error/i.test(msg)) {
+          throw invalid(`invalid JSON body: ${firstLine(msg)}`);
+        }
+        throw e;
+      }
+      try {
+        return await this.loadRaw(c, d, receivedNs, options);
+      } finally {
+        await c.run('DROP TABLE IF EXISTS raw');
+      }
+    });
+  }
+
+  private async loadRaw(c: ConnOps, d: DatasetState, receivedNs: bigint, options: IngestOptions): Promise<IngestResult> {
+    const opts: PlanOptions = {
+      timestampField: options.timestampField || undefined,
+      timestampFormat: options.timestampFormat || undefined,
+      labels: options.labels ?? {},
+      mapFields: new Set(d.record.mapFields),
+    };
+    const shape = new BatchShape(d.known, opts);
+    const first = shape.firstQuery();
+    shape.absorb(first, await c.all(first.sql), true);
+    for (let q = shape.nextQuery(); q; q = shape.nextQuery()) shape.absorb(q, await c.all(q.sql), false);
+
+    const { total, malformed, notObject } = shape.counts;
+    const objects = total - malformed - notObject;
+    const inserted = objects === 0 ? 0 : await d.lock.run(() => this.insertBatch(c, d, shape, opts, receivedNs));
+    const failed = total - inserted;
+    const failures = failed > 0 ? await this.listFailures(c, opts, receivedNs) : [];
+    return { ingested: inserted, failed, failures };
+  }
+
+  /** Under the dataset's lock: widen or add columns, insert, record the schema, all in one transaction. */
+  private async insertBatch(c: ConnOps, d: DatasetState, shape: BatchShape, opts: PlanOptions, receivedNs: bigint): Promise<number> {
+    if (this.datasets.get(d.record.name) !== d) throw notFound(`dataset "${d.record.name}"`);
+    let nextCol = d.record.nextColumn;
+    const plan = planColumns(shape, d.fields, opts, () => `f${nextCol++}`);
+    if (d.fields.size + plan.added.length > this.opts.maxFieldsPerDataset) {
+      throw invalid(`dataset "${d.record.name}" would have ${d.fields.size + plan.added.length} fields, more than the limit of ${this.opts.maxFieldsPerDataset} (service.max_fields_per_dataset)`);
+    }
+    const seqBase = d.nextSeq;
+    const record = { ...d.record, nextColumn: nextCol };
+    const mixedRoots = shape.counts.malformed + shape.counts.notObject > 0;
+    const inserted = await c.transaction(async () => {
+      const table = quoteIdent(d.record.table);
+      for (const f of plan.added) await c.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(f.column)} ${SQL_TYPE[f.type]}`);
+      for (const f of plan.widened) await c.run(`ALTER TABLE ${table} ALTER COLUMN ${quoteIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
+      const n = await c.changes(insertSql(d.record.table, shape, plan, opts, receivedNs, seqBase, mixedRoots));
+      for (const f of plan.added) await insertField(c, d.record.name, { ...f, description: '', unit: '', hidden: false });
+      for (const f of plan.widened) await updateField(c, d.record.name, { ...d.fields.get(f.name)!, type: f.type });
+      if (plan.added.length > 0) await updateDataset(c, record);
+      return n;
+    });
+    // Committed: publish the new schema and sequence.
+    for (const f of plan.added) d.fields.set(f.name, { ...f, description: '', unit: '', hidden: false });
+    for (const f of plan.widened) d.fields.set(f.name, { ...d.fields.get(f.name)!, type: f.type });
+    d.record = record;
+    d.nextSeq = seqBase + BigInt(shape.counts.total);
+    shape.remember(d.known);
+    return inserted;
+  }
+
+  private async listFailures(c: ConnOps, opts: PlanOptions, receivedNs: bigint): Promise<IngestFailure[]> {
+    const timestamp = formatRfc3339Nano(receivedNs);
+    const rows = await c.all(failuresSql(opts));
+    const timeField = opts.timestampField || '_time';
+    return rows.slice(0, MAX_LISTED_FAILURES).map((r) => {
+      const n = Number(r.rid) + 1;
+      let error: string;
+      if (r.jt == null) error = `event ${n}: invalid JSON`;
+      else if (r.jt !== 'OBJECT') error = `event ${n}: expected a JSON object, got ${String(r.jt).toLowerCase()}`;
+      else error = `event ${n}: cannot parse ${timeField} value ${JSON.stringify(r.tv)}${opts.timestampFormat ? ` with format "${opts.timestampFormat}"` : ''}`;
+      return { timestamp, error };
+    });
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------------
+
+  /** The physical table and field→column map of a dataset, for the query engine. */
+  schema(dataset: string): { table: string; fields: SchemaField[] } {
+    const d = this.state(dataset);
+    return { table: d.record.table, fields: [...d.fields.values()].map(({ name, column, type }) => ({ name, column, type })) };
+  }
+
+  /** Reads events ordered by time (then by ingest order), inclusive [start, end]. */
+  async readEvents(dataset: string, o: ReadOptions = {}): Promise<StoredEvent[]> {
+    const { table, fields } = this.schema(dataset);
+    const where: string[] = [];
+    if (o.startNs !== undefined) where.push(`_time >= make_timestamp_ns(${o.startNs})`);
+    if (o.endNs !== undefined) where.push(`_time <= make_timestamp_ns(${o.endNs})`);
+    const dir = o.order === 'asc' ? 'ASC' : 'DESC';
+    const cols = ['epoch_ns(_time) AS "_t"', 'epoch_ns(_sysTime) AS "_st"', '_seq', ...fields.map((f) => `${quoteIdent(f.column)}`)];
+    const sql = `SELECT ${cols.join(', ')} FROM ${quoteIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
+    const rows = await this.db.conn().all(sql);
+    return rows.map((r) => toEvent(r, fields));
+  }
+
+  async count(dataset: string): Promise<number> {
+    const { table } = this.schema(dataset);
+    const rows = await this.db.conn().all(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
+    return Number(rows[0]!.n);
+  }
+}
+
+function toEvent(r: Row, fields: SchemaField[]): StoredEvent {
+  const ev: StoredEvent = {
+    _time: formatRfc3339Nano(r._t as bigint),
+    _sysTime: formatRfc3339Nano(r._st as bigint),
+    _rowId: String(r._seq),
+  };
+  for (const f of fields) {
+    const v = r[f.column];
+    if (v === null || v === undefined) continue;
+    ev[f.name] = jsValue(v, f.type);
+  }
+  return ev;
+}
+
+/** A stored value as JSON would carry it. Integers beyond 2^53 lose precision, as in any JSON client. */
+export function jsValue(v: unknown, type: FieldType): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if ((type === 'array' || type === 'map[string]') && typeof v === 'string') {
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
+  }
+  return v;
+}
+
+function checkRetention(days: number | undefined, use: boolean | undefined): { retentionDays: number; useRetentionPeriod: boolean } {
+  const retentionDays = days ?? 0;
+  const useRetentionPeriod = use ?? false;
+  if (!Number.isInteger(retentionDays) || retentionDays < 0) throw invalid('retentionDays must be a whole number of days, 0 or more');
+  if (useRetentionPeriod && retentionDays === 0) throw invalid('retentionDays must be greater than 0 when useRetentionPeriod is true');
+  return { retentionDays, useRetentionPeriod };
+}
+
+function emptyKnown(): KnownPaths {
+  return { objects: new Set(['']), leaves: new Set() };
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0]!.slice(0, 500);
+}
+
+export { StoreError };
+export type { DatasetRecord, FieldRecord, FieldType };

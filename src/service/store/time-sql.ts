@@ -1,0 +1,105 @@
+/**
+ * SQL expressions that turn an event's time value into TIMESTAMP_NS inside DuckDB, so that no event is
+ * parsed in JavaScript. Pure string builders.
+ *
+ * Without timestamp-format: JSON numbers and numeric strings are epoch values whose unit is guessed from the
+ * magnitude (|n| < 1e11 seconds, < 1e14 milliseconds, < 1e17 microseconds, else nanoseconds: the cut-offs keep
+ * every unit unambiguous between 1973 and 5138); other strings are read as RFC 3339 / ISO 8601 with any
+ * offset, nanosecond precision kept. With timestamp-format: a Go reference layout ("2/Jan/2006:15:04:05
+ * -0700"), or one of the names RFC3339, RFC3339Nano, unix, unixms, unixus, unixns.
+ */
+
+export function sqlString(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** Go layout tokens, longest first so that "January" wins over "Jan" and "2006" over "2". */
+const GO_TOKENS: [string, string][] = [
+  ['January', '%B'], ['Monday', '%A'], ['Jan', '%b'], ['Mon', '%a'],
+  ['2006', '%Y'], ['Z07:00', '%z'], ['-07:00', '%z'], ['Z0700', '%z'], ['-0700', '%z'], ['-07', '%z'], ['MST', '%Z'],
+  ['.000000000', '.%n'], ['.999999999', '.%n'], ['.000000', '.%f'], ['.999999', '.%f'], ['.000', '.%g'], ['.999', '.%g'],
+  [',000000000', ',%n'], [',000000', ',%f'], [',000', ',%g'],
+  ['002', '%j'], ['01', '%m'], ['02', '%d'], ['_2', '%-d'], ['03', '%I'], ['04', '%M'], ['05', '%S'], ['06', '%y'],
+  ['15', '%H'], ['PM', '%p'], ['pm', '%p'], ['1', '%-m'], ['2', '%-d'], ['3', '%-I'], ['4', '%-M'], ['5', '%-S'],
+];
+
+/** Translates a Go reference layout into a DuckDB strptime format. Throws on a layout with no date or time. */
+export function goLayoutToStrptime(layout: string): string {
+  let out = '';
+  let matched = 0;
+  for (let i = 0; i < layout.length;) {
+    const tok = GO_TOKENS.find(([go]) => layout.startsWith(go, i));
+    if (tok) {
+      out += tok[1];
+      i += tok[0].length;
+      matched++;
+    } else {
+      const ch = layout[i]!;
+      out += ch === '%' ? '%%' : ch;
+      i++;
+    }
+  }
+  if (matched === 0) throw new Error(`timestamp-format "${layout}" is not a Go time layout (e.g. 2006-01-02T15:04:05Z07:00)`);
+  return out;
+}
+
+const NAMED_LAYOUTS: Record<string, string> = {
+  RFC3339: 'rfc3339', RFC3339Nano: 'rfc3339', 'rfc3339': 'rfc3339', 'rfc3339nano': 'rfc3339', ISO8601: 'rfc3339',
+  unix: 'unix', unixms: 'unixms', unixus: 'unixus', unixns: 'unixns', UnixDate: 'Mon Jan _2 15:04:05 MST 2006',
+  RFC1123: 'Mon, 02 Jan 2006 15:04:05 MST', RFC1123Z: 'Mon, 02 Jan 2006 15:04:05 -0700',
+  RFC822: '02 Jan 06 15:04 MST', RFC822Z: '02 Jan 06 15:04 -0700', Kitchen: '3:04PM',
+};
+
+/**
+ * Macros the time expressions use; created when the store opens. TIMESTAMP_NS spans 1677..2262, so values
+ * outside it become NULL (a reported failure) instead of overflowing the whole query.
+ */
+export const TIME_MACROS = [
+  `CREATE OR REPLACE MACRO ferry_epoch_auto(n) AS CASE WHEN abs(n) < 1e11 THEN n * 1000000000
+     WHEN abs(n) < 1e14 THEN n * 1000000 WHEN abs(n) < 1e17 THEN n * 1000 ELSE n END`,
+  `CREATE OR REPLACE MACRO ferry_ns_ts(s) AS CASE WHEN s IS NULL OR abs(s) > 9200000000000000000
+     THEN NULL ELSE make_timestamp_ns(s::BIGINT) END`,
+];
+
+/**
+ * Epoch number → TIMESTAMP_NS. Each branch yields a timestamp, so no numeric type widens another: integers
+ * go through HUGEINT and decimals through DECIMAL(38,9), both exact to the nanosecond; only exponent
+ * notation ("1.7e9") goes through DOUBLE.
+ */
+function epochNs(valueExpr: string, scale: 'auto' | bigint): string {
+  const conv = (n: string) => (scale === 'auto' ? `ferry_ns_ts(ferry_epoch_auto(${n}))` : `ferry_ns_ts((${n}) * ${scale})`);
+  return `(CASE WHEN ${valueExpr} ILIKE '%e%' THEN ${conv(`TRY_CAST(${valueExpr} AS DOUBLE)`)}
+    WHEN ${valueExpr} LIKE '%.%' THEN ${conv(`TRY_CAST(${valueExpr} AS DECIMAL(38, 9))`)}
+    ELSE ${conv(`TRY_CAST(${valueExpr} AS HUGEINT)`)} END)`;
+}
+
+/**
+ * @param valueExpr VARCHAR expression holding the raw value (json_extract_string: JSON strings unquoted,
+ *                  numbers as their text, NULL when absent or JSON null).
+ * @returns TIMESTAMP_NS expression, NULL when the value is absent or cannot be read.
+ */
+export function timeExpression(valueExpr: string, format?: string): string {
+  const named = format ? NAMED_LAYOUTS[format] : undefined;
+  const mode = format === undefined ? 'auto' : named ?? format;
+  switch (mode) {
+    case 'auto':
+      return `(CASE WHEN TRY_CAST(${valueExpr} AS DOUBLE) IS NOT NULL THEN ${epochNs(valueExpr, 'auto')}
+        ELSE TRY_CAST(${valueExpr} AS TIMESTAMP_NS) END)`;
+    case 'rfc3339':
+      return `TRY_CAST(${valueExpr} AS TIMESTAMP_NS)`;
+    case 'unix': case 'unixms': case 'unixus': case 'unixns':
+      return epochNs(valueExpr, { unix: 1_000_000_000n, unixms: 1_000_000n, unixus: 1_000n, unixns: 1n }[mode]);
+    default: {
+      const fmt = goLayoutToStrptime(mode);
+      // strptime's %z does not take "Z"; Go layouts with Z07:00 print Z for UTC.
+      const input = fmt.includes('%z') ? `regexp_replace(${valueExpr}, 'Z$', '+00:00')` : valueExpr;
+      return `TRY_CAST(try_strptime(${input}, ${sqlString(fmt)}) AS TIMESTAMP_NS)`;
+    }
+  }
+}
+
+/** Validates a timestamp-format up front so a bad layout is a 400, not a failure of every event. */
+export function checkTimestampFormat(format: string): void {
+  if (NAMED_LAYOUTS[format]) return;
+  goLayoutToStrptime(format);
+}

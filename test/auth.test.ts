@@ -1,0 +1,146 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../src/config/load.js';
+import { startService } from '../src/service/service.js';
+import { ADMIN, startTestService, tempDir, type TestService } from './helpers.js';
+
+let svc: TestService;
+const NDJSON = { 'content-type': 'application/x-ndjson' };
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await svc.createDataset('secure');
+  await svc.createDataset('other');
+});
+afterAll(async () => svc.stop());
+
+async function status(r: Promise<Response>): Promise<[number, string]> {
+  const res = await r;
+  const body = res.status === 204 ? {} : ((await res.json()) as { message?: string; code?: number });
+  if (res.status >= 400) expect(body.code).toBe(res.status);
+  return [res.status, body.message ?? ''];
+}
+
+describe('authentication', () => {
+  it('answers 401 without a token, with an unknown token and with a malformed header', async () => {
+    for (const auth of [undefined, 'Bearer xaat-00000000-0000-4000-8000-00000000dead', 'Basic abc']) {
+      const r = await fetch(`${svc.url}/v2/datasets`, { headers: auth ? { authorization: auth } : {} });
+      expect(r.status).toBe(401);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await r.json()).toMatchObject({ code: 401 });
+    }
+  });
+
+  it('answers 401 for an expired token', async () => {
+    const past = new Date(Date.now() - 1000).toISOString();
+    const token = await svc.apiToken({ secure: { ingest: ['create'] } }, {}, { expiresAt: past });
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{"a":1}', token, NDJSON)))[0]).toBe(401);
+  });
+
+  it('refuses ingest with a personal access token (403, saying why)', async () => {
+    const [code, message] = await status(svc.call('POST', '/v1/ingest/secure', '{"a":1}', ADMIN, NDJSON));
+    expect(code).toBe(403);
+    expect(message).toMatch(/personal access tokens cannot ingest/);
+  });
+
+  it('lets a token ingest only where it has the ingest capability', async () => {
+    const onlySecure = await svc.apiToken({ secure: { ingest: ['create'] } });
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{"a":1}', onlySecure, NDJSON)))[0]).toBe(200);
+    const [code, message] = await status(svc.call('POST', '/v1/ingest/other', '{"a":1}', onlySecure, NDJSON));
+    expect(code).toBe(403);
+    expect(message).toMatch(/ingest\|create.*"other"/);
+    const queryOnly = await svc.apiToken({ '*': { query: ['read'] } });
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{"a":1}', queryOnly, NDJSON)))[0]).toBe(403);
+  });
+
+  it('requires datasets|update to PUT a dataset, and datasets|create/delete to create and delete', async () => {
+    const ingestOnly = await svc.apiToken({ secure: { ingest: ['create'] } });
+    expect((await status(svc.call('PUT', '/v2/datasets/secure', { description: 'x' }, ingestOnly)))[0]).toBe(403);
+    expect((await status(svc.call('POST', '/v2/datasets', { name: 'nope' }, ingestOnly)))[0]).toBe(403);
+    expect((await status(svc.call('DELETE', '/v2/datasets/secure', undefined, ingestOnly)))[0]).toBe(403);
+    const updater = await svc.apiToken({}, { datasets: ['read', 'update'] });
+    expect((await status(svc.call('PUT', '/v2/datasets/secure', { description: 'y' }, updater)))[0]).toBe(200);
+  });
+
+  it('shows a token only the datasets it has rights on', async () => {
+    const onlySecure = await svc.apiToken({ secure: { ingest: ['create'] } });
+    const list = (await (await svc.call('GET', '/v2/datasets', undefined, onlySecure)).json()) as { name: string }[];
+    expect(list.map((d) => d.name)).toEqual(['secure']);
+    expect((await status(svc.call('GET', '/v2/datasets/other', undefined, onlySecure)))[0]).toBe(403);
+  });
+});
+
+describe('tokens', () => {
+  it('returns the secret once, stores it hashed, and lists and deletes tokens', async () => {
+    const r = await svc.call('POST', '/v2/tokens', { name: 'ci', description: 'for CI', datasetCapabilities: { secure: { ingest: ['create'] } } });
+    expect(r.status).toBe(200);
+    const created = (await r.json()) as Record<string, unknown>;
+    expect(created.token).toMatch(/^xaat-[0-9a-f-]{36}$/);
+    expect(created).toMatchObject({ name: 'ci', description: 'for CI', expiresAt: null, orgCapabilities: {}, samlAuthenticated: false });
+    const got = (await (await svc.call('GET', `/v2/tokens/${created.id}`)).json()) as Record<string, unknown>;
+    expect(got.token).toBeUndefined();
+    const listed = (await (await svc.call('GET', '/v2/tokens')).json()) as Record<string, unknown>[];
+    expect(listed.find((t) => t.id === created.id)?.token).toBeUndefined();
+
+    // Only the hash is on disk.
+    await svc.store.db.conn().run('CHECKPOINT');
+    const rows = await svc.store.db.conn().all('SELECT hash FROM ferry_tokens WHERE id = $1', [created.id]);
+    expect(rows[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(readFileSync(join(svc.dataDir, 'ferry.duckdb')).includes(Buffer.from(created.token as string))).toBe(false);
+
+    expect((await svc.call('DELETE', `/v2/tokens/${created.id}`)).status).toBe(204);
+    expect((await status(svc.call('GET', `/v2/tokens/${created.id}`)))[0]).toBe(404);
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{}', created.token as string, NDJSON)))[0]).toBe(401);
+  });
+
+  it('rejects unknown capabilities and actions with 400', async () => {
+    expect((await status(svc.call('POST', '/v2/tokens', { name: 'x', datasetCapabilities: { secure: { ingest: ['read'] } } })))[0]).toBe(400);
+    expect((await status(svc.call('POST', '/v2/tokens', { name: 'x', orgCapabilities: { spaceships: ['create'] } })))[0]).toBe(400);
+    expect((await status(svc.call('POST', '/v2/tokens', { description: 'no name' })))[0]).toBe(400);
+  });
+
+  it('does not let a token grant rights it lacks, and needs apiTokens|create at all', async () => {
+    const noTokens = await svc.apiToken({ secure: { ingest: ['create'] } });
+    expect((await status(svc.call('POST', '/v2/tokens', { name: 'x' }, noTokens)))[0]).toBe(403);
+    const creator = await svc.apiToken({ secure: { ingest: ['create'] } }, { apiTokens: ['create'] });
+    expect((await status(svc.call('POST', '/v2/tokens', { name: 'sub', datasetCapabilities: { secure: { ingest: ['create'] } } }, creator)))[0]).toBe(200);
+    const [code, message] = await status(svc.call('POST', '/v2/tokens', { name: 'more', datasetCapabilities: { other: { ingest: ['create'] } } }, creator));
+    expect(code).toBe(403);
+    expect(message).toMatch(/datasetCapabilities\.other\.ingest/);
+  });
+
+  it('regenerates: a new id and secret, the old one valid until its new expiry', async () => {
+    const created = (await (await svc.call('POST', '/v2/tokens', { name: 'rot', datasetCapabilities: { secure: { ingest: ['create'] } } })).json()) as { id: string; token: string };
+    const r = await svc.call('POST', `/v2/tokens/${created.id}/regenerate`, { existingTokenExpiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    expect(r.status).toBe(200);
+    const next = (await r.json()) as { id: string; token: string; name: string; datasetCapabilities: unknown };
+    expect(next.id).not.toBe(created.id);
+    expect(next.name).toBe('rot');
+    expect(next.datasetCapabilities).toEqual({ secure: { ingest: ['create'] } });
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{}', created.token, NDJSON)))[0]).toBe(200);
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{}', next.token, NDJSON)))[0]).toBe(200);
+    await svc.call('POST', `/v2/tokens/${next.id}/regenerate`, { existingTokenExpiresAt: new Date().toISOString() });
+    expect((await status(svc.call('POST', '/v1/ingest/secure', '{}', next.token, NDJSON)))[0]).toBe(401);
+  });
+});
+
+describe('owner token', () => {
+  it('is generated on first start into <data-dir>/admin-token with mode 0600, and reused', async () => {
+    const dir = tempDir();
+    const cfg = buildConfig({ service: { listen: '127.0.0.1:0', data_dir: dir } }, {});
+    const first = await startService(cfg.service, pino({ level: 'silent' }), {});
+    const file = join(dir, 'admin-token');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const token = readFileSync(file, 'utf8').trim();
+    expect(token).toMatch(/^xapt-/);
+    expect(first.adminToken).toBe(token);
+    await first.close();
+    const second = await startService(cfg.service, pino({ level: 'silent' }), {});
+    expect(second.adminToken).toBe(token);
+    const r = await fetch(`${second.url}/v2/user`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await r.json()).toMatchObject({ id: 'owner', role: { id: 'owner' } });
+    await second.close();
+  });
+});

@@ -1,0 +1,64 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, ConfigError, loadConfigFile } from '../src/config/load.js';
+import { goLayoutToStrptime } from '../src/service/store/time-sql.js';
+import { parseBytes, parseDuration } from '../src/util/units.js';
+import { tempDir } from './helpers.js';
+
+describe('config', () => {
+  it('applies defaults: loopback listener, ./data, 512 MB memory', () => {
+    const c = buildConfig({}, {});
+    expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 8077 });
+    expect(c.service.dataDir).toBe('./data');
+    expect(c.service.memoryLimitBytes).toBe(512 * 1024 * 1024);
+  });
+
+  it('names the key path of a bad or unknown key', () => {
+    expect(() => buildConfig({ service: { listen: 'nope' } }, {})).toThrow(/service\.listen/);
+    expect(() => buildConfig({ service: { retention: { default_days: -1 } } }, {})).toThrow(/service\.retention\.default_days/);
+    expect(() => buildConfig({ service: { colour: 'red' } }, {})).toThrow(/service\.colour: unknown key/);
+    expect(() => buildConfig({ service: { memory_limit: 'lots' } }, {})).toThrow(/service\.memory_limit: invalid size "lots"/);
+    try {
+      buildConfig({ service: { threads: 0 } }, {});
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).path).toBe('service.threads');
+    }
+  });
+
+  it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
+    const c = buildConfig({ service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } }, { PORT: '9000' });
+    expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 9000 });
+    expect(c.service.dataDir).toBe('/var/lib/ferry');
+    expect(() => buildConfig({ service: { data_dir: '${NOPE}' } }, {})).toThrow(/service\.data_dir: environment variable NOPE is not set/);
+  });
+
+  it('loads the shipped default config and reports YAML errors with the file name', () => {
+    const c = loadConfigFile(new URL('../config/ferry.yaml', import.meta.url).pathname, {});
+    expect(c.service.listen.host).toBe('127.0.0.1');
+    const bad = join(tempDir(), 'bad.yaml');
+    writeFileSync(bad, 'service: [unclosed');
+    expect(() => loadConfigFile(bad, {})).toThrow(/bad\.yaml: YAML syntax error/);
+  });
+});
+
+describe('units', () => {
+  it('parses sizes and Go durations', () => {
+    expect(parseBytes('512MB')).toBe(512e6);
+    expect(parseBytes('1GiB')).toBe(1024 ** 3);
+    expect(parseBytes(42)).toBe(42);
+    expect(parseDuration('1h30m')).toBe(5_400_000_000_000n);
+    expect(parseDuration('1.5s')).toBe(1_500_000_000n);
+    expect(parseDuration('300ms')).toBe(300_000_000n);
+    expect(parseDuration('7d')).toBe(604_800_000_000_000n);
+    expect(() => parseDuration('soon')).toThrow(/invalid duration/);
+  });
+
+  it('translates Go time layouts to strptime formats', () => {
+    expect(goLayoutToStrptime('2/Jan/2006:15:04:05 -0700')).toBe('%-d/%b/%Y:%H:%M:%S %z');
+    expect(goLayoutToStrptime('2006-01-02T15:04:05.000Z07:00')).toBe('%Y-%m-%dT%H:%M:%S.%g%z');
+    expect(goLayoutToStrptime('Mon Jan _2 15:04:05 MST 2006')).toBe('%a %b %-d %H:%M:%S %Z %Y');
+    expect(() => goLayoutToStrptime('hello')).toThrow(/not a Go time layout/);
+  });
+});

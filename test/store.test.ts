@@ -1,0 +1,145 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventStore, type StoreOptions } from '../src/service/store/event-store.js';
+import { tempDir } from './helpers.js';
+
+const open: EventStore[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close().catch(() => undefined);
+});
+
+async function openStore(extra: Partial<StoreOptions> = {}, dataDir = tempDir()): Promise<EventStore> {
+  const s = await EventStore.open({
+    dataDir, memoryLimitBytes: 256 << 20, maxFieldsPerDataset: 50, defaultRetentionDays: 0, maxObjectBytes: 16 << 20, ...extra,
+  });
+  open.push(s);
+  return s;
+}
+
+async function load(s: EventStore, ds: string, events: unknown[] | string, opts = {}) {
+  const file = s.tempFile('ndjson');
+  writeFileSync(file, typeof events === 'string' ? events : events.map((e) => JSON.stringify(e)).join('\n'));
+  return s.ingestFile(ds, file, 'ndjson', opts);
+}
+
+function types(s: EventStore, ds: string): Record<string, string> {
+  return Object.fromEntries(s.listFields(ds).map((f) => [f.name, f.type]));
+}
+
+describe('event store', () => {
+  it('flattens nested objects into dotted fields and keeps arrays', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ geo: { city: 'Paris', pos: { lat: 48.8 } }, tags: ['a', { b: 1 }], 'geo.code': 'FR' }]);
+    const [ev] = await s.readEvents('d');
+    expect(ev).toMatchObject({ 'geo.city': 'Paris', 'geo.pos.lat': 48.8, tags: ['a', { b: 1 }], 'geo.code': 'FR' });
+    expect(types(s, 'd')).toEqual({ 'geo.city': 'string', 'geo.pos.lat': 'float', tags: 'array', 'geo.code': 'string' });
+  });
+
+  it('adds new fields as they appear, with no restart', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ a: 1 }]);
+    await load(s, 'd', [{ a: 2, b: 'new', c: { d: true } }]);
+    expect(types(s, 'd')).toEqual({ a: 'integer', b: 'string', 'c.d': 'boolean' });
+    expect((await s.readEvents('d', { order: 'asc' })).map((e) => [e.a, e.b, e['c.d']])).toEqual([[1, undefined, undefined], [2, 'new', true]]);
+  });
+
+  it('widens a field seen with several types: integer+float → float, any other mix → string', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ n: 1, s: 200, b: true }]);
+    await load(s, 'd', [{ n: 2.5, s: '404', b: 'yes' }]);
+    expect(types(s, 'd')).toEqual({ n: 'float', s: 'string', b: 'string' });
+    const rows = (await s.readEvents('d', { order: 'asc' })).map((e) => [e.n, e.s, e.b]);
+    expect(rows).toEqual([[1, '200', 'true'], [2.5, '404', 'yes']]);
+    // Within one batch, too.
+    await s.createDataset({ name: 'e', who: 't' });
+    await load(s, 'e', [{ v: 1 }, { v: [1, 2] }, { v: 'x' }]);
+    expect(types(s, 'e')).toEqual({ v: 'string' });
+    expect((await s.readEvents('e', { order: 'asc' })).map((e) => e.v)).toEqual(['1', '[1,2]', 'x']);
+  });
+
+  it('keeps fields that differ only by case apart, and renames reserved names', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ Level: 'INFO', level: 'info', _sysTime: 'mine', _rowID: 7, _source: 's' }]);
+    const [ev] = await s.readEvents('d');
+    expect(ev).toMatchObject({ Level: 'INFO', level: 'info', _user_sysTime: 'mine', _user_rowID: 7, _user_source: 's' });
+    expect(Date.parse(ev!._sysTime)).not.toBeNaN();
+  });
+
+  it('stores objects nested deeper than 100 levels as JSON text', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    let deep: unknown = { leaf: 1 };
+    for (let i = 0; i < 105; i++) deep = { n: deep };
+    const r = await load(s, 'd', [{ deep }]);
+    expect(r).toMatchObject({ ingested: 1, failed: 0 });
+    const names = s.listFields('d').map((f) => f.name);
+    expect(names).toHaveLength(1);
+    expect(names[0]!.split('.').length).toBe(100);
+  });
+
+  it('rejects a batch that would exceed the field limit, naming the dataset and the setting', async () => {
+    const s = await openStore({ maxFieldsPerDataset: 5 });
+    await s.createDataset({ name: 'd', who: 't' });
+    const wide = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`f${i}`, i]));
+    await expect(load(s, 'd', [wide])).rejects.toThrow(/dataset "d" would have 6 fields.*max_fields_per_dataset/);
+    expect(await s.count('d')).toBe(0);
+    expect(s.listFields('d')).toEqual([]);
+  });
+
+  it('keeps datasets, fields and events across a restart and continues the row ids', async () => {
+    const dir = tempDir();
+    const s = await openStore({}, dir);
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ a: 1 }, { a: 2 }]);
+    await s.close();
+    open.pop();
+    const s2 = await openStore({}, dir);
+    expect(s2.listDatasets().map((d) => d.name)).toEqual(['d']);
+    await load(s2, 'd', [{ a: 3 }]);
+    const evs = await s2.readEvents('d', { order: 'asc' });
+    expect(evs.map((e) => e.a)).toEqual([1, 2, 3]);
+    expect(new Set(evs.map((e) => e._rowId)).size).toBe(3);
+  });
+
+  it('enforces retention by the injected clock: per dataset, or the default when the dataset has none', async () => {
+    const day = 86_400_000_000_000n;
+    let now = 100n * day;
+    const s = await openStore({ now: () => now, defaultRetentionDays: 30 });
+    await s.createDataset({ name: 'short', who: 't', retentionDays: 2, useRetentionPeriod: true });
+    await s.createDataset({ name: 'default', who: 't' });
+    const at = (d: bigint) => new Date(Number((d * day) / 1_000_000n)).toISOString();
+    for (const ds of ['short', 'default']) await load(s, ds, [{ _time: at(99n), k: 'recent' }, { _time: at(95n), k: 'older' }, { _time: at(60n), k: 'ancient' }]);
+    expect(await s.enforceRetention()).toEqual({ short: 2, default: 1 });
+    expect((await s.readEvents('short')).map((e) => e.k)).toEqual(['recent']);
+    expect((await s.readEvents('default')).map((e) => e.k).sort()).toEqual(['older', 'recent']);
+    now += 10n * day;
+    await s.enforceRetention();
+    expect(await s.count('default')).toBe(2);
+    now += 30n * day;
+    await s.enforceRetention();
+    expect(await s.count('default')).toBe(0);
+  });
+
+  it('reads by inclusive time range, in either order, with a limit', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [1, 2, 3, 4].map((i) => ({ _time: `2024-01-01T00:00:0${i}Z`, i })));
+    const ns = (sec: number) => BigInt(Date.parse(`2024-01-01T00:00:0${sec}Z`)) * 1_000_000n;
+    expect((await s.readEvents('d', { startNs: ns(2), endNs: ns(3), order: 'asc' })).map((e) => e.i)).toEqual([2, 3]);
+    expect((await s.readEvents('d', { limit: 2 })).map((e) => e.i)).toEqual([4, 3]);
+  });
+});
+
+describe('config file paths', () => {
+  it('writes the database inside the data dir', async () => {
+    const dir = tempDir();
+    const s = await openStore({}, dir);
+    await s.createDataset({ name: 'd', who: 't' });
+    expect(s.tempFile('x').startsWith(join(dir, 'tmp'))).toBe(true);
+  });
+});
