@@ -18,6 +18,7 @@ const { values } = parseArgs({
     events: { type: 'string', default: '2000000' },
     concurrency: { type: 'string', default: '4' },
     'batch-bytes': { type: 'string', default: String(1024 * 1024) },
+    config: { type: 'string' },
   },
 });
 const totalEvents = Number(values.events);
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     `${perBatch} events and ${(avgGz / 1048576).toFixed(2)} MiB gzip per batch`);
 
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-ingest-'));
-  const server = await startServer(dataDir);
+  const server = await startServer(dataDir, values.config ? ['--config', values.config] : []);
   try {
     await api(server.url, 'POST', '/v2/datasets', { name: 'access' });
     const { token } = (await api(server.url, 'POST', '/v2/tokens', {

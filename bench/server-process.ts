@@ -15,7 +15,9 @@ export interface ServerProcess {
 }
 
 export async function startServer(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
+  // BENCH_NODE_ARGS passes flags such as --cpu-prof to the server process only.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
     env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -19,6 +19,7 @@ export const configSchema = {
         listen: { type: 'string', pattern: '^.+:\\d+$' },
         data_dir: { type: 'string', minLength: 1 },
         memory_limit: { type: ['string', 'integer'] },
+        checkpoint_threshold: { type: ['string', 'integer'] },
         threads: { type: 'integer', minimum: 1 },
         max_body_bytes: { type: ['string', 'integer'] },
         max_decompressed_bytes: { type: ['string', 'integer'] },

@@ -20,6 +20,7 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
   const store = await EventStore.open({
     dataDir: cfg.dataDir,
     memoryLimitBytes: cfg.memoryLimitBytes,
+    checkpointThresholdBytes: cfg.checkpointThresholdBytes,
     threads: cfg.threads,
     maxFieldsPerDataset: cfg.maxFieldsPerDataset,
     defaultRetentionDays: cfg.retention.defaultDays,

@@ -47,12 +47,15 @@ class Counter extends Transform {
   }
 }
 
+// Larger than zlib's 16 KiB default: a 10 MB body then costs ~40 callbacks and writes instead of ~600.
+const CHUNK = 256 * 1024;
+
 export function decompressor(encoding: string | undefined): Transform | undefined {
   const enc = (encoding ?? '').trim().toLowerCase();
   switch (enc) {
     case '': case 'identity': return undefined;
-    case 'gzip': case 'x-gzip': return createGunzip();
-    case 'deflate': return createInflate();
+    case 'gzip': case 'x-gzip': return createGunzip({ chunkSize: CHUNK });
+    case 'deflate': return createInflate({ chunkSize: CHUNK });
     case 'zstd': return new DecompressStream() as unknown as Transform;
     default: throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (use gzip, zstd, deflate or none)`);
   }
@@ -87,7 +90,7 @@ export async function spoolToFile(
   source: Readable, encoding: string | undefined, limits: BodyLimits, file: string, convert: Transform[] = [],
 ): Promise<SpooledBody> {
   try {
-    return await decodeBody(source, encoding, limits, [...convert, createWriteStream(file)]);
+    return await decodeBody(source, encoding, limits, [...convert, createWriteStream(file, { highWaterMark: CHUNK })]);
   } catch (e) {
     await rm(file, { force: true });
     throw e;

@@ -30,6 +30,7 @@ const NS_PER_DAY = 86_400_000_000_000n;
 export interface StoreOptions {
   dataDir: string;
   memoryLimitBytes: number;
+  checkpointThresholdBytes?: number;
   threads?: number;
   maxFieldsPerDataset: number;
   /** Retention for datasets that do not set their own (useRetentionPeriod false); 0 keeps data forever. */
@@ -90,7 +91,8 @@ export class EventStore {
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
-      memoryLimitBytes: opts.memoryLimitBytes, threads: opts.threads, tempDir: join(tempDir, 'duckdb'),
+      memoryLimitBytes: opts.memoryLimitBytes, checkpointThresholdBytes: opts.checkpointThresholdBytes,
+      threads: opts.threads, tempDir: join(tempDir, 'duckdb'),
     });
     const store = new EventStore(db, opts, tempDir);
     try {

@@ -83,8 +83,10 @@ export function timeExpression(valueExpr: string, format?: string): string {
   const mode = format === undefined ? 'auto' : named ?? format;
   switch (mode) {
     case 'auto':
-      return `(CASE WHEN TRY_CAST(${valueExpr} AS DOUBLE) IS NOT NULL THEN ${epochNs(valueExpr, 'auto')}
-        ELSE TRY_CAST(${valueExpr} AS TIMESTAMP_NS) END)`;
+      // RFC 3339 first: it is the common case, and no numeric string parses as a timestamp, so COALESCE
+      // evaluates the epoch branch only for the rows that need it.
+      return `COALESCE(TRY_CAST(${valueExpr} AS TIMESTAMP_NS),
+        CASE WHEN TRY_CAST(${valueExpr} AS DOUBLE) IS NOT NULL THEN ${epochNs(valueExpr, 'auto')} END)`;
     case 'rfc3339':
       return `TRY_CAST(${valueExpr} AS TIMESTAMP_NS)`;
     case 'unix': case 'unixms': case 'unixus': case 'unixns':
