@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     })) as { token: string };
 
     const cpu0 = cpuSeconds(server.child.pid!);
+    const client0 = process.cpuUsage();
     const t0 = performance.now();
     let next = 0;
     let ingested = 0;
@@ -81,6 +82,8 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: concurrency }, worker));
     const secs = (performance.now() - t0) / 1000;
     const cpu = cpuSeconds(server.child.pid!) - cpu0;
+    const clientUsage = process.cpuUsage(client0);
+    const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
     const rss = peakRss(server.child.pid!);
     await server.stop();
     const stored = dirSize(dataDir);
@@ -89,7 +92,8 @@ async function main(): Promise<void> {
     console.log(`  events/s          ${Math.round(ingested / secs).toLocaleString('en-US')}`);
     console.log(`  MB/s (raw JSON)   ${(rawBytes / 1e6 / secs).toFixed(1)}`);
     console.log(`  MB/s (gzip wire)  ${(batches.reduce((a, b) => a + b.body.length, 0) / 1e6 / secs).toFixed(1)}`);
-    console.log(`  server CPU        ${cpu.toFixed(1)} s (${(cpu / secs).toFixed(2)} cores)`);
+    console.log(`  server CPU        ${cpu.toFixed(1)} s (${(cpu / secs).toFixed(2)} cores, ${((cpu * 1e6) / ingested).toFixed(1)} us/event)`);
+    console.log(`  client CPU        ${clientCpu.toFixed(1)} s (${(clientCpu / secs).toFixed(2)} cores)`);
     console.log(`  bytes stored/event ${(stored / ingested).toFixed(1)} (data dir ${(stored / 1e6).toFixed(1)} MB after checkpoint)`);
     console.log(`  server peak RSS   ${(rss / 1048576).toFixed(0)} MiB`);
   } finally {

@@ -25,6 +25,7 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
     maxFieldsPerDataset: cfg.maxFieldsPerDataset,
     defaultRetentionDays: cfg.retention.defaultDays,
     maxObjectBytes: 16 * 1024 * 1024,
+    onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });
   const tokens = await TokenStore.open(store.db);
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);

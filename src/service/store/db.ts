@@ -117,9 +117,9 @@ export class Database {
       autoload_known_extensions: 'true',
       temp_directory: opts.tempDir,
     };
-    // DuckDB folds the WAL into the compressed file when the WAL reaches this size. Checkpointing every
-    // 16 MB (DuckDB's default) recompresses partly filled row groups again and again during sustained ingest.
-    if (opts.checkpointThresholdBytes) config.checkpoint_threshold = `${Math.floor(opts.checkpointThresholdBytes / (1024 * 1024))}MB`;
+    // The event store checkpoints by itself at checkpointThresholdBytes (with every core, see
+    // EventStore.maybeCheckpoint); DuckDB's own automatic checkpoint stays as a safety net at twice that.
+    if (opts.checkpointThresholdBytes) config.checkpoint_threshold = `${Math.floor((2 * opts.checkpointThresholdBytes) / (1024 * 1024))}MB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
     const db = new Database(instance);

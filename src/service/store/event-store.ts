@@ -6,7 +6,8 @@
  * its write-ahead log, so a crash (even kill -9) after the response loses nothing, and any query started
  * after the response sees the rows (read-your-writes).
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
   CATALOG_DDL, type DatasetRecord, type FieldRecord, deleteDatasetRows, getMeta, insertDataset, insertField,
@@ -37,6 +38,8 @@ export interface StoreOptions {
   defaultRetentionDays: number;
   maxObjectBytes: number;
   now?: () => bigint;
+  /** Called with errors of background work (checkpoints), which has no caller to throw to. */
+  onBackgroundError?: (err: unknown, what: string) => void;
 }
 
 export interface IngestOptions {
@@ -79,6 +82,7 @@ export class EventStore {
   private readonly catalogLock = new Mutex();
   private ingestPool!: ConnPool;
   private tempSeq = 0;
+  private checkpointing: Promise<void> | undefined;
   readonly now: () => bigint;
 
   private constructor(readonly db: Database, readonly opts: StoreOptions, readonly tempDir: string) {
@@ -119,8 +123,37 @@ export class EventStore {
     });
   }
 
+  /**
+   * Folds the WAL into the compressed database file once it passes the threshold. A checkpoint holds up
+   * commits while it runs, so it gets every core for its duration (ingest queries run with one DuckDB
+   * worker each, see service.threads); the WAL file size is a cheap stat after each commit.
+   */
+  private maybeCheckpoint(): void {
+    const threshold = this.opts.checkpointThresholdBytes;
+    if (!threshold || this.checkpointing) return;
+    let walBytes = 0;
+    try {
+      walBytes = statSync(join(this.opts.dataDir, 'ferry.duckdb.wal')).size;
+    } catch {
+      return; // no WAL: nothing to fold
+    }
+    if (walBytes < threshold) return;
+    const conn = this.db.conn();
+    const threads = this.opts.threads ?? availableParallelism();
+    this.checkpointing = conn.exclusive(async (c) => {
+      await c.run(`SET threads = ${Math.max(threads, availableParallelism())}`);
+      try {
+        await c.run('CHECKPOINT');
+      } finally {
+        await c.run(`SET threads = ${threads}`);
+      }
+    }).catch((err: unknown) => this.opts.onBackgroundError?.(err, 'checkpoint'))
+      .finally(() => (this.checkpointing = undefined));
+  }
+
   /** Checkpoints (folding the WAL into the compressed file) and closes. */
   async close(): Promise<void> {
+    await this.checkpointing;
     await this.catalogLock.run(async () => {
       await Promise.all([...this.datasets.values()].map((d) => d.lock.run(async () => undefined)));
       await this.db.conn().run('CHECKPOINT').catch(() => undefined);
@@ -345,6 +378,7 @@ export class EventStore {
     const { total, malformed, notObject } = shape.counts;
     const objects = total - malformed - notObject;
     const inserted = objects === 0 ? 0 : await d.lock.run(() => this.insertBatch(c, d, shape, opts, receivedNs));
+    if (inserted > 0) this.maybeCheckpoint();
     const failed = total - inserted;
     const failures = failed > 0 ? await this.listFailures(c, opts, receivedNs) : [];
     return { ingested: inserted, failed, failures };
