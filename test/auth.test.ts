@@ -29,6 +29,7 @@ describe('authentication', () => {
       const r = await fetch(`${svc.url}/v2/datasets`, { headers: auth ? { authorization: auth } : {} });
       expect(r.status).toBe(401);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(r.headers.get('x-axiom-trace-id')).toMatch(/^[0-9a-f]{32}$/);
       expect(await r.json()).toMatchObject({ code: 401 });
     }
   });

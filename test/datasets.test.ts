@@ -110,6 +110,7 @@ describe('datasets', () => {
   it('answers 404 for unknown routes with a JSON body', async () => {
     const r = await svc.call('GET', '/v2/nothing-here');
     expect(r.status).toBe(404);
+    expect(r.headers.get('x-axiom-trace-id')).toMatch(/^[0-9a-f]{32}$/);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     expect(((await r.json()) as { message: string }).message).toMatch(/not found/);
   });

@@ -202,6 +202,14 @@ describe('labels and processedBytes', () => {
     expect((await svc.store.readEvents(ds)).map((e) => e.region)).toEqual(['eu-west-1', 'eu-west-1']);
   });
 
+  it('renames labels with reserved names like event fields', async () => {
+    const ds = await freshDataset();
+    await ingest(ds, '{"a":1}', { ...NDJSON, 'x-axiom-event-labels': '{"_sysTime":"label","_time":"label"}' });
+    const [ev] = await svc.store.readEvents(ds);
+    expect(ev).toMatchObject({ _user_sysTime: 'label', _user_time: 'label', a: 1 });
+    expect(Date.parse(ev!._sysTime)).not.toBeNaN();
+  });
+
   it('answers 400 for labels that are not a JSON object', async () => {
     const ds = await freshDataset();
     expect((await ingest(ds, '{}', { ...NDJSON, 'x-axiom-event-labels': '[1]' })).status).toBe(400);

@@ -135,6 +135,45 @@ describe('event store', () => {
   });
 });
 
+describe('concurrency and checkpoints', () => {
+  it('keeps every event and one column per field when concurrent batches change the schema', async () => {
+    const s = await openStore({ maxFieldsPerDataset: 500 });
+    await s.createDataset({ name: 'd', who: 't' });
+    // Eight batches at once: each adds its own fields, all share `n` (integer in some, float in others)
+    // and `tag` (a string in some, a number in others), so plans race on adds and widenings.
+    const batches = Array.from({ length: 8 }, (_, b) => Array.from({ length: 200 }, (_, i) => ({
+      b, i, [`only_${b}`]: i, n: b % 2 ? i + 0.5 : i, tag: b % 3 ? `t${i}` : i, nested: { [`k${b}`]: true },
+    })));
+    const results = await Promise.all(batches.map((events) => load(s, 'd', events)));
+    expect(results.map((r) => r.ingested)).toEqual(Array(8).fill(200));
+    expect(await s.count('d')).toBe(1600);
+    const t = types(s, 'd');
+    expect(t.n).toBe('float');
+    expect(t.tag).toBe('string');
+    for (let b = 0; b < 8; b++) {
+      expect(t[`only_${b}`]).toBe('integer');
+      expect(t[`nested.k${b}`]).toBe('boolean');
+    }
+    const columns = s.listFields('d').map((f) => f.column);
+    expect(new Set(columns).size).toBe(columns.length);
+    const sample = (await s.readEvents('d')).find((e) => e.b === 5 && e.i === 7)!;
+    expect(sample).toMatchObject({ only_5: 7, n: 7.5, tag: 't7', 'nested.k5': true });
+    expect(new Set((await s.readEvents('d')).map((e) => e._rowId)).size).toBe(1600);
+  });
+
+  it('folds the WAL into the database file once it passes the checkpoint threshold', async () => {
+    const dir = tempDir();
+    const s = await openStore({ checkpointThresholdBytes: 64 * 1024 }, dir);
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', Array.from({ length: 3000 }, (_, i) => ({ i, msg: `message number ${i} with some padding text` })));
+    await s.idle();
+    const { existsSync, statSync } = await import('node:fs');
+    const wal = join(dir, 'ferry.duckdb.wal');
+    expect(existsSync(wal) ? statSync(wal).size : 0).toBeLessThan(64 * 1024);
+    expect(await s.count('d')).toBe(3000);
+  });
+});
+
 describe('config file paths', () => {
   it('writes the database inside the data dir', async () => {
     const dir = tempDir();

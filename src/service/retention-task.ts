@@ -8,7 +8,9 @@ export class RetentionTask {
 
   constructor(private readonly store: EventStore, private readonly intervalMs: number, private readonly log: Logger) {}
 
+  /** Runs a first pass right away (data may have expired while the service was down), then on the timer. */
   start(): void {
+    void this.runOnce();
     this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
     this.timer.unref();
   }

@@ -151,6 +151,11 @@ export class EventStore {
       .finally(() => (this.checkpointing = undefined));
   }
 
+  /** Resolves when background work (a checkpoint in progress) has finished. */
+  async idle(): Promise<void> {
+    await this.checkpointing;
+  }
+
   /** Checkpoints (folding the WAL into the compressed file) and closes. */
   async close(): Promise<void> {
     await this.checkpointing;

@@ -229,7 +229,9 @@ export function planColumns(
       entry.exprs.push(value);
     } else byField.set(leaf.field, { type: leaf.type, exprs: [value] });
   });
-  for (const [name, value] of Object.entries(opts.labels)) {
+  for (const [key, value] of Object.entries(opts.labels)) {
+    // Labels are top-level fields, so the reserved names are renamed as an event's own would be.
+    const name = fieldNameOf(`/${escapePointerSegment(key)}`, []);
     const t = typeOfJsValue(value);
     if (t === undefined) continue;
     const literal = t === 'array' || t === 'string' && typeof value !== 'string' ? JSON.stringify(value) : String(value);
