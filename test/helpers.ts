@@ -31,7 +31,7 @@ export async function startTestService(overrides: Partial<ServiceConfig> = {}, d
       ...(body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) ? { 'content-type': 'application/json' } : {}),
       ...headers,
     },
-    body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+    body: (body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit | undefined,
   });
   return {
     ...svc,

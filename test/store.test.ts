@@ -37,6 +37,17 @@ describe('event store', () => {
     expect(types(s, 'd')).toEqual({ 'geo.city': 'string', 'geo.pos.lat': 'float', tags: 'array', 'geo.code': 'string' });
   });
 
+  it('keeps a scalar that arrives where earlier batches had an object, and vice versa', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ geo: { city: 'Paris' }, tag: 'x' }]);
+    await load(s, 'd', [{ geo: 'plain', tag: { inner: 1 } }]);
+    const [latest] = await s.readEvents('d');
+    expect(latest).toMatchObject({ geo: 'plain', 'tag.inner': 1 });
+    expect(latest!.tag).toBeUndefined();
+    expect(types(s, 'd')).toEqual({ 'geo.city': 'string', geo: 'string', tag: 'string', 'tag.inner': 'integer' });
+  });
+
   it('adds new fields as they appear, with no restart', async () => {
     const s = await openStore();
     await s.createDataset({ name: 'd', who: 't' });
@@ -180,5 +191,36 @@ describe('config file paths', () => {
     const s = await openStore({}, dir);
     await s.createDataset({ name: 'd', who: 't' });
     expect(s.tempFile('x').startsWith(join(dir, 'tmp'))).toBe(true);
+  });
+});
+
+describe('ingest planning', () => {
+  it('needs one discovery round for a nested batch shaped like the last one', async () => {
+    const { BatchShape } = await import('../src/service/store/ingest-plan.js');
+    const opts = { labels: {}, mapFields: new Set<string>() };
+    const known = { objects: new Set(['']), leaves: new Set<string>() };
+    // First batch: discovers /a (string) and /geo (object) with /geo/city.
+    const first = new BatchShape(known, opts);
+    const q1 = first.firstQuery();
+    first.absorb(q1, [{ jt: 'OBJECT', ks: [['a', 'geo']], n: 1 }], true);
+    const q2 = first.nextQuery()!;
+    expect(q2.leaves).toEqual(['/a', '/geo']);
+    first.absorb(q2, [{ jt: 'OBJECT', ks: [[]], n: 1, t0: 1, t1: 32 }], false);
+    const q3 = first.nextQuery()!;
+    expect(q3.objects).toEqual(['/geo']);
+    first.absorb(q3, [{ jt: 'OBJECT', ks: [['city']], n: 1 }], false);
+    const q4 = first.nextQuery()!;
+    first.absorb(q4, [{ jt: 'OBJECT', ks: [[]], n: 1, t0: 1 }], false);
+    expect(first.nextQuery()).toBeUndefined();
+    first.remember(known);
+
+    // Same shape again: one round.
+    const second = new BatchShape(known, opts);
+    const r1 = second.firstQuery();
+    expect(r1.objects).toEqual(['', '/geo']);
+    const bits = Object.fromEntries(r1.leaves.map((l, i) => [`t${i}`, l === '/geo' ? 32 : 1]));
+    second.absorb(r1, [{ jt: 'OBJECT', ks: [['a', 'geo'], ['city']], n: 5, ...bits }], true);
+    expect(second.nextQuery()).toBeUndefined();
+    expect([...second.leaves.keys()].sort()).toEqual(['/a', '/geo/city']);
   });
 });

@@ -121,8 +121,15 @@ export class BatchShape {
 
   constructor(private readonly known: KnownPaths, private readonly opts: PlanOptions) {}
 
+  /**
+   * Round one asks for the keys of every known object and the types of every known path, objects included:
+   * a path that held an object before may hold a scalar now. Known objects count as asked, so a batch
+   * shaped like the previous ones needs this one round.
+   */
   firstQuery(): DiscoveryQuery {
-    return discoveryQuery([...new Set(['', ...this.known.objects])], [...this.known.leaves]);
+    const knownObjects = [...this.known.objects].filter((o) => o !== '');
+    for (const o of knownObjects) this.objects.add(o);
+    return discoveryQuery(['', ...knownObjects], [...new Set([...this.known.leaves, ...knownObjects])]);
   }
 
   nextQuery(): DiscoveryQuery | undefined {
