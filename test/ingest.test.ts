@@ -108,6 +108,14 @@ describe('ingest bodies', () => {
     expect(await svc.store.count(ds)).toBe(0);
   });
 
+  it('answers 400 for a field name with a NUL character, which the store cannot take', async () => {
+    const ds = await freshDataset();
+    const r = await ingest(ds, '{"a\\u0000b":1}', NDJSON);
+    expect(r.status).toBe(400);
+    expect(r.json.message).toMatch(/NUL character/);
+    expect((await ingest(ds, '{"a":"value with \\u0000 inside"}', NDJSON)).json.ingested).toBe(1);
+  });
+
   it('answers 404 with "not found" for an unknown dataset and 415 for an unknown content type', async () => {
     const r = await ingest('no-such-ds', '{}', NDJSON);
     expect(r.status).toBe(404);

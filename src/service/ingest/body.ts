@@ -77,6 +77,8 @@ export async function decodeBody(
   } catch (e) {
     if (e instanceof HttpError) throw e;
     const err = e as NodeJS.ErrnoException;
+    // csv-parse's fatal errors (a quote never closed, bad characters after a quote) are the body's fault.
+    if (err.code?.startsWith('CSV_')) throw badRequest(`invalid CSV body: ${err.message}`);
     if (inflate && (err.code?.startsWith('Z_') || /zstd|incorrect header|unexpected end|invalid/i.test(err.message))) {
       throw badRequest(`cannot decompress ${encoding} body: ${err.message}`);
     }

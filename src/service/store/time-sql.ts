@@ -8,8 +8,16 @@
  * offset, nanosecond precision kept. With timestamp-format: a Go reference layout ("2/Jan/2006:15:04:05
  * -0700"), or one of the names RFC3339, RFC3339Nano, unix, unixms, unixus, unixns.
  */
+import { invalid } from './errors.js';
 
+/**
+ * A SQL string literal. Every user-supplied text that reaches SQL (JSON pointers from field names, label
+ * values, timestamp-format) goes through here. DuckDB's parser stops at a NUL, so that is refused.
+ */
 export function sqlString(s: string): string {
+  if (s.includes('\u0000')) {
+    throw invalid('field names, labels and timestamp-format may not contain the NUL character (U+0000)');
+  }
   return `'${s.replace(/'/g, "''")}'`;
 }
 
