@@ -86,8 +86,8 @@ describe('tokens', () => {
     expect(listed.find((t) => t.id === created.id)?.token).toBeUndefined();
 
     // Only the hash is on disk.
-    await svc.store.db.conn().run('CHECKPOINT');
-    const rows = await svc.store.db.conn().all('SELECT hash FROM ferry_tokens WHERE id = $1', [created.id]);
+    await svc.store.db.run('CHECKPOINT');
+    const rows = await svc.store.db.all('SELECT hash FROM ferry_tokens WHERE id = $1', [created.id]);
     expect(rows[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(readFileSync(join(svc.dataDir, 'ferry.duckdb')).includes(Buffer.from(created.token as string))).toBe(false);
 

@@ -84,7 +84,7 @@ describe('durability', () => {
     try {
       const { table, fields } = store.schema('crash');
       const col = fields.find((f) => f.name === 'b')!.column;
-      const rows = await store.db.conn().all(`SELECT "${col}" AS b, count(*) AS n FROM "${table}" GROUP BY 1`);
+      const rows = await store.db.all(`SELECT "${col}" AS b, count(*) AS n FROM "${table}" GROUP BY 1`);
       const counts = new Map(rows.map((r) => [Number(r.b), Number(r.n)]));
       for (const b of acked) expect(counts.get(b), `acknowledged batch ${b}`).toBe(BATCH);
       for (const [b, n] of counts) {

@@ -39,7 +39,7 @@ export class TokenStore {
 
   static async open(db: Database): Promise<TokenStore> {
     const s = new TokenStore(db);
-    await db.conn().exclusive(async (c) => {
+    await db.use(async (c) => {
       await c.run(DDL);
       for (const r of await c.all('SELECT * FROM ferry_tokens')) {
         s.remember({
@@ -76,7 +76,7 @@ export class TokenStore {
     const secret = `xaat-${randomUUID()}`;
     const record: TokenRecord = { ...input, id: randomUUID(), createdAt: new Date().toISOString() };
     const hash = hashSecret(secret);
-    await this.db.conn().run(`INSERT INTO ferry_tokens VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+    await this.db.run(`INSERT INTO ferry_tokens VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
       record.id, record.name, record.description, hash, JSON.stringify(record.datasetCapabilities),
       JSON.stringify(record.orgCapabilities), record.expiresAt, record.createdAt, record.createdBy,
     ]);
@@ -87,14 +87,14 @@ export class TokenStore {
   async setExpiry(id: string, expiresAt: string | null): Promise<void> {
     const e = this.byId.get(id);
     if (!e) return;
-    await this.db.conn().run(`UPDATE ferry_tokens SET expires_at = $2 WHERE id = $1`, [id, expiresAt]);
+    await this.db.run(`UPDATE ferry_tokens SET expires_at = $2 WHERE id = $1`, [id, expiresAt]);
     e.record.expiresAt = expiresAt;
   }
 
   async delete(id: string): Promise<boolean> {
     const e = this.byId.get(id);
     if (!e) return false;
-    await this.db.conn().run(`DELETE FROM ferry_tokens WHERE id = $1`, [id]);
+    await this.db.run(`DELETE FROM ferry_tokens WHERE id = $1`, [id]);
     this.byId.delete(id);
     this.byHash.delete(e.hash);
     return true;

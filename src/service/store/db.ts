@@ -18,29 +18,6 @@ export class Mutex {
 
 export type Row = Record<string, unknown>;
 
-/** One DuckDB connection with its own lock, so callers never overlap statements on it. */
-export class Conn {
-  private readonly lock = new Mutex();
-  constructor(readonly raw: DuckDBConnection) {}
-
-  /** Runs fn with exclusive use of this connection (for multi-statement work such as transactions). */
-  exclusive<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
-    return this.lock.run(() => fn(new ConnOps(this.raw)));
-  }
-
-  run(sql: string, params?: unknown[]): Promise<void> {
-    return this.exclusive((c) => c.run(sql, params));
-  }
-
-  all(sql: string, params?: unknown[]): Promise<Row[]> {
-    return this.exclusive((c) => c.all(sql, params));
-  }
-
-  changes(sql: string, params?: unknown[]): Promise<number> {
-    return this.exclusive((c) => c.changes(sql, params));
-  }
-}
-
 export class ConnOps {
   constructor(private readonly raw: DuckDBConnection) {}
 
@@ -73,23 +50,32 @@ export class ConnOps {
   }
 }
 
-/** Hands out connections one user at a time; callers wait when all are busy. */
+/**
+ * Connections handed out one user at a time: a DuckDB connection runs one statement at a time, and a
+ * transaction or a temp table belongs to one piece of work. Callers wait for a free connection, so a long
+ * statement (a checkpoint) never holds up work queued behind it while other connections are idle.
+ */
 export class ConnPool {
-  private readonly free: Conn[];
-  private readonly waiting: ((c: Conn) => void)[] = [];
-  constructor(readonly conns: Conn[]) {
+  private readonly free: DuckDBConnection[];
+  private readonly waiting: ((c: DuckDBConnection) => void)[] = [];
+
+  constructor(private readonly conns: DuckDBConnection[]) {
     this.free = [...conns];
   }
 
   async use<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
-    const conn = this.free.pop() ?? (await new Promise<Conn>((resolve) => this.waiting.push(resolve)));
+    const conn = this.free.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.waiting.push(resolve)));
     try {
-      return await conn.exclusive(fn);
+      return await fn(new ConnOps(conn));
     } finally {
       const next = this.waiting.shift();
       if (next) next(conn);
       else this.free.push(conn);
     }
+  }
+
+  close(): void {
+    for (const c of this.conns) c.closeSync();
   }
 }
 
@@ -105,10 +91,11 @@ export interface OpenOptions {
  * time; json, icu and parquet are linked into the binding.
  */
 export class Database {
-  private readonly pool: Conn[] = [];
-  private next = 0;
+  private readonly pools: ConnPool[] = [];
 
-  private constructor(readonly instance: DuckDBInstance) {}
+  private constructor(readonly instance: DuckDBInstance, private readonly general: ConnPool) {
+    this.pools.push(general);
+  }
 
   static async open(file: string, opts: OpenOptions, poolSize = 4): Promise<Database> {
     const config: Record<string, string> = {
@@ -122,28 +109,45 @@ export class Database {
     if (opts.checkpointThresholdBytes) config.checkpoint_threshold = `${Math.floor((2 * opts.checkpointThresholdBytes) / (1024 * 1024))}MB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
-    const db = new Database(instance);
-    for (let i = 0; i < poolSize; i++) db.pool.push(await db.connect());
-    return db;
+    return new Database(instance, new ConnPool(await connectMany(instance, poolSize)));
   }
 
-  /** A connection for one piece of work; round-robin, each connection serialises its own statements. */
-  conn(): Conn {
-    const c = this.pool[this.next]!;
-    this.next = (this.next + 1) % this.pool.length;
-    return c;
+  /** A separate pool of `size` connections (ingest keeps its own, so reads never wait behind it). */
+  async newPool(size: number): Promise<ConnPool> {
+    const pool = new ConnPool(await connectMany(this.instance, size));
+    this.pools.push(pool);
+    return pool;
   }
 
-  /** A dedicated connection (its temp tables are private to it). */
-  async connect(): Promise<Conn> {
-    const raw = await this.instance.connect();
-    // TIMESTAMPTZ values (strptime with %z) must convert to UTC whatever the host's zone is.
-    await raw.run(`SET TimeZone = 'UTC'`);
-    return new Conn(raw);
+  use<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
+    return this.general.use(fn);
+  }
+
+  run(sql: string, params?: unknown[]): Promise<void> {
+    return this.use((c) => c.run(sql, params));
+  }
+
+  all(sql: string, params?: unknown[]): Promise<Row[]> {
+    return this.use((c) => c.all(sql, params));
+  }
+
+  changes(sql: string, params?: unknown[]): Promise<number> {
+    return this.use((c) => c.changes(sql, params));
   }
 
   close(): void {
-    for (const c of this.pool) c.raw.closeSync();
+    for (const p of this.pools) p.close();
     this.instance.closeSync();
   }
+}
+
+async function connectMany(instance: DuckDBInstance, n: number): Promise<DuckDBConnection[]> {
+  const conns: DuckDBConnection[] = [];
+  for (let i = 0; i < n; i++) {
+    const c = await instance.connect();
+    // TIMESTAMPTZ values (strptime with %z) must convert to UTC whatever the host's zone is.
+    await c.run(`SET TimeZone = 'UTC'`);
+    conns.push(c);
+  }
+  return conns;
 }

@@ -13,7 +13,7 @@ import {
   CATALOG_DDL, type DatasetRecord, type FieldRecord, deleteDatasetRows, getMeta, insertDataset, insertField,
   loadDatasets, loadFields, setMeta, updateDataset, updateField,
 } from './catalog.js';
-import { type ConnOps, ConnPool, Database, Mutex, type Row } from './db.js';
+import { type ConnOps, type ConnPool, Database, Mutex, type Row } from './db.js';
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
@@ -113,9 +113,8 @@ export class EventStore {
     // one batch overlaps with inserting another; only the insert holds the dataset's lock. cores + 1
     // connections keep every core busy; more only oversubscribe them (bench:ingest on 2 cores: 3 in
     // parallel averaged ~150k events/s, 4 ~133k). Further requests spool their bodies and wait.
-    const size = availableParallelism() + 1;
-    this.ingestPool = new ConnPool(await Promise.all(Array.from({ length: size }, () => this.db.connect())));
-    await this.db.conn().exclusive(async (c) => {
+    this.ingestPool = await this.db.newPool(availableParallelism() + 1);
+    await this.db.use(async (c) => {
       for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS]) await c.run(ddl);
       for (const record of await loadDatasets(c)) {
         const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
@@ -141,9 +140,8 @@ export class EventStore {
       return; // no WAL: nothing to fold
     }
     if (walBytes < threshold) return;
-    const conn = this.db.conn();
     const threads = this.opts.threads ?? availableParallelism();
-    this.checkpointing = conn.exclusive(async (c) => {
+    this.checkpointing = this.db.use(async (c) => {
       await c.run(`SET threads = ${Math.max(threads, availableParallelism())}`);
       try {
         await c.run('CHECKPOINT');
@@ -164,8 +162,7 @@ export class EventStore {
     await this.checkpointing;
     await this.catalogLock.run(async () => {
       await Promise.all([...this.datasets.values()].map((d) => d.lock.run(async () => undefined)));
-      await this.db.conn().run('CHECKPOINT').catch(() => undefined);
-      for (const c of this.ingestPool.conns) c.raw.closeSync();
+      await this.db.run('CHECKPOINT').catch(() => undefined);
       this.db.close();
     });
   }
@@ -204,7 +201,7 @@ export class EventStore {
     return this.catalogLock.run(async () => {
       if (this.datasets.has(name)) throw conflict(`dataset "${name}" already exists`);
       const now = new Date().toISOString();
-      return this.db.conn().exclusive(async (c) => c.transaction(async () => {
+      return this.db.use(async (c) => c.transaction(async () => {
         const n = Number((await getMeta(c, 'next_table')) ?? '1');
         await setMeta(c, 'next_table', String(n + 1));
         const record: DatasetRecord = {
@@ -231,7 +228,7 @@ export class EventStore {
         ...retention,
         updatedAt: new Date().toISOString(),
       };
-      await this.db.conn().exclusive((c) => updateDataset(c, record));
+      await this.db.use((c) => updateDataset(c, record));
       d.record = record;
       return { ...record };
     });
@@ -240,7 +237,7 @@ export class EventStore {
   async deleteDataset(name: string): Promise<void> {
     const d = this.state(name);
     await this.catalogLock.run(() => d.lock.run(async () => {
-      await this.db.conn().exclusive((c) => c.transaction(async () => {
+      await this.db.use((c) => c.transaction(async () => {
         await c.run(`DROP TABLE IF EXISTS ${quoteIdent(d.record.table)}`);
         await deleteDatasetRows(c, name);
       }));
@@ -256,7 +253,7 @@ export class EventStore {
   }
 
   private async deleteOlderThan(d: DatasetState, cutoffNs: bigint): Promise<number> {
-    return this.db.conn().changes(`DELETE FROM ${quoteIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
+    return this.db.changes(`DELETE FROM ${quoteIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
   }
 
   /** Effective retention of a dataset in days (0 = forever). */
@@ -294,7 +291,7 @@ export class EventStore {
       const f = d.fields.get(field);
       if (!f) throw notFound(`field "${field}" of dataset "${dataset}"`);
       const next = { ...f, description: patch.description ?? f.description, unit: patch.unit ?? f.unit, hidden: patch.hidden ?? f.hidden };
-      await this.db.conn().exclusive((c) => updateField(c, dataset, next));
+      await this.db.use((c) => updateField(c, dataset, next));
       d.fields.set(field, next);
       return { ...next };
     });
@@ -308,7 +305,7 @@ export class EventStore {
     const d = this.state(dataset);
     return d.lock.run(async () => {
       const record = { ...d.record, mapFields: [...names], updatedAt: new Date().toISOString() };
-      await this.db.conn().exclusive((c) => updateDataset(c, record));
+      await this.db.use((c) => updateDataset(c, record));
       d.record = record;
       // Paths under a new map field must stop being flattened: forget the cached shape.
       d.known = emptyKnown();
@@ -454,13 +451,13 @@ export class EventStore {
     const cols = ['epoch_ns(_time) AS "_t"', 'epoch_ns(_sysTime) AS "_st"', '_seq', ...fields.map((f) => `${quoteIdent(f.column)}`)];
     const sql = `SELECT ${cols.join(', ')} FROM ${quoteIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
-    const rows = await this.db.conn().all(sql);
+    const rows = await this.db.all(sql);
     return rows.map((r) => toEvent(r, fields));
   }
 
   async count(dataset: string): Promise<number> {
     const { table } = this.schema(dataset);
-    const rows = await this.db.conn().all(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
+    const rows = await this.db.all(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
     return Number(rows[0]!.n);
   }
 }
