@@ -17,7 +17,7 @@ import { type ConnOps, type ConnPool, Database, Mutex, type Row } from './db.js'
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
-  BatchShape, failuresSql, insertSql, type KnownPaths, MAX_LISTED_FAILURES, type PlanOptions, planColumns,
+  BatchShape, failuresSql, insertSql, type KnownPaths, type PlanOptions, planColumns,
   quoteIdent, type SchemaField, TBIT_MACRO,
 } from './ingest-plan.js';
 import { checkTimestampFormat, sqlString, TIME_MACROS } from './time-sql.js';
@@ -423,7 +423,7 @@ export class EventStore {
     const timestamp = formatRfc3339Nano(receivedNs);
     const rows = await c.all(failuresSql(opts));
     const timeField = opts.timestampField || '_time';
-    return rows.slice(0, MAX_LISTED_FAILURES).map((r) => {
+    return rows.map((r) => {
       const n = Number(r.rid) + 1;
       let error: string;
       if (r.jt == null) error = `event ${n}: invalid JSON`;

@@ -1,6 +1,6 @@
 /** Dataset management: /v2/datasets (id = name) and the older /v1/datasets, plus fields and map fields. */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { principalId } from '../../auth/capabilities.js';
+import type { FastifyInstance } from 'fastify';
+import { canSeeDataset, principalId } from '../../auth/capabilities.js';
 import type { EventStore } from '../../store/event-store.js';
 import { parseDuration } from '../../../util/units.js';
 import { requireDataset, requireOrg, requireVisible } from '../authenticate.js';
@@ -35,7 +35,7 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
     const base = `/${v}/datasets`;
 
     app.get(base, async (req) => store.listDatasets()
-      .filter((d) => canList(req, d.name))
+      .filter((d) => canSeeDataset(req.principal, d.name))
       .map(datasetView));
 
     app.post<{ Body: { name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean } }>(
@@ -125,14 +125,5 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
       await store.removeMapField(req.params.id, req.params.name);
       return reply.code(204).send();
     });
-  }
-}
-
-function canList(req: FastifyRequest, dataset: string): boolean {
-  try {
-    requireVisible(req, dataset);
-    return true;
-  } catch {
-    return false;
   }
 }
