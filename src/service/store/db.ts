@@ -106,7 +106,8 @@ export class Database {
     };
     // The event store checkpoints by itself at checkpointThresholdBytes (with every core, see
     // EventStore.maybeCheckpoint); DuckDB's own automatic checkpoint stays as a safety net at twice that.
-    if (opts.checkpointThresholdBytes) config.checkpoint_threshold = `${Math.floor((2 * opts.checkpointThresholdBytes) / (1024 * 1024))}MB`;
+    // KiB, not MB: a threshold under 1 MB must not round down to 0, which checkpoints on every commit.
+    if (opts.checkpointThresholdBytes) config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
     return new Database(instance, new ConnPool(await connectMany(instance, poolSize)));

@@ -159,7 +159,7 @@ export class EventStore {
 
   /** Checkpoints (folding the WAL into the compressed file) and closes. */
   async close(): Promise<void> {
-    await this.checkpointing;
+    await this.idle();
     await this.catalogLock.run(async () => {
       await Promise.all([...this.datasets.values()].map((d) => d.lock.run(async () => undefined)));
       await this.db.run('CHECKPOINT').catch(() => undefined);
