@@ -19,12 +19,14 @@ describe('config', () => {
     expect(() => buildConfig({ service: { retention: { default_days: -1 } } }, {})).toThrow(/service\.retention\.default_days/);
     expect(() => buildConfig({ service: { colour: 'red' } }, {})).toThrow(/service\.colour: unknown key/);
     expect(() => buildConfig({ service: { memory_limit: 'lots' } }, {})).toThrow(/service\.memory_limit: invalid size "lots"/);
+    let thrown: unknown;
     try {
       buildConfig({ service: { threads: 0 } }, {});
     } catch (e) {
-      expect(e).toBeInstanceOf(ConfigError);
-      expect((e as ConfigError).path).toBe('service.threads');
+      thrown = e;
     }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).path).toBe('service.threads');
   });
 
   it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
