@@ -4,6 +4,9 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from '../config/load.js';
 import { startService } from '../service/service.js';
+import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const USAGE = `usage: ferry <command> [options]
 
@@ -12,6 +15,13 @@ commands:
             --config, -c FILE     config file (YAML); default: built-in defaults
             --data-dir DIR        data directory (env FERRY_DATA_DIR; config service.data_dir)
             --listen HOST:PORT    listen address (env FERRY_LISTEN; config service.listen)
+  query     run an APL query against a running service and print the result
+            ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv]
+            --start, --end        time range: RFC 3339 or relative (now-1h); default: everything up to now
+            --format, -f FMT      table (default, aligned for reading), json (the whole response), ndjson, csv
+            --url URL             service URL (env FERRY_URL; default: service.listen of the config)
+            --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
+            --config, -c FILE     config file to take the URL and token from
   help      show this text
 `;
 
@@ -58,10 +68,72 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+async function query(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      start: { type: 'string' },
+      end: { type: 'string' },
+      format: { type: 'string', short: 'f', default: 'table' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      config: { type: 'string', short: 'c' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const apl = positionals.join(' ').trim();
+  if (!apl) fail('query needs the APL text, e.g. ferry query "[\'logs\'] | count"');
+  const format = values.format as OutputFormat;
+  if (!['table', 'json', 'ndjson', 'csv'].includes(format)) fail(`--format must be table, json, ndjson or csv, not "${values.format}"`);
+  const cfg = loadConfig(values.config);
+  const url = (values.url ?? process.env.FERRY_URL ?? `http://${hostForUrl(cfg.service.listen.host)}:${cfg.service.listen.port}`).replace(/\/+$/, '');
+  let token = values.token ?? process.env.FERRY_TOKEN;
+  if (!token) {
+    const dataDir = process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
+    try {
+      token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    } catch {
+      fail(`no token: pass --token, set FERRY_TOKEN, or run where ${join(dataDir, 'admin-token')} is readable`);
+    }
+  }
+  const body: Record<string, string> = { apl };
+  if (values.start) body.startTime = values.start;
+  if (values.end) body.endTime = values.end;
+  let res: Response;
+  try {
+    res = await fetch(`${url}/v1/query/_apl?format=tabular`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  } catch (e) {
+    fail(`cannot reach ${url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+  }
+  const text = await res.text();
+  let json: { message?: string; tables?: TabularTable[]; status?: { messages?: { priority: string; msg: string }[] } };
+  try {
+    json = JSON.parse(text);
+  } catch {
+    fail(`${url} answered ${res.status} with a body that is not JSON`);
+  }
+  if (!res.ok) fail(`query failed (${res.status}): ${json.message ?? text}`);
+  for (const m of json.status?.messages ?? []) {
+    if (m.priority === 'warn' || m.priority === 'error') process.stderr.write(`${m.priority}: ${m.msg}\n`);
+  }
+  process.stdout.write(renderResult({ ...json, tables: json.tables ?? [] }, format));
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
     case 'serve': return serve(rest);
+    case 'query': return query(rest);
     case undefined: case 'help': case '--help': case '-h':
       process.stdout.write(USAGE);
       return;

@@ -1,4 +1,6 @@
 /** HTTP errors: every error response is JSON {code, message} with the status as code. */
+import { AplError } from '../../apl/errors.js';
+import { QueryInputError } from '../query/engine.js';
 import { StoreError } from '../store/errors.js';
 
 export class HttpError extends Error {
@@ -20,6 +22,14 @@ const STORE_STATUS: Record<StoreError['kind'], number> = { not_found: 404, confl
 export function toHttp(err: unknown): { status: number; message: string; headers: Record<string, string> } {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
+  if (err instanceof AplError) return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
+  if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };
+  const text = (err as Error)?.message ?? '';
+  // A query that fails while it runs on data it cannot handle (a bad regex, a number out of range) is the
+  // query's fault, not the server's.
+  if (/^(Invalid Input Error|Conversion Error|Out of Range Error)/.test(text)) {
+    return { status: 400, message: `the query failed while running: ${text.split('\n')[0]}`, headers: {} };
+  }
   const e = err as { statusCode?: number; message?: string; code?: string };
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     // fastify's own client errors (bad JSON body, body too large, schema validation)

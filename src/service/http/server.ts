@@ -12,6 +12,7 @@ import { Authenticator } from './authenticate.js';
 import { toHttp } from './errors.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { queryRoutes } from './routes/query.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { userRoutes } from './routes/user.js';
 
@@ -66,6 +67,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   datasetRoutes(app, deps.store);
+  queryRoutes(app, deps.store);
   tokenRoutes(app, deps.tokens);
   userRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));

@@ -37,6 +37,12 @@ export class ConnOps {
     return reader.getRowObjectsJS() as Row[];
   }
 
+  /** Result columns, column-major; BIGINT stays bigint, JSON/VARCHAR are strings. */
+  async columns(sql: string): Promise<unknown[][]> {
+    const reader = await this.raw.runAndReadAll(sql);
+    return reader.getColumnsJS() as unknown[][];
+  }
+
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     await this.raw.run('BEGIN TRANSACTION');
     try {

@@ -21,6 +21,7 @@ import {
   quoteIdent, type SchemaField, TBIT_MACRO,
 } from './ingest-plan.js';
 import { checkTimestampFormat, sqlString, TIME_MACROS } from './time-sql.js';
+import { APL_MACROS } from '../../apl/functions/macros.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 
 export const DATASET_KINDS = ['service:events:v1', 'axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'];
@@ -115,7 +116,7 @@ export class EventStore {
     // parallel averaged ~150k events/s, 4 ~133k). Further requests spool their bodies and wait.
     this.ingestPool = await this.db.newPool(availableParallelism() + 1);
     await this.db.use(async (c) => {
-      for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS]) await c.run(ddl);
+      for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS, ...APL_MACROS]) await c.run(ddl);
       for (const record of await loadDatasets(c)) {
         const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
         const max = await c.all(`SELECT max(_seq) AS m FROM ${quoteIdent(record.table)}`);
@@ -453,6 +454,33 @@ export class EventStore {
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
     const rows = await this.db.all(sql);
     return rows.map((r) => toEvent(r, fields));
+  }
+
+  /** Runs a read-only query (compiled APL) and returns its columns, column-major. */
+  async readColumns(sql: string): Promise<unknown[][]> {
+    return this.db.use((c) => c.columns(sql));
+  }
+
+  /** Rows, time bounds and row groups of the datasets within an inclusive time range (query statistics). */
+  async examine(datasets: string[], startNs?: bigint, endNs?: bigint): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint; blocks: number }> {
+    let rows = 0;
+    let blocks = 0;
+    let minNs: bigint | undefined;
+    let maxNs: bigint | undefined;
+    for (const ds of datasets) {
+      const { table } = this.schema(ds);
+      const where: string[] = [];
+      if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
+      if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
+      const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${quoteIdent(table)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`))[0]!;
+      const n = Number(r.n);
+      rows += n;
+      // DuckDB stores rows in groups of 122,880: the unit a scan reads.
+      blocks += Math.ceil(n / 122_880);
+      if (r.lo != null && (minNs === undefined || (r.lo as bigint) < minNs)) minNs = r.lo as bigint;
+      if (r.hi != null && (maxNs === undefined || (r.hi as bigint) > maxNs)) maxNs = r.hi as bigint;
+    }
+    return { rows, minNs, maxNs, blocks };
   }
 
   async count(dataset: string): Promise<number> {

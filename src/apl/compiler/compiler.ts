@@ -1,0 +1,172 @@
+/**
+ * The compiler: a bound query (../binder/bound.ts) → one DuckDB SELECT. Each stage becomes a SELECT over the
+ * previous one; DuckDB's optimiser flattens them, pushes filters into the scan and prunes columns.
+ * Every column has a generated alias (c1, c2…), so APL names (case-sensitive, any characters) never meet
+ * SQL's case-insensitive identifiers.
+ */
+import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
+import type { SqlContext } from '../functions/catalog.js';
+import { betweenSql, hasAnySql, inSql, OPERATORS } from '../functions/operators.js';
+import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
+import { sqlIdent, sqlLiteral, sqlText, type SqlArg } from '../functions/sql.js';
+import { SQL_TYPE_OF } from '../types.js';
+import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
+
+export interface Cursor {
+  timeNs: bigint;
+  seq: bigint;
+}
+
+export interface CompileOptions {
+  /** Inclusive time range on _time. */
+  startNs?: bigint;
+  endNs?: bigint;
+  /** Rows strictly after this cursor in the result's time order (or at it, with includeCursor). */
+  cursor?: { at: Cursor; descending: boolean; inclusive: boolean };
+  /** The row limit of the final result. */
+  limit?: number;
+}
+
+export interface CompiledQuery {
+  sql: string;
+  columns: BoundColumn[];
+  /** The final SELECT also returns __t, __s, __st (epoch ns, sequence, ns) for cursors and legacy matches. */
+  rowIdentity: boolean;
+}
+
+const FILTER: SqlContext = { filter: true };
+const VALUE: SqlContext = { filter: false };
+
+export function compile(stages: BoundStage[], opts: CompileOptions = {}): CompiledQuery {
+  let sql = '';
+  stages.forEach((s, i) => {
+    sql = stageSql(s, sql, i, opts);
+  });
+  const last = stages[stages.length - 1]!.out;
+  const cols = last.columns.map((c) => `${outputSql(c)} AS ${sqlIdent(c.alias)}`);
+  if (last.rowIdentity) cols.push('epoch_ns("__t") AS "__t"', '"__s"', 'epoch_ns("__st") AS "__st"');
+  let out = `SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM (${sql}) AS final`;
+  if (last.order.length) out += ` ORDER BY ${orderSql(last.order)}`;
+  if (opts.limit !== undefined) out += ` LIMIT ${opts.limit}`;
+  return { sql: out, columns: last.columns, rowIdentity: last.rowIdentity };
+}
+
+/** SQL counting the rows that reach the end of the first `n` stages (rowsMatched). */
+export function compileCount(stages: BoundStage[], n: number, opts: CompileOptions): string {
+  let sql = '';
+  stages.slice(0, n).forEach((s, i) => {
+    sql = stageSql(s, sql, i, opts);
+  });
+  return `SELECT count(*) AS n FROM (${sql}) AS matched`;
+}
+
+function outputSql(c: BoundColumn): string {
+  const a = sqlIdent(c.alias);
+  switch (c.type) {
+    case 'datetime': return `epoch_ns(${a})`;
+    case 'dynamic': return `CAST(${a} AS VARCHAR)`;
+    case 'timespan': return `ferry_go_duration(${a})`;
+    default: return a;
+  }
+}
+
+function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions): string {
+  const s: Stage = bs.stage;
+  const from = `FROM (${prev}) AS s${i}`;
+  const hidden = bs.out.rowIdentity ? '"__t", "__s", "__st", ' : '';
+  switch (s.kind) {
+    case 'scan': {
+      const cols = ['"_time" AS "__t"', '"_seq" AS "__s"', '"_sysTime" AS "__st"', ...s.columns.map((c) => `${sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`)];
+      const where: string[] = [];
+      if (opts.startNs !== undefined) where.push(`"_time" >= ${sqlLiteral('datetime', opts.startNs)}`);
+      if (opts.endNs !== undefined) where.push(`"_time" <= ${sqlLiteral('datetime', opts.endNs)}`);
+      if (opts.cursor) {
+        const { at, descending, inclusive } = opts.cursor;
+        const t = sqlLiteral('datetime', at.timeNs);
+        const cmp = descending ? '<' : '>';
+        where.push(`("_time" ${cmp} ${t} OR ("_time" = ${t} AND "_seq" ${cmp}${inclusive ? '=' : ''} ${at.seq}))`);
+        // The plain bound lets DuckDB skip row groups by their _time statistics.
+        where.push(`"_time" ${cmp}= ${t}`);
+      }
+      return `SELECT ${cols.join(', ')} FROM ${sqlIdent(s.table)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    }
+    case 'values': {
+      if (s.rows.length === 0) {
+        return `SELECT ${s.columns.map((c) => `CAST(NULL AS ${SQL_TYPE_OF[c.type]}) AS ${sqlIdent(c.alias)}`).join(', ')} WHERE FALSE`;
+      }
+      if (s.columns.length === 0) return 'SELECT 1 AS "__empty"';
+      const rows = s.rows.map((r) => `(${r.map((e, j) => `CAST(${exprSql(e, VALUE)} AS ${SQL_TYPE_OF[s.columns[j]!.type]})`).join(', ')})`);
+      return `SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${s.columns.map((c) => sqlIdent(c.alias)).join(', ')})`;
+    }
+    case 'filter':
+      return `SELECT * ${from} WHERE ${exprSql(s.predicate, FILTER)}`;
+    case 'select':
+      return `SELECT ${hidden}${s.items.map((it) => `${exprSql(it.expr, VALUE)} AS ${sqlIdent(it.alias)}`).join(', ') || '1 AS "__empty"'} ${from}`;
+    case 'aggregate': {
+      const keys = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
+      const aggs = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
+      if (s.matchedAlias) aggs.push(`count(*) AS ${sqlIdent(s.matchedAlias)}`);
+      const group = s.keys.length ? ` GROUP BY ${s.keys.map((_, j) => j + 1).join(', ')}` : '';
+      return `SELECT ${[...keys, ...aggs].join(', ')} ${from}${group}`;
+    }
+    case 'order':
+      return `SELECT * ${from} ORDER BY ${orderSql(s.keys)}${s.limit !== undefined ? ` LIMIT ${s.limit}` : ''}`;
+    case 'limit': {
+      const order = bs.out.order.length ? ` ORDER BY ${orderSql(bs.out.order)}` : '';
+      return `SELECT * ${from}${order} LIMIT ${s.n}`;
+    }
+    case 'top-groups': {
+      // Rank groups by their total of the first numeric aggregate; keep the top n groups in every bucket.
+      const keys = s.keyAliases.map(sqlIdent);
+      if (keys.length === 0) return `SELECT * ${from}`;
+      const total = s.rankBy ? `sum(${sqlIdent(s.rankBy)}) OVER (PARTITION BY ${keys.join(', ')})` : 'count(*) OVER (PARTITION BY ' + keys.join(', ') + ')';
+      const ranked = `SELECT *, dense_rank() OVER (ORDER BY "__total" DESC NULLS LAST, ${keys.map((k) => `${k} NULLS LAST`).join(', ')}) AS "__rank" FROM (SELECT *, ${total} AS "__total" ${from}) AS t${i}`;
+      return `SELECT * EXCLUDE ("__total", "__rank") FROM (${ranked}) AS r${i} WHERE "__rank" <= ${s.n}`;
+    }
+    case 'distinct':
+      return `SELECT DISTINCT * ${from}`;
+    case 'count':
+      return `SELECT count(*) AS ${sqlIdent(s.alias)} ${from}`;
+  }
+}
+
+function orderSql(keys: OrderKey[]): string {
+  return keys.map((k) => `${exprSql(k.expr, VALUE)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ');
+}
+
+function arg(e: BExpr, ctx: SqlContext): SqlArg {
+  return { sql: exprSql(e, ctx), type: e.type, constant: e.k === 'lit' ? { value: e.value } : undefined };
+}
+
+export function exprSql(e: BExpr, ctx: SqlContext): string {
+  switch (e.k) {
+    case 'col': return sqlIdent(e.alias);
+    case 'hidden': return sqlIdent(e.alias);
+    case 'lit': return sqlLiteral(e.type, e.value);
+    case 'call': {
+      const fn = OPERATORS[e.fn] ?? SCALAR_FUNCTIONS[e.fn]!;
+      // and/or pass the predicate context down: a NULL operand of a where predicate acts as false either way.
+      const inner = e.fn === 'and' || e.fn === 'or' ? ctx : VALUE;
+      return fn.sql(e.args.map((a) => arg(a, inner)), ctx);
+    }
+    case 'agg':
+      return AGGREGATE_FUNCTIONS[e.fn]!.sql(e.args.map((a) => arg(a, VALUE)));
+    case 'in':
+      return inSql(e.op, arg(e.left, VALUE), e.items.map((i) => arg(i, VALUE)), ctx);
+    case 'has_any':
+      return hasAnySql(arg(e.left, VALUE), e.terms, e.caseSensitive, ctx);
+    case 'between':
+      return betweenSql(e.negated, arg(e.left, VALUE), arg(e.low, VALUE), arg(e.high, VALUE), ctx);
+    case 'path': {
+      let constant = '$';
+      const dynamicParts: string[] = [];
+      for (const p of e.path) {
+        if (typeof p === 'string') constant += `."${p.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+        else if (typeof p === 'number') constant += p < 0 ? `[#${p}]` : `[${p}]`;
+        else dynamicParts.push(p.type === 'long' ? `'[' || CAST(${exprSql(p, VALUE)} AS VARCHAR) || ']'` : `'."' || replace(${exprSql(p, VALUE)}, '"', '\\"') || '"'`);
+      }
+      const path = dynamicParts.length ? `(${[sqlText(constant), ...dynamicParts].join(' || ')})` : sqlText(constant);
+      return `json_extract(${exprSql(e.target, VALUE)}, ${path})`;
+    }
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * APL aggregation functions (apl.md 2.2) as DuckDB aggregates. Nulls are skipped, as in APL. dcount and
+ * the percentiles are exact here (Axiom estimates them); percentiles use the nearest-rank definition
+ * (quantile_disc), so a percentile is always a value that occurred.
+ */
+import { ArgumentError, type AggregateFunction, type ArgInfo } from './catalog.js';
+import { convertSql, toDynamicSql, type SqlArg } from './sql.js';
+import { isNumeric, type AplType } from '../types.js';
+
+const fail = (m: string): never => {
+  throw new ArgumentError(m);
+};
+
+const cast = (a: SqlArg, t: AplType) => (a.type === t ? a.sql : convertSql(a, t));
+
+function numericType(a: ArgInfo, fn: string): AplType {
+  if (a.type === 'long' || a.type === 'real' || a.type === 'timespan') return a.type;
+  if (a.type === 'string' || a.type === 'dynamic') return 'real';
+  return fail(`${fn}() needs a number or a timespan, not ${a.type}`);
+}
+
+const numArg = (a: SqlArg) => (isNumeric(a.type) || a.type === 'timespan' ? a.sql : convertSql(a, 'real'));
+
+/** sum keeps long (and timespan) as BIGINT: DuckDB widens a BIGINT sum to HUGEINT. */
+function sumSql(a: SqlArg, filter?: SqlArg): string {
+  const t = numericType(a, 'sum');
+  const f = filter ? ` FILTER (WHERE ${cast(filter, 'bool')})` : '';
+  return t === 'real' ? `sum(${numArg(a)})${f}` : `CAST(sum(${a.sql})${f} AS BIGINT)`;
+}
+
+function percentileP(a: SqlArg | undefined): number {
+  const v = a?.constant?.value;
+  const p = typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : NaN;
+  if (!(p >= 0 && p <= 100)) fail('the percentile must be a constant between 0 and 100');
+  return p / 100;
+}
+
+function orderable(a: ArgInfo, fn: string): AplType {
+  if (a.type === 'dynamic') return 'real';
+  if (a.type === 'bool') fail(`${fn}() is not defined for bool`);
+  return a.type;
+}
+
+export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
+  count: { minArgs: 0, maxArgs: 1, op: 'count', prefix: 'count', returns: () => 'long', sql: (a) => (a[0] ? `count(${a[0].sql})` : 'count(*)') },
+  countif: {
+    minArgs: 1, maxArgs: 1, op: 'countif', prefix: 'countif', predicateArgs: [0],
+    returns: () => 'long', sql: ([p]) => `count(*) FILTER (WHERE ${cast(p!, 'bool')})`,
+  },
+  sum: { minArgs: 1, maxArgs: 1, op: 'sum', prefix: 'sum', returns: ([a]) => numericType(a!, 'sum'), sql: ([a]) => sumSql(a!) },
+  sumif: {
+    minArgs: 2, maxArgs: 2, op: 'sumif', prefix: 'sumif', predicateArgs: [1],
+    returns: ([a]) => numericType(a!, 'sumif'),
+    // sumif over no matching rows is 0 (apl.md 4.1).
+    sql: ([a, p]) => `COALESCE(${sumSql(a!, p)}, 0)`,
+  },
+  avg: {
+    minArgs: 1, maxArgs: 1, op: 'avg', prefix: 'avg',
+    returns: ([a]) => (numericType(a!, 'avg') === 'timespan' ? 'timespan' : 'real'),
+    sql: ([a]) => (a!.type === 'timespan' ? `CAST(avg(${a!.sql}) AS BIGINT)` : `avg(${numArg(a!)})`),
+  },
+  avgif: {
+    minArgs: 2, maxArgs: 2, op: 'avgif', prefix: 'avgif', predicateArgs: [1],
+    returns: ([a]) => (numericType(a!, 'avgif') === 'timespan' ? 'timespan' : 'real'),
+    sql: ([a, p]) => (a!.type === 'timespan' ? `CAST(avg(${a!.sql}) FILTER (WHERE ${cast(p!, 'bool')}) AS BIGINT)` : `avg(${numArg(a!)}) FILTER (WHERE ${cast(p!, 'bool')})`),
+  },
+  min: { minArgs: 1, maxArgs: 1, op: 'min', prefix: 'min', returns: ([a]) => orderable(a!, 'min'), sql: ([a]) => `min(${a!.type === 'dynamic' ? numArg(a!) : a!.sql})` },
+  max: { minArgs: 1, maxArgs: 1, op: 'max', prefix: 'max', returns: ([a]) => orderable(a!, 'max'), sql: ([a]) => `max(${a!.type === 'dynamic' ? numArg(a!) : a!.sql})` },
+  minif: {
+    minArgs: 2, maxArgs: 2, op: 'minif', prefix: 'minif', predicateArgs: [1],
+    returns: ([a]) => orderable(a!, 'minif'), sql: ([a, p]) => `min(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}) FILTER (WHERE ${cast(p!, 'bool')})`,
+  },
+  maxif: {
+    minArgs: 2, maxArgs: 2, op: 'maxif', prefix: 'maxif', predicateArgs: [1],
+    returns: ([a]) => orderable(a!, 'maxif'), sql: ([a, p]) => `max(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}) FILTER (WHERE ${cast(p!, 'bool')})`,
+  },
+  dcount: { minArgs: 1, maxArgs: 2, op: 'distinct', prefix: 'dcount', returns: () => 'long', sql: ([a]) => `count(DISTINCT ${a!.sql})` },
+  dcountif: {
+    minArgs: 2, maxArgs: 3, op: 'distinctif', prefix: 'dcountif', predicateArgs: [1],
+    returns: () => 'long', sql: ([a, p]) => `count(DISTINCT ${a!.sql}) FILTER (WHERE ${cast(p!, 'bool')})`,
+  },
+  percentile: {
+    minArgs: 2, maxArgs: 2, op: 'percentiles', prefix: 'percentile', constantArgs: [1],
+    returns: ([a]) => orderable(a!, 'percentile'),
+    sql: ([a, p]) => `quantile_disc(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}, ${percentileP(p)})`,
+  },
+  percentiles_array: {
+    minArgs: 2, maxArgs: 64, op: 'percentiles', prefix: 'percentiles', constantArgs: Array.from({ length: 63 }, (_, i) => i + 1),
+    returns: ([a]) => {
+      orderable(a!, 'percentiles_array');
+      return 'dynamic';
+    },
+    sql: ([a, ...ps]) => {
+      const list = ps.flatMap((p) => (Array.isArray(p.constant?.value) ? (p.constant!.value as unknown[]).map((v) => percentileP({ sql: '', type: 'real', constant: { value: v as number } })) : [percentileP(p)]));
+      const v = a!.type === 'dynamic' ? numArg(a!) : a!.sql;
+      const q = `quantile_disc(${v}, [${list.join(', ')}])`;
+      return a!.type === 'datetime' ? `to_json(list_transform(${q}, x -> ferry_rfc3339(x)))` : `to_json(${q})`;
+    },
+  },
+  stdev: { minArgs: 1, maxArgs: 1, op: 'stdev', prefix: 'stdev', returns: () => 'real', sql: ([a]) => `stddev_samp(${numArg(a!)})` },
+  stdevif: {
+    minArgs: 2, maxArgs: 2, op: 'stdevif', prefix: 'stdevif', predicateArgs: [1],
+    returns: () => 'real', sql: ([a, p]) => `stddev_samp(${numArg(a!)}) FILTER (WHERE ${cast(p!, 'bool')})`,
+  },
+  variance: { minArgs: 1, maxArgs: 1, op: 'variance', prefix: 'variance', returns: () => 'real', sql: ([a]) => `var_samp(${numArg(a!)})` },
+  varianceif: {
+    minArgs: 2, maxArgs: 2, op: 'varianceif', prefix: 'varianceif', predicateArgs: [1],
+    returns: () => 'real', sql: ([a, p]) => `var_samp(${numArg(a!)}) FILTER (WHERE ${cast(p!, 'bool')})`,
+  },
+  make_list: {
+    minArgs: 1, maxArgs: 2, op: 'makelist', prefix: 'list', constantArgs: [1],
+    returns: () => 'dynamic', sql: ([a, n]) => limitList(`list(${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL)`, n),
+  },
+  make_set: {
+    minArgs: 1, maxArgs: 2, op: 'makeset', prefix: 'set', constantArgs: [1],
+    returns: () => 'dynamic', sql: ([a, n]) => limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL)`, n),
+  },
+  make_list_if: {
+    minArgs: 2, maxArgs: 3, op: 'makelistif', prefix: 'list', predicateArgs: [1], constantArgs: [2],
+    returns: () => 'dynamic', sql: ([a, p, n]) => limitList(`list(${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
+  },
+  make_set_if: {
+    minArgs: 2, maxArgs: 3, op: 'makesetif', prefix: 'set', predicateArgs: [1], constantArgs: [2],
+    returns: () => 'dynamic', sql: ([a, p, n]) => limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
+  },
+};
+
+function limitList(list: string, n?: SqlArg): string {
+  const max = n?.constant?.value;
+  const body = max !== undefined && max !== null ? `list_slice(${list}, 1, ${String(max)})` : list;
+  return `COALESCE(to_json(${body}), '[]'::JSON)`;
+}

@@ -1,0 +1,347 @@
+/**
+ * APL scalar functions (apl.md 2.3, Appendix A) and their DuckDB translations. Conversion rules follow the
+ * Go semantics of Axiom's backend (apl.md 4.2); see ./sql.ts.
+ */
+import { ArgumentError, type ArgInfo, type ScalarFunction } from './catalog.js';
+import {
+  asStringSql, convertSql, toBoolSql, toDatetimeSql, toDynamicSql, toLongSql, toRealSql, toStringSql,
+  toTimespanSql, type SqlArg,
+} from './sql.js';
+import { isNumeric, type AplType } from '../types.js';
+
+const fail = (m: string): never => {
+  throw new ArgumentError(m);
+};
+
+/** A function of fixed result type whose arguments are converted to the given types. */
+function fixed(result: AplType, argTypes: AplType[], sql: (a: string[]) => string, optional = 0): ScalarFunction {
+  return {
+    minArgs: argTypes.length - optional,
+    maxArgs: argTypes.length,
+    returns(args) {
+      args.forEach((a, i) => checkConvertible(a, argTypes[i]!, i));
+      return result;
+    },
+    sql: (args) => sql(args.map((a, i) => (a.type === argTypes[i] || (argTypes[i] === 'real' && a.type === 'long') ? a.sql : convertSql(a, argTypes[i]!)))),
+  };
+}
+
+function checkConvertible(a: ArgInfo, to: AplType, i: number): void {
+  if (a.type === to || a.type === 'dynamic' || to === 'dynamic' || to === 'string') return;
+  if (isNumeric(to) && (isNumeric(a.type) || a.type === 'string')) return;
+  if (to === 'timespan' && a.type === 'long') return;
+  if (to === 'bool' && a.type === 'string') return;
+  if (to === 'datetime' && a.type === 'string') return;
+  fail(`argument ${i + 1} must be ${to}, not ${a.type}`);
+}
+
+function conversion(result: AplType, sql: (a: SqlArg) => string): ScalarFunction {
+  return { minArgs: 1, maxArgs: 1, returns: () => result, sql: ([a]) => sql(a!) };
+}
+
+/** The common type of several values (iff branches, case results, coalesce). */
+export function unify(types: AplType[], what: string): AplType {
+  const known = types.filter((t) => t !== undefined);
+  let t = known[0]!;
+  for (const u of known.slice(1)) {
+    if (u === t) continue;
+    if (isNumeric(u) && isNumeric(t)) t = 'real';
+    else if (t === 'dynamic' || u === 'dynamic') t = 'dynamic';
+    else fail(`${what} mixes ${t} and ${u}`);
+  }
+  return t;
+}
+
+const castTo = (a: SqlArg, t: AplType) => (a.type === t ? a.sql : convertSql(a, t));
+
+/** Rounds toward −∞ to a multiple of `size`; datetimes are anchored at 0001-01-01 (Monday weeks), as Go's Truncate. */
+export function binSql(v: SqlArg, size: SqlArg): string {
+  if (v.type === 'datetime') {
+    const s = size.sql;
+    // Offset of 0001-01-01T00:00:00Z from the Unix epoch, reduced mod the size so it never overflows.
+    const anchorMod = size.constant && typeof size.constant.value === 'bigint' && size.constant.value > 0n
+      ? `CAST(${mod(-62135596800n * 1_000_000_000n, size.constant.value)} AS BIGINT)`
+      : `CAST(((-62135596800000000000::HUGEINT % ${s}) + ${s}) % ${s} AS BIGINT)`;
+    const e = `epoch_ns(${v.sql})`;
+    return `(CASE WHEN ${s} > 0 THEN make_timestamp_ns(${e} - (((${e} - ${anchorMod}) % ${s}) + ${s}) % ${s}) END)`;
+  }
+  if (v.type === 'long' || v.type === 'timespan') {
+    const s = size.type === 'long' || size.type === 'timespan' ? size.sql : `CAST(${size.sql} AS BIGINT)`;
+    return `(CASE WHEN ${s} > 0 THEN ${v.sql} - ((${v.sql} % ${s}) + ${s}) % ${s} END)`;
+  }
+  const x = castTo(v, 'real');
+  return `(CASE WHEN ${size.sql} > 0 THEN floor(${x} / ${size.sql}) * ${size.sql} END)`;
+}
+
+function mod(a: bigint, m: bigint): bigint {
+  return ((a % m) + m) % m;
+}
+
+function binReturns(args: ArgInfo[]): AplType {
+  const [v, size] = args as [ArgInfo, ArgInfo];
+  if (v.type === 'datetime') {
+    if (size.type !== 'timespan') fail('bin() of a datetime needs a timespan size, such as 1h');
+    return 'datetime';
+  }
+  if (v.type === 'timespan') return 'timespan';
+  if (v.type === 'long' && size.type === 'long') return 'long';
+  if (isNumeric(v.type) || v.type === 'dynamic' || v.type === 'string') return 'real';
+  return fail(`bin() is not defined for ${v.type}`);
+}
+
+/** The date part functions: DuckDB date_part names. */
+function datePart(part: string): ScalarFunction {
+  return fixed('long', ['datetime'], ([d]) => `CAST(date_part('${part}', ${d}) AS BIGINT)`);
+}
+
+/** startof... / endof... with an optional offset in units. */
+function startOf(unit: 'day' | 'week' | 'month' | 'year', end: boolean): ScalarFunction {
+  return {
+    minArgs: 1, maxArgs: 2,
+    returns(args) {
+      checkConvertible(args[0]!, 'datetime', 0);
+      if (args[1]) checkConvertible(args[1], 'long', 1);
+      return 'datetime';
+    },
+    sql([d, off]) {
+      const dt = castTo(d!, 'datetime');
+      // DuckDB weeks start on Monday; APL's startofweek is Sunday.
+      const base = unit === 'week'
+        ? `CAST(date_trunc('day', ${dt}) - to_days(CAST(date_part('dow', ${dt}) AS INTEGER)) AS TIMESTAMP_NS)`
+        : `CAST(date_trunc('${unit}', ${dt}) AS TIMESTAMP_NS)`;
+      const interval = unit === 'week' ? 'to_weeks' : unit === 'day' ? 'to_days' : unit === 'month' ? 'to_months' : 'to_years';
+      const n = off ? `CAST(${castTo(off, 'long')} AS INTEGER)` : '0';
+      const start = `CAST(${base} + ${interval}(${n}) AS TIMESTAMP_NS)`;
+      if (!end) return start;
+      return `make_timestamp_ns(epoch_ns(CAST(${start} + ${interval}(1) AS TIMESTAMP_NS)) - 1)`;
+    },
+  };
+}
+
+const DATETIME_PARTS: Record<string, string> = {
+  year: 'year', quarter: 'quarter', month: 'month', week: 'week', day: 'day', hour: 'hour', minute: 'minute',
+  second: 'second', millisecond: 'millisecond', microsecond: 'microsecond', nanosecond: 'nanosecond',
+};
+
+function partName(a: SqlArg): string {
+  const v = a.constant?.value;
+  const p = typeof v === 'string' ? DATETIME_PARTS[v.toLowerCase()] : undefined;
+  if (!p) fail(`the date part must be a constant, one of ${Object.keys(DATETIME_PARTS).join(', ')}`);
+  return p!;
+}
+
+export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
+  // ---- rounding
+  bin: { minArgs: 2, maxArgs: 2, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
+  floor: { minArgs: 1, maxArgs: 2, returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`) },
+  ceiling: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v]) => (v!.type === 'long' ? v!.sql : `ceiling(${castTo(v!, 'real')})`) },
+  round: {
+    minArgs: 1, maxArgs: 2,
+    returns: (a) => (a[0]!.type === 'long' && !a[1] ? 'long' : 'real'),
+    sql: ([v, p]) => (v!.type === 'long' && !p ? v!.sql : `round(${castTo(v!, 'real')}, ${p ? `CAST(${castTo(p, 'long')} AS INTEGER)` : '0'})`),
+  },
+  // ---- conditional
+  iff: {
+    minArgs: 3, maxArgs: 3,
+    returns: (a) => {
+      checkConvertible(a[0]!, 'bool', 0);
+      return unify([a[1]!.type, a[2]!.type], 'iff()');
+    },
+    sql: ([c, a, b]) => {
+      const t = unify([a!.type, b!.type], 'iff()');
+      return `(CASE WHEN ${castTo(c!, 'bool')} THEN ${castTo(a!, t)} ELSE ${castTo(b!, t)} END)`;
+    },
+  },
+  case: {
+    minArgs: 3, maxArgs: 1001,
+    returns: (a) => {
+      if (a.length % 2 === 0) fail('case() takes pairs of (predicate, value) and a final else value');
+      return unify(a.filter((_, i) => i % 2 === 1 || i === a.length - 1).map((x) => x.type), 'case()');
+    },
+    sql: (a) => {
+      const t = unify(a.filter((_, i) => i % 2 === 1 || i === a.length - 1).map((x) => x.type), 'case()');
+      let s = 'CASE';
+      for (let i = 0; i + 1 < a.length; i += 2) s += ` WHEN ${castTo(a[i]!, 'bool')} THEN ${castTo(a[i + 1]!, t)}`;
+      return `(${s} ELSE ${castTo(a[a.length - 1]!, t)} END)`;
+    },
+  },
+  // ---- conversion
+  tostring: conversion('string', toStringSql),
+  toint: conversion('long', toLongSql),
+  tolong: conversion('long', toLongSql),
+  toreal: conversion('real', toRealSql),
+  todouble: conversion('real', toRealSql),
+  tobool: conversion('bool', toBoolSql),
+  toboolean: conversion('bool', toBoolSql),
+  todatetime: conversion('datetime', toDatetimeSql),
+  totimespan: conversion('timespan', toTimespanSql),
+  todynamic: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)) },
+  // parse_json returns the original string when it is not JSON (apl.md 4.2).
+  parse_json: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `COALESCE(TRY_CAST(${a!.sql} AS JSON), to_json(${a!.sql}))` : toDynamicSql(a!)) },
+  // ---- strings
+  isempty: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'string' ? `(${a!.sql} IS NULL OR ${a!.sql} = '')` : `(${a!.sql} IS NULL)`) },
+  isnotempty: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'string' ? `(${a!.sql} IS NOT NULL AND ${a!.sql} <> '')` : `(${a!.sql} IS NOT NULL)`) },
+  isnull: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'dynamic' ? `(${a!.sql} IS NULL OR json_type(${a!.sql}) = 'NULL')` : `(${a!.sql} IS NULL)`) },
+  isnotnull: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'dynamic' ? `(${a!.sql} IS NOT NULL AND json_type(${a!.sql}) <> 'NULL')` : `(${a!.sql} IS NOT NULL)`) },
+  strcat: { minArgs: 1, maxArgs: 64, returns: () => 'string', sql: (a) => `concat(${a.map(toStringSql).join(', ')})` },
+  strcat_delim: { minArgs: 2, maxArgs: 65, returns: () => 'string', sql: ([d, ...a]) => `concat_ws(${toStringSql(d!)}, ${a.map(toStringSql).join(', ')})` },
+  strlen: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `CAST(length(${asStringSql(a!)}) AS BIGINT)` },
+  string_size: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `CAST(strlen(${asStringSql(a!)}) AS BIGINT)` },
+  tolower: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([a]) => `lower(${asStringSql(a!)})` },
+  toupper: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([a]) => `upper(${asStringSql(a!)})` },
+  substring: {
+    minArgs: 2, maxArgs: 3, returns: () => 'string',
+    sql: ([s, start, len]) => {
+      const st = `GREATEST(${castTo(start!, 'long')}, 0) + 1`;
+      return len ? `COALESCE(substring(${asStringSql(s!)}, ${st}, GREATEST(${castTo(len, 'long')}, 0)), '')` : `COALESCE(substring(${asStringSql(s!)}, ${st}), '')`;
+    },
+  },
+  coalesce: {
+    minArgs: 1, maxArgs: 64,
+    returns: (a) => unify(a.map((x) => x.type), 'coalesce()'),
+    sql: (a) => {
+      const t = unify(a.map((x) => x.type), 'coalesce()');
+      // For strings the first non-empty value wins (apl.md 4.1).
+      const parts = a.map((x, i) => (t === 'string' && i < a.length - 1 ? `NULLIF(${castTo(x, t)}, '')` : castTo(x, t)));
+      return `COALESCE(${parts.join(', ')})`;
+    },
+  },
+  indexof: {
+    minArgs: 2, maxArgs: 2, returns: () => 'long',
+    sql: ([s, l]) => `(CASE WHEN ${asStringSql(s!)} IS NULL THEN NULL ELSE CAST(strpos(${asStringSql(s!)}, ${asStringSql(l!)}) - 1 AS BIGINT) END)`,
+  },
+  trim: fixed('string', ['string', 'string'], ([cut, s]) => `trim(${s}, ${cut})`),
+  trim_start: fixed('string', ['string', 'string'], ([cut, s]) => `ltrim(${s}, ${cut})`),
+  trim_end: fixed('string', ['string', 'string'], ([cut, s]) => `rtrim(${s}, ${cut})`),
+  trim_space: fixed('string', ['string'], ([s]) => `trim(${s})`),
+  reverse: fixed('string', ['string'], ([s]) => `reverse(${s})`),
+  replace_string: fixed('string', ['string', 'string', 'string'], ([l, r, s]) => `replace(${s}, ${l}, ${r})`),
+  replace_regex: fixed('string', ['string', 'string', 'string'], ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`),
+  replace: fixed('string', ['string', 'string', 'string'], ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`),
+  extract: {
+    minArgs: 3, maxArgs: 3, returns: () => 'string',
+    sql: ([re, g, s]) => `NULLIF(regexp_extract(${asStringSql(s!)}, ${asStringSql(re!)}, CAST(${castTo(g!, 'long')} AS INTEGER)), '')`,
+  },
+  countof: fixed('long', ['string', 'string'], ([l, s]) => `CAST((length(${s}) - length(replace(${s}, ${l}, ''))) // GREATEST(length(${l}), 1) AS BIGINT)`),
+  split: fixed('dynamic', ['string', 'string'], ([s, d]) => `to_json(string_split(${s}, ${d}))`),
+  url_encode: fixed('string', ['string'], ([s]) => `url_encode(${s})`),
+  url_decode: fixed('string', ['string'], ([s]) => `url_decode(${s})`),
+  base64_encode_tostring: fixed('string', ['string'], ([s]) => `to_base64(encode(${s}))`),
+  base64_decode_tostring: fixed('string', ['string'], ([s]) => `TRY(decode(from_base64(${s})))`),
+  hash_md5: fixed('string', ['string'], ([s]) => `md5(${s})`),
+  hash_sha256: fixed('string', ['string'], ([s]) => `sha256(${s})`),
+  gettype: {
+    minArgs: 1, maxArgs: 1, returns: () => 'string',
+    sql: ([a]) => {
+      const name: Record<AplType, string> = { string: 'string', long: 'long', real: 'real', bool: 'bool', datetime: 'datetime', timespan: 'timespan', dynamic: 'dynamic' };
+      if (a!.type !== 'dynamic') return `(CASE WHEN ${a!.sql} IS NULL THEN 'null' ELSE '${name[a!.type]}' END)`;
+      return `(CASE json_type(${a!.sql}) WHEN 'ARRAY' THEN 'array' WHEN 'OBJECT' THEN 'dictionary' WHEN 'VARCHAR' THEN 'string' WHEN 'BIGINT' THEN 'long' WHEN 'UBIGINT' THEN 'long' WHEN 'DOUBLE' THEN 'real' WHEN 'BOOLEAN' THEN 'bool' ELSE 'null' END)`;
+    },
+  },
+  // ---- datetime
+  // now() and ago() are folded to constants by the binder (one `now` per query); these serve non-constant offsets.
+  datetime_add: {
+    minArgs: 3, maxArgs: 3, returns: () => 'datetime',
+    sql: ([p, n, d]) => {
+      const part = partName(p!);
+      const dt = castTo(d!, 'datetime');
+      const k = castTo(n!, 'long');
+      const fixedNs: Record<string, bigint> = { week: 604800000000000n, day: 86400000000000n, hour: 3600000000000n, minute: 60000000000n, second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n };
+      if (fixedNs[part]) return `make_timestamp_ns(epoch_ns(${dt}) + ${k} * ${fixedNs[part]})`;
+      const months = part === 'year' ? `${k} * 12` : part === 'quarter' ? `${k} * 3` : k;
+      return `CAST(${dt} + to_months(CAST(${months} AS INTEGER)) AS TIMESTAMP_NS)`;
+    },
+  },
+  datetime_diff: {
+    minArgs: 3, maxArgs: 3, returns: () => 'long',
+    sql: ([p, a, b]) => `CAST(date_diff('${partName(p!)}', ${castTo(b!, 'datetime')}, ${castTo(a!, 'datetime')}) AS BIGINT)`,
+  },
+  datetime_part: {
+    minArgs: 2, maxArgs: 2, returns: () => 'long',
+    sql: ([p, d]) => `CAST(date_part('${partName(p!)}', ${castTo(d!, 'datetime')}) AS BIGINT)`,
+  },
+  hourofday: datePart('hour'),
+  dayofmonth: datePart('day'),
+  dayofyear: datePart('doy'),
+  getmonth: datePart('month'),
+  monthofyear: datePart('month'),
+  getyear: datePart('year'),
+  week_of_year: datePart('week'),
+  // APL's dayofweek is an int 0–6 with Sunday = 0 (apl.md 2.3), DuckDB's dow exactly.
+  dayofweek: datePart('dow'),
+  startofday: startOf('day', false),
+  startofweek: startOf('week', false),
+  startofmonth: startOf('month', false),
+  startofyear: startOf('year', false),
+  endofday: startOf('day', true),
+  endofweek: startOf('week', true),
+  endofmonth: startOf('month', true),
+  endofyear: startOf('year', true),
+  unixtime_seconds_todatetime: fixed('datetime', ['real'], ([n]) => `make_timestamp_ns(CAST(round(${n} * 1e9) AS BIGINT))`),
+  unixtime_milliseconds_todatetime: fixed('datetime', ['real'], ([n]) => `make_timestamp_ns(CAST(round(${n} * 1e6) AS BIGINT))`),
+  unixtime_microseconds_todatetime: fixed('datetime', ['real'], ([n]) => `make_timestamp_ns(CAST(round(${n} * 1e3) AS BIGINT))`),
+  unixtime_nanoseconds_todatetime: fixed('datetime', ['long'], ([n]) => `make_timestamp_ns(${n})`),
+  // ---- math
+  abs: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' || a[0]!.type === 'timespan' ? a[0]!.type : 'real'), sql: ([a]) => `abs(${isNumeric(a!.type) || a!.type === 'timespan' ? a!.sql : castTo(a!, 'real')})` },
+  sqrt: fixed('real', ['real'], ([x]) => `(CASE WHEN ${x} >= 0 THEN sqrt(${x}) END)`),
+  pow: fixed('real', ['real', 'real'], ([x, y]) => `pow(${x}, ${y})`),
+  log: fixed('real', ['real'], ([x]) => `(CASE WHEN ${x} > 0 THEN ln(${x}) END)`),
+  log10: fixed('real', ['real'], ([x]) => `(CASE WHEN ${x} > 0 THEN log10(${x}) END)`),
+  log2: fixed('real', ['real'], ([x]) => `(CASE WHEN ${x} > 0 THEN log2(${x}) END)`),
+  exp: fixed('real', ['real'], ([x]) => `exp(${x})`),
+  pi: fixed('real', [], () => 'pi()'),
+  isnan: fixed('bool', ['real'], ([x]) => `isnan(${x})`),
+  isinf: fixed('bool', ['real'], ([x]) => `isinf(${x})`),
+  isfinite: fixed('bool', ['real'], ([x]) => `isfinite(${x})`),
+  sign: fixed('real', ['real'], ([x]) => `sign(${x})`),
+  not: fixed('bool', ['bool'], ([x]) => `(NOT ${x})`),
+  max_of: {
+    minArgs: 2, maxArgs: 64, returns: (a) => unify(a.map((x) => x.type), 'max_of()'),
+    sql: (a) => `GREATEST(${a.map((x) => castTo(x, unify(a.map((y) => y.type), 'max_of()'))).join(', ')})`,
+  },
+  min_of: {
+    minArgs: 2, maxArgs: 64, returns: (a) => unify(a.map((x) => x.type), 'min_of()'),
+    sql: (a) => `LEAST(${a.map((x) => castTo(x, unify(a.map((y) => y.type), 'min_of()'))).join(', ')})`,
+  },
+  // ---- arrays and bags
+  array_length: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)` },
+  len: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => (a!.type === 'string' ? `CAST(length(${a!.sql}) AS BIGINT)` : `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)`) },
+  pack_array: { minArgs: 0, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `json_array(${a.map(jsonArg).join(', ')})` },
+  bag_pack: { minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
+  pack: { minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
+  pack_dictionary: { minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
+  bag_keys: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => `to_json(json_keys(${toDynamicSql(a!)}))` },
+  array_concat: { minArgs: 1, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `to_json(flatten([${a.map((x) => `CAST(${toDynamicSql(x)} AS JSON[])`).join(', ')}]))` },
+  array_sum: { minArgs: 1, maxArgs: 1, returns: () => 'real', sql: ([a]) => `list_sum(CAST(${toDynamicSql(a!)} AS DOUBLE[]))` },
+  array_index_of: {
+    minArgs: 2, maxArgs: 2, returns: () => 'long',
+    sql: ([a, v]) => `CAST(COALESCE(list_position(CAST(${toDynamicSql(a!)} AS JSON[]), ${toDynamicSql(v!)}), 0) - 1 AS BIGINT)`,
+  },
+  array_slice: {
+    minArgs: 3, maxArgs: 3, returns: () => 'dynamic',
+    sql: ([a, s, e]) => `to_json(list_slice(CAST(${toDynamicSql(a!)} AS JSON[]), ${castTo(s!, 'long')} + 1, ${castTo(e!, 'long')} + 1))`,
+  },
+  // ---- ip
+  ipv4_is_private: fixed('bool', ['string'], ([s]) => `(regexp_full_match(${s}, '(10\\.\\d+|172\\.(1[6-9]|2\\d|3[01])|192\\.168)\\.\\d+\\.\\d+'))`),
+};
+SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
+
+function jsonArg(a: SqlArg): string {
+  return toDynamicSql(a);
+}
+
+function packReturns(a: ArgInfo[]): AplType {
+  if (a.length % 2 !== 0) fail('bag_pack() takes key, value pairs');
+  a.forEach((k, i) => {
+    if (i % 2 === 0 && k.type !== 'string') fail(`key ${i / 2 + 1} of bag_pack() must be a string`);
+  });
+  return 'dynamic';
+}
+
+function packSql(a: SqlArg[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i + 1 < a.length; i += 2) parts.push(a[i]!.sql, jsonArg(a[i + 1]!));
+  return `json_object(${parts.join(', ')})`;
+}
+
+export { fail as argumentError, castTo };

@@ -1,0 +1,80 @@
+/**
+ * The APL syntax tree. Every node carries `pos`, the offset of its first character in the query text, so
+ * that later stages (binder, compiler) can report errors with a line and column.
+ */
+
+export type LiteralType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'dynamic';
+
+/** Literal values: long/datetime/timespan are bigint (datetime and timespan in ns), null is a typed null. */
+export type LiteralValue = string | number | bigint | boolean | null | DynamicValue;
+export type DynamicValue = null | boolean | number | string | DynamicValue[] | { [k: string]: DynamicValue };
+
+export type Expr =
+  | { kind: 'literal'; pos: number; type: LiteralType; value: LiteralValue }
+  | { kind: 'name'; pos: number; name: string; quoted: boolean }
+  | { kind: 'member'; pos: number; target: Expr; name: string }
+  | { kind: 'index'; pos: number; target: Expr; index: Expr }
+  | { kind: 'call'; pos: number; name: string; args: Expr[] }
+  | { kind: 'unary'; pos: number; op: '-' | '+'; operand: Expr }
+  | { kind: 'binary'; pos: number; op: string; left: Expr; right: Expr }
+  | { kind: 'list'; pos: number; op: string; left: Expr; items: Expr[] } // in, !in, in~, !in~, has_any...
+  | { kind: 'between'; pos: number; negated: boolean; left: Expr; low: Expr; high: Expr }
+  | { kind: 'star'; pos: number }
+  | { kind: 'typeof'; pos: number; typeName: string };
+
+/** `name = expr`, or a bare expression whose output name the binder derives. */
+export interface Assignment {
+  pos: number;
+  name?: string;
+  expr: Expr;
+}
+
+export interface SortKey {
+  expr: Expr;
+  desc: boolean;
+  nulls?: 'first' | 'last';
+}
+
+/** A column name or a wildcard pattern such as `status*` or `['geo.']*`. */
+export interface NamePattern {
+  pos: number;
+  pattern: string;
+  wildcard: boolean;
+}
+
+export type Operator =
+  | { op: 'where'; pos: number; predicate: Expr }
+  | { op: 'extend'; pos: number; items: Assignment[] }
+  | { op: 'project'; pos: number; items: Assignment[] }
+  | { op: 'project-away' | 'project-keep'; pos: number; patterns: NamePattern[] }
+  | { op: 'project-rename'; pos: number; items: { pos: number; name: string; from: string }[] }
+  | { op: 'project-reorder'; pos: number; items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[] }
+  | { op: 'summarize'; pos: number; aggs: Assignment[]; by: Assignment[] }
+  | { op: 'sort'; pos: number; keys: SortKey[] }
+  | { op: 'take'; pos: number; count: Expr }
+  | { op: 'top'; pos: number; count: Expr; key: SortKey }
+  | { op: 'count'; pos: number }
+  | { op: 'distinct'; pos: number; items: Expr[] | 'all' }
+  | { op: 'getschema'; pos: number }
+  | { op: 'unsupported'; pos: number; name: string };
+
+export type Source =
+  | { kind: 'table'; pos: number; name: string }
+  | { kind: 'print'; pos: number; items: Assignment[] }
+  | { kind: 'datatable'; pos: number; columns: { name: string; type: string; pos: number }[]; values: Expr[] };
+
+export interface TabularExpr {
+  pos: number;
+  source: Source;
+  ops: Operator[];
+}
+
+export type Statement =
+  | { kind: 'let'; pos: number; name: string; value: Expr | TabularExpr; tabular: boolean }
+  | { kind: 'set'; pos: number; name: string; value?: Expr }
+  | { kind: 'declare'; pos: number; params: { name: string; type: string; default?: Expr; pos: number }[] };
+
+export interface Query {
+  statements: Statement[];
+  body: TabularExpr;
+}

@@ -1,0 +1,669 @@
+/**
+ * The APL parser: tokens → syntax tree (./ast.ts), by recursive descent. Keywords are case-sensitive, as in
+ * APL (`WHERE` is an error). Errors name what was expected and where.
+ */
+import { AplError } from '../errors.js';
+import { tokenize } from '../lexer/lexer.js';
+import type { Token } from '../lexer/tokens.js';
+import { parseRfc3339Ns } from '../../util/time.js';
+import type {
+  Assignment, DynamicValue, Expr, LiteralType, NamePattern, Operator, Query, SortKey, Source, Statement, TabularExpr,
+} from './ast.js';
+
+/** Binary operators on strings and sets, at the precedence of comparisons. */
+export const STRING_OPERATORS = new Set([
+  'contains', '!contains', 'contains_cs', '!contains_cs',
+  'startswith', '!startswith', 'startswith_cs', '!startswith_cs',
+  'endswith', '!endswith', 'endswith_cs', '!endswith_cs',
+  'has', '!has', 'has_cs', '!has_cs',
+  'hasprefix', '!hasprefix', 'hasprefix_cs', '!hasprefix_cs',
+  'hassuffix', '!hassuffix', 'hassuffix_cs', '!hassuffix_cs',
+]);
+const LIST_OPERATORS = new Set(['in', '!in', 'in~', '!in~', 'has_any', 'has_any_cs', 'has_all']);
+const COMPARISONS = new Set(['==', '!=', '<>', '<', '<=', '>', '>=', '=~', '!~']);
+
+/** Tabular operators the engine knows by name but does not run yet: they answer a clear 400. */
+const KNOWN_UNSUPPORTED_OPERATORS = new Set([
+  'search', 'union', 'join', 'lookup', 'mv-expand', 'parse', 'make-series', 'sample', 'parse-kv', 'parse-where',
+  'redact', 'extend-valid', 'externaldata', 'as', 'serialize', 'render', 'fork', 'facet', 'evaluate', 'invoke',
+  'mv-apply', 'partition', 'range', 'reduce', 'scan', 'sample-distinct', 'top-nested', 'top-hitters', 'find',
+]);
+
+/** Type names accepted by typed literals and schemas. */
+export const TYPE_NAMES: Record<string, LiteralType> = {
+  string: 'string', int: 'long', long: 'long', real: 'real', double: 'real', decimal: 'real', bool: 'bool', boolean: 'bool',
+  datetime: 'datetime', date: 'datetime', timespan: 'timespan', time: 'timespan', dynamic: 'dynamic',
+};
+
+export function parseQuery(source: string): Query {
+  return new Parser(source).query();
+}
+
+/** Parses a single expression (used by tests and by the legacy query endpoint's virtual fields). */
+export function parseExpression(source: string): Expr {
+  const p = new Parser(source);
+  const e = p.expression();
+  p.expectEnd();
+  return e;
+}
+
+class Parser {
+  private readonly toks: Token[];
+  private i = 0;
+
+  constructor(private readonly src: string) {
+    this.toks = tokenize(src);
+  }
+
+  // ---- token helpers ------------------------------------------------------------------------------------
+
+  private peek(k = 0): Token {
+    return this.toks[Math.min(this.i + k, this.toks.length - 1)]!;
+  }
+
+  private next(): Token {
+    const t = this.peek();
+    if (t.kind !== 'eof') this.i++;
+    return t;
+  }
+
+  private isPunct(text: string, k = 0): boolean {
+    const t = this.peek(k);
+    return t.kind === 'punct' && t.text === text;
+  }
+
+  private isWord(text: string, k = 0): boolean {
+    const t = this.peek(k);
+    return t.kind === 'ident' && t.text === text;
+  }
+
+  private acceptPunct(text: string): boolean {
+    if (!this.isPunct(text)) return false;
+    this.i++;
+    return true;
+  }
+
+  private acceptWord(text: string): boolean {
+    if (!this.isWord(text)) return false;
+    this.i++;
+    return true;
+  }
+
+  fail(message: string, at: Token | number = this.peek()): never {
+    throw new AplError(message, this.src, typeof at === 'number' ? at : at.pos);
+  }
+
+  private describe(t: Token): string {
+    return t.kind === 'eof' ? 'the end of the query' : `"${t.text}"`;
+  }
+
+  private expectPunct(text: string): Token {
+    if (!this.isPunct(text)) this.fail(`expected "${text}" but found ${this.describe(this.peek())}`);
+    return this.next();
+  }
+
+  private expectWord(text: string): Token {
+    if (!this.isWord(text)) this.fail(`expected "${text}" but found ${this.describe(this.peek())}`);
+    return this.next();
+  }
+
+  expectEnd(): void {
+    if (this.peek().kind !== 'eof') this.fail(`unexpected ${this.describe(this.peek())}`);
+  }
+
+  private ident(what: string): Token {
+    const t = this.peek();
+    if (t.kind !== 'ident' || t.text.startsWith('!')) this.fail(`expected ${what} but found ${this.describe(t)}`);
+    return this.next();
+  }
+
+  /** A column or table name: bare identifier, or ['quoted'] / ["quoted"]. */
+  private nameToken(what: string): { name: string; pos: number; quoted: boolean } {
+    const t = this.peek();
+    if (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2)) {
+      this.i += 3;
+      return { name: this.peek(-2).value as string, pos: t.pos, quoted: true };
+    }
+    const id = this.ident(what);
+    return { name: id.text, pos: id.pos, quoted: false };
+  }
+
+  private isNameStart(): boolean {
+    const t = this.peek();
+    return (t.kind === 'ident' && !t.text.startsWith('!')) || (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2));
+  }
+
+  /** True when the tokens ahead are `name =` (an assignment, not a comparison). */
+  private atAssignment(): boolean {
+    const t = this.peek();
+    if (t.kind === 'ident' && !t.text.startsWith('!')) return this.isPunct('=', 1);
+    if (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2)) return this.isPunct('=', 3);
+    return false;
+  }
+
+  // ---- statements -----------------------------------------------------------------------------------------
+
+  query(): Query {
+    const statements: Statement[] = [];
+    for (;;) {
+      while (this.acceptPunct(';'));
+      if (this.isWord('let')) statements.push(this.letStatement());
+      else if (this.isWord('set')) statements.push(this.setStatement());
+      else if (this.isWord('declare')) statements.push(this.declareStatement());
+      else break;
+      if (this.peek().kind !== 'eof') this.expectPunct(';');
+    }
+    if (this.peek().kind === 'eof') this.fail('the query has no tabular expression (expected a dataset name)');
+    const body = this.tabular();
+    while (this.acceptPunct(';'));
+    if (this.peek().kind !== 'eof') {
+      if (this.isPunct('|')) this.fail('expected an operator after "|"');
+      this.fail(`unexpected ${this.describe(this.peek())}; operators are separated by "|"`);
+    }
+    return { statements, body };
+  }
+
+  private letStatement(): Statement {
+    const start = this.expectWord('let');
+    const name = this.ident('a name after let').text;
+    this.expectPunct('=');
+    if (this.atTabularStart()) return { kind: 'let', pos: start.pos, name, value: this.tabular(), tabular: true };
+    return { kind: 'let', pos: start.pos, name, value: this.expression(), tabular: false };
+  }
+
+  /** A let value is tabular when it starts with a table source followed by a pipe, or with datatable/print. */
+  private atTabularStart(): boolean {
+    if (this.isWord('datatable') || this.isWord('print')) return true;
+    if (!this.isNameStart()) return false;
+    const len = this.isPunct('[') ? 3 : 1;
+    return this.isPunct('|', len);
+  }
+
+  private setStatement(): Statement {
+    const start = this.expectWord('set');
+    const name = this.ident('an option name after set').text;
+    const value = this.acceptPunct('=') ? this.expression() : undefined;
+    return { kind: 'set', pos: start.pos, name, value };
+  }
+
+  private declareStatement(): Statement {
+    const start = this.expectWord('declare');
+    this.expectWord('query_parameters');
+    this.expectPunct('(');
+    const params: { name: string; type: string; default?: Expr; pos: number }[] = [];
+    if (!this.isPunct(')')) {
+      do {
+        const n = this.ident('a parameter name');
+        this.expectPunct(':');
+        const type = this.typeName();
+        const def = this.acceptPunct('=') ? this.expression() : undefined;
+        params.push({ name: n.text, type, default: def, pos: n.pos });
+      } while (this.acceptPunct(','));
+    }
+    this.expectPunct(')');
+    return { kind: 'declare', pos: start.pos, params };
+  }
+
+  private typeName(): string {
+    const t = this.ident('a type name');
+    if (!(t.text in TYPE_NAMES)) this.fail(`unknown type "${t.text}" (expected one of ${Object.keys(TYPE_NAMES).join(', ')})`, t);
+    return t.text;
+  }
+
+  // ---- tabular expressions -------------------------------------------------------------------------------
+
+  private tabular(): TabularExpr {
+    const pos = this.peek().pos;
+    const source = this.source();
+    const ops: Operator[] = [];
+    while (this.acceptPunct('|')) ops.push(this.operator());
+    return { pos, source, ops };
+  }
+
+  private source(): Source {
+    const t = this.peek();
+    if (this.isWord('print')) {
+      this.next();
+      return { kind: 'print', pos: t.pos, items: this.assignments() };
+    }
+    if (this.isWord('datatable') && this.isPunct('(', 1)) return this.datatable();
+    if (t.kind === 'ident' && KNOWN_UNSUPPORTED_OPERATORS.has(t.text) && !this.isPunct('|', 1) && this.peek(1).kind !== 'eof') {
+      this.fail(`"${t.text}" as a query source is not supported`);
+    }
+    const n = this.nameToken('a dataset name');
+    return { kind: 'table', pos: n.pos, name: n.name };
+  }
+
+  private datatable(): Source {
+    const start = this.expectWord('datatable');
+    this.expectPunct('(');
+    const columns: { name: string; type: string; pos: number }[] = [];
+    do {
+      const n = this.nameToken('a column name');
+      this.expectPunct(':');
+      columns.push({ name: n.name, type: this.typeName(), pos: n.pos });
+    } while (this.acceptPunct(','));
+    this.expectPunct(')');
+    this.expectPunct('[');
+    const values: Expr[] = [];
+    if (!this.isPunct(']')) {
+      do {
+        if (this.isPunct(']')) break; // trailing comma
+        values.push(this.expression());
+      } while (this.acceptPunct(','));
+    }
+    this.expectPunct(']');
+    if (values.length % columns.length !== 0) {
+      this.fail(`datatable has ${values.length} values, not a multiple of its ${columns.length} columns`, start);
+    }
+    return { kind: 'datatable', pos: start.pos, columns, values };
+  }
+
+  private operator(): Operator {
+    const t = this.peek();
+    if (t.kind !== 'ident') this.fail(`expected a tabular operator after "|" but found ${this.describe(t)}`);
+    const pos = t.pos;
+    this.next();
+    switch (t.text) {
+      case 'where':
+      case 'filter':
+        return { op: 'where', pos, predicate: this.expression() };
+      case 'extend':
+        return { op: 'extend', pos, items: this.assignments() };
+      case 'project':
+        return { op: 'project', pos, items: this.assignments() };
+      case 'project-away':
+      case 'project-keep':
+        return { op: t.text, pos, patterns: this.patterns() };
+      case 'project-rename': {
+        const items: { pos: number; name: string; from: string }[] = [];
+        do {
+          const n = this.nameToken('a new column name');
+          this.expectPunct('=');
+          const from = this.nameToken('the column to rename');
+          items.push({ pos: n.pos, name: n.name, from: from.name });
+        } while (this.acceptPunct(','));
+        return { op: 'project-rename', pos, items };
+      }
+      case 'project-reorder': {
+        const items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[] = [];
+        do {
+          const pattern = this.pattern();
+          const o = this.peek();
+          let order: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' | undefined;
+          if (o.kind === 'ident' && ['asc', 'desc', 'granny-asc', 'granny-desc'].includes(o.text)) {
+            order = o.text as typeof order;
+            this.next();
+          }
+          items.push({ pattern, order });
+        } while (this.acceptPunct(','));
+        return { op: 'project-reorder', pos, items };
+      }
+      case 'summarize': {
+        const aggs = this.isWord('by') ? [] : this.assignments();
+        const by = this.acceptWord('by') ? this.assignments() : [];
+        if (aggs.length === 0 && by.length === 0) this.fail('summarize needs an aggregation or a "by" clause', t);
+        return { op: 'summarize', pos, aggs, by };
+      }
+      case 'sort':
+      case 'order': {
+        this.expectWord('by');
+        const keys: SortKey[] = [];
+        do keys.push(this.sortKey());
+        while (this.acceptPunct(','));
+        return { op: 'sort', pos, keys };
+      }
+      case 'take':
+      case 'limit':
+        return { op: 'take', pos, count: this.expression() };
+      case 'top': {
+        const count = this.expression();
+        this.expectWord('by');
+        return { op: 'top', pos, count, key: this.sortKey() };
+      }
+      case 'count':
+        return { op: 'count', pos };
+      case 'distinct': {
+        if (this.acceptPunct('*')) return { op: 'distinct', pos, items: 'all' };
+        const items: Expr[] = [];
+        do items.push(this.expression());
+        while (this.acceptPunct(','));
+        return { op: 'distinct', pos, items };
+      }
+      case 'getschema':
+        return { op: 'getschema', pos };
+      default:
+        if (KNOWN_UNSUPPORTED_OPERATORS.has(t.text)) {
+          // Consume the rest of this operator so that the error is about the operator, not its arguments.
+          while (this.peek().kind !== 'eof' && !this.isPunct('|')) this.next();
+          return { op: 'unsupported', pos, name: t.text };
+        }
+        return this.fail(`unknown tabular operator "${t.text}"`, t);
+    }
+  }
+
+  private sortKey(): SortKey {
+    const expr = this.expression();
+    let desc = true; // APL's default sort direction is descending
+    if (this.acceptWord('asc')) desc = false;
+    else this.acceptWord('desc');
+    let nulls: 'first' | 'last' | undefined;
+    if (this.acceptWord('nulls')) {
+      if (this.acceptWord('first')) nulls = 'first';
+      else if (this.acceptWord('last')) nulls = 'last';
+      else this.fail('expected "first" or "last" after "nulls"');
+    }
+    return { expr, desc, nulls };
+  }
+
+  private patterns(): NamePattern[] {
+    const out: NamePattern[] = [];
+    do out.push(this.pattern());
+    while (this.acceptPunct(','));
+    return out;
+  }
+
+  /** `name`, `['name']`, `prefix*`, `['geo.']*`, `*`. */
+  private pattern(): NamePattern {
+    const t = this.peek();
+    if (this.acceptPunct('*')) {
+      let rest = '*';
+      if (this.peek().kind === 'ident' && this.peek().pos === t.end) rest += this.next().text;
+      return { pos: t.pos, pattern: rest, wildcard: true };
+    }
+    const n = this.nameToken('a column name');
+    let pattern = n.name;
+    let wildcard = false;
+    while (this.isPunct('*') && this.peek().pos === this.peek(-1).end) {
+      this.next();
+      pattern += '*';
+      wildcard = true;
+      if (this.peek().kind === 'ident' && this.peek().pos === this.peek(-1).end) pattern += this.next().text;
+    }
+    return { pos: n.pos, pattern, wildcard };
+  }
+
+  private assignments(): Assignment[] {
+    const out: Assignment[] = [];
+    do {
+      const pos = this.peek().pos;
+      if (this.atAssignment()) {
+        const n = this.nameToken('a column name');
+        this.expectPunct('=');
+        out.push({ pos, name: n.name, expr: this.expression() });
+      } else out.push({ pos, expr: this.expression() });
+    } while (this.acceptPunct(','));
+    return out;
+  }
+
+  // ---- expressions ----------------------------------------------------------------------------------------
+
+  expression(): Expr {
+    return this.or();
+  }
+
+  private or(): Expr {
+    let left = this.and();
+    while (this.isWord('or')) {
+      const t = this.next();
+      left = { kind: 'binary', pos: t.pos, op: 'or', left, right: this.and() };
+    }
+    return left;
+  }
+
+  private and(): Expr {
+    let left = this.comparison();
+    while (this.isWord('and')) {
+      const t = this.next();
+      left = { kind: 'binary', pos: t.pos, op: 'and', left, right: this.comparison() };
+    }
+    return left;
+  }
+
+  private comparison(): Expr {
+    let left = this.additive();
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'punct' && COMPARISONS.has(t.text)) {
+        this.next();
+        left = { kind: 'binary', pos: t.pos, op: t.text === '<>' ? '!=' : t.text, left, right: this.additive() };
+      } else if (t.kind === 'ident' && STRING_OPERATORS.has(t.text)) {
+        this.next();
+        left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.additive() };
+      } else if (t.kind === 'ident' && (t.text === 'matches' || t.text === '!matches')) {
+        this.next();
+        this.expectWord('regex');
+        left = { kind: 'binary', pos: t.pos, op: `${t.text} regex`, left, right: this.additive() };
+      } else if (t.kind === 'ident' && LIST_OPERATORS.has(t.text)) {
+        this.next();
+        this.expectPunct('(');
+        const items: Expr[] = [];
+        if (!this.isPunct(')')) {
+          do items.push(this.expression());
+          while (this.acceptPunct(','));
+        }
+        this.expectPunct(')');
+        left = { kind: 'list', pos: t.pos, op: t.text, left, items };
+      } else if (t.kind === 'ident' && (t.text === 'between' || t.text === '!between')) {
+        this.next();
+        this.expectPunct('(');
+        const low = this.additive();
+        this.expectPunct('..');
+        const high = this.additive();
+        this.expectPunct(')');
+        left = { kind: 'between', pos: t.pos, negated: t.text === '!between', left, low, high };
+      } else return left;
+    }
+  }
+
+  private additive(): Expr {
+    let left = this.multiplicative();
+    while (this.isPunct('+') || this.isPunct('-')) {
+      const t = this.next();
+      left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.multiplicative() };
+    }
+    return left;
+  }
+
+  private multiplicative(): Expr {
+    let left = this.unary();
+    while (this.isPunct('*') || this.isPunct('/') || this.isPunct('%')) {
+      const t = this.next();
+      left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.unary() };
+    }
+    return left;
+  }
+
+  private unary(): Expr {
+    if (this.isPunct('-') || this.isPunct('+')) {
+      const t = this.next();
+      const operand = this.unary();
+      if (t.text === '-' && operand.kind === 'literal' && operand.value !== null) {
+        if (typeof operand.value === 'bigint') return { ...operand, pos: t.pos, value: -operand.value };
+        if (typeof operand.value === 'number' && operand.type === 'real') return { ...operand, pos: t.pos, value: -operand.value };
+      }
+      return { kind: 'unary', pos: t.pos, op: t.text as '-' | '+', operand };
+    }
+    return this.postfix();
+  }
+
+  private postfix(): Expr {
+    let e = this.primary();
+    for (;;) {
+      if (this.isPunct('.') && this.peek(1).kind === 'ident' && (e.kind === 'name' || e.kind === 'member' || e.kind === 'index' || e.kind === 'call')) {
+        const dot = this.next();
+        const n = this.next();
+        e = { kind: 'member', pos: dot.pos, target: e, name: n.text };
+      } else if (this.isPunct('[') && (e.kind === 'name' || e.kind === 'member' || e.kind === 'index' || e.kind === 'call' || (e.kind === 'literal' && e.type === 'dynamic'))) {
+        const b = this.next();
+        const index = this.expression();
+        this.expectPunct(']');
+        e = { kind: 'index', pos: b.pos, target: e, index };
+      } else return e;
+    }
+  }
+
+  private primary(): Expr {
+    const t = this.peek();
+    switch (t.kind) {
+      case 'string': {
+        this.next();
+        let value = t.value as string;
+        // Adjacent string literals concatenate.
+        while (this.peek().kind === 'string') value += this.next().value as string;
+        return { kind: 'literal', pos: t.pos, type: 'string', value };
+      }
+      case 'int':
+        this.next();
+        return { kind: 'literal', pos: t.pos, type: 'long', value: t.value as bigint };
+      case 'real':
+        this.next();
+        return { kind: 'literal', pos: t.pos, type: 'real', value: t.value as number };
+      case 'timespan':
+        this.next();
+        return { kind: 'literal', pos: t.pos, type: 'timespan', value: t.value as bigint };
+      case 'punct':
+        if (t.text === '(') {
+          this.next();
+          const e = this.expression();
+          this.expectPunct(')');
+          return e;
+        }
+        if (t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2)) {
+          const n = this.nameToken('a name');
+          return { kind: 'name', pos: n.pos, name: n.name, quoted: true };
+        }
+        if (t.text === '*') {
+          this.next();
+          return { kind: 'star', pos: t.pos };
+        }
+        return this.fail(`expected an expression but found ${this.describe(t)}`);
+      case 'ident':
+        return this.identExpression();
+      default:
+        return this.fail(`expected an expression but found ${this.describe(t)}`);
+    }
+  }
+
+  private identExpression(): Expr {
+    const t = this.next();
+    if (t.text.startsWith('!')) this.fail(`unexpected operator "${t.text}"`, t);
+    if (t.text === 'true' || t.text === 'false') return { kind: 'literal', pos: t.pos, type: 'bool', value: t.text === 'true' };
+    if (!this.isPunct('(')) return { kind: 'name', pos: t.pos, name: t.text, quoted: false };
+    if (t.text === 'datetime') return this.datetimeLiteral(t);
+    if (t.text === 'dynamic') return this.dynamicLiteral(t);
+    if (t.text === 'typeof') {
+      this.expectPunct('(');
+      const type = this.typeName();
+      this.expectPunct(')');
+      return { kind: 'typeof', pos: t.pos, typeName: type };
+    }
+    if (TYPE_NAMES[t.text] && t.text !== 'string' && t.text !== 'date') return this.typedLiteral(t);
+    this.expectPunct('(');
+    const args: Expr[] = [];
+    if (!this.isPunct(')')) {
+      do args.push(this.expression());
+      while (this.acceptPunct(','));
+    }
+    this.expectPunct(')');
+    return { kind: 'call', pos: t.pos, name: t.text, args };
+  }
+
+  /** long(5), real(null), bool(true), timespan(15s), time(1h). */
+  private typedLiteral(t: Token): Expr {
+    const type = TYPE_NAMES[t.text]!;
+    this.expectPunct('(');
+    const v = this.peek();
+    let value: bigint | number | boolean | null;
+    if (this.isWord('null')) {
+      this.next();
+      value = null;
+    } else {
+      const e = this.unary();
+      if (e.kind !== 'literal') this.fail(`${t.text}(...) takes a literal value or null`, v);
+      value = convertLiteral(e.value, e.type, type) as bigint | number | boolean | null;
+      if (value === undefined) this.fail(`${t.text}(...) cannot hold ${String(e.value)}`, v);
+    }
+    this.expectPunct(')');
+    return { kind: 'literal', pos: t.pos, type, value };
+  }
+
+  private datetimeLiteral(t: Token): Expr {
+    this.expectPunct('(');
+    const raw = this.next();
+    this.expectPunct(')');
+    let text = raw.value as string;
+    if (text === 'null') return { kind: 'literal', pos: t.pos, type: 'datetime', value: null };
+    if (/^(['"]).*\1$/.test(text)) text = text.slice(1, -1);
+    const ns = parseDatetimeText(text);
+    if (ns === null) this.fail(`invalid datetime "${text}" (expected e.g. 2024-01-15T14:00:00Z or 2024-01-15 14:00)`, raw);
+    return { kind: 'literal', pos: t.pos, type: 'datetime', value: ns };
+  }
+
+  private dynamicLiteral(t: Token): Expr {
+    this.expectPunct('(');
+    const value = this.dynamicValue();
+    this.expectPunct(')');
+    return { kind: 'literal', pos: t.pos, type: 'dynamic', value };
+  }
+
+  /** JSON, leniently: single-quoted strings, bare keys, timespans and datetimes inside. */
+  private dynamicValue(): DynamicValue {
+    const t = this.peek();
+    if (this.acceptPunct('[')) {
+      const items: DynamicValue[] = [];
+      if (!this.isPunct(']')) {
+        do {
+          if (this.isPunct(']')) break;
+          items.push(this.dynamicValue());
+        } while (this.acceptPunct(','));
+      }
+      this.expectPunct(']');
+      return items;
+    }
+    if (this.acceptPunct('{')) {
+      const obj: { [k: string]: DynamicValue } = {};
+      if (!this.isPunct('}')) {
+        do {
+          if (this.isPunct('}')) break;
+          const k = this.next();
+          if (k.kind !== 'string' && k.kind !== 'ident') this.fail('expected a property name in dynamic({...})', k);
+          this.expectPunct(':');
+          obj[k.kind === 'string' ? (k.value as string) : k.text] = this.dynamicValue();
+        } while (this.acceptPunct(','));
+      }
+      this.expectPunct('}');
+      return obj;
+    }
+    if (this.isWord('null')) {
+      this.next();
+      return null;
+    }
+    const e = this.unary();
+    if (e.kind !== 'literal') this.fail('dynamic(...) holds only literal values', t);
+    const v = e.value;
+    if (typeof v === 'bigint') return e.type === 'datetime' ? formatDynamicTime(v) : Number(v);
+    return v as DynamicValue;
+  }
+}
+
+function formatDynamicTime(ns: bigint): string {
+  return new Date(Number(ns / 1_000_000n)).toISOString();
+}
+
+/** Parses the inside of datetime(...): ISO 8601 with `T` or a space, optional seconds, fraction and zone (UTC by default). */
+export function parseDatetimeText(text: string): bigint | null {
+  const t = text.trim();
+  const withZone = /(Z|z|[+-]\d{2}:?\d{2})$/.test(t) || /^\d{4}-\d{2}-\d{2}$/.test(t) ? t : `${t}Z`;
+  return parseRfc3339Ns(withZone);
+}
+
+/** Converts a literal to another literal type for typed literals such as real(1) or long(2.0). */
+function convertLiteral(value: unknown, from: LiteralType, to: LiteralType): unknown {
+  if (from === to) return value;
+  if (to === 'real' && (from === 'long')) return Number(value as bigint);
+  if (to === 'long' && from === 'real' && Number.isInteger(value)) return BigInt(value as number);
+  if (to === 'dynamic') return typeof value === 'bigint' ? Number(value) : value;
+  if (to === 'timespan' && from === 'long') return value;
+  return undefined;
+}

@@ -1,0 +1,53 @@
+/**
+ * APL's scalar types, how each is held in DuckDB, and the type names of the wire formats.
+ *
+ * Held in DuckDB as: string VARCHAR, long BIGINT, real DOUBLE, bool BOOLEAN, datetime TIMESTAMP_NS,
+ * timespan BIGINT nanoseconds, dynamic JSON.
+ */
+import type { FieldType } from '../service/store/field-types.js';
+
+export type AplType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'dynamic';
+
+export const SQL_TYPE_OF: Record<AplType, string> = {
+  string: 'VARCHAR', long: 'BIGINT', real: 'DOUBLE', bool: 'BOOLEAN', datetime: 'TIMESTAMP_NS', timespan: 'BIGINT', dynamic: 'JSON',
+};
+
+/** The APL type of a stored field. */
+export function aplTypeOfField(t: FieldType): AplType {
+  switch (t) {
+    case 'string': return 'string';
+    case 'integer': return 'long';
+    case 'float': return 'real';
+    case 'boolean': return 'bool';
+    default: return 'dynamic';
+  }
+}
+
+/** What a dynamic value holds, when known (stored arrays and map fields), for the wire type name. */
+export type DynamicShape = 'array' | 'dictionary' | undefined;
+
+/** The field type of a tabular result (`fields[].type`). */
+export function wireType(t: AplType, shape?: DynamicShape): string {
+  switch (t) {
+    case 'string': return 'string';
+    case 'long': return 'integer';
+    case 'real': return 'float';
+    case 'bool': return 'boolean';
+    case 'datetime': return 'datetime';
+    case 'timespan': return 'timespan';
+    case 'dynamic': return shape ?? 'unknown';
+  }
+}
+
+/** The type names getschema shows (`DataType` is the .NET-style name, `ColumnType` the APL name). */
+export const SCHEMA_TYPE: Record<AplType, { dataType: string; columnType: string }> = {
+  string: { dataType: 'System.String', columnType: 'string' },
+  long: { dataType: 'System.Int64', columnType: 'long' },
+  real: { dataType: 'System.Double', columnType: 'real' },
+  bool: { dataType: 'System.Boolean', columnType: 'bool' },
+  datetime: { dataType: 'System.DateTime', columnType: 'datetime' },
+  timespan: { dataType: 'System.TimeSpan', columnType: 'timespan' },
+  dynamic: { dataType: 'System.Object', columnType: 'dynamic' },
+};
+
+export const isNumeric = (t: AplType) => t === 'long' || t === 'real';

@@ -1,0 +1,56 @@
+/**
+ * Queries: POST /v1/query/_apl and /v1/datasets/_apl (?format=tabular|legacy), and the legacy
+ * POST /v1/datasets/{dataset}/query. A query needs query|read on every dataset it reads.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { QueryEngine, QueryInputError, type QueryRequest } from '../../query/engine.js';
+import { legacyResult, tabularResult } from '../../query/results.js';
+import type { EventStore } from '../../store/event-store.js';
+import { requireDataset } from '../authenticate.js';
+import { badRequest } from '../errors.js';
+import { parseDuration } from '../../../util/units.js';
+
+type AplRequest = FastifyRequest<{ Querystring: Record<string, string | undefined>; Body: Record<string, unknown> | undefined }>;
+
+function checkFlags(q: Record<string, string | undefined>): void {
+  const nocache = q.nocache;
+  if (nocache !== undefined && !/^(true|false|True|False|1|0)?$/.test(nocache)) throw badRequest(`nocache must be true or false, not "${nocache}"`);
+  const sd = q['streaming-duration'];
+  if (sd !== undefined && sd !== '' && sd !== 'auto') {
+    try {
+      parseDuration(sd);
+    } catch {
+      throw badRequest(`streaming-duration must be a duration such as 5s or auto, not "${sd}"`);
+    }
+  }
+}
+
+export function queryRoutes(app: FastifyInstance, store: EventStore): void {
+  const engine = new QueryEngine(store);
+  const meta = (ds: string) => store.listFields(ds);
+
+  const apl = async (req: AplRequest) => {
+    const q = req.query;
+    const format = q.format ?? 'tabular';
+    if (format !== 'tabular' && format !== 'legacy') throw badRequest(`format must be tabular or legacy, not "${format}"`);
+    checkFlags(q);
+    const body = req.body ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object with an "apl" field');
+    const cursor = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : q.cursor || undefined;
+    const request: QueryRequest = {
+      apl: body.apl as string,
+      startTime: body.startTime,
+      endTime: body.endTime,
+      cursor,
+      includeCursor: body.includeCursor === true,
+    };
+    const prepared = await engine.prepare(request);
+    for (const ds of prepared.bound.datasets) requireDataset(req, ds, 'query', 'read');
+    const outcome = await engine.execute(prepared);
+    return format === 'tabular' ? tabularResult(outcome, meta) : legacyResult(outcome, meta, { apl: request.apl, startTime: body.startTime, endTime: body.endTime });
+  };
+  app.post('/v1/query/_apl', apl);
+  app.post('/v1/datasets/_apl', apl);
+}
+
+export { QueryInputError };

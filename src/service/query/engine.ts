@@ -1,0 +1,256 @@
+/**
+ * The query engine: APL text → parse, bind against the store's schemas, compile to DuckDB SQL, run, and
+ * collect the figures of the result's status. Access checks happen between prepare() (which names the
+ * datasets a query reads) and execute().
+ */
+import { bind, type DatasetSchema } from '../../apl/binder/binder.js';
+import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
+import { compile, compileCount, type CompileOptions, type Cursor } from '../../apl/compiler/compiler.js';
+import { parseQuery } from '../../apl/parser/parser.js';
+import type { EventStore } from '../store/event-store.js';
+import { binAutoSize, parseTimeBound } from './time-range.js';
+import { compareCursors, decodeCursor, encodeCursor } from './cursor.js';
+import { formatRfc3339Nano } from '../../util/time.js';
+
+/** The page size when neither the query nor the request sets one (spec: Limits). */
+export const DEFAULT_ROWS = 1000;
+/** The most rows one response carries (the "server-side internal limit" of the spec). */
+export const MAX_ROWS = 50_000;
+
+export class QueryInputError extends Error {}
+
+export interface QueryRequest {
+  apl: string;
+  startTime?: unknown;
+  endTime?: unknown;
+  cursor?: string;
+  includeCursor?: boolean;
+  /** A page size given by the request (legacy endpoint `limit`). */
+  limit?: number;
+}
+
+export interface PreparedQuery {
+  request: QueryRequest;
+  bound: BoundQuery;
+  nowNs: bigint;
+  startNs?: bigint;
+  endNs?: bigint;
+  implicitEnd: boolean;
+  cursor?: Cursor;
+}
+
+export interface ResultTable {
+  name: string;
+  columns: BoundColumn[];
+  /** Column-major JSON values, aligned with columns. */
+  values: unknown[][];
+  order: { field: string; desc: boolean }[];
+  groups: string[];
+  buckets?: { field: string; size: number };
+  /** Per row, for tables of events: time, system time (ns) and cursor. */
+  rows?: { timeNs: bigint; sysTimeNs: bigint; cursor: string }[];
+}
+
+export interface QueryOutcome {
+  tables: ResultTable[];
+  datasets: string[];
+  startNs?: bigint;
+  endNs: bigint;
+  status: {
+    elapsedTime: number;
+    rowsExamined: number;
+    rowsMatched: number;
+    blocksExamined: number;
+    numGroups: number;
+    isPartial: boolean;
+    minCursor: string;
+    maxCursor: string;
+    minBlockTime: string;
+    maxBlockTime: string;
+    messages: { priority: string; count: number; code: string; msg: string }[];
+  };
+}
+
+export class QueryEngine {
+  constructor(private readonly store: EventStore, private readonly now: () => bigint = () => store.now()) {}
+
+  private schemaOf = (name: string): DatasetSchema | undefined => (this.store.hasDataset(name) ? this.store.schema(name) : undefined);
+
+  /** Parses and binds; throws AplError (with line and column) or QueryInputError. */
+  async prepare(request: QueryRequest): Promise<PreparedQuery> {
+    if (typeof request.apl !== 'string' || request.apl.trim() === '') throw new QueryInputError('apl must be a non-empty string holding the query');
+    const nowNs = this.now();
+    let startNs: bigint | undefined;
+    let endNs: bigint | undefined;
+    try {
+      startNs = parseTimeBound('startTime', request.startTime, nowNs);
+      endNs = parseTimeBound('endTime', request.endTime, nowNs);
+    } catch (e) {
+      throw new QueryInputError((e as Error).message);
+    }
+    if (startNs !== undefined && endNs !== undefined && startNs > endNs) throw new QueryInputError('startTime is after endTime');
+    let cursor: Cursor | undefined;
+    if (request.cursor) {
+      cursor = decodeCursor(request.cursor);
+      if (!cursor) throw new QueryInputError(`cursor "${request.cursor}" is not a cursor this service returned`);
+    }
+    const ast = parseQuery(request.apl);
+    const effectiveEnd = endNs ?? nowNs;
+    const bindWith = (binAutoNs: bigint) => bind(ast, request.apl, { schema: this.schemaOf, nowNs, binAutoNs });
+    let bound = bindWith(binAutoSize(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n)));
+    if (bound.binAutoNs !== undefined && startNs === undefined && bound.datasets.length > 0) {
+      // No start: bin_auto spans the data actually there.
+      const ex = await this.store.examine(bound.datasets, undefined, effectiveEnd);
+      if (ex.minNs !== undefined) bound = bindWith(binAutoSize(effectiveEnd - ex.minNs));
+    }
+    return { request, bound, nowNs, startNs, endNs: effectiveEnd, implicitEnd: endNs === undefined, cursor };
+  }
+
+  async execute(p: PreparedQuery): Promise<QueryOutcome> {
+    const t0 = process.hrtime.bigint();
+    const { bound } = p;
+    const last = bound.stages[bound.stages.length - 1]!.out;
+    const messages: QueryOutcome['status']['messages'] = bound.messages.map((m) => ({ ...m, count: 1 }));
+    if (p.implicitEnd && bound.datasets.length > 0) {
+      messages.push({ priority: 'warn', count: 1, code: 'apl_implicitendtimeofnowapplied_1', msg: "implicit end time of 'now' applied" });
+    }
+
+    // Effective page size: the lowest of the query's limit, the request's and the server's (spec: Limits).
+    let limit = MAX_ROWS;
+    if (bound.queryLimit !== undefined) limit = Math.min(limit, bound.queryLimit);
+    if (p.request.limit !== undefined && p.request.limit > 0) limit = Math.min(limit, p.request.limit);
+    const defaulted = bound.queryLimit === undefined && !(p.request.limit! > 0) && last.rowIdentity;
+    if (defaulted) limit = DEFAULT_ROWS;
+
+    const timeOrder = timeOrderOf(bound.stages);
+    if (p.cursor && timeOrder === undefined) {
+      throw new QueryInputError('cursor paging needs a query whose rows are events ordered by _time (for example `| sort by _time desc`)');
+    }
+    const opts: CompileOptions = {
+      startNs: p.startNs,
+      endNs: p.endNs,
+      cursor: p.cursor && timeOrder !== undefined ? { at: p.cursor, descending: timeOrder, inclusive: p.request.includeCursor === true } : undefined,
+      limit: limit + 1, // one more row than the page tells whether the limit cut the result
+    };
+    const main = compile(bound.stages, opts);
+    const [cols, examined, matchedCount] = await Promise.all([
+      this.store.readColumns(main.sql),
+      bound.datasets.length ? this.store.examine(bound.datasets, p.startNs, p.endNs) : Promise.resolve({ rows: 0, blocks: 0, minNs: undefined, maxNs: undefined }),
+      this.matched(bound, opts),
+    ]);
+    const rowCount = cols[0]?.length ?? 0;
+    const truncated = rowCount > limit;
+    const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last, bound);
+    const tables = [table];
+    if (bound.totals) {
+      const totals = compile(bound.totals, { ...opts, limit: MAX_ROWS });
+      const tcols = await this.store.readColumns(totals.sql);
+      const tl = bound.totals[bound.totals.length - 1]!.out;
+      tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, bound, true));
+    }
+    if (truncated && defaulted) {
+      messages.push({ priority: 'warn', count: 1, code: 'default_limit_warning', msg: `the result was limited to the default of ${DEFAULT_ROWS} rows; add | take N or a limit to the request for more` });
+    }
+
+    let rowsMatched: number;
+    if (matchedCount !== undefined) rowsMatched = matchedCount;
+    else if (bound.stages[bound.matchedPrefix]?.stage.kind === 'count' && bound.stages.length === bound.matchedPrefix + 1) rowsMatched = Number(table.values[0]?.[0] ?? 0);
+    else rowsMatched = 0;
+
+    let minCursor = '';
+    let maxCursor = '';
+    if (table.rows && table.rows.length) {
+      const decoded = table.rows.map((r) => ({ t: r, c: { timeNs: r.timeNs, seq: decodeCursor(r.cursor)!.seq } }));
+      decoded.sort((a, b) => compareCursors(a.c, b.c));
+      minCursor = decoded[0]!.t.cursor;
+      maxCursor = decoded[decoded.length - 1]!.t.cursor;
+    } else if (p.request.cursor) {
+      // An empty page: echoing the cursor tells the client it reached the end (spec: Pagination rules).
+      minCursor = maxCursor = p.request.cursor;
+    }
+    const aggregated = bound.stages.some((s) => s.stage.kind === 'aggregate');
+    const elapsed = Number((process.hrtime.bigint() - t0) / 1000n);
+    return {
+      tables,
+      datasets: bound.datasets,
+      startNs: p.startNs,
+      endNs: p.endNs!,
+      status: {
+        elapsedTime: Math.max(1, elapsed),
+        rowsExamined: examined.rows,
+        rowsMatched,
+        blocksExamined: examined.blocks,
+        numGroups: aggregated ? table.values[0]?.length ?? 0 : 0,
+        isPartial: truncated && !defaulted && limit === MAX_ROWS,
+        minCursor,
+        maxCursor,
+        minBlockTime: formatRfc3339Nano(examined.minNs ?? p.startNs ?? 0n),
+        maxBlockTime: formatRfc3339Nano(examined.maxNs ?? p.endNs ?? 0n),
+        messages,
+      },
+    };
+  }
+
+  /**
+   * rowsMatched: the rows that pass the query's filters, counted over the stages before the first operator
+   * that changes the row set in another way. A query that ends in `count` right there already has it.
+   */
+  private async matched(bound: BoundQuery, opts: CompileOptions): Promise<number | undefined> {
+    if (bound.datasets.length === 0) return undefined;
+    const next = bound.stages[bound.matchedPrefix];
+    if (next?.stage.kind === 'count' && bound.stages.length === bound.matchedPrefix + 1) return undefined;
+    const rows = await this.store.readColumns(compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }));
+    return Number(rows[0]?.[0] ?? 0);
+  }
+
+  private table(name: string, columns: BoundColumn[], cols: unknown[][], n: number, rowIdentity: boolean, rel: BoundStage['out'], bound: BoundQuery, totals = false): ResultTable {
+    const values = columns.map((c, i) => (cols[i] ?? []).slice(0, n).map((v) => jsonValue(v, c)));
+    let rows: ResultTable['rows'];
+    if (rowIdentity) {
+      const base = columns.length;
+      const ts = (cols[base] ?? []) as bigint[];
+      const seqs = (cols[base + 1] ?? []) as bigint[];
+      const sys = (cols[base + 2] ?? []) as bigint[];
+      rows = [];
+      for (let i = 0; i < n; i++) rows.push({ timeNs: BigInt(ts[i]!), sysTimeNs: BigInt(sys[i]!), cursor: encodeCursor({ timeNs: BigInt(ts[i]!), seq: BigInt(seqs[i]!) }) });
+    }
+    const names = new Set(columns.map((c) => c.name));
+    const order = rel.order.filter((o) => o.field !== undefined && names.has(o.field)).map((o) => ({ field: o.field!, desc: o.desc }));
+    const table: ResultTable = { name, columns, values, order, groups: rel.groups, rows };
+    if (rel.timeBin && !totals) table.buckets = { field: rel.timeBin.name, size: Number(rel.timeBin.sizeNs) };
+    void bound;
+    return table;
+  }
+}
+
+/** true (descending) / false (ascending) when the result's rows are events ordered by time first. */
+function timeOrderOf(stages: BoundStage[]): boolean | undefined {
+  const out = stages[stages.length - 1]!.out;
+  if (!out.rowIdentity) return undefined;
+  const first = out.order[0];
+  if (!first) return undefined;
+  if (first.expr.k === 'hidden' && first.expr.alias === '__t') return first.desc;
+  if (first.expr.k === 'col' && first.field === '_time' && first.expr.type === 'datetime') {
+    // Only the dataset's own _time column (not a computed one) orders like the cursor.
+    const scan = stages[0]!.stage;
+    if (scan.kind === 'scan' && scan.columns[0]) return first.desc;
+  }
+  return undefined;
+}
+
+/** A DuckDB value as JSON carries it in results. */
+function jsonValue(v: unknown, c: BoundColumn): unknown {
+  if (v === null || v === undefined) return null;
+  switch (c.type) {
+    case 'datetime': return formatRfc3339Nano(BigInt(v as bigint));
+    case 'long': return Number(v);
+    case 'real': return typeof v === 'number' && !Number.isFinite(v) ? null : Number(v);
+    case 'dynamic':
+      try {
+        return JSON.parse(String(v));
+      } catch {
+        return String(v);
+      }
+    default: return typeof v === 'bigint' ? Number(v) : v;
+  }
+}

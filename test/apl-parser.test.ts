@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { AplError } from '../src/apl/errors.js';
+import { tokenize } from '../src/apl/lexer/lexer.js';
+import { parseExpression, parseQuery } from '../src/apl/parser/parser.js';
+
+function errorOf(q: string): AplError {
+  try {
+    parseQuery(q);
+  } catch (e) {
+    if (e instanceof AplError) return e;
+    throw e;
+  }
+  throw new Error(`expected a syntax error for: ${q}`);
+}
+
+describe('APL lexer', () => {
+  it('reads timespans exactly, hyphenated operators, negated operators and verbatim strings', () => {
+    const toks = tokenize("x | project-away a | where b !contains @'C:\\dir' and t > 1.5h and u in~ ('a')");
+    const texts = toks.map((t) => t.text);
+    expect(texts).toContain('project-away');
+    expect(texts).toContain('!contains');
+    expect(texts).toContain('in~');
+    expect(toks.find((t) => t.kind === 'string')!.value).toBe('C:\\dir');
+    expect(toks.find((t) => t.kind === 'timespan')!.value).toBe(5_400_000_000_000n);
+  });
+
+  it('unescapes strings and concatenates adjacent literals', () => {
+    const e = parseExpression(`"a\\"b\\n" 'c'`);
+    expect(e).toMatchObject({ kind: 'literal', type: 'string', value: 'a"b\nc' });
+  });
+
+  it('reports an unknown timespan unit with its position', () => {
+    const e = errorOf("T | where t > 5parsecs");
+    expect(e.line).toBe(1);
+    expect(e.column).toBe(15);
+    expect(e.message).toContain('unknown timespan unit "parsecs"');
+  });
+});
+
+describe('APL parser', () => {
+  it('parses a realistic pipeline with lets, comments and every Tier 1 operator', () => {
+    const q = parseQuery(`// errors by city
+let threshold = 500;
+let methods = dynamic(['GET', 'POST']);
+['sample-http-logs']
+| where _time between (ago(1h) .. now()) and toint(status) >= threshold and method in (methods)
+| extend slow = req_duration_ms > 100
+| summarize n = count(), avg(req_duration_ms), percentile(req_duration_ms, 99.9) by bin(_time, 5m), ['geo.city']
+| top 10 by n desc
+| project-reorder n
+| sort by n asc nulls first
+| take 5`);
+    expect(q.statements).toHaveLength(2);
+    expect(q.body.source).toMatchObject({ kind: 'table', name: 'sample-http-logs' });
+    expect(q.body.ops.map((o) => o.op)).toEqual(['where', 'extend', 'summarize', 'top', 'project-reorder', 'sort', 'take']);
+    const sort = q.body.ops[5] as { keys: { desc: boolean; nulls?: string }[] };
+    expect(sort.keys[0]).toMatchObject({ desc: false, nulls: 'first' });
+  });
+
+  it('gives and/or/comparison/arithmetic the KQL precedence', () => {
+    const e = parseExpression('a + b * c > 1 or d == 2 and e');
+    expect(e).toMatchObject({ kind: 'binary', op: 'or', right: { op: 'and' }, left: { op: '>', left: { op: '+', right: { op: '*' } } } });
+  });
+
+  it('parses datetime, timespan, typed null and dynamic literals', () => {
+    expect(parseExpression('datetime(2024-01-15 14:00:00.5)')).toMatchObject({ type: 'datetime', value: 1705327200500000000n });
+    expect(parseExpression("datetime('2022-09-16')")).toMatchObject({ type: 'datetime', value: 1663286400000000000n });
+    expect(parseExpression('timespan(15s)')).toMatchObject({ type: 'timespan', value: 15_000_000_000n });
+    expect(parseExpression('long(null)')).toMatchObject({ type: 'long', value: null });
+    expect(parseExpression("dynamic({'a': [1, 'x', true], b: null})")).toMatchObject({ type: 'dynamic', value: { a: [1, 'x', true], b: null } });
+  });
+
+  it('is case-sensitive: WHERE is not an operator', () => {
+    const e = errorOf("['logs']\n| WHERE x == 1");
+    expect([e.line, e.column]).toEqual([2, 3]);
+    expect(e.message).toBe('line 2, column 3: unknown tabular operator "WHERE"');
+  });
+
+  it('names line and column of syntax errors', () => {
+    expect(errorOf("T | where (a == 1").message).toMatch(/^line 1, column 18: expected "\)"/);
+    expect(errorOf("T\n| summarize\n| take 1").message).toMatch(/^line 3, column 1: /);
+    expect(errorOf("T | where a == 'open").message).toBe('line 1, column 16: unterminated string literal');
+    expect(errorOf("T | take 1 x").message).toMatch(/^line 1, column 12: unexpected "x"/);
+  });
+
+  it('answers unsupported operators by name and position', () => {
+    // The parser accepts them so that the binder reports them by name, not as a syntax error.
+    const q = parseQuery('T | join kind=inner (U) on id');
+    expect(q.body.ops[0]).toMatchObject({ op: 'unsupported', name: 'join', pos: 4 });
+  });
+});

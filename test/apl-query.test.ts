@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from './helpers.js';
+
+interface Tabular {
+  status: Record<string, unknown>;
+  tables: { name: string; fields: { name: string; type: string; agg?: { name: string; fields: string[]; args: unknown[] } }[]; order: unknown[]; groups: unknown[]; buckets?: unknown; columns: unknown[][] }[];
+  datasetNames: string[];
+  fieldsMetaMap: Record<string, unknown[]>;
+}
+
+let svc: TestService;
+const RANGE = { startTime: '2024-01-01T00:00:00Z', endTime: '2024-01-02T00:00:00Z' };
+
+/** 20 events, one a minute from 2024-01-01T00:00Z: status 500 every 5th, POST every 3rd, two cities. */
+function events(): Record<string, unknown>[] {
+  return Array.from({ length: 20 }, (_, i) => ({
+    _time: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString(),
+    method: i % 3 ? 'GET' : 'POST',
+    status: i % 5 ? 200 : 500,
+    dur: i * 1.5,
+    uri: `/api/v${i % 2}/Item-${i}`,
+    geo: { city: i % 2 ? 'Paris' : 'Berlin' },
+    ...(i === 7 ? { note: 'foo-bar baz' } : {}),
+  }));
+}
+
+async function tabular(apl: string, body: object = RANGE): Promise<Tabular> {
+  const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl, ...body });
+  const json = await r.json();
+  if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(json)}`);
+  return json as Tabular;
+}
+
+/** Rows of table 0 as objects. */
+async function rows(apl: string): Promise<Record<string, unknown>[]> {
+  const t = (await tabular(apl)).tables[0]!;
+  const n = t.columns[0]?.length ?? 0;
+  return Array.from({ length: n }, (_, i) => Object.fromEntries(t.fields.map((f, j) => [f.name, t.columns[j]![i]])));
+}
+
+async function value(expr: string): Promise<unknown> {
+  return (await rows(`print v = ${expr}`))[0]!.v;
+}
+
+async function status(apl: string): Promise<{ code: number; message: string; http: number }> {
+  const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl, ...RANGE });
+  return { ...((await r.json()) as { code: number; message: string }), http: r.status };
+}
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await svc.createDataset('web');
+  const token = await svc.apiToken();
+  const r = await svc.call('POST', '/v1/ingest/web', events().map((e) => JSON.stringify(e)).join('\n'), token, { 'content-type': 'application/x-ndjson' });
+  expect(r.status).toBe(200);
+});
+afterAll(async () => svc?.stop());
+
+describe('tabular operators', () => {
+  it('scans newest first with _time, _sysTime, then fields alphabetically, and the tabular envelope', async () => {
+    const res = await tabular("['web'] | take 3");
+    const t = res.tables[0]!;
+    expect(t.fields.map((f) => f.name)).toEqual(['_time', '_sysTime', 'dur', 'geo.city', 'method', 'note', 'status', 'uri']);
+    expect(t.fields.map((f) => f.type)).toEqual(['datetime', 'datetime', 'float', 'string', 'string', 'string', 'integer', 'string']);
+    expect(t.columns[0]).toEqual(['2024-01-01T00:19:00Z', '2024-01-01T00:18:00Z', '2024-01-01T00:17:00Z']);
+    expect(t.order).toEqual([{ field: '_time', desc: true }]);
+    expect(res.datasetNames).toEqual(['web']);
+    expect(res.status).toMatchObject({ rowsExamined: 20, rowsMatched: 20, isPartial: false, numGroups: 0 });
+    expect(res.status.elapsedTime as number).toBeGreaterThan(0);
+    expect(res.fieldsMetaMap.web!.map((f) => (f as { name: string }).name).sort()).toEqual(['dur', 'geo.city', 'method', 'note', 'status', 'uri']);
+  });
+
+  it('where, count and rowsMatched', async () => {
+    const res = await tabular("['web'] | where status == 500 | count");
+    expect(res.tables[0]!.fields).toEqual([{ name: 'count', type: 'integer' }]);
+    expect(res.tables[0]!.columns).toEqual([[4]]);
+    expect(res.status).toMatchObject({ rowsExamined: 20, rowsMatched: 4 });
+    const raw = await tabular("['web'] | where method == 'POST' | take 2");
+    expect(raw.status.rowsMatched).toBe(7);
+  });
+
+  it('extend replaces in place, project keeps the listed order, renames and computes', async () => {
+    const r = await rows("['web'] | where status == 500 | extend status = status * 2 | project status, m = tolower(method), ['geo.city'] | take 2");
+    expect(r).toEqual([
+      { status: 1000, m: 'post', 'geo.city': 'Paris' },
+      { status: 1000, m: 'get', 'geo.city': 'Berlin' },
+    ]);
+  });
+
+  it('project-away, project-keep with wildcards, project-rename, project-reorder', async () => {
+    const t1 = (await tabular("['web'] | project-away _sysTime, ['geo.']*, note | take 1")).tables[0]!;
+    expect(t1.fields.map((f) => f.name)).toEqual(['_time', 'dur', 'method', 'status', 'uri']);
+    const t2 = (await tabular("['web'] | project-keep u*, _time | take 1")).tables[0]!;
+    expect(t2.fields.map((f) => f.name)).toEqual(['_time', 'uri']);
+    const t3 = (await tabular("['web'] | project-rename code = status | project-reorder uri, code | take 1")).tables[0]!;
+    expect(t3.fields.map((f) => f.name).slice(0, 3)).toEqual(['uri', 'code', '_time']);
+  });
+
+  it('summarize names aggregates as Axiom does and carries agg metadata', async () => {
+    const res = await tabular("['web'] | summarize count(), countif(status == 500), sum(status), avg(dur), min(dur), max(_time), dcount(method), percentile(dur, 50), percentiles_array(dur, 50, 90) by ['geo.city'] | sort by ['geo.city'] asc");
+    const t = res.tables[0]!;
+    expect(t.fields.map((f) => f.name)).toEqual(['geo.city', 'count_', 'countif_', 'sum_status', 'avg_dur', 'min_dur', 'max__time', 'dcount_method', 'percentile_dur_50', 'percentiles_dur']);
+    expect(t.fields[1]!.agg).toEqual({ name: 'count', fields: [], args: [] });
+    expect(t.fields[8]!.agg).toEqual({ name: 'percentiles', fields: ['dur'], args: [50] });
+    expect(t.groups).toEqual([{ name: 'geo.city' }]);
+    // Berlin: even minutes 0..18 → dur 0,3,...,27; status 500 at 0, 10.
+    expect(t.columns.map((c) => c[0])).toEqual(['Berlin', 10, 2, 2600, 13.5, 0, '2024-01-01T00:18:00Z', 2, 12, [12, 24]]);
+    expect(res.status.numGroups).toBe(2);
+  });
+
+  it('summarize without by gives one row even when nothing matches', async () => {
+    expect(await rows("['web'] | where status == 404 | summarize n = count(), s = sumif(dur, true), a = avg(dur)")).toEqual([{ n: 0, s: 0, a: null }]);
+  });
+
+  it('summarize by bin(_time) returns buckets, time-ascending rows and a _totals table', async () => {
+    const res = await tabular("['web'] | summarize count() by bin(_time, 10m), method");
+    const [t, totals] = res.tables;
+    expect(t!.buckets).toEqual({ field: '_time', size: 600_000_000_000 });
+    expect(t!.order).toEqual([{ field: '_time', desc: false }, { field: 'count_', desc: true }]);
+    expect(t!.columns).toEqual([
+      ['2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z', '2024-01-01T00:10:00Z', '2024-01-01T00:10:00Z'],
+      ['GET', 'POST', 'GET', 'POST'],
+      [6, 4, 7, 3],
+    ]);
+    expect(totals!.name).toBe('_totals');
+    expect(totals!.buckets).toBeUndefined();
+    expect(totals!.columns).toEqual([['GET', 'POST'], [13, 7]]);
+  });
+
+  it('take after a summary by time keeps the top groups in every bucket', async () => {
+    const t = (await tabular("['web'] | summarize count() by bin(_time, 10m), method | take 1")).tables[0]!;
+    expect(t.columns[1]).toEqual(['GET', 'GET']);
+  });
+
+  it('sort defaults to descending; top; distinct', async () => {
+    expect((await rows("['web'] | sort by dur | take 2 | project dur")).map((r) => r.dur)).toEqual([28.5, 27]);
+    expect((await rows("['web'] | top 2 by dur asc | project dur")).map((r) => r.dur)).toEqual([0, 1.5]);
+    const d = await rows("['web'] | distinct method, status | sort by method asc, status asc");
+    expect(d).toEqual([{ method: 'GET', status: 200 }, { method: 'GET', status: 500 }, { method: 'POST', status: 200 }, { method: 'POST', status: 500 }]);
+  });
+
+  it('getschema lists the columns and their types', async () => {
+    const r = await rows("['web'] | project _time, status, uri | getschema");
+    expect(r).toEqual([
+      { ColumnName: '_time', ColumnOrdinal: 0, DataType: 'System.DateTime', ColumnType: 'datetime' },
+      { ColumnName: 'status', ColumnOrdinal: 1, DataType: 'System.Int64', ColumnType: 'long' },
+      { ColumnName: 'uri', ColumnOrdinal: 2, DataType: 'System.String', ColumnType: 'string' },
+    ]);
+  });
+
+  it('let, datatable and print sources', async () => {
+    expect(await rows('let n = 2; datatable(a:long, b:string)[1, "x", 2, "y", 3, "z"] | where a >= n | project b')).toEqual([{ b: 'y' }, { b: 'z' }]);
+    expect(await rows('print 1 + 2, s = "a"')).toEqual([{ print_0: 3, s: 'a' }]);
+    expect(await rows("let codes = dynamic([500, 404]); ['web'] | where status in (codes) | count")).toEqual([{ count: 4 }]);
+  });
+});
+
+describe('string operators and case rules', () => {
+  const count = async (pred: string) => (await rows(`['web'] | where ${pred} | count`))[0]!.count;
+  it('contains/startswith/endswith ignore case; _cs variants do not', async () => {
+    expect(await count("uri contains 'item-1'")).toBe(11);
+    expect(await count("uri contains_cs 'item-1'")).toBe(0);
+    expect(await count("uri startswith '/API/V1'")).toBe(10);
+    expect(await count("uri startswith_cs '/API/V1'")).toBe(0);
+    expect(await count("uri endswith 'm-19'")).toBe(1);
+    expect(await count("uri !contains 'item-1'")).toBe(9);
+    expect(await count("method =~ 'post'")).toBe(7);
+    expect(await count("method !~ 'post'")).toBe(13);
+    expect(await count("method == 'post'")).toBe(0);
+  });
+  it('has matches whole terms; hasprefix and hassuffix match term edges', async () => {
+    expect(await count("note has 'bar'")).toBe(1);
+    expect(await count("note has 'ba'")).toBe(0);
+    expect(await count("note has 'FOO'")).toBe(1);
+    expect(await count("note has_cs 'FOO'")).toBe(0);
+    expect(await count("note hasprefix 'ba'")).toBe(1);
+    expect(await count("note hassuffix 'az'")).toBe(1);
+    expect(await count("note has_any ('nope', 'baz')")).toBe(1);
+    // null never has a term; its negation is true
+    expect(await count("note !has 'bar'")).toBe(19);
+  });
+  it('in, in~, !in, between and matches regex', async () => {
+    expect(await count("method in ('GET')")).toBe(13);
+    expect(await count("method in~ ('get')")).toBe(13);
+    expect(await count("method !in ('GET')")).toBe(7);
+    expect(await count('dur between (3.0 .. 6)')).toBe(3);
+    expect(await count('dur !between (3.0 .. 6)')).toBe(17);
+    expect(await count("uri matches regex 'Item-1[0-9]$'")).toBe(10);
+    expect(await count("_time between (datetime(2024-01-01T00:05:00Z) .. 5m)")).toBe(6);
+  });
+});
+
+describe('scalar functions and literals', () => {
+  it('arithmetic follows APL types', async () => {
+    expect(await value('10 / 3')).toBe(3);
+    expect(await value('10 / 4.0')).toBe(2.5);
+    expect(await value('7 % 3')).toBe(1);
+    expect(await value('1h / 1m')).toBe(60);
+    expect(await value('datetime(2024-01-02) - datetime(2024-01-01)')).toBe('24h0m0s');
+    expect(await value('datetime(2024-01-01) + 90m')).toBe('2024-01-01T01:30:00Z');
+    expect(await value('2s * 3')).toBe('6s');
+  });
+  it('conversions use the Go rules', async () => {
+    expect(await value('toint("42")')).toBe(42);
+    expect(await value('toint("4.2")')).toBe(null);
+    expect(await value('toint(4.9)')).toBe(4);
+    expect(await value('toreal("1e3")')).toBe(1000);
+    expect(await value('tostring(5.0)')).toBe('5');
+    expect(await value('tostring(0.1)')).toBe('0.1');
+    expect(await value('tostring(bool(null))')).toBe('false');
+    expect(await value('tostring(long(null))')).toBe('');
+    expect(await value('tostring(80s)')).toBe('1m20s');
+    expect(await value('tostring(datetime(2025-03-26T12:12:42.68112905Z))')).toBe('2025-03-26T12:12:42.68112905Z');
+    expect(await value('totimespan("1h30m")')).toBe('1h30m0s');
+    expect(await value('tobool("T")')).toBe(true);
+    expect(await value('todatetime("2024-01-01T10:00:00+02:00")')).toBe('2024-01-01T08:00:00Z');
+  });
+  it('bin rounds down, including negatives, and anchors 7d bins on Monday', async () => {
+    expect(await value('bin(7, 5)')).toBe(5);
+    expect(await value('bin(-7, 5)')).toBe(-10);
+    expect(await value('bin(4.7, 0.5)')).toBe(4.5);
+    expect(await value('bin(datetime(2024-01-01T10:17:00Z), 15m)')).toBe('2024-01-01T10:15:00Z');
+    // 2024-01-04 is a Thursday; the Monday week starts 2024-01-01.
+    expect(await value('bin(datetime(2024-01-04T10:00:00Z), 7d)')).toBe('2024-01-01T00:00:00Z');
+    expect(await value('bin(5, 0)')).toBe(null);
+  });
+  it('string, null and conditional functions', async () => {
+    expect(await value('strcat("a", 1, true)')).toBe('a1true');
+    expect(await value('strlen("héllo")')).toBe(5);
+    expect(await value('substring("hello", 1, 3)')).toBe('ell');
+    expect(await value('substring("hello", 10)')).toBe('');
+    expect(await value('toupper("abc")')).toBe('ABC');
+    expect(await value('isempty("")')).toBe(true);
+    expect(await value('isnull("")')).toBe(false);
+    expect(await value('coalesce("", "b")')).toBe('b');
+    expect(await value('iff(1 > 2, "y", "n")')).toBe('n');
+    expect(await value('case(1 > 2, "a", 2 > 1, "b", "c")')).toBe('b');
+    expect(await value('round(2.567, 2)')).toBe(2.57);
+    expect(await value('round(-2.5)')).toBe(-3);
+    expect(await value('extract("([a-z]+)-([0-9]+)", 2, "abc-123")')).toBe('123');
+    expect(await value('replace_regex("(\\\\d+) ms", "$1 milliseconds", "took 5 ms")')).toBe('took 5 milliseconds');
+    expect(await value('split("a,b", ",")')).toEqual(['a', 'b']);
+    expect(await value('dayofweek(datetime(2024-01-07))')).toBe(0);
+    expect(await value('startofweek(datetime(2024-01-10))')).toBe('2024-01-07T00:00:00Z');
+  });
+  it('null rules: comparisons, and/or', async () => {
+    expect(await value('long(null) == 1')).toBe(false);
+    expect(await value('long(null) != 1')).toBe(true);
+    expect(await value('long(null) == long(null)')).toBe(null);
+    expect(await value('false and bool(null)')).toBe(false);
+    expect(await value('true or bool(null)')).toBe(true);
+  });
+  it('now() and ago() are one instant for the whole query', async () => {
+    const [r] = await rows('print a = now(), b = ago(1h) + 1h');
+    expect(r!.a).toBe(r!.b);
+  });
+  it('dynamic values and map access', async () => {
+    expect(await value("dynamic({'a': {'b': [1, 2]}})['a']['b'][1]")).toBe(2);
+    expect(await value("array_length(dynamic([1,2,3]))")).toBe(3);
+    expect(await value("bag_pack('k', 1)")).toEqual({ k: 1 });
+  });
+});
+
+describe('errors', () => {
+  it('unknown names, functions and type errors are 400 with line and column', async () => {
+    expect(await status("['web']\n| where nosuch > 1")).toEqual({ http: 400, code: 400, message: 'line 2, column 9: unknown column or variable "nosuch"' });
+    expect((await status("['web'] | extend x = nosuchfn(1)")).message).toBe('line 1, column 22: unknown function "nosuchfn"');
+    expect((await status("['web'] | where method > true")).message).toMatch(/^line 1, column 24: the operator ">" is not defined for string and bool/);
+    expect((await status("['web'] | summarize arg_max(dur, *)")).message).toMatch(/^line 1, column 21: the aggregation arg_max\(\) is not supported/);
+    expect((await status("['web'] | join (['web']) on uri")).message).toBe('line 1, column 11: the operator "join" is not supported by this service');
+    expect((await status("['web'] | where count() > 1")).message).toMatch(/only allowed in summarize/);
+  });
+  it('an unknown dataset is 404', async () => {
+    expect(await status("['nope'] | count")).toMatchObject({ http: 404, message: 'line 1, column 1: dataset "nope" not found' });
+  });
+  it('bad request bodies are 400', async () => {
+    const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: '' });
+    expect(r.status).toBe(400);
+    const r2 = await svc.call('POST', '/v1/datasets/_apl?format=csv', { apl: "['web']" });
+    expect(r2.status).toBe(400);
+    const r3 = await svc.call('POST', '/v1/datasets/_apl', { apl: "['web']", startTime: 'yesterday' });
+    expect(((await r3.json()) as { message: string }).message).toMatch(/startTime "yesterday" is not a time/);
+  });
+  it('a regex DuckDB cannot compile is a 400, not a 500', async () => {
+    expect((await status("['web'] | where uri matches regex '('")).http).toBe(400);
+  });
+});

@@ -1,0 +1,155 @@
+import { Axiom } from '@axiomhq/js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ADMIN, startTestService, type TestService } from './helpers.js';
+
+let svc: TestService;
+let ingestToken: string;
+const N = 10_000;
+const PER_TIMESTAMP = 100; // many events share each timestamp: paging must neither lose nor repeat them
+const BASE = Date.UTC(2024, 0, 1);
+const RANGE = { startTime: '2023-12-31T00:00:00Z', endTime: '2024-01-02T00:00:00Z' };
+
+beforeAll(async () => {
+  svc = await startTestService();
+  vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  await svc.createDataset('pages');
+  await svc.createDataset('other');
+  ingestToken = await svc.apiToken({ '*': { ingest: ['create'], query: ['read'] } });
+  for (let b = 0; b < N; b += 2500) {
+    const lines: string[] = [];
+    for (let i = b; i < b + 2500; i++) lines.push(JSON.stringify({ _time: new Date(BASE + Math.floor(i / PER_TIMESTAMP) * 1000).toISOString(), id: i }));
+    const r = await svc.call('POST', '/v1/ingest/pages', lines.join('\n'), ingestToken, { 'content-type': 'application/x-ndjson' });
+    expect(r.status).toBe(200);
+  }
+  await svc.call('POST', '/v1/ingest/other', '{"x":1}', ingestToken, { 'content-type': 'application/x-ndjson' });
+});
+afterAll(async () => svc?.stop());
+
+interface Page {
+  ids: number[];
+  times: string[];
+  minCursor: string;
+  maxCursor: string;
+}
+
+async function page(apl: string, body: Record<string, unknown>): Promise<Page> {
+  const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl, ...body });
+  const res = (await r.json()) as { status: { minCursor: string; maxCursor: string }; tables: { fields: { name: string }[]; columns: unknown[][] }[] };
+  expect(r.status).toBe(200);
+  const t = res.tables[0]!;
+  const col = (n: string) => t.columns[t.fields.findIndex((f) => f.name === n)]!;
+  return { ids: col('id') as number[], times: col('_time') as string[], minCursor: res.status.minCursor, maxCursor: res.status.maxCursor };
+}
+
+describe('pagination over 10,000 events with equal timestamps', () => {
+  for (const dir of ['desc', 'asc'] as const) {
+    it(`cursor paging (${dir}) returns every event exactly once, in order`, async () => {
+      const seen: number[] = [];
+      let cursor: string | undefined;
+      for (let guard = 0; guard < 100; guard++) {
+        const p = await page(`['pages'] | sort by _time ${dir} | take 1000`, { ...RANGE, ...(cursor ? { cursor } : {}) });
+        seen.push(...p.ids);
+        const next = dir === 'desc' ? p.minCursor : p.maxCursor;
+        // The end: an empty page echoes the cursor given (spec: Pagination rules).
+        if (cursor !== undefined && next === cursor) break;
+        if (p.ids.length < 1000) break;
+        cursor = next;
+      }
+      expect(seen).toHaveLength(N);
+      expect(new Set(seen).size).toBe(N);
+      // Within a timestamp the order follows ingest order in the direction of the sort.
+      const expected = Array.from({ length: N }, (_, i) => i);
+      expect(seen).toEqual(dir === 'asc' ? expected : expected.reverse());
+    });
+
+    it(`timestamp paging (${dir}) covers every event, with overlap the client removes`, async () => {
+      const seen = new Set<number>();
+      let bound: string | undefined;
+      for (let guard = 0; guard < 100; guard++) {
+        const body = dir === 'desc' ? { startTime: RANGE.startTime, endTime: bound ?? RANGE.endTime } : { startTime: bound ?? RANGE.startTime, endTime: RANGE.endTime };
+        const p = await page(`['pages'] | sort by _time ${dir} | take 1000`, body);
+        const before = seen.size;
+        for (const id of p.ids) seen.add(id);
+        if (p.ids.length === 0 || seen.size === before) break;
+        bound = p.times[p.times.length - 1];
+      }
+      expect(seen.size).toBe(N);
+    });
+  }
+
+  it('the cursor is also accepted as a query parameter, and includeCursor includes its row', async () => {
+    const first = await page("['pages'] | take 5", RANGE);
+    const r = await svc.call('POST', `/v1/datasets/_apl?format=tabular&cursor=${first.minCursor}`, { apl: "['pages'] | take 5", ...RANGE });
+    const res = (await r.json()) as { tables: { fields: { name: string }[]; columns: unknown[][] }[] };
+    const ids = res.tables[0]!.columns[res.tables[0]!.fields.findIndex((f) => f.name === 'id')]!;
+    expect(ids).toEqual([9994, 9993, 9992, 9991, 9990]);
+    const incl = await page("['pages'] | take 5", { ...RANGE, cursor: first.minCursor, includeCursor: true });
+    expect(incl.ids).toEqual([9995, 9994, 9993, 9992, 9991]);
+  });
+
+  it('the page size is the lowest of the query limit and the server default of 1000', async () => {
+    expect((await page("['pages']", RANGE)).ids).toHaveLength(1000);
+    expect((await page("['pages'] | take 20", RANGE)).ids).toHaveLength(20);
+    const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages']", ...RANGE });
+    const res = (await r.json()) as { status: { messages?: { code: string }[] } };
+    expect(res.status.messages?.map((m) => m.code)).toContain('default_limit_warning');
+  });
+
+  it('a malformed cursor is a 400', async () => {
+    const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages']", cursor: 'not a cursor' });
+    expect(r.status).toBe(400);
+  });
+});
+
+describe('query access', () => {
+  it('an API token needs query rights on every dataset a query reads; a PAT may query', async () => {
+    const onlyPages = await svc.apiToken({ pages: { query: ['read'] } });
+    const ok = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages'] | count", ...RANGE }, onlyPages);
+    expect(ok.status).toBe(200);
+    const denied = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['other'] | count" }, onlyPages);
+    expect(denied.status).toBe(403);
+    expect(((await denied.json()) as { message: string }).message).toContain('query|read');
+    const ingestOnly = await svc.apiToken({ pages: { ingest: ['create'] } });
+    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, ingestOnly)).status).toBe(403);
+    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, ADMIN)).status).toBe(200);
+    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, 'xaat-bogus')).status).toBe(401);
+  });
+});
+
+describe('@axiomhq/js query()', () => {
+  it('tabular (the default): events() yields what was ingested', async () => {
+    const client = new Axiom({ token: ingestToken, url: svc.url });
+    const res = await client.query("['pages'] | where id < 3 | project id | sort by id asc", RANGE);
+    expect(res.status.rowsMatched).toBe(3);
+    expect([...res.tables[0]!.events()].map((e) => e.id)).toEqual([0, 1, 2]);
+  });
+
+  it('tabular summaries carry agg and groups', async () => {
+    const client = new Axiom({ token: ingestToken, url: svc.url });
+    const res = await client.query("['pages'] | summarize n = count(), max(id) by bin(_time, 1m)", RANGE);
+    const t = res.tables[0]!;
+    expect(t.fields.map((f) => f.name)).toEqual(['_time', 'n', 'max_id']);
+    expect(t.fields[1]!.agg?.name).toBe('count');
+    expect(t.columns![1]).toEqual([6000, 4000]);
+    expect(res.tables.map((x) => x.name)).toEqual(['0', '_totals']);
+  });
+
+  it('legacy format: matches with _time, _sysTime, _rowId and data', async () => {
+    const client = new Axiom({ token: ingestToken, url: svc.url });
+    const res = await client.query("['pages'] | where id == 42", { ...RANGE, format: 'legacy' });
+    expect(res.matches).toHaveLength(1);
+    const m = res.matches![0]!;
+    expect(m.data).toEqual({ id: 42 });
+    expect(m._time).toBe('2024-01-01T00:00:00Z');
+    expect(typeof m._rowId).toBe('string');
+    expect(res.status.rowsMatched).toBe(1);
+  });
+
+  it('legacy format of a summary by time: series per bucket and totals', async () => {
+    const client = new Axiom({ token: ingestToken, url: svc.url });
+    const res = await client.query("['pages'] | summarize c = count() by bin(_time, 1m)", { ...RANGE, format: 'legacy' });
+    expect(res.buckets.series).toHaveLength(2);
+    expect(res.buckets.series![0]).toMatchObject({ startTime: '2024-01-01T00:00:00Z', endTime: '2024-01-01T00:01:00Z', groups: [{ group: {}, aggregations: [{ op: 'c', value: 6000 }] }] });
+    expect(res.buckets.totals).toEqual([{ id: 0, group: {}, aggregations: [{ op: 'c', value: N }] }]);
+  });
+});
