@@ -79,6 +79,21 @@ describe('tabular operators', () => {
     expect(raw.status.rowsMatched).toBe(7);
   });
 
+  it('the time range bounds the rows, inclusive at both ends, and rowsExamined counts only those', async () => {
+    const res = await tabular("['web'] | summarize n = count()", { startTime: '2024-01-01T00:05:00Z', endTime: '2024-01-01T00:09:00Z' });
+    expect(res.tables[0]!.columns).toEqual([[5]]);
+    expect(res.status).toMatchObject({ rowsExamined: 5, rowsMatched: 5, minBlockTime: '2024-01-01T00:05:00Z', maxBlockTime: '2024-01-01T00:09:00Z' });
+    const rel = await tabular("['web'] | count", { startTime: 'now-1h' });
+    expect(rel.tables[0]!.columns).toEqual([[0]]);
+  });
+
+  it('rowsMatched counts the filtered rows before a sort/take, a summary or nothing', async () => {
+    expect((await tabular("['web'] | where status == 500 | sort by dur asc | take 1")).status.rowsMatched).toBe(4);
+    expect((await tabular("['web'] | where status == 500 | summarize count() by method")).status.rowsMatched).toBe(4);
+    expect((await tabular("['web'] | where status == 404 | take 3")).status.rowsMatched).toBe(0);
+    expect((await tabular("['web'] | where status == 500 | extend x = 1 | where method == 'GET' | distinct uri")).status.rowsMatched).toBe(2);
+  });
+
   it('extend replaces in place, project keeps the listed order, renames and computes', async () => {
     const r = await rows("['web'] | where status == 500 | extend status = status * 2 | project status, m = tolower(method), ['geo.city'] | take 2");
     expect(r).toEqual([

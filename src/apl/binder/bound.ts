@@ -59,7 +59,7 @@ export type Stage =
   | { kind: 'values'; columns: BoundColumn[]; rows: BExpr[][] }
   | { kind: 'filter'; predicate: BExpr }
   | { kind: 'select'; items: { alias: string; expr: BExpr }[] }
-  | { kind: 'aggregate'; keys: { alias: string; expr: BExpr }[]; aggs: { alias: string; expr: BExpr }[]; matchedAlias?: string }
+  | { kind: 'aggregate'; keys: { alias: string; expr: BExpr }[]; aggs: { alias: string; expr: BExpr }[] }
   | { kind: 'order'; keys: OrderKey[]; limit?: number }
   | { kind: 'limit'; n: number }
   | { kind: 'top-groups'; n: number; timeAlias: string; keyAliases: string[]; rankBy?: string }
@@ -82,8 +82,13 @@ export interface BoundQuery {
    * that changes the row set in another way. rowsMatched counts them.
    */
   matchedPrefix: number;
-  /** The hidden count column of the first summarize, when it directly follows the matched prefix. */
-  matchedCountAlias?: string;
+  /**
+   * How rowsMatched is found without scanning twice where possible: `examined` (no filters: every examined
+   * row matches), `count` (the query ends in `count` right after the filters), `window` (a summary follows
+   * the filters: the sum of its group counts rides along), `cte` (a sort/take follows: the matched rows are
+   * materialised once and both ordered and counted), or `query` (a separate count query).
+   */
+  matchedMode: 'examined' | 'count' | 'window' | 'cte' | 'query';
   /** The query ends in a take/limit: its count caps the page size. */
   queryLimit?: number;
   /** The bin_auto size chosen, for `buckets`. */

@@ -25,6 +25,12 @@ export interface CompileOptions {
   cursor?: { at: Cursor; descending: boolean; inclusive: boolean };
   /** The row limit of the final result. */
   limit?: number;
+  /** Adds column __m (the count of rows matched) at this stage index, as a window over a summary's groups. */
+  matchedAt?: number;
+  /** Materialises the first n stages once (a CTE), counts them into __m and runs the rest over them. */
+  matchedCte?: number;
+  /** Carry each event's _sysTime to the end (legacy results show it; tabular ones need not read it). */
+  sysTime?: boolean;
 }
 
 export interface CompiledQuery {
@@ -32,6 +38,8 @@ export interface CompiledQuery {
   columns: BoundColumn[];
   /** The final SELECT also returns __t, __s, __st (epoch ns, sequence, ns) for cursors and legacy matches. */
   rowIdentity: boolean;
+  /** The index of the __m column in the result, when it was asked for. */
+  matchedColumn?: number;
 }
 
 const FILTER: SqlContext = { filter: true };
@@ -39,23 +47,45 @@ const VALUE: SqlContext = { filter: false };
 
 export function compile(stages: BoundStage[], opts: CompileOptions = {}): CompiledQuery {
   let sql = '';
-  stages.forEach((s, i) => {
-    sql = stageSql(s, sql, i, opts);
-  });
   const last = stages[stages.length - 1]!.out;
+  // A sort whose order reaches the end is applied there (with any take); sorting in between is wasted work.
+  const finalOrders = last.order.length > 0;
+  let cte = '';
+  stages.forEach((s, i) => {
+    if (i === opts.matchedCte) {
+      cte = `WITH "__matched" AS MATERIALIZED (${sql}) `;
+      sql = 'SELECT * FROM "__matched"';
+    }
+    sql = s.stage.kind === 'order' && s.stage.limit === undefined && finalOrders ? sql : stageSql(s, sql, i, opts);
+  });
   const cols = last.columns.map((c) => `${outputSql(c)} AS ${sqlIdent(c.alias)}`);
-  if (last.rowIdentity) cols.push('epoch_ns("__t") AS "__t"', '"__s"', 'epoch_ns("__st") AS "__st"');
-  let out = `SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM (${sql}) AS final`;
+  if (last.rowIdentity) cols.push('epoch_ns("__t") AS "__t"', '"__s"', opts.sysTime ? 'epoch_ns("__st") AS "__st"' : '0 AS "__st"');
+  let matchedColumn: number | undefined;
+  if (opts.matchedAt !== undefined) {
+    matchedColumn = cols.length;
+    cols.push('"__m"');
+  }
+  let from = `(${sql}) AS final`;
+  if (cte) {
+    matchedColumn = cols.length;
+    cols.push('"__count"."n" AS "__m"');
+    from += ' CROSS JOIN (SELECT count(*) AS n FROM "__matched") AS "__count"';
+  }
+  let out = `${cte}SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM ${from}`;
   if (last.order.length) out += ` ORDER BY ${orderSql(last.order)}`;
-  if (opts.limit !== undefined) out += ` LIMIT ${opts.limit}`;
-  return { sql: out, columns: last.columns, rowIdentity: last.rowIdentity };
+  // A count or a summary without groups is one row; a LIMIT on it only costs (bench:query: 20 → 23 ms).
+  const lastStage = stages[stages.length - 1]!.stage;
+  const oneRow = lastStage.kind === 'count' || (lastStage.kind === 'aggregate' && lastStage.keys.length === 0);
+  if (opts.limit !== undefined && !oneRow) out += ` LIMIT ${opts.limit}`;
+  return { sql: out, columns: last.columns, rowIdentity: last.rowIdentity, matchedColumn };
 }
 
 /** SQL counting the rows that reach the end of the first `n` stages (rowsMatched). */
 export function compileCount(stages: BoundStage[], n: number, opts: CompileOptions): string {
   let sql = '';
   stages.slice(0, n).forEach((s, i) => {
-    sql = stageSql(s, sql, i, opts);
+    // Order does not change a count.
+    if (s.stage.kind !== 'order') sql = stageSql(s, sql, i, opts);
   });
   return `SELECT count(*) AS n FROM (${sql}) AS matched`;
 }
@@ -73,10 +103,10 @@ function outputSql(c: BoundColumn): string {
 function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions): string {
   const s: Stage = bs.stage;
   const from = `FROM (${prev}) AS s${i}`;
-  const hidden = bs.out.rowIdentity ? '"__t", "__s", "__st", ' : '';
+  const hidden = bs.out.rowIdentity ? `"__t", "__s", ${opts.sysTime ? '"__st", ' : ''}` : '';
   switch (s.kind) {
     case 'scan': {
-      const cols = ['"_time" AS "__t"', '"_seq" AS "__s"', '"_sysTime" AS "__st"', ...s.columns.map((c) => `${sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`)];
+      const cols = ['"_time" AS "__t"', '"_seq" AS "__s"', ...(opts.sysTime ? ['"_sysTime" AS "__st"'] : []), ...s.columns.map((c) => `${sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`)];
       const where: string[] = [];
       if (opts.startNs !== undefined) where.push(`"_time" >= ${sqlLiteral('datetime', opts.startNs)}`);
       if (opts.endNs !== undefined) where.push(`"_time" <= ${sqlLiteral('datetime', opts.endNs)}`);
@@ -105,7 +135,8 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
     case 'aggregate': {
       const keys = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
       const aggs = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
-      if (s.matchedAlias) aggs.push(`count(*) AS ${sqlIdent(s.matchedAlias)}`);
+      // rowsMatched: the rows that went into the summary, as a window over the groups' counts.
+      if (i === opts.matchedAt) aggs.push('sum(count(*)) OVER () AS "__m"');
       const group = s.keys.length ? ` GROUP BY ${s.keys.map((_, j) => j + 1).join(', ')}` : '';
       return `SELECT ${[...keys, ...aggs].join(', ')} ${from}${group}`;
     }

@@ -27,6 +27,8 @@ export interface QueryRequest {
   includeCursor?: boolean;
   /** A page size given by the request (legacy endpoint `limit`). */
   limit?: number;
+  /** The result shows each event's _sysTime (legacy format). */
+  sysTime?: boolean;
 }
 
 export interface PreparedQuery {
@@ -132,18 +134,31 @@ export class QueryEngine {
       cursor: p.cursor && timeOrder !== undefined ? { at: p.cursor, descending: timeOrder, inclusive: p.request.includeCursor === true } : undefined,
       limit: limit + 1, // one more row than the page tells whether the limit cut the result
     };
-    const main = compile(bound.stages, opts);
-    const [cols, examined, matchedCount] = await Promise.all([
+    const examined = bound.datasets.length
+      ? await this.store.examine(bound.datasets, p.startNs, p.endNs)
+      : { rows: 0, blocks: 0, minNs: undefined, maxNs: undefined, coversAll: false, versions: [] };
+    // A range that spans all the data need not be tested row by row (bench:query: filter + count 26 → 18 ms).
+    const unbounded = { ...opts, startNs: undefined, endNs: undefined };
+    const runOpts = examined.coversAll ? unbounded : opts;
+    const main = compile(bound.stages, { ...runOpts, sysTime: p.request.sysTime, matchedAt: bound.matchedMode === 'window' ? bound.matchedPrefix : undefined, matchedCte: bound.matchedMode === 'cte' ? bound.matchedPrefix : undefined });
+    let [cols, matchedCount] = await Promise.all([
       this.store.readColumns(main.sql),
-      bound.datasets.length ? this.store.examine(bound.datasets, p.startNs, p.endNs) : Promise.resolve({ rows: 0, blocks: 0, minNs: undefined, maxNs: undefined }),
-      this.matched(bound, opts),
+      bound.matchedMode === 'query' && bound.datasets.length ? this.matched(bound, runOpts) : Promise.resolve(undefined),
     ]);
+    if (examined.coversAll && !this.store.unchangedSince(bound.datasets, examined.versions)) {
+      // Events arrived meanwhile and may lie outside the range: run again with the range applied.
+      const bounded = compile(bound.stages, { ...opts, sysTime: p.request.sysTime, matchedAt: bound.matchedMode === 'window' ? bound.matchedPrefix : undefined, matchedCte: bound.matchedMode === 'cte' ? bound.matchedPrefix : undefined });
+      [cols, matchedCount] = await Promise.all([
+        this.store.readColumns(bounded.sql),
+        bound.matchedMode === 'query' && bound.datasets.length ? this.matched(bound, opts) : Promise.resolve(undefined),
+      ]);
+    }
     const rowCount = cols[0]?.length ?? 0;
     const truncated = rowCount > limit;
     const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last, bound);
     const tables = [table];
     if (bound.totals) {
-      const totals = compile(bound.totals, { ...opts, limit: MAX_ROWS });
+      const totals = compile(bound.totals, { ...runOpts, limit: MAX_ROWS });
       const tcols = await this.store.readColumns(totals.sql);
       const tl = bound.totals[bound.totals.length - 1]!.out;
       tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, bound, true));
@@ -152,10 +167,14 @@ export class QueryEngine {
       messages.push({ priority: 'warn', count: 1, code: 'default_limit_warning', msg: `the result was limited to the default of ${DEFAULT_ROWS} rows; add | take N or a limit to the request for more` });
     }
 
-    let rowsMatched: number;
-    if (matchedCount !== undefined) rowsMatched = matchedCount;
-    else if (bound.stages[bound.matchedPrefix]?.stage.kind === 'count' && bound.stages.length === bound.matchedPrefix + 1) rowsMatched = Number(table.values[0]?.[0] ?? 0);
-    else rowsMatched = 0;
+    let rowsMatched = 0;
+    switch (bound.matchedMode) {
+      case 'examined': rowsMatched = examined.rows; break;
+      case 'count': rowsMatched = Number(table.values[0]?.[0] ?? 0); break;
+      case 'cte':
+      case 'window': rowsMatched = rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts); break;
+      case 'query': rowsMatched = matchedCount ?? 0; break;
+    }
 
     let minCursor = '';
     let maxCursor = '';
@@ -191,14 +210,8 @@ export class QueryEngine {
     };
   }
 
-  /**
-   * rowsMatched: the rows that pass the query's filters, counted over the stages before the first operator
-   * that changes the row set in another way. A query that ends in `count` right there already has it.
-   */
-  private async matched(bound: BoundQuery, opts: CompileOptions): Promise<number | undefined> {
-    if (bound.datasets.length === 0) return undefined;
-    const next = bound.stages[bound.matchedPrefix];
-    if (next?.stage.kind === 'count' && bound.stages.length === bound.matchedPrefix + 1) return undefined;
+  /** rowsMatched by a count query over the stages before the first operator that is not a filter. */
+  private async matched(bound: BoundQuery, opts: CompileOptions): Promise<number> {
     const rows = await this.store.readColumns(compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }));
     return Number(rows[0]?.[0] ?? 0);
   }

@@ -76,6 +76,9 @@ interface DatasetState {
   known: KnownPaths;
   nextSeq: bigint;
   lock: Mutex;
+  /** Bumped by every write; whole-table statistics are cached against it. */
+  version: number;
+  stats?: { version: number; rows: number; minNs?: bigint; maxNs?: bigint };
 }
 
 export class EventStore {
@@ -121,7 +124,7 @@ export class EventStore {
         const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
         const max = await c.all(`SELECT max(_seq) AS m FROM ${quoteIdent(record.table)}`);
         const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
-        this.datasets.set(record.name, { record, fields, known: emptyKnown(), nextSeq, lock: new Mutex() });
+        this.datasets.set(record.name, { record, fields, known: emptyKnown(), nextSeq, lock: new Mutex(), version: 0 });
       }
     });
   }
@@ -211,7 +214,7 @@ export class EventStore {
         };
         await c.run(`CREATE TABLE ${quoteIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`);
         await insertDataset(c, record);
-        this.datasets.set(name, { record, fields: new Map(), known: emptyKnown(), nextSeq: 0n, lock: new Mutex() });
+        this.datasets.set(name, { record, fields: new Map(), known: emptyKnown(), nextSeq: 0n, lock: new Mutex(), version: 0 });
         return { ...record };
       }));
     });
@@ -254,6 +257,7 @@ export class EventStore {
   }
 
   private async deleteOlderThan(d: DatasetState, cutoffNs: bigint): Promise<number> {
+    d.version++;
     return this.db.changes(`DELETE FROM ${quoteIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
   }
 
@@ -412,6 +416,7 @@ export class EventStore {
       return n;
     });
     // Committed: publish the new schema and sequence.
+    d.version++;
     for (const f of plan.added) d.fields.set(f.name, { ...f, description: '', unit: '', hidden: false });
     for (const f of plan.widened) d.fields.set(f.name, { ...d.fields.get(f.name)!, type: f.type });
     d.record = record;
@@ -461,26 +466,53 @@ export class EventStore {
     return this.db.use((c) => c.columns(sql));
   }
 
-  /** Rows, time bounds and row groups of the datasets within an inclusive time range (query statistics). */
-  async examine(datasets: string[], startNs?: bigint, endNs?: bigint): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint; blocks: number }> {
+  /** Rows and time bounds of a whole dataset, cached until its next write. */
+  private async tableStats(d: DatasetState): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint }> {
+    if (d.stats && d.stats.version === d.version) return d.stats;
+    const version = d.version;
+    const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${quoteIdent(d.record.table)}`))[0]!;
+    const stats = { version, rows: Number(r.n), minNs: (r.lo ?? undefined) as bigint | undefined, maxNs: (r.hi ?? undefined) as bigint | undefined };
+    // A write that committed meanwhile bumped the version: the figures are then not cached.
+    if (d.version === version) d.stats = stats;
+    return stats;
+  }
+
+  /**
+   * Rows, time bounds and row groups of the datasets within an inclusive time range (query statistics).
+   * A range that covers a dataset's whole time span takes the cached whole-table figures, so a query over
+   * all the data does not scan it twice.
+   */
+  async examine(datasets: string[], startNs?: bigint, endNs?: bigint): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint; blocks: number; coversAll: boolean; versions: number[] }> {
+    let coversAll = true;
+    const versions = datasets.map((ds) => this.state(ds).version);
     let rows = 0;
     let blocks = 0;
     let minNs: bigint | undefined;
     let maxNs: bigint | undefined;
     for (const ds of datasets) {
-      const { table } = this.schema(ds);
-      const where: string[] = [];
-      if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
-      if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
-      const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${quoteIdent(table)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`))[0]!;
-      const n = Number(r.n);
-      rows += n;
+      const d = this.state(ds);
+      let part = await this.tableStats(d);
+      const covers = part.rows === 0 || ((startNs === undefined || startNs <= part.minNs!) && (endNs === undefined || endNs >= part.maxNs!));
+      if (!covers) {
+        coversAll = false;
+        const where: string[] = [];
+        if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
+        if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
+        const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${quoteIdent(d.record.table)} WHERE ${where.join(' AND ')}`))[0]!;
+        part = { rows: Number(r.n), minNs: (r.lo ?? undefined) as bigint | undefined, maxNs: (r.hi ?? undefined) as bigint | undefined };
+      }
+      rows += part.rows;
       // DuckDB stores rows in groups of 122,880: the unit a scan reads.
-      blocks += Math.ceil(n / 122_880);
-      if (r.lo != null && (minNs === undefined || (r.lo as bigint) < minNs)) minNs = r.lo as bigint;
-      if (r.hi != null && (maxNs === undefined || (r.hi as bigint) > maxNs)) maxNs = r.hi as bigint;
+      blocks += Math.ceil(part.rows / 122_880);
+      if (part.minNs !== undefined && (minNs === undefined || part.minNs < minNs)) minNs = part.minNs;
+      if (part.maxNs !== undefined && (maxNs === undefined || part.maxNs > maxNs)) maxNs = part.maxNs;
     }
-    return { rows, minNs, maxNs, blocks };
+    return { rows, minNs, maxNs, blocks, coversAll, versions };
+  }
+
+  /** Whether no write reached these datasets since examine() returned these versions. */
+  unchangedSince(datasets: string[], versions: number[]): boolean {
+    return datasets.every((ds, i) => this.hasDataset(ds) && this.state(ds).version === versions[i]);
   }
 
   async count(dataset: string): Promise<number> {

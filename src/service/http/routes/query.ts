@@ -43,6 +43,7 @@ export function queryRoutes(app: FastifyInstance, store: EventStore): void {
       endTime: body.endTime,
       cursor,
       includeCursor: body.includeCursor === true,
+      sysTime: format === 'legacy',
     };
     const prepared = await engine.prepare(request);
     for (const ds of prepared.bound.datasets) requireDataset(req, ds, 'query', 'read');

@@ -1,0 +1,140 @@
+/**
+ * bench:query — loads N realistic access-log events (default 10 million) into a store, then times a fixed
+ * set of APL queries through the query engine (parse, bind, compile, run, status figures: what the
+ * endpoint does short of JSON) and, on the same store in the same run, the equivalent hand-written
+ * DuckDB SQL. Prints each median and the APL/SQL ratio.
+ *
+ * Usage: npm run bench:query -- [--events N] [--runs R] [--data-dir DIR (reused when it holds the data)]
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { QueryEngine } from '../src/service/query/engine.js';
+import { EventStore } from '../src/service/store/event-store.js';
+import { AccessLogGenerator } from './access-log.js';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '10000000' },
+    runs: { type: 'string', default: '7' },
+    'data-dir': { type: 'string' },
+    'memory-limit-mb': { type: 'string', default: '1024' },
+  },
+});
+const total = Number(values.events);
+const runs = Number(values.runs);
+
+/** Each APL query and the SQL a person would write for it; `{t}` is the dataset's table. */
+const QUERIES: { name: string; apl: string; sql: string }[] = [
+  {
+    name: 'filter + count',
+    apl: "['access'] | where status >= 500 | count",
+    sql: 'SELECT count(*) FROM {t} WHERE status >= 500',
+  },
+  {
+    name: 'count by bin(_time, 1m)',
+    apl: "['access'] | summarize count() by bin(_time, 1m)",
+    sql: "SELECT time_bucket(INTERVAL '1 minute', _time) AS b, count(*) FROM {t} GROUP BY b ORDER BY b",
+  },
+  {
+    name: 'dcount',
+    apl: "['access'] | summarize dcount(remote_addr)",
+    sql: 'SELECT count(DISTINCT remote_addr) FROM {t}',
+  },
+  {
+    name: 'p95 by key',
+    apl: "['access'] | summarize percentile(request_time, 95) by method",
+    sql: 'SELECT method, quantile_disc(request_time, 0.95) FROM {t} GROUP BY method',
+  },
+  {
+    name: 'case-insensitive contains',
+    apl: "['access'] | where uri contains 'ORDERS' | count",
+    sql: "SELECT count(*) FROM {t} WHERE uri ILIKE '%orders%'",
+  },
+  {
+    name: 'top 10 by count',
+    apl: "['access'] | summarize count() by remote_addr | top 10 by count_",
+    sql: 'SELECT remote_addr, count(*) AS c FROM {t} GROUP BY remote_addr ORDER BY c DESC LIMIT 10',
+  },
+  {
+    name: 'multi-condition where, project, sort/take',
+    apl: "['access'] | where status >= 400 and method == 'POST' and request_time > 0.05 | project _time, uri, status, request_time | sort by request_time desc | take 100",
+    sql: "SELECT _time, uri, status, request_time FROM {t} WHERE status >= 400 AND method = 'POST' AND request_time > 0.05 ORDER BY request_time DESC LIMIT 100",
+  },
+];
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function load(store: EventStore, dir: string): Promise<void> {
+  if (store.hasDataset('access') && (await store.count('access')) >= total) return;
+  if (!store.hasDataset('access')) await store.createDataset({ name: 'access', who: 'bench' });
+  const gen = new AccessLogGenerator(11);
+  const chunk = 200_000;
+  const t0 = performance.now();
+  for (let done = 0; done < total; done += chunk) {
+    const file = join(dir, 'chunk.ndjson');
+    writeFileSync(file, gen.ndjson(Math.min(chunk, total - done)));
+    const r = await store.ingestFile('access', file, 'ndjson');
+    if (r.failed) throw new Error(`load failed: ${JSON.stringify(r.failures.slice(0, 3))}`);
+    rmSync(file);
+    process.stdout.write(`\rloaded ${(done + chunk).toLocaleString('en-US')} events`);
+  }
+  await store.idle();
+  console.log(` in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+}
+
+async function main(): Promise<void> {
+  const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'ferry-bench-query-'));
+  const keep = values['data-dir'] !== undefined;
+  const store = await EventStore.open({
+    dataDir, memoryLimitBytes: Number(values['memory-limit-mb']) * 1024 * 1024, maxFieldsPerDataset: 2048,
+    defaultRetentionDays: 0, maxObjectBytes: 16 * 1024 * 1024, checkpointThresholdBytes: 256 * 1024 * 1024,
+  });
+  try {
+    await load(store, existsSync(dataDir) ? dataDir : tmpdir());
+    await store.db.run('CHECKPOINT');
+    const engine = new QueryEngine(store);
+    const table = `"${store.schema('access').table}"`;
+    const fieldColumn = new Map(store.schema('access').fields.map((f) => [f.name, f.column]));
+    // Hand-written SQL names fields; the store keeps them in physical columns f1, f2…
+    const sqlOf = (q: string) => q.replace('{t}', table).replace(/\b([a-z_]+)\b/g, (w) => (fieldColumn.has(w) ? `"${fieldColumn.get(w)}"` : w));
+    const n = await store.count('access');
+    console.log(`${n.toLocaleString('en-US')} events; ${runs} runs per query, median in ms (after one warm-up run)\n`);
+    console.log(`${'query'.padEnd(44)} ${'APL'.padStart(8)} ${'SQL'.padStart(8)} ${'ratio'.padStart(6)}`);
+    const ratios: number[] = [];
+    for (const q of QUERIES) {
+      const apl = async () => engine.execute(await engine.prepare({ apl: q.apl }));
+      const sql = sqlOf(q.sql);
+      const sqlRun = async () => store.readColumns(sql);
+      await apl();
+      await sqlRun();
+      const ta: number[] = [];
+      const ts: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        // Alternate, so both see the same cache state and machine noise.
+        let t = performance.now();
+        await apl();
+        ta.push(performance.now() - t);
+        t = performance.now();
+        await sqlRun();
+        ts.push(performance.now() - t);
+      }
+      const ratio = median(ta) / median(ts);
+      ratios.push(ratio);
+      console.log(`${q.name.padEnd(44)} ${median(ta).toFixed(1).padStart(8)} ${median(ts).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)}`);
+    }
+    console.log(`\nworst ratio ${Math.max(...ratios).toFixed(2)} (target <= 1.3)`);
+  } finally {
+    store.close();
+    if (!keep) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
