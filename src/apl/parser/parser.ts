@@ -334,8 +334,13 @@ class Parser {
         return { op: 'getschema', pos };
       default:
         if (KNOWN_UNSUPPORTED_OPERATORS.has(t.text)) {
-          // Consume the rest of this operator so that the error is about the operator, not its arguments.
-          while (this.peek().kind !== 'eof' && !this.isPunct('|')) this.next();
+          // Consume the rest of this operator (subqueries in parentheses included) so that the error is about
+          // the operator, not its arguments.
+          for (let depth = 0; this.peek().kind !== 'eof' && (depth > 0 || !this.isPunct('|'));) {
+            const t2 = this.next();
+            if (t2.kind === 'punct' && (t2.text === '(' || t2.text === '[' || t2.text === '{')) depth++;
+            if (t2.kind === 'punct' && (t2.text === ')' || t2.text === ']' || t2.text === '}')) depth = Math.max(0, depth - 1);
+          }
           return { op: 'unsupported', pos, name: t.text };
         }
         return this.fail(`unknown tabular operator "${t.text}"`, t);
