@@ -153,3 +153,75 @@ describe('@axiomhq/js query()', () => {
     expect(res.buckets.totals).toEqual([{ id: 0, group: {}, aggregations: [{ op: 'c', value: N }] }]);
   });
 });
+
+describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
+  it('@axiomhq/js queryLegacy: filter tree, limit and order give matches', async () => {
+    const client = new Axiom({ token: ingestToken, url: svc.url });
+    const res = await client.queryLegacy('pages', {
+      ...RANGE,
+      resolution: 'auto',
+      filter: { op: 'and', field: '', children: [{ op: '>=', field: 'id', value: 10 }, { op: '<', field: 'id', value: 13 }] },
+      order: [{ field: '_time', desc: false }],
+      limit: 2,
+    } as never);
+    expect(res.matches!.map((m) => m.data.id)).toEqual([10, 11]);
+    expect(res.status.rowsMatched).toBe(3);
+  });
+
+  it('aggregations with groupBy and a resolution give series and totals', async () => {
+    const r = await svc.call('POST', '/v1/datasets/pages/query', {
+      ...RANGE,
+      resolution: '1m0s',
+      aggregations: [{ op: 'count', field: '*', alias: 'n' }, { op: 'max', field: 'id' }],
+      filter: { op: 'exists', field: 'id' },
+      groupBy: [],
+    }, ingestToken);
+    const res = (await r.json()) as { buckets: { series: { startTime: string; groups: { aggregations: { op: string; value: number }[] }[] }[]; totals: { aggregations: { op: string; value: number }[] }[] } };
+    expect(r.status).toBe(200);
+    expect(res.buckets.series.map((s) => s.startTime)).toEqual(['2024-01-01T00:00:00Z', '2024-01-01T00:01:00Z']);
+    expect(res.buckets.series[0]!.groups[0]!.aggregations).toEqual([{ op: 'n', value: 6000 }, { op: 'max_id', value: 5999 }]);
+    expect(res.buckets.totals[0]!.aggregations).toEqual([{ op: 'n', value: N }, { op: 'max_id', value: N - 1 }]);
+  });
+
+  it('accepts the zero values axiom-go sends for unset fields', async () => {
+    const r = await svc.call('POST', '/v1/datasets/pages/query?streaming-duration=60s&nocache=True', {
+      startTime: '0001-01-01T00:00:00Z', endTime: '0001-01-01T00:00:00Z', resolution: '', aggregations: null,
+      filter: { op: '', field: '', value: null, caseSensitive: false, children: null }, groupBy: null, order: null,
+      limit: 3, virtualFields: null, project: null, cursor: '', includeCursor: false,
+    }, ingestToken);
+    const res = (await r.json()) as { matches: { data: { id: number } }[] };
+    expect(r.status).toBe(200);
+    expect(res.matches.map((m) => m.data.id)).toEqual([9999, 9998, 9997]);
+  });
+
+  it('cursor paging through the legacy endpoint visits every event once', async () => {
+    const seen = new Set<number>();
+    let cursor = '';
+    for (let guard = 0; guard < 20; guard++) {
+      const r = await svc.call('POST', '/v1/datasets/pages/query', { ...RANGE, limit: 1000, order: [{ field: '_time', desc: true }], cursor }, ingestToken);
+      const res = (await r.json()) as { status: { minCursor: string }; matches: { data: { id: number } }[] };
+      for (const m of res.matches) {
+        expect(seen.has(m.data.id)).toBe(false);
+        seen.add(m.data.id);
+      }
+      if (res.matches.length < 1000 || res.status.minCursor === cursor) break;
+      cursor = res.status.minCursor;
+    }
+    expect(seen.size).toBe(N);
+  });
+
+  it('virtual fields, project with aliases, and errors', async () => {
+    const r = await svc.call('POST', '/v1/datasets/pages/query', {
+      ...RANGE, virtualFields: [{ alias: 'even', expr: 'id % 2 == 0' }], filter: { op: '==', field: 'even', value: true },
+      project: [{ field: 'id', alias: 'ident' }], limit: 2,
+    }, ingestToken);
+    const res = (await r.json()) as { matches: { data: Record<string, unknown> }[] };
+    expect(res.matches.map((m) => m.data)).toEqual([{ ident: 9998 }, { ident: 9996 }]);
+    const bad = await svc.call('POST', '/v1/datasets/pages/query', { filter: { op: 'near', field: 'id', value: 1 } }, ingestToken);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toContain('filter.op: unknown filter op "near"');
+    expect((await svc.call('POST', '/v1/datasets/nope/query', {}, ingestToken)).status).toBe(404);
+    const noRights = await svc.apiToken({ other: { query: ['read'] } });
+    expect((await svc.call('POST', '/v1/datasets/pages/query', {}, noRights)).status).toBe(403);
+  });
+});

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { QueryEngine, QueryInputError, type QueryRequest } from '../../query/engine.js';
 import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
+import { LegacyRequestError, legacyToApl, type LegacyQuery } from '../../query/legacy-request.js';
 import { requireDataset } from '../authenticate.js';
 import { badRequest } from '../errors.js';
 import { parseDuration } from '../../../util/units.js';
@@ -52,6 +53,35 @@ export function queryRoutes(app: FastifyInstance, store: EventStore): void {
   };
   app.post('/v1/query/_apl', apl);
   app.post('/v1/datasets/_apl', apl);
+
+  // The legacy query: translated into APL, then run like any query; the answer is the legacy result.
+  app.post('/v1/datasets/:dataset/query', async (req: FastifyRequest<{ Params: { dataset: string }; Querystring: Record<string, string | undefined>; Body: LegacyQuery | undefined }>) => {
+    checkFlags(req.query);
+    if (req.query.saveAsKind === 'apl') throw badRequest('saveAsKind=apl is not valid on the legacy query endpoint');
+    const body = req.body ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object (a legacy query)');
+    const dataset = req.params.dataset;
+    requireDataset(req, dataset, 'query', 'read');
+    let aplText: string;
+    try {
+      aplText = legacyToApl(dataset, body);
+    } catch (e) {
+      if (e instanceof LegacyRequestError) throw badRequest(e.message);
+      throw e;
+    }
+    const request: QueryRequest = {
+      apl: aplText,
+      startTime: body.startTime,
+      endTime: body.endTime,
+      cursor: body.cursor || undefined,
+      includeCursor: body.includeCursor === true,
+      limit: typeof body.limit === 'number' && body.limit > 0 ? body.limit : undefined,
+      sysTime: true,
+    };
+    const prepared = await engine.prepare(request);
+    const outcome = await engine.execute(prepared);
+    return legacyResult(outcome, meta);
+  });
 }
 
 export { QueryInputError };
