@@ -85,7 +85,38 @@ let methods = dynamic(['GET', 'POST']);
 
   it('answers unsupported operators by name and position', () => {
     // The parser accepts them so that the binder reports them by name, not as a syntax error.
-    const q = parseQuery('T | join kind=inner (U) on id');
-    expect(q.body.ops[0]).toMatchObject({ op: 'unsupported', name: 'join', pos: 4 });
+    const q = parseQuery('T | make-series count() on _time from ago(1d) to now() step 1h by (k) | take 1');
+    expect(q.body.ops[0]).toMatchObject({ op: 'unsupported', name: 'make-series', pos: 4 });
+    expect(q.body.ops[1]).toMatchObject({ op: 'take' });
+  });
+
+  it('parses join conditions, union sources, mv-expand and parse patterns', () => {
+    const j = parseQuery('T | join kind=leftouter (U | where x > 1) on id, $left.a == $right.b, $right.c == $left.d');
+    expect(j.body.ops[0]).toMatchObject({ op: 'join', kind: 'leftouter', on: [{ left: 'id', right: 'id' }, { left: 'a', right: 'b' }, { left: 'd', right: 'c' }] });
+    const u = parseQuery("union withsource=src logs*, ['other'], (T | take 1)");
+    expect(u.body.source).toMatchObject({ kind: 'union', withSource: 'src', tables: [{ kind: 'pattern', pattern: 'logs*' }, { kind: 'pattern', pattern: 'other' }, { kind: 'tabular' }] });
+    const m = parseQuery('T | mv-expand kind=array with_itemindex=i a to typeof(long), b limit 5');
+    expect(m.body.ops[0]).toMatchObject({ op: 'mv-expand', bagKind: 'array', itemIndex: 'i', limit: 5, items: [{ toType: 'long' }, {}] });
+    const p = parseQuery("T | parse kind=relaxed msg with * 'took ' ms:real ' ms' rest");
+    expect(p.body.ops[0]).toMatchObject({ op: 'parse', kind: 'relaxed', parts: [{ kind: 'star' }, { kind: 'const', text: 'took ' }, { kind: 'name', name: 'ms', type: 'real' }, { kind: 'const', text: ' ms' }, { kind: 'name', name: 'rest' }] });
+  });
+});
+
+describe('hostile input', () => {
+  it('every random query either parses or fails with an AplError, and terminates', () => {
+    let seed = 12345;
+    const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pieces = ["['a.b']", 'x', '|', 'where', 'summarize', 'by', 'count()', '(', ')', '[', ']', '{', '}', ',', ';', '==', '=', '!', '$left', '$',
+      '.', '..', "'s", '"', '@', '5m', '1.5e', '0x', 'datetime(', 'dynamic(', 'let', 'join', 'on', 'mv-expand', 'parse', 'with', '*', '\n', '//c', 'in~', '!contains', ':'];
+    for (let n = 0; n < 3000; n++) {
+      const len = 1 + Math.floor(r() * 12);
+      let q = '';
+      for (let i = 0; i < len; i++) q += `${pieces[Math.floor(r() * pieces.length)]}${r() < 0.5 ? ' ' : ''}`;
+      try {
+        parseQuery(q);
+      } catch (e) {
+        if (!(e instanceof AplError)) throw new Error(`query ${JSON.stringify(q)} threw ${String(e)}`);
+      }
+    }
   });
 });

@@ -4,11 +4,12 @@
  *   accept   both accept it and name the output columns alike;
  *   names    both accept it; the column names differ where apl.md lets the service differ (given here);
  *   reject   both reject it;
- *   pending  the language service accepts it; Ferry does not run it yet and answers 400 naming it.
+ *   pending  the language service accepts it; Ferry does not run it yet and answers 400 naming it;
+ *   lags     the language service rejects it but Axiom's backend runs it (apl.md 6.1), and so does Ferry.
  */
 export interface CorpusEntry {
   apl: string;
-  expect: 'accept' | 'names' | 'reject' | 'pending';
+  expect: 'accept' | 'names' | 'reject' | 'pending' | 'lags';
   /** For `names`: Ferry's column names, and why they differ. */
   columns?: string[];
   why?: string;
@@ -93,16 +94,24 @@ export const CORPUS: CorpusEntry[] = [
   { apl: `${T} | extend x = nosuchfunction(uri)`, expect: 'reject' },
   { apl: `${T} | take`, expect: 'reject' },
   { apl: `${T} | where method == 'GET' |`, expect: 'reject' },
+  // ---- Tier 2 operators and aggregations
+  { apl: `${T} | summarize arg_max(req_duration_ms, uri) by method`, expect: 'accept' },
+  { apl: `${T} | summarize arg_min(_time, *) by server_datacenter`, expect: 'accept' },
+  { apl: `${T} | summarize topk(uri, 5)`, expect: 'accept' },
+  { apl: `${T} | summarize rate(resp_body_size_bytes) by bin(_time, 1m)`, expect: 'accept' },
+  { apl: `${T} | parse uri with '/api/v1/' area '/' rest | project area, rest`, expect: 'accept' },
+  { apl: `${T} | parse kind=regex user_agent with 'Chrome/' version:long @'[.]' | project version`, expect: 'accept' },
+  { apl: `${T} | mv-expand parts = split(uri, '/') | project parts`, expect: 'accept' },
+  { apl: `${T} | extend p = pack_array(1, 2) | mv-expand with_itemindex=i p to typeof(long) | project i, p`, expect: 'accept' },
+  { apl: `${T} | join kind=inner (${T} | summarize n = count() by method) on method | project method, n`, expect: 'accept' },
+  { apl: `${T} | summarize c = count() by method | join kind=leftouter (${T} | summarize s = sum(req_duration_ms) by method) on method`, expect: 'accept' },
+  { apl: `${T} | lookup (datatable(method:string, label:string)['GET', 'read']) on method | project method, label`, expect: 'accept' },
+  { apl: `${T} | union ${T} | count`, expect: 'names', columns: ['count'], why: 'apl.md 4.7' },
+  { apl: `union withsource=ds ${T}, ${T} | summarize count() by ds`, expect: 'accept' },
+  { apl: `${T} | search 'bank' | project uri`, expect: 'accept' },
+  { apl: `${T} | where * has 'Firefox' | count`, expect: 'names', columns: ['count'], why: 'apl.md 4.7' },
+  { apl: `${T} | sample 0.5 | project uri`, expect: 'lags', why: 'apl.md 2.1: sample takes a proportion in Axiom; language service 0.2.5 lags and rejects it' },
   // ---- accepted by the language service, not run by Ferry yet (400 naming what)
-  { apl: `${T} | summarize arg_max(req_duration_ms, uri) by method`, expect: 'pending', unsupported: 'arg_max' },
-  { apl: `${T} | summarize topk(uri, 5)`, expect: 'pending', unsupported: 'topk' },
   { apl: `${T} | summarize histogram(req_duration_ms, 10)`, expect: 'pending', unsupported: 'histogram' },
-  { apl: `${T} | summarize rate(resp_body_size_bytes) by bin(_time, 1m)`, expect: 'pending', unsupported: 'rate' },
-  { apl: `${T} | parse uri with '/api/v1/' area '/' rest | project area`, expect: 'pending', unsupported: 'parse' },
-  { apl: `${T} | mv-expand parts = split(uri, '/') | project parts`, expect: 'pending', unsupported: 'mv-expand' },
-  { apl: `${T} | join kind=inner (${T} | summarize n = count() by method) on method`, expect: 'pending', unsupported: 'join' },
-  { apl: `${T} | lookup (datatable(method:string, label:string)['GET', 'read']) on method`, expect: 'pending', unsupported: 'lookup' },
-  { apl: `${T} | union ${T} | count`, expect: 'pending', unsupported: 'union' },
   { apl: `${T} | make-series count() default=0 on _time step 1h`, expect: 'pending', unsupported: 'make-series' },
-  { apl: `search "error"`, expect: 'pending', unsupported: 'search' },
 ];

@@ -4,7 +4,7 @@
  * (./bound.ts). Everything a query gets wrong is reported here, with its position, before any SQL runs.
  */
 import { AplError } from '../errors.js';
-import type { Assignment, Expr, LiteralType, LiteralValue, NamePattern, Operator, Query, SortKey, Source, TabularExpr } from '../parser/ast.js';
+import type { Assignment, Expr, LiteralType, LiteralValue, NamePattern, Operator, Query, SortKey, Source, TableRef, TabularExpr } from '../parser/ast.js';
 import { parseDatetimeText, TYPE_NAMES } from '../parser/parser.js';
 import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
 import { ArgumentError, type ArgInfo, type TypeContext } from '../functions/catalog.js';
@@ -26,6 +26,10 @@ export interface BindOptions {
   nowNs: bigint;
   /** The bin size bin_auto() uses (chosen by the caller from the query's time range). */
   binAutoNs: bigint;
+  /** The length of the query's time range (rate() without a time bin divides by it). */
+  rangeNs: bigint;
+  /** Every dataset's name, for patterns (union github*, search). */
+  datasets(): string[];
 }
 
 /** Conversion functions name their output after their argument (`tostring(method)` → method). */
@@ -141,9 +145,22 @@ class Binder {
       }
       return [{ stage: { kind: 'values', columns: cols, rows }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } }];
     }
-    const letValue = this.lets.get(s.name);
+    if (s.kind === 'union') return this.union(s.tables, s.withSource, undefined, s.pos);
+    if (s.kind === 'search') {
+      const tables = s.tables ?? [{ kind: 'pattern' as const, pos: s.pos, pattern: '*' }];
+      const stages = this.union(tables, undefined, undefined, s.pos);
+      const rel = stages[stages.length - 1]!.out;
+      return [...stages, { stage: { kind: 'filter', predicate: this.searchPredicate(s.predicate, rel, s.caseSensitive) }, out: rel }];
+    }
+    return this.tableByName(s.name, s.pos);
+  }
+
+  /** A table named in a query: a let-bound tabular expression or a dataset. */
+  private tableByName(name: string, pos: number): BoundStage[] {
+    const letValue = this.lets.get(name);
     if (letValue?.kind === 'tabular') return this.tabular(letValue.expr);
-    if (letValue) this.fail(`"${s.name}" is a scalar, not a table`, s.pos);
+    if (letValue) this.fail(`"${name}" is a scalar, not a table`, pos);
+    const s = { name, pos };
     const schema = this.opts.schema(s.name);
     if (!schema) throw new AplError(`dataset "${s.name}" not found`, this.src, s.pos, 'not_found');
     this.datasets.add(s.name);
@@ -163,6 +180,81 @@ class Binder {
       { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },
     ];
     return [{ stage: { kind: 'scan', dataset: s.name, table: schema.table, columns: scanCols }, out: { columns, rowIdentity: true, order, groups: [] } }];
+  }
+
+  /** The stages of a table operand: a parenthesised pipeline, or the tables a name or pattern names. */
+  private tableRef(ref: TableRef): BoundStage[][] {
+    if (ref.kind === 'tabular') return [this.tabular(ref.expr)];
+    if (!ref.pattern.includes('*')) return [this.tableByName(ref.pattern, ref.pos)];
+    const re = new RegExp(`^${ref.pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const names = this.opts.datasets().filter((d) => re.test(d)).sort();
+    if (names.length === 0) throw new AplError(`no dataset matches "${ref.pattern}"`, this.src, ref.pos, 'not_found');
+    return names.map((n) => this.tableByName(n, ref.pos));
+  }
+
+  /**
+   * union: columns matched by name (the first table's order, then new names as they appear); a name with
+   * several types becomes real (numbers) or string; `withsource` adds the dataset name as the first column.
+   */
+  private union(refs: TableRef[], withSource: string | undefined, first: BoundStage[] | undefined, pos: number): BoundStage[] {
+    const inputs: { stages: BoundStage[]; source?: string }[] = [];
+    if (first) inputs.push({ stages: first, source: sourceName(first) });
+    for (const ref of refs) for (const st of this.tableRef(ref)) inputs.push({ stages: st, source: sourceName(st) });
+    if (inputs.length === 0) this.fail('union needs at least one table', pos);
+    const byName = new Map<string, { type: AplType; shape?: DynamicShape }>();
+    for (const inp of inputs) {
+      for (const c of inp.stages[inp.stages.length - 1]!.out.columns) {
+        const prev = byName.get(c.name);
+        if (!prev) byName.set(c.name, { type: c.type, shape: c.shape });
+        else if (prev.type !== c.type) byName.set(c.name, { type: prev.type === 'dynamic' || c.type === 'dynamic' ? 'dynamic' : (prev.type === 'long' || prev.type === 'real') && (c.type === 'long' || c.type === 'real') ? 'real' : 'string' });
+      }
+    }
+    const columns: BoundColumn[] = [];
+    if (withSource) columns.push({ name: withSource, type: 'string', alias: this.alias() });
+    for (const [name, t] of byName) if (name !== withSource) columns.push({ name, type: t.type, shape: t.shape, alias: this.alias() });
+    const rowIdentity = inputs.every((i) => i.stages[i.stages.length - 1]!.out.rowIdentity);
+    const order: OrderKey[] = rowIdentity ? [
+      { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc: true, nullsFirst: false, field: '_time' },
+      { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },
+    ] : [];
+    const out: Relation = { columns, rowIdentity, order, groups: [] };
+    const mapped = inputs.map((inp) => {
+      const rel = inp.stages[inp.stages.length - 1]!.out;
+      const items = columns.map((c) => {
+        if (withSource && c.name === withSource) return { alias: c.alias, expr: { k: 'lit', type: 'string', value: inp.source ?? '' } as BExpr };
+        const own = rel.columns.find((x) => x.name === c.name);
+        if (!own) return { alias: c.alias, expr: { k: 'lit', type: c.type, value: null } as BExpr };
+        const e = colRef(own);
+        return { alias: c.alias, expr: own.type === c.type ? e : { k: 'call', type: c.type, fn: conversionFor(c.type), args: [e], pos } as BExpr };
+      });
+      return [...inp.stages, { stage: { kind: 'select', items } as Stage, out: { ...out, rowIdentity: rel.rowIdentity && rowIdentity } }];
+    });
+    return [{ stage: { kind: 'union', inputs: mapped }, out }];
+  }
+
+  /** search's predicate: a bare string is a term looked for in every column ("x*" prefix, "*x" suffix, "*x*" substring). */
+  private searchPredicate(e: Expr, rel: Relation, caseSensitive: boolean): BExpr {
+    if (e.kind === 'literal' && e.type === 'string') return this.anyColumn(searchTerm(String(e.value), caseSensitive), rel, e.pos);
+    if (e.kind === 'binary' && (e.op === 'and' || e.op === 'or')) {
+      return this.op(e.op, [this.searchPredicate(e.left, rel, caseSensitive), this.searchPredicate(e.right, rel, caseSensitive)], e.pos);
+    }
+    if (e.kind === 'call' && e.name === 'not' && e.args.length === 1) return this.op('not#', [this.searchPredicate(e.args[0]!, rel, caseSensitive)], e.pos);
+    if (e.kind === 'binary' && e.op === 'has' && e.left.kind === 'name' && e.right.kind === 'literal' && typeof e.right.value === 'string') {
+      const col = this.expr(e.left, rel);
+      const { op, text } = searchTerm(e.right.value, caseSensitive);
+      return this.op(op, [col, { k: 'lit', type: 'string', value: text }], e.pos);
+    }
+    const b = this.expr(e, rel);
+    if (b.type !== 'bool') this.fail(`a search predicate must be a term or a bool expression, not ${b.type}`, e.pos);
+    return b;
+  }
+
+  /** `term` tested against every column, as an or. */
+  private anyColumn(term: { op: string; text: string }, rel: Relation, pos: number): BExpr {
+    const cols = rel.columns.filter((c) => c.type === 'string' || c.type === 'dynamic' || c.type === 'long' || c.type === 'real' || c.type === 'bool');
+    if (cols.length === 0) return { k: 'lit', type: 'bool', value: false };
+    const tests = cols.map((c) => this.op(term.op, [colRef(c), { k: 'lit', type: 'string', value: term.text }], pos));
+    return tests.reduce((a, b) => this.op('or', [a, b], pos));
   }
 
   private operator(op: Operator, rel: Relation, prior: BoundStage[]): BoundStage[] {
@@ -283,9 +375,136 @@ class Binder {
         ]);
         return [{ stage: { kind: 'values', columns: cols, rows }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } }];
       }
+      case 'union':
+        // The union stage holds the pipeline so far as its first input and builds its rows from its inputs.
+        return this.union(op.tables, op.withSource, prior.slice(), op.pos);
+      case 'search':
+        return [keep({ kind: 'filter', predicate: this.searchPredicate(op.predicate, rel, op.caseSensitive) })];
+      case 'join':
+      case 'lookup':
+        return [this.join(op, rel)];
+      case 'mv-expand':
+        return [this.mvExpand(op, rel)];
+      case 'parse':
+      case 'parse-where':
+        return this.parse(op, rel, keep);
+      case 'sample': {
+        const p = this.expr(op.proportion, rel);
+        const v = p.k === 'lit' ? Number(p.value) : NaN;
+        if (!(v > 0 && v < 1)) this.fail('sample takes a proportion of rows between 0 and 1, such as 0.05 (not a row count)', op.proportion.pos);
+        return [keep({ kind: 'sample', fraction: v }, { rowIdentity: rel.rowIdentity })];
+      }
       case 'unsupported':
         return this.fail(`the operator "${op.name}" is not supported by this service`, op.pos);
     }
+  }
+
+  private join(op: Extract<Operator, { op: 'join' | 'lookup' }>, left: Relation): BoundStage {
+    const isLookup = op.op === 'lookup';
+    const kind = op.kind ?? (isLookup ? 'leftouter' : 'inner');
+    const allowed = isLookup ? ['leftouter', 'inner'] : ['inner', 'innerunique', 'leftouter'];
+    if (!allowed.includes(kind)) this.fail(`${op.op} kind=${kind} is not supported (${allowed.join(', ')})`, op.pos);
+    const rights = this.tableRef(op.right);
+    if (rights.length !== 1) this.fail(`${op.op} takes one table on the right`, op.right.pos);
+    const right = rights[0]!;
+    const rrel = right[right.length - 1]!.out;
+    const on = op.on.map((c) => {
+      const l = left.columns.find((x) => x.name === c.left);
+      const r = rrel.columns.find((x) => x.name === c.right);
+      if (!l) this.fail(`the left side of ${op.op} has no column "${c.left}"`, c.pos);
+      if (!r) this.fail(`the right side of ${op.op} has no column "${c.right}"`, c.pos);
+      if (l.type !== r.type && !((l.type === 'long' || l.type === 'real') && (r.type === 'long' || r.type === 'real'))) {
+        this.fail(`${op.op} compares "${c.left}" (${l.type}) with "${c.right}" (${r.type})`, c.pos);
+      }
+      return { left: l.alias, right: r.alias, sameName: c.left === c.right };
+    });
+    const names = new Set(left.columns.map((c) => c.name));
+    const columns: BoundColumn[] = [...left.columns];
+    const rightColumns: { from: string; alias: string }[] = [];
+    for (const c of rrel.columns) {
+      // lookup does not repeat the key; join keeps both, the right one renamed (key1), as KQL does.
+      if (isLookup && on.some((o) => o.right === c.alias && o.sameName)) continue;
+      let name = c.name;
+      for (let n = 1; names.has(name); n++) name = `${c.name}${n}`;
+      names.add(name);
+      const alias = this.alias();
+      columns.push({ ...c, name, alias, agg: undefined });
+      rightColumns.push({ from: c.alias, alias });
+    }
+    return {
+      stage: { kind: 'join', joinKind: kind as 'inner' | 'innerunique' | 'leftouter', right, on: on.map(({ left: l, right: r }) => ({ left: l, right: r })), rightColumns },
+      out: { columns, rowIdentity: false, order: [], groups: [] },
+    };
+  }
+
+  private mvExpand(op: Extract<Operator, { op: 'mv-expand' }>, rel: Relation): BoundStage {
+    let cols = [...rel.columns];
+    const items: { alias: string; expr: BExpr; bag: 'bag' | 'array'; toType?: AplType; limit?: number }[] = [];
+    const replaced = new Set<string>();
+    for (const item of op.items) {
+      const e = this.expr(item.expr, rel);
+      if (e.type !== 'dynamic') this.fail(`mv-expand expands dynamic arrays or bags, not ${e.type}`, item.expr.pos);
+      const name = item.name ?? this.derivedName(item.expr, true);
+      const type = item.toType ? TYPE_NAMES[item.toType]! : 'dynamic';
+      const alias = this.alias();
+      const col: BoundColumn = { name, type, alias };
+      const at = cols.findIndex((c) => c.name === name);
+      if (at >= 0) {
+        replaced.add(cols[at]!.alias);
+        cols[at] = col;
+      } else cols.push(col);
+      items.push({ alias, expr: e, bag: op.bagKind, toType: item.toType ? type : undefined, limit: op.limit });
+    }
+    let indexAlias: string | undefined;
+    if (op.itemIndex) {
+      indexAlias = this.alias();
+      cols = [...cols.filter((c) => c.name !== op.itemIndex), { name: op.itemIndex, type: 'long', alias: indexAlias }];
+    }
+    const keep = rel.columns.filter((c) => !replaced.has(c.alias) && cols.includes(c)).map((c) => c.alias);
+    return { stage: { kind: 'expand', keep, items, indexAlias }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } };
+  }
+
+  /** parse / parse-where: the pattern becomes one regular expression; each captured column is a group of it. */
+  private parse(op: Extract<Operator, { op: 'parse' | 'parse-where' }>, rel: Relation, keep: (s: Stage, o?: Partial<Relation>) => BoundStage): BoundStage[] {
+    const text = this.expr(op.expr, rel);
+    const source: BExpr = text.type === 'string' ? text : { k: 'call', type: 'string', fn: 'tostring', args: [text], pos: op.pos };
+    let re = op.kind === 'regex' ? '' : '^';
+    const names: { name: string; type: AplType; group: number; pos: number }[] = [];
+    const lastName = op.parts.map((p) => p.kind).lastIndexOf('name');
+    op.parts.forEach((p, i) => {
+      const last = i === op.parts.length - 1 || (i === lastName && op.parts.slice(i + 1).every((q) => q.kind === 'star'));
+      if (p.kind === 'const') re += op.kind === 'regex' ? p.text : regexEscapeText(p.text);
+      else if (p.kind === 'star') re += i === op.parts.length - 1 ? '.*' : '.*?';
+      else {
+        const type = p.type ? TYPE_NAMES[p.type]! : 'string';
+        const group = type === 'long' && op.kind !== 'relaxed' ? '(-?\\d+)'
+          : type === 'real' && op.kind !== 'relaxed' ? '(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)'
+            : last ? '(.*)' : '(.*?)';
+        re += group;
+        names.push({ name: p.name, type, group: names.length + 1, pos: p.pos });
+      }
+    });
+    const pattern: BExpr = { k: 'lit', type: 'string', value: re };
+    let cols = [...rel.columns];
+    const items: { alias: string; expr: BExpr }[] = cols.map((c) => ({ alias: c.alias, expr: colRef(c) }));
+    for (const n of names) {
+      const alias = this.alias();
+      const captured: BExpr = { k: 'call', type: 'string', fn: 'parse_capture#', args: [source, pattern, { k: 'lit', type: 'long', value: BigInt(n.group) }], pos: n.pos };
+      const e: BExpr = n.type === 'string' ? captured : { k: 'call', type: n.type, fn: conversionFor(n.type), args: [captured], pos: n.pos };
+      const col: BoundColumn = { name: n.name, type: n.type, alias };
+      const at = cols.findIndex((c) => c.name === n.name);
+      if (at >= 0) {
+        cols[at] = col;
+        items[at] = { alias, expr: e };
+      } else {
+        cols = [...cols, col];
+        items.push({ alias, expr: e });
+      }
+    }
+    const out: BoundStage[] = [];
+    if (op.op === 'parse-where') out.push(keep({ kind: 'filter', predicate: { k: 'call', type: 'bool', fn: 'matches regex', args: [source, pattern], pos: op.pos } }));
+    out.push(keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, rel.columns, cols) }));
+    return out;
   }
 
   private projectItems(items: Assignment[], rel: Relation, keep: (s: Stage, o: Partial<Relation>) => BoundStage): BoundStage {
@@ -324,6 +543,17 @@ class Binder {
     }
     const aggs: { alias: string; expr: BExpr }[] = [];
     for (const a of op.aggs) {
+      if (a.expr.kind === 'call' && a.expr.name === 'rate') {
+        const { expr, meta } = this.rate(a.expr, rel, timeBin?.sizeNs);
+        const alias = this.alias();
+        aggs.push({ alias, expr });
+        cols.push({ name: unique(a.name ?? this.aggName({ ...a.expr, name: 'sum' }).replace(/^sum_/, 'rate_')), type: 'real', alias, agg: meta });
+        continue;
+      }
+      if (a.expr.kind === 'call' && (a.expr.name === 'arg_max' || a.expr.name === 'arg_min')) {
+        this.argExtreme(a, a.expr, rel, keys.map((k, i) => ({ ...cols[i]!, expr: k.expr })), unique, aggs, cols);
+        continue;
+      }
       const e = this.expr(a.expr, rel, true);
       if (!containsAgg(e)) this.fail('summarize needs an aggregation function here, such as count() or avg(x)', a.expr.pos);
       const name = unique(a.name ?? this.aggName(a.expr));
@@ -344,6 +574,58 @@ class Binder {
       stage: { kind: 'aggregate', keys, aggs },
       out: { columns: cols, rowIdentity: false, order, timeBin, groups },
     }];
+  }
+
+  /**
+   * rate(x [, per]): the sum of x per second (or per `per`) over each time bucket of the summary, or over the
+   * query's time range when the summary has no time bin.
+   */
+  private rate(call: Extract<Expr, { kind: 'call' }>, rel: Relation, bucketNs: bigint | undefined): { expr: BExpr; meta: AggMeta } {
+    if (call.args.length < 1 || call.args.length > 2) this.fail('rate() takes a value and optionally the interval to count per, such as 1m', call.pos);
+    const x = this.expr(call.args[0]!, rel);
+    let perNs = 1_000_000_000n;
+    if (call.args[1]) {
+      const p = this.expr(call.args[1], rel);
+      if (p.k !== 'lit' || p.type !== 'timespan' || typeof p.value !== 'bigint' || p.value <= 0n) this.fail('rate(): the interval must be a positive timespan constant', call.args[1].pos);
+      perNs = p.value as bigint;
+    }
+    const windowNs = bucketNs ?? this.opts.rangeNs;
+    const sum: BExpr = { k: 'agg', type: 'real', fn: 'sum', args: [x.type === 'long' || x.type === 'real' ? x : { k: 'call', type: 'real', fn: 'toreal', args: [x], pos: call.pos }], pos: call.pos };
+    const factor: BExpr = { k: 'lit', type: 'real', value: Number(perNs) / Number(windowNs > 0n ? windowNs : 1n) };
+    return {
+      expr: { k: 'call', type: 'real', fn: '*', args: [{ k: 'call', type: 'real', fn: 'toreal', args: [sum], pos: call.pos }, factor], pos: call.pos },
+      meta: { name: 'rate', fields: x.k === 'col' ? [x.name] : [], args: call.args[1] ? [Number(perNs)] : [] },
+    };
+  }
+
+  /**
+   * arg_max(e, c1, c2…) / arg_min: the row where e is largest (smallest), as columns e, c1, c2 (`*`: every
+   * column not already a group key).
+   */
+  private argExtreme(
+    a: Assignment, call: Extract<Expr, { kind: 'call' }>, rel: Relation, keyCols: (BoundColumn & { expr: BExpr })[],
+    unique: (n: string) => string, aggs: { alias: string; expr: BExpr }[], cols: BoundColumn[],
+  ): void {
+    const [first, ...rest] = call.args;
+    if (!first || rest.length === 0) this.fail(`${call.name}() takes the expression to maximise and at least one column or *`, call.pos);
+    const by = this.expr(first, rel);
+    if (by.type === 'dynamic' || by.type === 'bool') this.fail(`${call.name}(): cannot order by a ${by.type} value`, first.pos);
+    const isMax = call.name === 'arg_max';
+    const meta: AggMeta = { name: isMax ? 'argmax' : 'argmin', fields: [], args: [] };
+    const keyNames = new Set(keyCols.map((k) => k.name));
+    const byName = a.name ?? this.derivedName(first, true);
+    const add = (name: string, e: BExpr, fn: string) => {
+      const alias = this.alias();
+      aggs.push({ alias, expr: { k: 'agg', type: e.type, fn, args: fn === (isMax ? 'max' : 'min') ? [e] : [e, by], pos: call.pos } });
+      cols.push({ name: unique(name), type: e.type, alias, shape: shapeOf(e), agg: meta });
+      meta.fields.push(name);
+    };
+    add(byName, by, isMax ? 'max' : 'min');
+    for (const arg of rest) {
+      if (arg.kind === 'star') {
+        for (const c of rel.columns) if (!keyNames.has(c.name) && c.name !== byName) add(c.name, colRef(c), isMax ? 'arg_max#' : 'arg_min#');
+      } else add(this.derivedName(arg, true), this.expr(arg, rel), isMax ? 'arg_max#' : 'arg_min#');
+    }
   }
 
   /** For a summary by a time bin: the same pipeline, summarized without the time key (the `_totals` table). */
@@ -475,6 +757,12 @@ class Binder {
         return this.op('unary-', [x], e.pos);
       }
       case 'binary': {
+        if (e.left.kind === 'star') {
+          // `where * has "x"`: the test applied to every column (apl.md 2.1).
+          if (e.right.kind !== 'literal' || typeof e.right.value !== 'string') this.fail('"*" on the left needs a string constant on the right', e.right.pos);
+          if (!OPERATORS[e.op] || !/^!?[a-z_]+|matches regex$/.test(e.op) || e.op === 'and' || e.op === 'or') this.fail(`"*" works with string operators such as has or contains, not "${e.op}"`, e.pos);
+          return this.anyColumn({ op: e.op, text: e.right.value as string }, rel, e.pos);
+        }
         if (e.op === 'matches regex' || e.op === '!matches regex') {
           return this.op(e.op, [this.expr(e.left, rel, allowAgg), this.expr(e.right, rel, allowAgg)], e.pos);
         }
@@ -668,7 +956,7 @@ class Binder {
 const COMPARISON = new Set(['==', '!=', '<', '<=', '>', '>=']);
 
 const KNOWN_AGGREGATES_UNSUPPORTED = new Set([
-  'arg_max', 'arg_min', 'topk', 'topkif', 'histogram', 'histogramif', 'rate', 'percentileif', 'percentiles_arrayif', 'spotlight', 'phrases', 'make_bag',
+  'topkif', 'histogram', 'histogramif', 'percentileif', 'percentiles_arrayif', 'spotlight', 'phrases', 'make_bag',
 ]);
 
 function colRef(c: BoundColumn): BExpr {
@@ -679,8 +967,14 @@ function selectOf(cols: BoundColumn[]): Stage {
   return { kind: 'select', items: cols.map((c) => ({ alias: c.alias, expr: colRef(c) })) };
 }
 
+const ARRAY_RESULTS = new Set(['topk', 'percentiles_array', 'make_list', 'make_set', 'make_list_if', 'make_set_if', 'split', 'pack_array', 'array_concat', 'array_slice', 'bag_keys', 'extract_all']);
+const BAG_RESULTS = new Set(['bag_pack', 'pack', 'pack_dictionary', 'parse_url']);
+
 function shapeOf(e: BExpr): DynamicShape {
-  return e.k === 'col' ? e.shape : undefined;
+  if (e.k === 'col') return e.shape;
+  if ((e.k === 'agg' || e.k === 'call') && ARRAY_RESULTS.has(e.fn)) return 'array';
+  if (e.k === 'call' && BAG_RESULTS.has(e.fn)) return 'dictionary';
+  return undefined;
 }
 
 function argInfo(b: BExpr): ArgInfo {
@@ -741,14 +1035,18 @@ function withTieBreak(keys: OrderKey[], rel: Relation): OrderKey[] {
 }
 
 function matchedPrefixLength(stages: BoundStage[]): number {
+  // Rows are counted from the last stage that produces rows from its own inputs (a scan or a union).
   let i = 1;
+  stages.forEach((s, k) => {
+    if (s.stage.kind === 'union') i = k + 1;
+  });
   const rowPreserving = (s: Stage) => s.kind === 'filter' || s.kind === 'select' || (s.kind === 'order' && s.limit === undefined);
   while (i < stages.length && rowPreserving(stages[i]!.stage)) i++;
   return i;
 }
 
 function matchedModeOf(stages: BoundStage[], prefix: number): BoundQuery['matchedMode'] {
-  if (stages[0]!.stage.kind !== 'scan') return 'query';
+  if (stages[0]!.stage.kind !== 'scan' || stages.some((s) => s.stage.kind === 'union' || s.stage.kind === 'join')) return 'query';
   if (!stages.slice(1, prefix).some((s) => s.stage.kind === 'filter')) return 'examined';
   const boundary = stages[prefix]?.stage;
   if (!boundary) return 'query';
@@ -791,6 +1089,30 @@ function jsonLiteral(v: LiteralValue): unknown {
 
 function conversionFor(t: AplType): string {
   return { string: 'tostring', long: 'tolong', real: 'toreal', bool: 'tobool', datetime: 'todatetime', timespan: 'totimespan', dynamic: 'todynamic' }[t];
+}
+
+/** The dataset a pipeline reads, for union's withsource column. */
+function sourceName(stages: BoundStage[]): string | undefined {
+  const first = stages[0]!.stage;
+  return first.kind === 'scan' ? first.dataset : undefined;
+}
+
+/** A search term as an operator: "x" has, "x*" hasprefix, "*x" hassuffix, "*x*" contains, other wildcards a regex. */
+function searchTerm(term: string, caseSensitive: boolean): { op: string; text: string } {
+  const cs = caseSensitive ? '_cs' : '';
+  const inner = term.replace(/^\*/, '').replace(/\*$/, '');
+  if (!/[*?]/.test(inner)) {
+    if (term.startsWith('*') && term.endsWith('*') && term.length > 1) return { op: `contains${cs}`, text: inner };
+    if (term.endsWith('*')) return { op: `hasprefix${cs}`, text: inner };
+    if (term.startsWith('*')) return { op: `hassuffix${cs}`, text: inner };
+    return { op: `has${cs}`, text: term };
+  }
+  const body = term.split('').map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : regexEscapeText(ch))).join('');
+  return { op: 'matches regex', text: `${caseSensitive ? '' : '(?i)'}\\b${body}\\b` };
+}
+
+function regexEscapeText(s: string): string {
+  return s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
 }
 
 function parseDatetime(text: string): bigint | null {

@@ -64,7 +64,18 @@ export type Stage =
   | { kind: 'limit'; n: number }
   | { kind: 'top-groups'; n: number; timeAlias: string; keyAliases: string[]; rankBy?: string }
   | { kind: 'distinct' }
-  | { kind: 'count'; alias: string };
+  | { kind: 'count'; alias: string }
+  /** Inputs each end in a select that yields the union's aliases; rows are concatenated. */
+  | { kind: 'union'; inputs: BoundStage[][] }
+  | {
+    kind: 'join'; joinKind: 'inner' | 'innerunique' | 'leftouter'; right: BoundStage[];
+    on: { left: string; right: string }[];
+    /** Output columns taken from the right side: right alias → output alias. */
+    rightColumns: { from: string; alias: string }[];
+  }
+  /** mv-expand: `items` replace or add columns with the elements of arrays (or bags); other columns repeat. */
+  | { kind: 'expand'; keep: string[]; items: { alias: string; expr: BExpr; bag: 'bag' | 'array'; toType?: import('../types.js').AplType; limit?: number }[]; indexAlias?: string }
+  | { kind: 'sample'; fraction: number };
 
 export interface BoundStage {
   stage: Stage;

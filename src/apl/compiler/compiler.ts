@@ -8,7 +8,7 @@ import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
 import type { SqlContext } from '../functions/catalog.js';
 import { betweenSql, hasAnySql, inSql, OPERATORS } from '../functions/operators.js';
 import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
-import { sqlIdent, sqlLiteral, sqlText, type SqlArg } from '../functions/sql.js';
+import { convertSql, sqlIdent, sqlLiteral, sqlText, type SqlArg } from '../functions/sql.js';
 import { SQL_TYPE_OF } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
 
@@ -72,7 +72,7 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
     from += ' CROSS JOIN (SELECT count(*) AS n FROM "__matched") AS "__count"';
   }
   let out = `${cte}SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM ${from}`;
-  if (last.order.length) out += ` ORDER BY ${orderSql(last.order)}`;
+  if (orderSql(last.order)) out += ` ORDER BY ${orderSql(last.order)}`;
   // A count or a summary without groups is one row; a LIMIT on it only costs (bench:query: 20 → 23 ms).
   const lastStage = stages[stages.length - 1]!.stage;
   const oneRow = lastStage.kind === 'count' || (lastStage.kind === 'aggregate' && lastStage.keys.length === 0);
@@ -140,10 +140,12 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
       const group = s.keys.length ? ` GROUP BY ${s.keys.map((_, j) => j + 1).join(', ')}` : '';
       return `SELECT ${[...keys, ...aggs].join(', ')} ${from}${group}`;
     }
-    case 'order':
-      return `SELECT * ${from} ORDER BY ${orderSql(s.keys)}${s.limit !== undefined ? ` LIMIT ${s.limit}` : ''}`;
+    case 'order': {
+      const keys = orderSql(s.keys);
+      return `SELECT * ${from}${keys ? ` ORDER BY ${keys}` : ''}${s.limit !== undefined ? ` LIMIT ${s.limit}` : ''}`;
+    }
     case 'limit': {
-      const order = bs.out.order.length ? ` ORDER BY ${orderSql(bs.out.order)}` : '';
+      const order = orderSql(bs.out.order) ? ` ORDER BY ${orderSql(bs.out.order)}` : '';
       return `SELECT * ${from}${order} LIMIT ${s.n}`;
     }
     case 'top-groups': {
@@ -158,11 +160,60 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
       return `SELECT DISTINCT * ${from}`;
     case 'count':
       return `SELECT count(*) AS ${sqlIdent(s.alias)} ${from}`;
+    case 'union':
+      return `SELECT * FROM (${s.inputs.map((inp) => `(${stagesSql(inp, opts)})`).join(' UNION ALL ')}) AS u${i}`;
+    case 'join': {
+      const keys = s.on.map((o) => `l.${sqlIdent(o.left)}`);
+      const left = s.joinKind === 'innerunique'
+        // innerunique keeps one left row per key before joining (KQL).
+        ? `(SELECT * FROM (${prev}) AS lu QUALIFY row_number() OVER (PARTITION BY ${s.on.map((o) => sqlIdent(o.left)).join(', ')}) = 1)`
+        : `(${prev})`;
+      const cond = s.on.map((o, j) => `${keys[j]} = r.${sqlIdent(o.right)}`).join(' AND ');
+      const rightCols = s.rightColumns.map((c) => `r.${sqlIdent(c.from)} AS ${sqlIdent(c.alias)}`);
+      return `SELECT l.*${rightCols.length ? `, ${rightCols.join(', ')}` : ''} FROM ${left} AS l ${s.joinKind === 'leftouter' ? 'LEFT JOIN' : 'JOIN'} (${stagesSql(s.right, opts)}) AS r ON ${cond}`;
+    }
+    case 'expand': {
+      const lists = s.items.map((it) => expandList(exprSql(it.expr, VALUE), it.bag, it.limit));
+      const inner = [
+        ...s.keep.map(sqlIdent),
+        ...lists.map((l, j) => `unnest(${l}) AS "__x${j}"`),
+        ...(s.indexAlias ? [`generate_subscripts(${lists[0]}, 1) - 1 AS ${sqlIdent(s.indexAlias)}`] : []),
+      ];
+      const outer = [
+        ...s.keep.map(sqlIdent),
+        ...s.items.map((it, j) => `${it.toType ? convertSql({ sql: `"__x${j}"`, type: 'dynamic' }, it.toType) : `"__x${j}"`} AS ${sqlIdent(it.alias)}`),
+        ...(s.indexAlias ? [sqlIdent(s.indexAlias)] : []),
+      ];
+      return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} ${from}) AS x${i}`;
+    }
+    case 'sample':
+      return `SELECT * ${from} USING SAMPLE ${(s.fraction * 100).toFixed(6)} PERCENT (bernoulli)`;
   }
 }
 
+/** The SQL of a pipeline (no final SELECT): for union inputs and the right side of a join. */
+function stagesSql(stages: BoundStage[], opts: CompileOptions): string {
+  let sql = '';
+  stages.forEach((s, i) => {
+    sql = stageSql(s, sql, i, { ...opts, matchedAt: undefined, matchedCte: undefined });
+  });
+  return sql;
+}
+
+/** The list mv-expand unnests: an array's elements, a bag's entries ({key: value}, or [key, value] for kind=array). */
+function expandList(j: string, kind: 'bag' | 'array', limit?: number): string {
+  const value = `json_extract(${j}, concat('$."', replace(k, '"', '\\"'), '"'))`;
+  const entry = kind === 'bag' ? `json_object(k, ${value})` : `json_array(k, ${value})`;
+  const list = `(CASE WHEN ${j} IS NULL OR json_type(${j}) = 'NULL' THEN CAST([] AS JSON[])
+    WHEN json_type(${j}) = 'ARRAY' THEN CAST(${j} AS JSON[])
+    WHEN json_type(${j}) = 'OBJECT' THEN list_transform(json_keys(${j}), k -> ${entry})
+    ELSE [${j}] END)`;
+  return limit !== undefined ? `list_slice(${list}, 1, ${limit})` : list;
+}
+
+/** ORDER BY keys; constants order nothing (and DuckDB rejects them), so they are left out. */
 function orderSql(keys: OrderKey[]): string {
-  return keys.map((k) => `${exprSql(k.expr, VALUE)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ');
+  return keys.filter((k) => k.expr.k !== 'lit').map((k) => `${exprSql(k.expr, VALUE)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ');
 }
 
 function arg(e: BExpr, ctx: SqlContext): SqlArg {

@@ -107,6 +107,19 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     minArgs: 2, maxArgs: 2, op: 'varianceif', prefix: 'varianceif', predicateArgs: [1],
     returns: () => 'real', sql: ([a, p]) => `var_samp(${numArg(a!)}) FILTER (WHERE ${cast(p!, 'bool')})`,
   },
+  // The columns of arg_max/arg_min (the binder expands those calls): the value of a at the row where b is extreme.
+  'arg_max#': { minArgs: 2, maxArgs: 2, op: 'argmax', prefix: '', returns: ([a]) => a!.type, sql: ([a, b]) => `arg_max(${a!.sql}, ${b!.sql})` },
+  'arg_min#': { minArgs: 2, maxArgs: 2, op: 'argmin', prefix: '', returns: ([a]) => a!.type, sql: ([a, b]) => `arg_min(${a!.sql}, ${b!.sql})` },
+  topk: {
+    minArgs: 2, maxArgs: 2, op: 'topk', prefix: 'topk', constantArgs: [1],
+    returns: (a) => {
+      const k = a[1]!.constant?.value;
+      if (typeof k !== 'bigint' || k < 1n) fail('topk() takes a constant number of values to keep, 1 or more');
+      return 'dynamic';
+    },
+    // Exact counts (Axiom estimates: error is then 0): the k most frequent values as [{key, count, error}].
+    sql: ([a, k]) => `to_json(list_transform(list_slice(list_reverse_sort(list_transform(map_entries(histogram(${a!.sql})), e -> {'count': e.value, 'key': e.key})), 1, ${String(k!.constant!.value)}), e -> {'key': e.key, 'count': e.count, 'error': 0}))`,
+  },
   make_list: {
     minArgs: 1, maxArgs: 2, op: 'makelist', prefix: 'list', constantArgs: [1],
     returns: () => 'dynamic', sql: ([a, n]) => limitList(`list(${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL)`, n),

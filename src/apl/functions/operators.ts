@@ -204,6 +204,7 @@ export const OPERATORS: Record<string, ScalarFunction> = {
   ...stringPredicate('hassuffix_cs', termRegex(false, false, true)),
   ...stringPredicate('matches regex', (l, r) => regexp(l, r.sql)),
 };
+OPERATORS['not#'] = { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => `(NOT ${a!.sql})` };
 // `!~` is the negation of `=~`; the table above named it `!=~`.
 OPERATORS['!~'] = OPERATORS['!=~']!;
 delete OPERATORS['!=~'];

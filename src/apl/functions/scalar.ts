@@ -325,6 +325,11 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ipv4_is_private: fixed('bool', ['string'], ([s]) => `(regexp_full_match(${s}, '(10\\.\\d+|172\\.(1[6-9]|2\\d|3[01])|192\\.168)\\.\\d+\\.\\d+'))`),
 };
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
+// The text of a parse pattern's capture group; null when the pattern does not match (the binder builds it).
+SCALAR_FUNCTIONS['parse_capture#'] = {
+  minArgs: 3, maxArgs: 3, returns: () => 'string',
+  sql: ([s, re, g]) => `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN regexp_extract(${s!.sql}, ${re!.sql}, ${String(g!.constant!.value)}) END)`,
+};
 
 function jsonArg(a: SqlArg): string {
   return toDynamicSql(a);

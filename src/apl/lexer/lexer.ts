@@ -111,6 +111,7 @@ export function tokenize(src: string): Token[] {
       if (c === '0' && (src[i + 1] === 'x' || src[i + 1] === 'X')) {
         i += 2;
         while (/[0-9a-fA-F]/.test(src[i] ?? '')) i++;
+        if (i === start + 2) fail('a hexadecimal number needs digits after 0x', start);
         tokens.push({ kind: 'int', text: src.slice(start, i), value: BigInt(src.slice(start, i)), pos: start, end: i });
         continue;
       }
@@ -147,6 +148,7 @@ export function tokenize(src: string): Token[] {
       continue;
     }
     if (isIdentStart(c)) {
+      i++; // the first character may be `$` ($left, $right), which is not an identifier part
       while (isIdentPart(src[i] ?? '')) i++;
       // Hyphenated operator names (project-away) are single keywords.
       if (src[i] === '-' && isIdentStart(src[i + 1] ?? '')) {

@@ -56,10 +56,36 @@ export type Operator =
   | { op: 'count'; pos: number }
   | { op: 'distinct'; pos: number; items: Expr[] | 'all' }
   | { op: 'getschema'; pos: number }
+  | { op: 'union'; pos: number; withSource?: string; tables: TableRef[] }
+  | { op: 'search'; pos: number; caseSensitive: boolean; predicate: Expr }
+  | { op: 'join' | 'lookup'; pos: number; kind?: string; right: TableRef; on: JoinCondition[] }
+  | { op: 'mv-expand'; pos: number; bagKind: 'bag' | 'array'; itemIndex?: string; items: { pos: number; name?: string; expr: Expr; toType?: string }[]; limit?: number }
+  | { op: 'parse' | 'parse-where'; pos: number; kind: 'simple' | 'regex' | 'relaxed'; expr: Expr; parts: ParsePart[] }
+  | { op: 'sample'; pos: number; proportion: Expr }
   | { op: 'unsupported'; pos: number; name: string };
+
+/** A table operand of union/join/lookup/search: a parenthesised tabular expression, or a name or pattern. */
+export type TableRef =
+  | { kind: 'tabular'; pos: number; expr: TabularExpr }
+  | { kind: 'pattern'; pos: number; pattern: string };
+
+/** `key` (the same name on both sides) or `$left.a == $right.b`. */
+export interface JoinCondition {
+  pos: number;
+  left: string;
+  right: string;
+}
+
+/** Pieces of a parse pattern: constant text, `*` (skip), or a column to capture (with an optional type). */
+export type ParsePart =
+  | { kind: 'const'; text: string }
+  | { kind: 'star' }
+  | { kind: 'name'; name: string; type?: string; pos: number };
 
 export type Source =
   | { kind: 'table'; pos: number; name: string }
+  | { kind: 'union'; pos: number; withSource?: string; tables: TableRef[] }
+  | { kind: 'search'; pos: number; caseSensitive: boolean; tables?: TableRef[]; predicate: Expr }
   | { kind: 'print'; pos: number; items: Assignment[] }
   | { kind: 'datatable'; pos: number; columns: { name: string; type: string; pos: number }[]; values: Expr[] };
 

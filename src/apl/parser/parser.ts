@@ -7,7 +7,7 @@ import { tokenize } from '../lexer/lexer.js';
 import type { Token } from '../lexer/tokens.js';
 import { parseRfc3339Ns } from '../../util/time.js';
 import type {
-  Assignment, DynamicValue, Expr, LiteralType, NamePattern, Operator, Query, SortKey, Source, Statement, TabularExpr,
+  Assignment, DynamicValue, Expr, LiteralType, NamePattern, Operator, ParsePart, Query, SortKey, Source, Statement, TableRef, TabularExpr,
 } from './ast.js';
 
 /** Binary operators on strings and sets, at the precedence of comparisons. */
@@ -24,8 +24,7 @@ const COMPARISONS = new Set(['==', '!=', '<>', '<', '<=', '>', '>=', '=~', '!~']
 
 /** Tabular operators the engine knows by name but does not run yet: they answer a clear 400. */
 const KNOWN_UNSUPPORTED_OPERATORS = new Set([
-  'search', 'union', 'join', 'lookup', 'mv-expand', 'parse', 'make-series', 'sample', 'parse-kv', 'parse-where',
-  'redact', 'extend-valid', 'externaldata', 'as', 'serialize', 'render', 'fork', 'facet', 'evaluate', 'invoke',
+  'make-series', 'parse-kv', 'redact', 'extend-valid', 'externaldata', 'as', 'serialize', 'render', 'fork', 'facet', 'evaluate', 'invoke',
   'mv-apply', 'partition', 'range', 'reduce', 'scan', 'sample-distinct', 'top-nested', 'top-hitters', 'find',
 ]);
 
@@ -227,6 +226,23 @@ class Parser {
       return { kind: 'print', pos: t.pos, items: this.assignments() };
     }
     if (this.isWord('datatable') && this.isPunct('(', 1)) return this.datatable();
+    if (this.isWord('union') && !this.isPunct('|', 1) && this.peek(1).kind !== 'eof') {
+      this.next();
+      const withSource = this.withSource();
+      return { kind: 'union', pos: t.pos, withSource, tables: this.tableRefs() };
+    }
+    if (this.isWord('search') && !this.isPunct('|', 1) && this.peek(1).kind !== 'eof') {
+      this.next();
+      const caseSensitive = this.searchKind();
+      let tables: TableRef[] | undefined;
+      if (this.isWord('in') && this.isPunct('(', 1)) {
+        this.next();
+        this.expectPunct('(');
+        tables = this.tableRefs();
+        this.expectPunct(')');
+      }
+      return { kind: 'search', pos: t.pos, caseSensitive, tables, predicate: this.expression() };
+    }
     if (t.kind === 'ident' && KNOWN_UNSUPPORTED_OPERATORS.has(t.text) && !this.isPunct('|', 1) && this.peek(1).kind !== 'eof') {
       this.fail(`"${t.text}" as a query source is not supported`);
     }
@@ -332,6 +348,33 @@ class Parser {
       }
       case 'getschema':
         return { op: 'getschema', pos };
+      case 'union': {
+        const withSource = this.withSource();
+        return { op: 'union', pos, withSource, tables: this.tableRefs() };
+      }
+      case 'search':
+        return { op: 'search', pos, caseSensitive: this.searchKind(), predicate: this.expression() };
+      case 'join':
+      case 'lookup': {
+        let kind: string | undefined;
+        if (this.isWord('kind') && this.isPunct('=', 1)) {
+          this.i += 2;
+          kind = this.ident('a join kind').text;
+        }
+        const right = this.tableRef();
+        this.expectWord('on');
+        const on: { pos: number; left: string; right: string }[] = [];
+        do on.push(this.joinCondition());
+        while (this.acceptPunct(','));
+        return { op: t.text, pos, kind, right, on };
+      }
+      case 'mv-expand':
+        return this.mvExpand(pos);
+      case 'parse':
+      case 'parse-where':
+        return this.parseOperator(t.text, pos);
+      case 'sample':
+        return { op: 'sample', pos, proportion: this.expression() };
       default:
         if (KNOWN_UNSUPPORTED_OPERATORS.has(t.text)) {
           // Consume the rest of this operator (subqueries in parentheses included) so that the error is about
@@ -345,6 +388,147 @@ class Parser {
         }
         return this.fail(`unknown tabular operator "${t.text}"`, t);
     }
+  }
+
+  /** `withsource=F` of union. */
+  private withSource(): string | undefined {
+    if ((this.isWord('withsource') || this.isWord('kind')) && this.isPunct('=', 1)) {
+      const w = this.next().text;
+      this.next();
+      const v = this.nameToken('a column name').name;
+      if (w === 'withsource') return v;
+      return this.withSource();
+    }
+    return undefined;
+  }
+
+  /** `kind=case_sensitive|case_insensitive|default` of search; true when case-sensitive. */
+  private searchKind(): boolean {
+    if (this.isWord('kind') && this.isPunct('=', 1)) {
+      this.i += 2;
+      const k = this.ident('a search kind');
+      if (!['case_sensitive', 'case_insensitive', 'default'].includes(k.text)) this.fail(`unknown search kind "${k.text}" (case_sensitive, case_insensitive or default)`, k);
+      return k.text === 'case_sensitive';
+    }
+    return false;
+  }
+
+  private tableRefs(): TableRef[] {
+    const out: TableRef[] = [];
+    do out.push(this.tableRef());
+    while (this.acceptPunct(','));
+    return out;
+  }
+
+  /** `(tabular expression)`, a table name, or a name pattern such as github* or *. */
+  private tableRef(): TableRef {
+    const t = this.peek();
+    if (this.isPunct('(') && !(this.peek(1).kind === 'string' && this.isPunct(')', 2))) {
+      this.next();
+      const expr = this.tabular();
+      this.expectPunct(')');
+      return { kind: 'tabular', pos: t.pos, expr };
+    }
+    const p = this.pattern();
+    return { kind: 'pattern', pos: p.pos, pattern: p.pattern };
+  }
+
+  /** `key`, or `$left.a == $right.b` (either side first). */
+  private joinCondition(): { pos: number; left: string; right: string } {
+    const t = this.peek();
+    const side = (): { side: string; name: string } | undefined => {
+      const s0 = this.peek();
+      if (s0.kind === 'ident' && (s0.text === '$left' || s0.text === '$right') && this.isPunct('.', 1)) {
+        this.i += 2;
+        return { side: s0.text, name: this.nameToken('a column name').name };
+      }
+      return undefined;
+    };
+    const a = side();
+    if (!a) {
+      const n = this.nameToken('a join key');
+      return { pos: t.pos, left: n.name, right: n.name };
+    }
+    this.expectPunct('==');
+    const b = side();
+    if (!b || b.side === a.side) this.fail('a join condition compares $left.column with $right.column', t);
+    return a.side === '$left' ? { pos: t.pos, left: a.name, right: b!.name } : { pos: t.pos, left: b!.name, right: a.name };
+  }
+
+  /** mv-expand [kind=bag|array] [with_itemindex=I] [name =] expr [to typeof(T)], ... [limit N] */
+  private mvExpand(pos: number): Operator {
+    let bagKind: 'bag' | 'array' = 'bag';
+    let itemIndex: string | undefined;
+    for (;;) {
+      if (this.isWord('kind') && this.isPunct('=', 1)) {
+        this.i += 2;
+        const k = this.ident('bag or array');
+        if (k.text !== 'bag' && k.text !== 'array') this.fail('mv-expand kind is bag or array', k);
+        bagKind = k.text as 'bag' | 'array';
+      } else if (this.isWord('with_itemindex') && this.isPunct('=', 1)) {
+        this.i += 2;
+        itemIndex = this.nameToken('a column name').name;
+      } else break;
+    }
+    const items: { pos: number; name?: string; expr: Expr; toType?: string }[] = [];
+    do {
+      const p = this.peek().pos;
+      let name: string | undefined;
+      if (this.atAssignment()) {
+        name = this.nameToken('a column name').name;
+        this.expectPunct('=');
+      }
+      const expr = this.expression();
+      let toType: string | undefined;
+      if (this.acceptWord('to')) {
+        this.expectWord('typeof');
+        this.expectPunct('(');
+        toType = this.typeName();
+        this.expectPunct(')');
+      }
+      items.push({ pos: p, name, expr, toType });
+    } while (this.acceptPunct(','));
+    let limit: number | undefined;
+    if (this.acceptWord('limit')) {
+      const n = this.next();
+      if (n.kind !== 'int') this.fail('mv-expand limit takes a whole number', n);
+      limit = Number(n.value as bigint);
+    }
+    return { op: 'mv-expand', pos, bagKind, itemIndex, items, limit };
+  }
+
+  /** parse [kind=simple|regex|relaxed] expr with [*] "const" name[:type] [*] ... */
+  private parseOperator(op: 'parse' | 'parse-where', pos: number): Operator {
+    let kind: 'simple' | 'regex' | 'relaxed' = 'simple';
+    if (this.isWord('kind') && this.isPunct('=', 1)) {
+      this.i += 2;
+      const k = this.ident('simple, regex or relaxed');
+      if (!['simple', 'regex', 'relaxed'].includes(k.text)) this.fail('parse kind is simple, regex or relaxed', k);
+      kind = k.text as typeof kind;
+    }
+    const expr = this.additive();
+    this.expectWord('with');
+    const parts: ParsePart[] = [];
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'string') {
+        let text = '';
+        while (this.peek().kind === 'string') text += this.next().value as string;
+        parts.push({ kind: 'const', text });
+      } else if (this.isPunct('*')) {
+        this.next();
+        parts.push({ kind: 'star' });
+      } else if (this.isNameStart() && !this.isPunct('|')) {
+        const n = this.nameToken('a column name');
+        let type: string | undefined;
+        if (this.acceptPunct(':')) type = this.typeName();
+        parts.push({ kind: 'name', name: n.name, type, pos: n.pos });
+      } else if (this.isPunct(',')) {
+        this.next(); // the docs' parse-where example separates parts with commas
+      } else break;
+    }
+    if (!parts.some((p) => p.kind === 'name')) this.fail(`${op} needs at least one column to capture`, pos);
+    return { op, pos, kind, expr, parts };
   }
 
   private sortKey(): SortKey {
@@ -435,6 +619,10 @@ class Parser {
       } else if (t.kind === 'ident' && STRING_OPERATORS.has(t.text)) {
         this.next();
         left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.additive() };
+      } else if (t.kind === 'punct' && t.text === ':' && (left.kind === 'name')) {
+        // search's field:"term" means field has "term"
+        this.next();
+        left = { kind: 'binary', pos: t.pos, op: 'has', left, right: this.additive() };
       } else if (t.kind === 'ident' && (t.text === 'matches' || t.text === '!matches')) {
         this.next();
         this.expectWord('regex');

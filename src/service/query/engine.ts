@@ -29,6 +29,8 @@ export interface QueryRequest {
   limit?: number;
   /** The result shows each event's _sysTime (legacy format). */
   sysTime?: boolean;
+  /** Which datasets the caller may query: dataset patterns (union *, search) expand only to those. */
+  canQuery?: (dataset: string) => boolean;
 }
 
 export interface PreparedQuery {
@@ -98,12 +100,12 @@ export class QueryEngine {
     }
     const ast = parseQuery(request.apl);
     const effectiveEnd = endNs ?? nowNs;
-    const bindWith = (binAutoNs: bigint) => bind(ast, request.apl, { schema: this.schemaOf, nowNs, binAutoNs });
-    let bound = bindWith(binAutoSize(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n)));
-    if (bound.binAutoNs !== undefined && startNs === undefined && bound.datasets.length > 0) {
-      // No start: bin_auto spans the data actually there.
+    const bindWith = (rangeNs: bigint) => bind(ast, request.apl, { schema: this.schemaOf, nowNs, binAutoNs: binAutoSize(rangeNs), rangeNs, datasets: () => this.store.listDatasets().map((d) => d.name).filter((d) => request.canQuery?.(d) ?? true) });
+    let bound = bindWith(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n));
+    if (startNs === undefined && bound.datasets.length > 0 && (bound.binAutoNs !== undefined || /\brate\s*\(/.test(request.apl))) {
+      // No start: bin_auto and rate span the data actually there.
       const ex = await this.store.examine(bound.datasets, undefined, effectiveEnd);
-      if (ex.minNs !== undefined) bound = bindWith(binAutoSize(effectiveEnd - ex.minNs));
+      if (ex.minNs !== undefined) bound = bindWith(effectiveEnd - ex.minNs);
     }
     return { request, bound, nowNs, startNs, endNs: effectiveEnd, implicitEnd: endNs === undefined, cursor };
   }

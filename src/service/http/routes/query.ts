@@ -8,6 +8,7 @@ import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
 import { LegacyRequestError, legacyToApl, type LegacyQuery } from '../../query/legacy-request.js';
 import { requireDataset } from '../authenticate.js';
+import { canDataset } from '../../auth/capabilities.js';
 import { badRequest } from '../errors.js';
 import { parseDuration } from '../../../util/units.js';
 
@@ -45,6 +46,7 @@ export function queryRoutes(app: FastifyInstance, store: EventStore): void {
       cursor,
       includeCursor: body.includeCursor === true,
       sysTime: format === 'legacy',
+      canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
     };
     const prepared = await engine.prepare(request);
     for (const ds of prepared.bound.datasets) requireDataset(req, ds, 'query', 'read');
