@@ -226,11 +226,26 @@ describe('Tier 2 operators', () => {
     const t = (await tabular("['web'] | summarize arg_min(_time, *) by method | sort by method asc")).tables[0]!;
     expect(t.fields.map((f) => f.name)).toEqual(['method', '_time', '_sysTime', 'dur', 'geo.city', 'note', 'status', 'uri']);
     expect(t.fields[1]!.agg).toMatchObject({ name: 'argmin' });
+    // POST rows have dur 0, 4.5, 9, 13.5, 18, 22.5, 27: the nearest-rank median is 13.5.
+    expect(await rows("['web'] | summarize p = percentileif(dur, 50, method == 'POST')")).toEqual([{ p: 13.5 }]);
+    expect(await rows("['web'] | where dur <= 9 | summarize h = histogram(dur, 3)")).toEqual([{ h: [
+      { lower: 0, upper: 3, count: 2 }, { lower: 3, upper: 6, count: 2 }, { lower: 6, upper: 9, count: 3 },
+    ] }]);
     expect(await rows("['web'] | summarize topk(method, 1)")).toEqual([{ topk_method: [{ key: 'GET', count: 13, error: 0 }] }]);
     // 10 events of status 200×8 + 500×2 = 2600 per 10-minute bucket → 2600 / 600 s.
     const rates = (await rows("['web'] | summarize r = rate(status) by bin(_time, 10m) | project r")).map((x) => x.r as number);
     expect(rates).toHaveLength(2);
     for (const r of rates) expect(r).toBeCloseTo(2600 / 600, 10);
+  });
+
+  it('make-series fills every step of every group, in step order', async () => {
+    expect(await rows("['web'] | make-series n = count() default = -1, avg(dur) on _time from datetime(2024-01-01T00:00:00Z) to datetime(2024-01-01T00:30:00Z) step 10m")).toEqual([
+      { n: [10, 10, -1], avg_dur: [6.75, 21.75, 0], _time: ['2024-01-01T00:00:00Z', '2024-01-01T00:10:00Z', '2024-01-01T00:20:00Z'] },
+    ]);
+    const byMethod = await rows("['web'] | make-series count() on _time step 5m by method | sort by method asc");
+    expect(byMethod.map((r) => [r.method, r.count_])).toEqual([['GET', [3, 3, 4, 3]], ['POST', [2, 2, 1, 2]]]);
+    expect(await rows("['web'] | make-series sum(status) on dur from 0 to 10 step 5")).toEqual([{ sum_status: [1100, 900], dur: [0, 5] }]);
+    expect(await rows("['web'] | where method == 'nope' | make-series count() on _time step 1m")).toEqual([]);
   });
 
   it('sample takes a proportion, not a row count', async () => {
@@ -329,6 +344,23 @@ describe('scalar functions and literals', () => {
     expect(await value('dayofweek(datetime(2024-01-07))')).toBe(0);
     expect(await value('startofweek(datetime(2024-01-10))')).toBe('2024-01-07T00:00:00Z');
   });
+  it('URL, regex, byte and IPv4 functions', async () => {
+    expect(await value("parse_url('https://user:pw@example.com:8080/p/a?x=1&y=a%20b#frag')")).toEqual({
+      Scheme: 'https', Host: 'example.com', Port: '8080', Path: '/p/a', Username: 'user', Password: 'pw', 'Query Parameters': { x: '1', y: 'a b' }, Fragment: 'frag',
+    });
+    expect(await value("extract_all(@'(\\d+)-([a-z]+)', '1-a 22-bb')")).toEqual([['1', 'a'], ['22', 'bb']]);
+    expect(await value("extract_all(@'(\\d+)', 'a1 b22')")).toEqual(['1', '22']);
+    expect(await value('format_bytes(564)')).toBe('564 Bytes');
+    expect(await value('format_bytes(1000000, 1)')).toBe('976.6 KB');
+    expect(await value("parse_ipv4('10.1.2.3')")).toBe(167838211);
+    expect(await value("parse_ipv4('10.1.2.3/24')")).toBe(167838208);
+    expect(await value("parse_ipv4('300.1.1.1')")).toBe(null);
+    expect(await value("ipv4_is_in_range('10.1.2.3', '10.0.0.0/8')")).toBe(true);
+    expect(await value("ipv4_is_in_range('11.1.2.3', '10.0.0.0/8')")).toBe(false);
+    expect(await value("ipv4_is_private('192.168.1.7')")).toBe(true);
+    expect((await status("print geo_info_from_ip_address('1.1.1.1')")).message).toMatch(/GeoIP database/);
+  });
+
   it('null rules: comparisons, and/or', async () => {
     expect(await value('long(null) == 1')).toBe(false);
     expect(await value('long(null) != 1')).toBe(true);
@@ -352,8 +384,8 @@ describe('errors', () => {
     expect(await status("['web']\n| where nosuch > 1")).toEqual({ http: 400, code: 400, message: 'line 2, column 9: unknown column or variable "nosuch"' });
     expect((await status("['web'] | extend x = nosuchfn(1)")).message).toBe('line 1, column 22: unknown function "nosuchfn"');
     expect((await status("['web'] | where method > true")).message).toMatch(/^line 1, column 24: the operator ">" is not defined for string and bool/);
-    expect((await status("['web'] | summarize histogram(dur, 10)")).message).toMatch(/^line 1, column 21: the aggregation histogram\(\) is not supported/);
-    expect((await status("['web'] | make-series count() on _time step 1h")).message).toBe('line 1, column 11: the operator "make-series" is not supported by this service');
+    expect((await status("['web'] | summarize topkif(dur, 10, true)")).message).toMatch(/^line 1, column 21: the aggregation topkif\(\) is not supported/);
+    expect((await status("['web'] | redact 'x'")).message).toBe('line 1, column 11: the operator "redact" is not supported by this service');
     expect((await status("['web'] | where count() > 1")).message).toMatch(/only allowed in summarize/);
   });
   it('an unknown dataset is 404', async () => {

@@ -112,6 +112,10 @@ export const CORPUS: CorpusEntry[] = [
   { apl: `${T} | where * has 'Firefox' | count`, expect: 'names', columns: ['count'], why: 'apl.md 4.7' },
   { apl: `${T} | sample 0.5 | project uri`, expect: 'lags', why: 'apl.md 2.1: sample takes a proportion in Axiom; language service 0.2.5 lags and rejects it' },
   // ---- accepted by the language service, not run by Ferry yet (400 naming what)
-  { apl: `${T} | summarize histogram(req_duration_ms, 10)`, expect: 'pending', unsupported: 'histogram' },
-  { apl: `${T} | make-series count() default=0 on _time step 1h`, expect: 'pending', unsupported: 'make-series' },
+  { apl: `${T} | summarize histogram(req_duration_ms, 10) by method`, expect: 'accept' },
+  { apl: `${T} | summarize topkif(uri, 3, method == 'GET')`, expect: 'pending', unsupported: 'topkif' },
+  { apl: `${T} | make-series count() default=0 on _time step 1h by method`, expect: 'accept' },
+  { apl: `${T} | make-series avg(req_duration_ms), c = count() on _time from ago(1d) to now() step 1h`, expect: 'accept' },
+  { apl: `${T} | make-series count() on _time in range(ago(1d), now(), 1h)`, expect: 'accept' },
+  { apl: `${T} | summarize percentileif(req_duration_ms, 95, method == 'GET')`, expect: 'lags', why: 'apl.md 6.1: language service 0.2.5 does not know percentileif' },
 ];

@@ -394,6 +394,8 @@ class Binder {
         if (!(v > 0 && v < 1)) this.fail('sample takes a proportion of rows between 0 and 1, such as 0.05 (not a row count)', op.proportion.pos);
         return [keep({ kind: 'sample', fraction: v }, { rowIdentity: rel.rowIdentity })];
       }
+      case 'make-series':
+        return [this.makeSeries(op, rel)];
       case 'unsupported':
         return this.fail(`the operator "${op.name}" is not supported by this service`, op.pos);
     }
@@ -434,6 +436,53 @@ class Binder {
     return {
       stage: { kind: 'join', joinKind: kind as 'inner' | 'innerunique' | 'leftouter', right, on: on.map(({ left: l, right: r }) => ({ left: l, right: r })), rightColumns },
       out: { columns, rowIdentity: false, order: [], groups: [] },
+    };
+  }
+
+  private makeSeries(op: Extract<Operator, { op: 'make-series' }>, rel: Relation): BoundStage {
+    const axis = this.expr(op.axis, rel);
+    if (axis.type !== 'datetime' && axis.type !== 'long' && axis.type !== 'real') this.fail(`make-series needs a datetime or numeric axis, not ${axis.type}`, op.axis.pos);
+    const step = this.expr(op.step, rel);
+    const stepValue = step.k === 'lit' ? step.value : null;
+    if (axis.type === 'datetime' ? step.type !== 'timespan' : step.type !== 'long' && step.type !== 'real') this.fail(`make-series step must be a ${axis.type === 'datetime' ? 'timespan' : 'number'} constant`, op.step.pos);
+    if (stepValue === null || !(Number(stepValue) > 0)) this.fail('make-series step must be a constant greater than 0', op.step.pos);
+    const bound = (e: Expr | undefined) => {
+      if (!e) return undefined;
+      const b = this.expr(e, rel);
+      if (b.type !== axis.type && !(axis.type !== 'datetime' && (b.type === 'long' || b.type === 'real'))) this.fail(`make-series from/to must be ${axis.type}`, e.pos);
+      return b;
+    };
+    const from = bound(op.from);
+    const to = bound(op.to);
+    const names = new Map<string, number>();
+    const unique = (n: string) => {
+      const seen = names.get(n);
+      names.set(n, (seen ?? 0) + 1);
+      return seen === undefined ? n : `${n}${seen}`;
+    };
+    const keys: { alias: string; expr: BExpr }[] = [];
+    const cols: BoundColumn[] = [];
+    for (const k of op.by) {
+      const e = this.expr(k.expr, rel);
+      const alias = this.alias();
+      keys.push({ alias, expr: e });
+      cols.push({ name: unique(k.name ?? this.derivedName(k.expr, true)), type: e.type, alias });
+    }
+    const aggs: { alias: string; expr: BExpr; default: BExpr }[] = [];
+    for (const a of op.aggs) {
+      const e = this.expr(a.expr, rel, true);
+      if (!containsAgg(e)) this.fail('make-series needs an aggregation function here, such as count() or avg(x)', a.expr.pos);
+      const def = a.default ? this.expr(a.default, rel) : { k: 'lit' as const, type: e.type, value: e.type === 'long' ? 0n : e.type === 'real' ? 0 : null };
+      if (def.k !== 'lit') this.fail('make-series default must be a constant', a.default!.pos);
+      const alias = this.alias();
+      aggs.push({ alias, expr: e, default: def });
+      cols.push({ name: unique(a.name ?? this.aggName(a.expr)), type: 'dynamic', shape: 'array', alias, agg: this.aggMeta(e) });
+    }
+    const axisAlias = this.alias();
+    cols.push({ name: unique(this.derivedName(op.axis, true)), type: 'dynamic', shape: 'array', alias: axisAlias });
+    return {
+      stage: { kind: 'series', keys, aggs, axis, axisAlias, step: stepValue as number | bigint, from, to },
+      out: { columns: cols, rowIdentity: false, order: [], groups: cols.slice(0, keys.length).map((c) => c.name) },
     };
   }
 
@@ -669,7 +718,7 @@ class Binder {
     const fn = AGGREGATE_FUNCTIONS[e.name]!;
     const first = e.args[0] && !fn.predicateArgs?.includes(0) ? this.derivedName(e.args[0], false) : '';
     let name = `${fn.prefix}_${first}`;
-    if (e.name === 'percentile' && e.args[1]?.kind === 'literal') name += `_${String(e.args[1].value).replace('.', '_')}`;
+    if ((e.name === 'percentile' || e.name === 'percentileif') && e.args[1]?.kind === 'literal') name += `_${String(e.args[1].value).replace('.', '_')}`;
     return name;
   }
 
@@ -918,6 +967,8 @@ class Binder {
     const fn = SCALAR_FUNCTIONS[e.name];
     if (!fn) {
       if (KNOWN_AGGREGATES_UNSUPPORTED.has(e.name)) this.fail(`the aggregation ${e.name}() is not supported by this service`, e.pos);
+      const why = UNSUPPORTED_FUNCTIONS[e.name];
+      if (why) this.fail(`the function ${e.name}() is not supported by this service: ${why}`, e.pos);
       return this.fail(`unknown function "${e.name}"`, e.pos);
     }
     this.arity(e, fn.minArgs, fn.maxArgs);
@@ -956,8 +1007,14 @@ class Binder {
 const COMPARISON = new Set(['==', '!=', '<', '<=', '>', '>=']);
 
 const KNOWN_AGGREGATES_UNSUPPORTED = new Set([
-  'topkif', 'histogram', 'histogramif', 'percentileif', 'percentiles_arrayif', 'spotlight', 'phrases', 'make_bag',
+  'topkif', 'percentiles_arrayif', 'spotlight', 'phrases', 'make_bag',
 ]);
+
+/** Functions of the docs that Ferry does not run, with the reason a user is told. */
+const UNSUPPORTED_FUNCTIONS: Record<string, string> = {
+  geo_info_from_ip_address: 'it needs a GeoIP database, which Ferry does not ship (nothing is downloaded at run time)',
+  externaldata: 'Ferry does not fetch URLs while querying',
+};
 
 function colRef(c: BoundColumn): BExpr {
   return { k: 'col', type: c.type, alias: c.alias, name: c.name, shape: c.shape };
@@ -967,7 +1024,7 @@ function selectOf(cols: BoundColumn[]): Stage {
   return { kind: 'select', items: cols.map((c) => ({ alias: c.alias, expr: colRef(c) })) };
 }
 
-const ARRAY_RESULTS = new Set(['topk', 'percentiles_array', 'make_list', 'make_set', 'make_list_if', 'make_set_if', 'split', 'pack_array', 'array_concat', 'array_slice', 'bag_keys', 'extract_all']);
+const ARRAY_RESULTS = new Set(['topk', 'histogram', 'histogramif', 'percentiles_array', 'make_list', 'make_set', 'make_list_if', 'make_set_if', 'split', 'pack_array', 'array_concat', 'array_slice', 'bag_keys', 'extract_all']);
 const BAG_RESULTS = new Set(['bag_pack', 'pack', 'pack_dictionary', 'parse_url']);
 
 function shapeOf(e: BExpr): DynamicShape {

@@ -11,6 +11,7 @@ import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
 import { convertSql, sqlIdent, sqlLiteral, sqlText, type SqlArg } from '../functions/sql.js';
 import { SQL_TYPE_OF } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
+import type { LiteralValue } from '../parser/ast.js';
 
 export interface Cursor {
   timeNs: bigint;
@@ -188,7 +189,41 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
     }
     case 'sample':
       return `SELECT * ${from} USING SAMPLE ${(s.fraction * 100).toFixed(6)} PERCENT (bernoulli)`;
+    case 'series':
+      return seriesSql(s, prev, i);
   }
+}
+
+/**
+ * make-series in SQL: aggregate per (group, step), lay every group over the full list of steps (missing
+ * steps take the default), and collect each group's values in step order into arrays.
+ */
+function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: number): string {
+  const isTime = s.axis.type === 'datetime';
+  const axis = isTime ? `epoch_ns(${exprSql(s.axis, VALUE)})` : `CAST(${exprSql(s.axis, VALUE)} AS DOUBLE)`;
+  const step = isTime ? String(s.step) : String(Number(s.step));
+  const num = (e: BExpr) => (isTime ? `epoch_ns(${exprSql(e, VALUE)})` : `CAST(${exprSql(e, VALUE)} AS DOUBLE)`);
+  // Without from/to the steps span the data; from is aligned to the step like bin().
+  const lo = s.from ? num(s.from) : '(SELECT min("__a") FROM p)';
+  const floorTo = (x: string) => (isTime ? `(${x} - ((${x} % ${step}) + ${step}) % ${step})` : `(floor(${x} / ${step}) * ${step})`);
+  const hi = s.to ? num(s.to) : `(${floorTo('(SELECT max("__a") FROM p)')} + ${step})`;
+  const keys = s.keys.map((k) => sqlIdent(k.alias));
+  const keySel = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
+  const aggSel = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
+  const groupBy = [...keys, '"__b"'].join(', ');
+  const steps = isTime ? `range(${floorTo(lo)}, ${hi}, ${step})` : `range(0, CAST(ceil((${hi} - ${floorTo(lo)}) / ${step}) AS BIGINT))`;
+  const stepValue = isTime ? '"__b"' : `(${floorTo(lo)} + "__b" * ${step})`;
+  const match = [...keys.map((k) => `g.${k} IS NOT DISTINCT FROM a.${k}`), `a."__b" = b."__b"`].join(' AND ');
+  const collect = s.aggs.map((a) => `to_json(list(COALESCE(a.${sqlIdent(a.alias)}, ${sqlLiteral(a.default.type, (a.default as { value: LiteralValue }).value)}) ORDER BY b."__b")) AS ${sqlIdent(a.alias)}`);
+  const axisOut = isTime ? 'to_json(list(ferry_rfc3339(make_timestamp_ns(b."__b")) ORDER BY b."__b"))' : 'to_json(list(b."__b" ORDER BY b."__b"))';
+  return `WITH p AS (SELECT *, ${axis} AS "__a" FROM (${prev}) AS s${i}),
+    a AS (SELECT ${[...keySel, ...aggSel, `${isTime ? floorTo('"__a"') : `CAST(floor(("__a" - ${floorTo(lo)}) / ${step}) AS BIGINT)`} AS "__b"`].join(', ')}
+          FROM p WHERE "__a" >= ${floorTo(lo)} AND "__a" < ${hi} GROUP BY ${groupBy}),
+    g AS (SELECT DISTINCT ${keys.length ? keys.join(', ') : '1 AS "__one"'} FROM a),
+    b AS (SELECT unnest(${steps}) AS "__b")
+    SELECT ${[...keys.map((k) => `g.${k}`), ...collect, `${axisOut.replace('b."__b"', stepValue === '"__b"' ? 'b."__b"' : `(${stepValue.replace('"__b"', 'b."__b"')})`)} AS ${sqlIdent(s.axisAlias)}`].join(', ')}
+    FROM g CROSS JOIN b LEFT JOIN a ON ${match}
+    GROUP BY ${keys.length ? keys.map((k) => `g.${k}`).join(', ') : 'ALL'} HAVING count(*) > 0`;
 }
 
 /** The SQL of a pipeline (no final SELECT): for union inputs and the right side of a join. */

@@ -84,6 +84,11 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     returns: ([a]) => orderable(a!, 'percentile'),
     sql: ([a, p]) => `quantile_disc(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}, ${percentileP(p)})`,
   },
+  percentileif: {
+    minArgs: 3, maxArgs: 3, op: 'percentilesif', prefix: 'percentileif', constantArgs: [1], predicateArgs: [2],
+    returns: ([a]) => orderable(a!, 'percentileif'),
+    sql: ([a, p, c]) => `quantile_disc(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}, ${percentileP(p)}) FILTER (WHERE ${cast(c!, 'bool')})`,
+  },
   percentiles_array: {
     minArgs: 2, maxArgs: 64, op: 'percentiles', prefix: 'percentiles', constantArgs: Array.from({ length: 63 }, (_, i) => i + 1),
     returns: ([a]) => {
@@ -120,6 +125,16 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     // Exact counts (Axiom estimates: error is then 0): the k most frequent values as [{key, count, error}].
     sql: ([a, k]) => `to_json(list_transform(list_slice(list_reverse_sort(list_transform(map_entries(histogram(${a!.sql})), e -> {'count': e.value, 'key': e.key})), 1, ${String(k!.constant!.value)}), e -> {'key': e.key, 'count': e.count, 'error': 0}))`,
   },
+  histogram: {
+    minArgs: 2, maxArgs: 2, op: 'histogram', prefix: 'histogram', constantArgs: [1],
+    returns: (a) => histogramReturns(a[1]!),
+    sql: ([a, n]) => `COALESCE(to_json(ferry_histogram(list(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL), ${String(n!.constant!.value)})), '[]'::JSON)`,
+  },
+  histogramif: {
+    minArgs: 3, maxArgs: 3, op: 'histogramif', prefix: 'histogramif', constantArgs: [1], predicateArgs: [2],
+    returns: (a) => histogramReturns(a[1]!),
+    sql: ([a, n, c]) => `COALESCE(to_json(ferry_histogram(list(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(c!, 'bool')}), ${String(n!.constant!.value)})), '[]'::JSON)`,
+  },
   make_list: {
     minArgs: 1, maxArgs: 2, op: 'makelist', prefix: 'list', constantArgs: [1],
     returns: () => 'dynamic', sql: ([a, n]) => limitList(`list(${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL)`, n),
@@ -137,6 +152,12 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     returns: () => 'dynamic', sql: ([a, p, n]) => limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
   },
 };
+
+function histogramReturns(n: ArgInfo): AplType {
+  const v = n.constant?.value;
+  if (typeof v !== 'bigint' || v < 1n || v > 10000n) fail('the number of bins must be a constant from 1 to 10000');
+  return 'dynamic';
+}
 
 function limitList(list: string, n?: SqlArg): string {
   const max = n?.constant?.value;

@@ -37,6 +37,19 @@ export const APL_MACROS = [
          p -> CAST(regexp_extract(p, '^[0-9.]+') AS DOUBLE) * (${GO_DURATION_UNITS})
        )) AS BIGINT)
      END`,
+  // An IPv4 address (optionally with /bits, ignored here) as a number; NULL unless four octets 0-255.
+  `CREATE OR REPLACE MACRO ferry_ipv4(s) AS CASE WHEN regexp_full_match(s, '(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})(/\\d{1,2})?')
+     AND list_max(list_transform(string_split(split_part(s, '/', 1), '.'), o -> CAST(o AS INTEGER))) <= 255
+     THEN list_reduce(list_transform(string_split(split_part(s, '/', 1), '.'), o -> CAST(o AS BIGINT)), (acc, o) -> acc * 256 + o) END`,
+  // The prefix length of "a.b.c.d/n" (32 without one); NULL when over 32.
+  `CREATE OR REPLACE MACRO ferry_ipv4_bits(s) AS CASE WHEN contains(s, '/') THEN
+     (CASE WHEN TRY_CAST(split_part(s, '/', 2) AS INTEGER) BETWEEN 0 AND 32 THEN TRY_CAST(split_part(s, '/', 2) AS INTEGER) END) ELSE 32 END`,
+  // histogram(): n equal-width bins between the smallest and largest value, [{lower, upper, count}].
+  `CREATE OR REPLACE MACRO ferry_histogram(l, n) AS list_transform(range(n), i -> {
+     'lower': list_min(l) + i * (list_max(l) - list_min(l)) / n,
+     'upper': list_min(l) + (i + 1) * (list_max(l) - list_min(l)) / n,
+     'count': len(list_filter(l, v -> (v - list_min(l)) * n >= i * (list_max(l) - list_min(l))
+       AND ((v - list_min(l)) * n < (i + 1) * (list_max(l) - list_min(l)) OR i = n - 1)))})`,
   // todatetime() of a string: RFC 3339 / ISO 8601, or epoch digits with the unit guessed as on ingest.
   `CREATE OR REPLACE MACRO ferry_parse_datetime(s) AS ${timeExpression('s')}`,
 ];

@@ -321,7 +321,44 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     minArgs: 3, maxArgs: 3, returns: () => 'dynamic',
     sql: ([a, s, e]) => `to_json(list_slice(CAST(${toDynamicSql(a!)} AS JSON[]), ${castTo(s!, 'long')} + 1, ${castTo(e!, 'long')} + 1))`,
   },
+  extract_all: {
+    minArgs: 2, maxArgs: 3, returns: () => 'dynamic',
+    sql: (a) => {
+      const [re, groups, text] = a.length === 3 ? a : [a[0], undefined, a[1]];
+      const reText = typeof re!.constant?.value === 'string' ? re!.constant.value : undefined;
+      // Capture groups of a constant pattern: with one, an array of its matches; with several, an array of arrays.
+      const n = reText === undefined ? 1 : (reText.match(/\((?!\?)/g) ?? []).length + (reText.match(/\(\?P?</g) ?? []).length;
+      const wanted = Array.isArray(groups?.constant?.value) ? (groups!.constant!.value as unknown[]).map(Number) : Array.from({ length: n }, (_, i) => i + 1);
+      const s = asStringSql(text!);
+      if (wanted.length <= 1) return `to_json(regexp_extract_all(${s}, ${re!.sql}, ${wanted[0] ?? 0}))`;
+      return `to_json(list_transform(regexp_extract_all(${s}, ${re!.sql}, 0), m -> [${wanted.map((g) => `regexp_extract(m, ${re!.sql}, ${g})`).join(', ')}]))`;
+    },
+  },
+  parse_url: {
+    minArgs: 1, maxArgs: 1, returns: () => 'dynamic',
+    sql: ([u]) => {
+      const re = `'^([a-zA-Z][a-zA-Z0-9+.-]*)://(?:([^:@/]*)(?::([^@/]*))?@)?([^:/?#]*)(?::([0-9]+))?([^?#]*)(?:\\?([^#]*))?(?:#(.*))?$'`;
+      const s = asStringSql(u!);
+      const g = (i: number) => `regexp_extract(${s}, ${re}, ${i})`;
+      const params = `COALESCE(to_json(map_from_entries(list_transform(list_filter(string_split(${g(7)}, '&'), kv -> kv <> ''), kv -> {'k': url_decode(split_part(kv, '=', 1)), 'v': url_decode(substr(kv, length(split_part(kv, '=', 1)) + 2))}))), '{}'::JSON)`;
+      return `(CASE WHEN regexp_matches(${s}, ${re}) THEN json_object('Scheme', ${g(1)}, 'Host', ${g(4)}, 'Port', ${g(5)}, 'Path', ${g(6)}, 'Username', ${g(2)}, 'Password', ${g(3)}, 'Query Parameters', ${params}, 'Fragment', ${g(8)}) END)`;
+    },
+  },
+  format_bytes: {
+    minArgs: 1, maxArgs: 3, returns: () => 'string',
+    sql: ([v, p]) => {
+      const digits = p?.constant?.value !== undefined && p.constant.value !== null ? Number(p.constant.value) : 0;
+      const x = castTo(v!, 'real');
+      const fmt = (div: string, unit: string) => `format('{:.${Math.max(0, Math.min(digits, 10))}f} ${unit}', ${x} / ${div})`;
+      return `(CASE WHEN ${x} IS NULL THEN NULL WHEN abs(${x}) < 1024 THEN ${fmt('1', 'Bytes')} WHEN abs(${x}) < 1048576 THEN ${fmt('1024', 'KB')}
+        WHEN abs(${x}) < 1073741824 THEN ${fmt('1048576', 'MB')} WHEN abs(${x}) < 1099511627776 THEN ${fmt('1073741824', 'GB')}
+        WHEN abs(${x}) < 1125899906842624 THEN ${fmt('1099511627776', 'TB')} ELSE ${fmt('1125899906842624', 'PB')} END)`;
+    },
+  },
   // ---- ip
+  parse_ipv4: fixed('long', ['string'], ([s]) => `(ferry_ipv4(${s}) >> (32 - ferry_ipv4_bits(${s})) << (32 - ferry_ipv4_bits(${s})))`),
+  ipv4_is_in_range: fixed('bool', ['string', 'string'], ([ip, range]) =>
+    `(ferry_ipv4(${ip}) >> (32 - ferry_ipv4_bits(${range})) = ferry_ipv4(${range}) >> (32 - ferry_ipv4_bits(${range})))`),
   ipv4_is_private: fixed('bool', ['string'], ([s]) => `(regexp_full_match(${s}, '(10\\.\\d+|172\\.(1[6-9]|2\\d|3[01])|192\\.168)\\.\\d+\\.\\d+'))`),
 };
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;

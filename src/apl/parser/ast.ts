@@ -62,6 +62,10 @@ export type Operator =
   | { op: 'mv-expand'; pos: number; bagKind: 'bag' | 'array'; itemIndex?: string; items: { pos: number; name?: string; expr: Expr; toType?: string }[]; limit?: number }
   | { op: 'parse' | 'parse-where'; pos: number; kind: 'simple' | 'regex' | 'relaxed'; expr: Expr; parts: ParsePart[] }
   | { op: 'sample'; pos: number; proportion: Expr }
+  | {
+    op: 'make-series'; pos: number; aggs: (Assignment & { default?: Expr })[]; axis: Expr;
+    from?: Expr; to?: Expr; step: Expr; by: Assignment[];
+  }
   | { op: 'unsupported'; pos: number; name: string };
 
 /** A table operand of union/join/lookup/search: a parenthesised tabular expression, or a name or pattern. */

@@ -24,7 +24,7 @@ const COMPARISONS = new Set(['==', '!=', '<>', '<', '<=', '>', '>=', '=~', '!~']
 
 /** Tabular operators the engine knows by name but does not run yet: they answer a clear 400. */
 const KNOWN_UNSUPPORTED_OPERATORS = new Set([
-  'make-series', 'parse-kv', 'redact', 'extend-valid', 'externaldata', 'as', 'serialize', 'render', 'fork', 'facet', 'evaluate', 'invoke',
+  'parse-kv', 'redact', 'extend-valid', 'externaldata', 'as', 'serialize', 'render', 'fork', 'facet', 'evaluate', 'invoke',
   'mv-apply', 'partition', 'range', 'reduce', 'scan', 'sample-distinct', 'top-nested', 'top-hitters', 'find',
 ]);
 
@@ -375,6 +375,8 @@ class Parser {
         return this.parseOperator(t.text, pos);
       case 'sample':
         return { op: 'sample', pos, proportion: this.expression() };
+      case 'make-series':
+        return this.makeSeries(pos);
       default:
         if (KNOWN_UNSUPPORTED_OPERATORS.has(t.text)) {
           // Consume the rest of this operator (subqueries in parentheses included) so that the error is about
@@ -495,6 +497,48 @@ class Parser {
       limit = Number(n.value as bigint);
     }
     return { op: 'mv-expand', pos, bagKind, itemIndex, items, limit };
+  }
+
+  /** make-series [name =] agg [default = v], ... on axis [from a] [to b] | [in range(a, b, step)] step s [by k, ...] */
+  private makeSeries(pos: number): Operator {
+    const aggs: (Assignment & { default?: Expr })[] = [];
+    do {
+      const p = this.peek().pos;
+      let name: string | undefined;
+      if (this.atAssignment()) {
+        name = this.nameToken('a column name').name;
+        this.expectPunct('=');
+      }
+      const expr = this.expression();
+      let def: Expr | undefined;
+      if (this.isWord('default') && this.isPunct('=', 1)) {
+        this.i += 2;
+        def = this.expression();
+      }
+      aggs.push({ pos: p, name, expr, default: def });
+    } while (this.acceptPunct(','));
+    this.expectWord('on');
+    const axis = this.additive();
+    let from: Expr | undefined;
+    let to: Expr | undefined;
+    let step: Expr | undefined;
+    if (this.isWord('in') && this.isWord('range', 1)) {
+      this.i += 2;
+      this.expectPunct('(');
+      from = this.expression();
+      this.expectPunct(',');
+      to = this.expression();
+      this.expectPunct(',');
+      step = this.expression();
+      this.expectPunct(')');
+    } else {
+      if (this.acceptWord('from')) from = this.additive();
+      if (this.acceptWord('to')) to = this.additive();
+      this.expectWord('step');
+      step = this.additive();
+    }
+    const by = this.acceptWord('by') ? this.assignments() : [];
+    return { op: 'make-series', pos, aggs, axis, from, to, step, by };
   }
 
   /** parse [kind=simple|regex|relaxed] expr with [*] "const" name[:type] [*] ... */
