@@ -1012,7 +1012,6 @@ const KNOWN_AGGREGATES_UNSUPPORTED = new Set([
 
 /** Functions of the docs that Ferry does not run, with the reason a user is told. */
 const UNSUPPORTED_FUNCTIONS: Record<string, string> = {
-  geo_info_from_ip_address: 'it needs a GeoIP database, which Ferry does not ship (nothing is downloaded at run time)',
   externaldata: 'Ferry does not fetch URLs while querying',
 };
 
@@ -1025,7 +1024,7 @@ function selectOf(cols: BoundColumn[]): Stage {
 }
 
 const ARRAY_RESULTS = new Set(['topk', 'histogram', 'histogramif', 'percentiles_array', 'make_list', 'make_set', 'make_list_if', 'make_set_if', 'split', 'pack_array', 'array_concat', 'array_slice', 'bag_keys', 'extract_all']);
-const BAG_RESULTS = new Set(['bag_pack', 'pack', 'pack_dictionary', 'parse_url']);
+const BAG_RESULTS = new Set(['bag_pack', 'pack', 'pack_dictionary', 'parse_url', 'geo_info_from_ip_address']);
 
 function shapeOf(e: BExpr): DynamicShape {
   if (e.k === 'col') return e.shape;

@@ -356,6 +356,8 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   // ---- ip
+  // An offline GeoIP lookup (a JavaScript function in DuckDB, see service/query/geoip.ts).
+  geo_info_from_ip_address: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([ip]) => `CAST(ferry_geo_info(${asStringSql(ip!)}) AS JSON)` },
   parse_ipv4: fixed('long', ['string'], ([s]) => `(ferry_ipv4(${s}) >> (32 - ferry_ipv4_bits(${s})) << (32 - ferry_ipv4_bits(${s})))`),
   ipv4_is_in_range: fixed('bool', ['string', 'string'], ([ip, range]) =>
     `(ferry_ipv4(${ip}) >> (32 - ferry_ipv4_bits(${range})) = ferry_ipv4(${range}) >> (32 - ferry_ipv4_bits(${range})))`),

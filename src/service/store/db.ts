@@ -1,4 +1,4 @@
-import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction } from '@duckdb/node-api';
 
 /** A serialising lock: DuckDB connections run one statement at a time, and some work must not interleave. */
 export class Mutex {
@@ -83,6 +83,10 @@ export class ConnPool {
   close(): void {
     for (const c of this.conns) c.closeSync();
   }
+
+  first(): DuckDBConnection {
+    return this.conns[0]!;
+  }
 }
 
 export interface OpenOptions {
@@ -128,6 +132,11 @@ export class Database {
 
   use<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
     return this.general.use(fn);
+  }
+
+  /** Adds a SQL function implemented in JavaScript; DuckDB makes it visible to every connection. */
+  registerScalarFunction(fn: DuckDBScalarFunction): void {
+    this.general.first().registerScalarFunction(fn);
   }
 
   run(sql: string, params?: unknown[]): Promise<void> {

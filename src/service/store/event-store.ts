@@ -22,6 +22,7 @@ import {
 } from './ingest-plan.js';
 import { checkTimestampFormat, sqlString, TIME_MACROS } from './time-sql.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
+import { geoInfoFunction } from '../query/geoip.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 
 export const DATASET_KINDS = ['service:events:v1', 'axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'];
@@ -102,6 +103,7 @@ export class EventStore {
       memoryLimitBytes: opts.memoryLimitBytes, checkpointThresholdBytes: opts.checkpointThresholdBytes,
       threads: opts.threads, tempDir: join(tempDir, 'duckdb'),
     });
+    db.registerScalarFunction(geoInfoFunction());
     const store = new EventStore(db, opts, tempDir);
     try {
       await store.init();
