@@ -167,6 +167,8 @@ describe('tabular operators', () => {
     expect(await rows('let n = 2; datatable(a:long, b:string)[1, "x", 2, "y", 3, "z"] | where a >= n | project b')).toEqual([{ b: 'y' }, { b: 'z' }]);
     expect(await rows('print 1 + 2, s = "a"')).toEqual([{ print_0: 3, s: 'a' }]);
     expect(await rows("let codes = dynamic([500, 404]); ['web'] | where status in (codes) | count")).toEqual([{ count: 4 }]);
+    expect(await rows("declare query_parameters (ds:string = 'web'); table(ds) | count")).toEqual([{ count: 20 }]);
+    expect(await rows("let T = ['web'] | where status == 500; T | count")).toEqual([{ count: 4 }]);
   });
 });
 
@@ -441,5 +443,55 @@ describe('hostile queries', () => {
     // The generator must exercise both paths, or the test proves nothing.
     expect(codes.filter((c) => c === 200).length).toBeGreaterThan(40);
     expect(codes.filter((c) => c === 400).length).toBeGreaterThan(20);
+  });
+});
+
+describe('every scalar function on a known value', () => {
+  // [expression, expected value as JSON gives it]
+  const CASES: [string, unknown][] = [
+    ['ceiling(1.2)', 2], ['floor(-1.5)', -2], ['floor(7, 5)', 5], ['round(1.005, 1)', 1],
+    ['todynamic(\'{"a":1}\')', { a: 1 }], ['parse_json(\'[1,2]\')', [1, 2]], ['parse_json(\'not json\')', 'not json'], ['todynamic(\'bad\')', null],
+    ['tolong("12")', 12], ['todouble("2.5")', 2.5], ['totimespan(90000000000)', '1m30s'], ['todatetime(0)', '1970-01-01T00:00:00Z'],
+    ['indexof("hello", "l")', 2], ['indexof("hello", "z")', -1], ['trim("-", "--a-b--")', 'a-b'], ['trim_start("-", "--a-")', 'a-'],
+    ['trim_end("-", "-a--")', '-a'], ['trim_space("  a b  ")', 'a b'], ['countof("a", "banana")', 3], ['reverse("abc")', 'cba'],
+    ['strcat_delim("-", "a", 1, "b")', 'a-1-b'], ['replace_string("a", "b", "banana")', 'bbnbnb'],
+    ['url_encode("a b&c")', 'a%20b%26c'], ['url_decode("a%20b%26c")', 'a b&c'],
+    ['base64_encode_tostring("hello")', 'aGVsbG8='], ['base64_decode_tostring("aGVsbG8=")', 'hello'],
+    ['gettype("a")', 'string'], ['gettype(1)', 'long'], ['gettype(dynamic([1]))', 'array'], ['gettype(dynamic({}))', 'dictionary'],
+    ['hash_md5("a")', '0cc175b9c0f1b6a831c399e269772661'], ['hash_sha256("a")', 'ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb'],
+    ['datetime_part("hour", datetime(2024-03-05T07:08:09Z))', 7], ['datetime_diff("day", datetime(2024-01-10), datetime(2024-01-01))', 9],
+    ['datetime_add("month", 1, datetime(2024-01-31))', '2024-02-29T00:00:00Z'], ['datetime_add("minute", 90, datetime(2024-01-01))', '2024-01-01T01:30:00Z'],
+    ['hourofday(datetime(2024-01-01T13:00:00Z))', 13], ['getmonth(datetime(2024-03-05))', 3], ['getyear(datetime(2024-03-05))', 2024],
+    ['dayofmonth(datetime(2024-03-05))', 5], ['dayofyear(datetime(2024-02-01))', 32], ['monthofyear(datetime(2024-12-01))', 12], ['week_of_year(datetime(2024-01-01))', 1],
+    ['startofday(datetime(2024-03-05T13:14:15Z))', '2024-03-05T00:00:00Z'], ['endofday(datetime(2024-03-05T13:14:15Z))', '2024-03-05T23:59:59.999999999Z'],
+    ['startofmonth(datetime(2024-03-05))', '2024-03-01T00:00:00Z'], ['startofyear(datetime(2024-03-05))', '2024-01-01T00:00:00Z'],
+    ['endofmonth(datetime(2024-02-05))', '2024-02-29T23:59:59.999999999Z'], ['startofday(datetime(2024-03-05), -1)', '2024-03-04T00:00:00Z'],
+    ['unixtime_seconds_todatetime(1700000000)', '2023-11-14T22:13:20Z'], ['unixtime_milliseconds_todatetime(1700000000123)', '2023-11-14T22:13:20.123Z'],
+    ['unixtime_microseconds_todatetime(1700000000123456)', '2023-11-14T22:13:20.123456Z'], ['unixtime_nanoseconds_todatetime(1700000000123456789)', '2023-11-14T22:13:20.123456789Z'],
+    ['log(exp(2))', 2], ['pow(2, 10)', 1024], ['abs(-3)', 3], ['abs(-2.5)', 2.5], ['log10(1000)', 3], ['log2(8)', 3], ['sqrt(16)', 4], ['sqrt(-1)', null],
+    ['isnan(sqrt(-1))', null], ['isnan(toreal("nan"))', true], ['not(1 > 2)', true], ['max_of(1, 5, 3)', 5], ['min_of(2.5, 1)', 1], ['sign(-4.0)', -1],
+    ['array_length(dynamic([1, 2]))', 2], ['array_length("x")', null], ['len(dynamic([1, 2, 3]))', 3], ['len("héllo")', 5],
+    ['pack_array(1, "a", true)', [1, 'a', true]], ['pack_dictionary("a", 1, "b", "x")', { a: 1, b: 'x' }], ['bag_keys(dynamic({"a": 1, "b": 2}))', ['a', 'b']],
+    ['array_concat(dynamic([1]), dynamic([2, 3]))', [1, 2, 3]], ['array_index_of(dynamic(["a", "b"]), "b")', 1], ['array_index_of(dynamic(["a"]), "z")', -1],
+    ['array_slice(dynamic([1, 2, 3, 4]), 1, 2)', [2, 3]], ['array_sum(dynamic([1, 2.5]))', 3.5],
+    ['isnotempty("a")', true], ['isnotnull(long(null))', false], ['iif(true, 1, 2)', 1],
+  ];
+  for (const [expr, expected] of CASES) {
+    it(expr, async () => {
+      expect(await value(expr)).toEqual(expected);
+    });
+  }
+
+  it('the aggregations not covered above', async () => {
+    expect(await rows("['web'] | summarize minif(dur, method == 'POST'), maxif(dur, method == 'POST'), avgif(dur, method == 'GET'), dcountif(method, status == 500)")).toEqual([
+      { minif_dur: 0, maxif_dur: 27, avgif_dur: 14.653846153846153, dcountif_method: 2 },
+    ]);
+    const [v] = await rows("['web'] | where dur <= 3 | summarize s = stdev(dur), v = variance(dur), l = make_list(dur), st = make_set(method), li = make_list_if(dur, dur > 0), si = make_set_if(method, dur > 0)");
+    expect(v!.s).toBeCloseTo(1.5, 10);
+    expect(v!.v).toBeCloseTo(2.25, 10);
+    expect((v!.l as number[]).sort()).toEqual([0, 1.5, 3]);
+    expect((v!.st as string[]).sort()).toEqual(['GET', 'POST']);
+    expect((v!.li as number[]).sort()).toEqual([1.5, 3]);
+    expect(v!.si).toEqual(['GET']);
   });
 });

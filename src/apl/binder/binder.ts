@@ -146,6 +146,11 @@ class Binder {
       return [{ stage: { kind: 'values', columns: cols, rows }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } }];
     }
     if (s.kind === 'union') return this.union(s.tables, s.withSource, undefined, s.pos);
+    if (s.kind === 'table-expr') {
+      const name = this.expr(s.expr, { columns: [], rowIdentity: false, order: [], groups: [] });
+      if (name.k !== 'lit' || typeof name.value !== 'string') this.fail('table() takes a constant string: the name of a dataset', s.expr.pos);
+      return this.tableByName(name.value as string, s.pos);
+    }
     if (s.kind === 'search') {
       const tables = s.tables ?? [{ kind: 'pattern' as const, pos: s.pos, pattern: '*' }];
       const stages = this.union(tables, undefined, undefined, s.pos);

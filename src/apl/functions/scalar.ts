@@ -277,9 +277,9 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   endofweek: startOf('week', true),
   endofmonth: startOf('month', true),
   endofyear: startOf('year', true),
-  unixtime_seconds_todatetime: fixed('datetime', ['real'], ([n]) => `make_timestamp_ns(CAST(round(${n} * 1e9) AS BIGINT))`),
-  unixtime_milliseconds_todatetime: fixed('datetime', ['real'], ([n]) => `make_timestamp_ns(CAST(round(${n} * 1e6) AS BIGINT))`),
-  unixtime_microseconds_todatetime: fixed('datetime', ['real'], ([n]) => `make_timestamp_ns(CAST(round(${n} * 1e3) AS BIGINT))`),
+  unixtime_seconds_todatetime: epochToDatetime(1_000_000_000),
+  unixtime_milliseconds_todatetime: epochToDatetime(1_000_000),
+  unixtime_microseconds_todatetime: epochToDatetime(1_000),
   unixtime_nanoseconds_todatetime: fixed('datetime', ['long'], ([n]) => `make_timestamp_ns(${n})`),
   // ---- math
   abs: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' || a[0]!.type === 'timespan' ? a[0]!.type : 'real'), sql: ([a]) => `abs(${isNumeric(a!.type) || a!.type === 'timespan' ? a!.sql : castTo(a!, 'real')})` },
@@ -369,6 +369,20 @@ SCALAR_FUNCTIONS['parse_capture#'] = {
   minArgs: 3, maxArgs: 3, returns: () => 'string',
   sql: ([s, re, g]) => `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN regexp_extract(${s!.sql}, ${re!.sql}, ${String(g!.constant!.value)}) END)`,
 };
+
+/** Epoch numbers in a unit → datetime; whole numbers stay exact (a double would lose the nanoseconds). */
+function epochToDatetime(nsPerUnit: number): ScalarFunction {
+  return {
+    minArgs: 1, maxArgs: 1,
+    returns(args) {
+      checkConvertible(args[0]!, 'real', 0);
+      return 'datetime';
+    },
+    sql: ([n]) => (n!.type === 'long'
+      ? `make_timestamp_ns(${n!.sql} * ${nsPerUnit})`
+      : `make_timestamp_ns(CAST(round(${castTo(n!, 'real')} * ${nsPerUnit}) AS BIGINT))`),
+  };
+}
 
 function jsonArg(a: SqlArg): string {
   return toDynamicSql(a);

@@ -88,6 +88,7 @@ export type ParsePart =
 
 export type Source =
   | { kind: 'table'; pos: number; name: string }
+  | { kind: 'table-expr'; pos: number; expr: Expr } // table("name"), table(parameter)
   | { kind: 'union'; pos: number; withSource?: string; tables: TableRef[] }
   | { kind: 'search'; pos: number; caseSensitive: boolean; tables?: TableRef[]; predicate: Expr }
   | { kind: 'print'; pos: number; items: Assignment[] }

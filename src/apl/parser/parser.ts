@@ -226,6 +226,12 @@ class Parser {
       return { kind: 'print', pos: t.pos, items: this.assignments() };
     }
     if (this.isWord('datatable') && this.isPunct('(', 1)) return this.datatable();
+    if (this.isWord('table') && this.isPunct('(', 1)) {
+      this.i += 2;
+      const expr = this.expression();
+      this.expectPunct(')');
+      return { kind: 'table-expr', pos: t.pos, expr };
+    }
     if (this.isWord('union') && !this.isPunct('|', 1) && this.peek(1).kind !== 'eof') {
       this.next();
       const withSource = this.withSource();
