@@ -280,17 +280,7 @@ class Binder {
           const scope: Relation = { ...rel, columns: cols };
           const e = this.expr(a.expr, scope);
           const name = a.name ?? this.derivedName(a.expr, true);
-          const alias = this.alias();
-          const col: BoundColumn = { name, type: e.type, alias, shape: shapeOf(e) };
-          const at = cols.findIndex((c) => c.name === name);
-          // An existing name is replaced in place (KQL; apl.md 4.11).
-          if (at >= 0) {
-            cols[at] = col;
-            items[at] = { alias, expr: e };
-          } else {
-            cols = [...cols, col];
-            items.push({ alias, expr: e });
-          }
+          cols = setColumn(cols, items, { name, type: e.type, alias: this.alias(), shape: shapeOf(e) }, e);
         }
         return [keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, rel.columns, cols) })];
       }
@@ -545,15 +535,7 @@ class Binder {
       const alias = this.alias();
       const captured: BExpr = { k: 'call', type: 'string', fn: 'parse_capture#', args: [source, pattern, { k: 'lit', type: 'long', value: BigInt(n.group) }], pos: n.pos };
       const e: BExpr = n.type === 'string' ? captured : { k: 'call', type: n.type, fn: conversionFor(n.type), args: [captured], pos: n.pos };
-      const col: BoundColumn = { name: n.name, type: n.type, alias };
-      const at = cols.findIndex((c) => c.name === n.name);
-      if (at >= 0) {
-        cols[at] = col;
-        items[at] = { alias, expr: e };
-      } else {
-        cols = [...cols, col];
-        items.push({ alias, expr: e });
-      }
+      cols = setColumn(cols, items, { name: n.name, type: n.type, alias }, e);
     }
     const out: BoundStage[] = [];
     if (op.op === 'parse-where') out.push(keep({ kind: 'filter', predicate: { k: 'call', type: 'bool', fn: 'matches regex', args: [source, pattern], pos: op.pos } }));
@@ -1019,6 +1001,22 @@ const KNOWN_AGGREGATES_UNSUPPORTED = new Set([
 const UNSUPPORTED_FUNCTIONS: Record<string, string> = {
   externaldata: 'Ferry does not fetch URLs while querying',
 };
+
+/**
+ * Sets a column of a projection: an existing name is replaced in place (KQL; apl.md 4.11), a new one is
+ * appended. `items` (the select list, aligned with the columns) is updated in place.
+ */
+function setColumn(cols: BoundColumn[], items: { alias: string; expr: BExpr }[], col: BoundColumn, expr: BExpr): BoundColumn[] {
+  const at = cols.findIndex((c) => c.name === col.name);
+  if (at < 0) {
+    items.push({ alias: col.alias, expr });
+    return [...cols, col];
+  }
+  const out = [...cols];
+  out[at] = col;
+  items[at] = { alias: col.alias, expr };
+  return out;
+}
 
 function colRef(c: BoundColumn): BExpr {
   return { k: 'col', type: c.type, alias: c.alias, name: c.name, shape: c.shape };

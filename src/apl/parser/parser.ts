@@ -330,10 +330,7 @@ class Parser {
       case 'sort':
       case 'order': {
         this.expectWord('by');
-        const keys: SortKey[] = [];
-        do keys.push(this.sortKey());
-        while (this.acceptPunct(','));
-        return { op: 'sort', pos, keys };
+        return { op: 'sort', pos, keys: this.commaList(() => this.sortKey()) };
       }
       case 'take':
       case 'limit':
@@ -347,10 +344,7 @@ class Parser {
         return { op: 'count', pos };
       case 'distinct': {
         if (this.acceptPunct('*')) return { op: 'distinct', pos, items: 'all' };
-        const items: Expr[] = [];
-        do items.push(this.expression());
-        while (this.acceptPunct(','));
-        return { op: 'distinct', pos, items };
+        return { op: 'distinct', pos, items: this.commaList(() => this.expression()) };
       }
       case 'getschema':
         return { op: 'getschema', pos };
@@ -369,10 +363,7 @@ class Parser {
         }
         const right = this.tableRef();
         this.expectWord('on');
-        const on: { pos: number; left: string; right: string }[] = [];
-        do on.push(this.joinCondition());
-        while (this.acceptPunct(','));
-        return { op: t.text, pos, kind, right, on };
+        return { op: t.text, pos, kind, right, on: this.commaList(() => this.joinCondition()) };
       }
       case 'mv-expand':
         return this.mvExpand(pos);
@@ -421,11 +412,16 @@ class Parser {
     return false;
   }
 
-  private tableRefs(): TableRef[] {
-    const out: TableRef[] = [];
-    do out.push(this.tableRef());
+  /** `item (, item)*`. */
+  private commaList<T>(item: () => T): T[] {
+    const out: T[] = [];
+    do out.push(item());
     while (this.acceptPunct(','));
     return out;
+  }
+
+  private tableRefs(): TableRef[] {
+    return this.commaList(() => this.tableRef());
   }
 
   /** `(tabular expression)`, a table name, or a name pattern such as github* or *. */
@@ -478,15 +474,8 @@ class Parser {
         itemIndex = this.nameToken('a column name').name;
       } else break;
     }
-    const items: { pos: number; name?: string; expr: Expr; toType?: string }[] = [];
-    do {
-      const p = this.peek().pos;
-      let name: string | undefined;
-      if (this.atAssignment()) {
-        name = this.nameToken('a column name').name;
-        this.expectPunct('=');
-      }
-      const expr = this.expression();
+    const items = this.commaList(() => {
+      const a = this.assignment();
       let toType: string | undefined;
       if (this.acceptWord('to')) {
         this.expectWord('typeof');
@@ -494,8 +483,8 @@ class Parser {
         toType = this.typeName();
         this.expectPunct(')');
       }
-      items.push({ pos: p, name, expr, toType });
-    } while (this.acceptPunct(','));
+      return { ...a, toType };
+    });
     let limit: number | undefined;
     if (this.acceptWord('limit')) {
       const n = this.next();
@@ -507,22 +496,15 @@ class Parser {
 
   /** make-series [name =] agg [default = v], ... on axis [from a] [to b] | [in range(a, b, step)] step s [by k, ...] */
   private makeSeries(pos: number): Operator {
-    const aggs: (Assignment & { default?: Expr })[] = [];
-    do {
-      const p = this.peek().pos;
-      let name: string | undefined;
-      if (this.atAssignment()) {
-        name = this.nameToken('a column name').name;
-        this.expectPunct('=');
-      }
-      const expr = this.expression();
+    const aggs = this.commaList(() => {
+      const a = this.assignment();
       let def: Expr | undefined;
       if (this.isWord('default') && this.isPunct('=', 1)) {
         this.i += 2;
         def = this.expression();
       }
-      aggs.push({ pos: p, name, expr, default: def });
-    } while (this.acceptPunct(','));
+      return { ...a, default: def };
+    });
     this.expectWord('on');
     const axis = this.additive();
     let from: Expr | undefined;
@@ -596,10 +578,7 @@ class Parser {
   }
 
   private patterns(): NamePattern[] {
-    const out: NamePattern[] = [];
-    do out.push(this.pattern());
-    while (this.acceptPunct(','));
-    return out;
+    return this.commaList(() => this.pattern());
   }
 
   /** `name`, `['name']`, `prefix*`, `['geo.']*`, `*`. */
@@ -622,17 +601,17 @@ class Parser {
     return { pos: n.pos, pattern, wildcard };
   }
 
+  /** `[name =] expression`. */
+  private assignment(): Assignment {
+    const pos = this.peek().pos;
+    if (!this.atAssignment()) return { pos, expr: this.expression() };
+    const n = this.nameToken('a column name');
+    this.expectPunct('=');
+    return { pos, name: n.name, expr: this.expression() };
+  }
+
   private assignments(): Assignment[] {
-    const out: Assignment[] = [];
-    do {
-      const pos = this.peek().pos;
-      if (this.atAssignment()) {
-        const n = this.nameToken('a column name');
-        this.expectPunct('=');
-        out.push({ pos, name: n.name, expr: this.expression() });
-      } else out.push({ pos, expr: this.expression() });
-    } while (this.acceptPunct(','));
-    return out;
+    return this.commaList(() => this.assignment());
   }
 
   // ---- expressions ----------------------------------------------------------------------------------------
@@ -641,22 +620,22 @@ class Parser {
     return this.or();
   }
 
-  private or(): Expr {
-    let left = this.and();
-    while (this.isWord('or')) {
+  /** A left-associative chain of `operand (op operand)*`; `isOp` recognises the operator tokens. */
+  private chain(operand: () => Expr, isOp: (t: Token) => boolean): Expr {
+    let left = operand();
+    while (isOp(this.peek())) {
       const t = this.next();
-      left = { kind: 'binary', pos: t.pos, op: 'or', left, right: this.and() };
+      left = { kind: 'binary', pos: t.pos, op: t.text, left, right: operand() };
     }
     return left;
   }
 
+  private or(): Expr {
+    return this.chain(() => this.and(), (t) => t.kind === 'ident' && t.text === 'or');
+  }
+
   private and(): Expr {
-    let left = this.comparison();
-    while (this.isWord('and')) {
-      const t = this.next();
-      left = { kind: 'binary', pos: t.pos, op: 'and', left, right: this.comparison() };
-    }
-    return left;
+    return this.chain(() => this.comparison(), (t) => t.kind === 'ident' && t.text === 'and');
   }
 
   private comparison(): Expr {
@@ -700,21 +679,11 @@ class Parser {
   }
 
   private additive(): Expr {
-    let left = this.multiplicative();
-    while (this.isPunct('+') || this.isPunct('-')) {
-      const t = this.next();
-      left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.multiplicative() };
-    }
-    return left;
+    return this.chain(() => this.multiplicative(), (t) => t.kind === 'punct' && (t.text === '+' || t.text === '-'));
   }
 
   private multiplicative(): Expr {
-    let left = this.unary();
-    while (this.isPunct('*') || this.isPunct('/') || this.isPunct('%')) {
-      const t = this.next();
-      left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.unary() };
-    }
-    return left;
+    return this.chain(() => this.unary(), (t) => t.kind === 'punct' && (t.text === '*' || t.text === '/' || t.text === '%'));
   }
 
   private unary(): Expr {
