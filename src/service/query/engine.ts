@@ -51,8 +51,8 @@ export interface ResultTable {
   order: { field: string; desc: boolean }[];
   groups: string[];
   buckets?: { field: string; size: number };
-  /** Per row, for tables of events: time, system time (ns) and cursor. */
-  rows?: { timeNs: bigint; sysTimeNs: bigint; cursor: string }[];
+  /** Per row, for tables of events: time, ingest sequence, system time (ns) and cursor. */
+  rows?: { timeNs: bigint; seq: bigint; sysTimeNs: bigint; cursor: string }[];
 }
 
 export interface QueryOutcome {
@@ -157,13 +157,13 @@ export class QueryEngine {
     }
     const rowCount = cols[0]?.length ?? 0;
     const truncated = rowCount > limit;
-    const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last, bound);
+    const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last);
     const tables = [table];
     if (bound.totals) {
       const totals = compile(bound.totals, { ...runOpts, limit: MAX_ROWS });
       const tcols = await this.store.readColumns(totals.sql);
       const tl = bound.totals[bound.totals.length - 1]!.out;
-      tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, bound, true));
+      tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, true));
     }
     if (truncated && defaulted) {
       messages.push({ priority: 'warn', count: 1, code: 'default_limit_warning', msg: `the result was limited to the default of ${DEFAULT_ROWS} rows; add | take N or a limit to the request for more` });
@@ -181,10 +181,14 @@ export class QueryEngine {
     let minCursor = '';
     let maxCursor = '';
     if (table.rows && table.rows.length) {
-      const decoded = table.rows.map((r) => ({ t: r, c: { timeNs: r.timeNs, seq: decodeCursor(r.cursor)!.seq } }));
-      decoded.sort((a, b) => compareCursors(a.c, b.c));
-      minCursor = decoded[0]!.t.cursor;
-      maxCursor = decoded[decoded.length - 1]!.t.cursor;
+      let lo = table.rows[0]!;
+      let hi = lo;
+      for (const r of table.rows) {
+        if (compareCursors(r, lo) < 0) lo = r;
+        if (compareCursors(r, hi) > 0) hi = r;
+      }
+      minCursor = lo.cursor;
+      maxCursor = hi.cursor;
     } else if (p.request.cursor) {
       // An empty page: echoing the cursor tells the client it reached the end (spec: Pagination rules).
       minCursor = maxCursor = p.request.cursor;
@@ -218,7 +222,7 @@ export class QueryEngine {
     return Number(rows[0]?.[0] ?? 0);
   }
 
-  private table(name: string, columns: BoundColumn[], cols: unknown[][], n: number, rowIdentity: boolean, rel: BoundStage['out'], bound: BoundQuery, totals = false): ResultTable {
+  private table(name: string, columns: BoundColumn[], cols: unknown[][], n: number, rowIdentity: boolean, rel: BoundStage['out'], totals = false): ResultTable {
     const values = columns.map((c, i) => (cols[i] ?? []).slice(0, n).map((v) => jsonValue(v, c)));
     let rows: ResultTable['rows'];
     if (rowIdentity) {
@@ -227,13 +231,15 @@ export class QueryEngine {
       const seqs = (cols[base + 1] ?? []) as bigint[];
       const sys = (cols[base + 2] ?? []) as bigint[];
       rows = [];
-      for (let i = 0; i < n; i++) rows.push({ timeNs: BigInt(ts[i]!), sysTimeNs: BigInt(sys[i]!), cursor: encodeCursor({ timeNs: BigInt(ts[i]!), seq: BigInt(seqs[i]!) }) });
+      for (let i = 0; i < n; i++) {
+        const at = { timeNs: BigInt(ts[i]!), seq: BigInt(seqs[i]!) };
+        rows.push({ ...at, sysTimeNs: BigInt(sys[i]!), cursor: encodeCursor(at) });
+      }
     }
     const names = new Set(columns.map((c) => c.name));
     const order = rel.order.filter((o) => o.field !== undefined && names.has(o.field)).map((o) => ({ field: o.field!, desc: o.desc }));
     const table: ResultTable = { name, columns, values, order, groups: rel.groups, rows };
     if (rel.timeBin && !totals) table.buckets = { field: rel.timeBin.name, size: Number(rel.timeBin.sizeNs) };
-    void bound;
     return table;
   }
 }
