@@ -48,6 +48,7 @@ class Binder {
   private readonly datasets = new Set<string>();
   private readonly messages: BoundQuery['messages'] = [];
   private binAutoUsed = false;
+  private rangeLengthUsed = false;
   private columnSeq = 0;
 
   constructor(private readonly src: string, private readonly opts: BindOptions) {}
@@ -91,6 +92,7 @@ class Binder {
       matchedPrefix,
       matchedMode: matchedModeOf(stages, matchedPrefix),
       messages: this.messages,
+      usesRangeLength: this.binAutoUsed || this.rangeLengthUsed,
     };
     const last = stages[stages.length - 1]!.stage;
     if (last.kind === 'limit') out.queryLimit = last.n;
@@ -625,6 +627,7 @@ class Binder {
       if (p.k !== 'lit' || p.type !== 'timespan' || typeof p.value !== 'bigint' || p.value <= 0n) this.fail('rate(): the interval must be a positive timespan constant', call.args[1].pos);
       perNs = p.value as bigint;
     }
+    if (bucketNs === undefined) this.rangeLengthUsed = true;
     const windowNs = bucketNs ?? this.opts.rangeNs;
     const sum: BExpr = { k: 'agg', type: 'real', fn: 'sum', args: [x.type === 'long' || x.type === 'real' ? x : { k: 'call', type: 'real', fn: 'toreal', args: [x], pos: call.pos }], pos: call.pos };
     const factor: BExpr = { k: 'lit', type: 'real', value: Number(perNs) / Number(windowNs > 0n ? windowNs : 1n) };

@@ -112,5 +112,7 @@ export interface BoundQuery {
   queryLimit?: number;
   /** The bin_auto size chosen, for `buckets`. */
   binAutoNs?: bigint;
+  /** The query depends on the length of its time range (bin_auto, rate without a time bin). */
+  usesRangeLength: boolean;
   messages: { priority: string; code: string; msg: string }[];
 }

@@ -212,16 +212,17 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
   const aggSel = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
   const groupBy = [...keys, '"__b"'].join(', ');
   const steps = isTime ? `range(${floorTo(lo)}, ${hi}, ${step})` : `range(0, CAST(ceil((${hi} - ${floorTo(lo)}) / ${step}) AS BIGINT))`;
-  const stepValue = isTime ? '"__b"' : `(${floorTo(lo)} + "__b" * ${step})`;
+  // Numeric steps are numbered 0, 1, 2…; the axis shows each step's start.
+  const stepStart = isTime ? 'b."__b"' : `(${floorTo(lo)} + b."__b" * ${step})`;
   const match = [...keys.map((k) => `g.${k} IS NOT DISTINCT FROM a.${k}`), `a."__b" = b."__b"`].join(' AND ');
   const collect = s.aggs.map((a) => `to_json(list(COALESCE(a.${sqlIdent(a.alias)}, ${sqlLiteral(a.default.type, (a.default as { value: LiteralValue }).value)}) ORDER BY b."__b")) AS ${sqlIdent(a.alias)}`);
-  const axisOut = isTime ? 'to_json(list(ferry_rfc3339(make_timestamp_ns(b."__b")) ORDER BY b."__b"))' : 'to_json(list(b."__b" ORDER BY b."__b"))';
+  const axisOut = isTime ? `to_json(list(ferry_rfc3339(make_timestamp_ns(${stepStart})) ORDER BY b."__b"))` : `to_json(list(${stepStart} ORDER BY b."__b"))`;
   return `WITH p AS (SELECT *, ${axis} AS "__a" FROM (${prev}) AS s${i}),
     a AS (SELECT ${[...keySel, ...aggSel, `${isTime ? floorTo('"__a"') : `CAST(floor(("__a" - ${floorTo(lo)}) / ${step}) AS BIGINT)`} AS "__b"`].join(', ')}
           FROM p WHERE "__a" >= ${floorTo(lo)} AND "__a" < ${hi} GROUP BY ${groupBy}),
     g AS (SELECT DISTINCT ${keys.length ? keys.join(', ') : '1 AS "__one"'} FROM a),
     b AS (SELECT unnest(${steps}) AS "__b")
-    SELECT ${[...keys.map((k) => `g.${k}`), ...collect, `${axisOut.replace('b."__b"', stepValue === '"__b"' ? 'b."__b"' : `(${stepValue.replace('"__b"', 'b."__b"')})`)} AS ${sqlIdent(s.axisAlias)}`].join(', ')}
+    SELECT ${[...keys.map((k) => `g.${k}`), ...collect, `${axisOut} AS ${sqlIdent(s.axisAlias)}`].join(', ')}
     FROM g CROSS JOIN b LEFT JOIN a ON ${match}
     GROUP BY ${keys.length ? keys.map((k) => `g.${k}`).join(', ') : 'ALL'} HAVING count(*) > 0`;
 }

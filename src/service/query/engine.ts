@@ -102,7 +102,7 @@ export class QueryEngine {
     const effectiveEnd = endNs ?? nowNs;
     const bindWith = (rangeNs: bigint) => bind(ast, request.apl, { schema: this.schemaOf, nowNs, binAutoNs: binAutoSize(rangeNs), rangeNs, datasets: () => this.store.listDatasets().map((d) => d.name).filter((d) => request.canQuery?.(d) ?? true) });
     let bound = bindWith(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n));
-    if (startNs === undefined && bound.datasets.length > 0 && (bound.binAutoNs !== undefined || /\brate\s*\(/.test(request.apl))) {
+    if (startNs === undefined && bound.datasets.length > 0 && bound.usesRangeLength) {
       // No start: bin_auto and rate span the data actually there.
       const ex = await this.store.examine(bound.datasets, undefined, effectiveEnd);
       if (ex.minNs !== undefined) bound = bindWith(effectiveEnd - ex.minNs);

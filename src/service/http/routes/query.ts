@@ -3,7 +3,7 @@
  * POST /v1/datasets/{dataset}/query. A query needs query|read on every dataset it reads.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { QueryEngine, QueryInputError, type QueryRequest } from '../../query/engine.js';
+import { QueryEngine, type QueryRequest } from '../../query/engine.js';
 import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
 import { LegacyRequestError, legacyToApl, type LegacyQuery } from '../../query/legacy-request.js';
@@ -86,4 +86,3 @@ export function queryRoutes(app: FastifyInstance, store: EventStore): void {
   });
 }
 
-export { QueryInputError };
