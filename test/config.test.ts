@@ -46,6 +46,12 @@ describe('config', () => {
 });
 
 describe('units', () => {
+  it('reads service.query_timeout as a Go duration and names it when it is not one', () => {
+    expect(buildConfig({ service: { query_timeout: '1m30s' } }, {}).service.queryTimeoutMs).toBe(90_000);
+    expect(buildConfig({}, {}).service.queryTimeoutMs).toBe(60_000);
+    expect(() => buildConfig({ service: { query_timeout: 'soon' } }, {})).toThrow(/^service.query_timeout: invalid duration "soon"/);
+  });
+
   it('parses sizes and Go durations', () => {
     expect(parseBytes('512MB')).toBe(512e6);
     expect(parseBytes('1GiB')).toBe(1024 ** 3);

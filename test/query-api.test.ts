@@ -225,3 +225,24 @@ describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
     expect((await svc.call('POST', '/v1/datasets/pages/query', {}, noRights)).status).toBe(403);
   });
 });
+
+describe('query time limit (service.query_timeout)', () => {
+  it('interrupts a query that runs too long with a 408, and the service keeps answering', async () => {
+    const small = await startTestService({ queryTimeoutMs: 150 });
+    try {
+      await small.createDataset('big');
+      const token = await small.apiToken();
+      const lines = Array.from({ length: 4000 }, (_, i) => JSON.stringify({ k: 1, s: `value-${i}` })).join('\n');
+      expect((await small.call('POST', '/v1/ingest/big', lines, token, { 'content-type': 'application/x-ndjson' })).status).toBe(200);
+      // 4,000 × 4,000 joined rows, each hashed: far longer than 150 ms.
+      const slow = await small.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['big'] | join kind=inner (['big']) on k | summarize dcount(hash_sha256(strcat(s, s1)))" });
+      expect(slow.status).toBe(408);
+      expect(((await slow.json()) as { message: string }).message).toMatch(/ran longer than 0.15 s and was stopped \(service.query_timeout\)/);
+      const fast = await small.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['big'] | count" });
+      expect(fast.status).toBe(200);
+      expect(((await fast.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns).toEqual([[4000]]);
+    } finally {
+      await small.stop();
+    }
+  });
+});

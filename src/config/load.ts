@@ -15,6 +15,8 @@ export interface ServiceConfig {
   maxBodyBytes: number;
   maxDecompressedBytes: number;
   maxFieldsPerDataset: number;
+  /** A query running longer is interrupted and answered 408. */
+  queryTimeoutMs: number;
   retention: { defaultDays: number; checkIntervalMs: number };
 }
 
@@ -111,6 +113,8 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
     maxBodyBytes: withUnit('service.max_body_bytes', s.max_body_bytes, parseBytes, 100 * 1024 * 1024),
     maxDecompressedBytes: withUnit('service.max_decompressed_bytes', s.max_decompressed_bytes, parseBytes, 1024 * 1024 * 1024),
     maxFieldsPerDataset: (s.max_fields_per_dataset as number | undefined) ?? 2048,
+    queryTimeoutMs: withUnit('service.query_timeout', s.query_timeout as string | undefined,
+      (v: string) => Number(parseDuration(v) / 1_000_000n), 60_000),
     retention: {
       defaultDays: s.retention?.default_days ?? 0,
       checkIntervalMs: withUnit('service.retention.check_interval', s.retention?.check_interval,

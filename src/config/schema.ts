@@ -24,6 +24,7 @@ export const configSchema = {
         max_body_bytes: { type: ['string', 'integer'] },
         max_decompressed_bytes: { type: ['string', 'integer'] },
         max_fields_per_dataset: { type: 'integer', minimum: 1 },
+        query_timeout: { type: 'string' },
         retention: {
           type: 'object',
           additionalProperties: false,

@@ -32,6 +32,7 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
   const app = buildServer({
     store, tokens, adminToken, logger: log,
     limits: { maxBodyBytes: cfg.maxBodyBytes, maxDecompressedBytes: cfg.maxDecompressedBytes },
+    queryTimeoutMs: cfg.queryTimeoutMs,
   });
   const retention = new RetentionTask(store, cfg.retention.checkIntervalMs, log);
   try {

@@ -22,6 +22,8 @@ export interface ServerDeps {
   adminToken: string;
   logger: Logger;
   limits: BodyLimits;
+  /** service.query_timeout in ms (0: none). */
+  queryTimeoutMs?: number;
 }
 
 export function buildServer(deps: ServerDeps): FastifyInstance {
@@ -67,7 +69,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   datasetRoutes(app, deps.store);
-  queryRoutes(app, deps.store);
+  queryRoutes(app, deps.store, deps.queryTimeoutMs);
   tokenRoutes(app, deps.tokens);
   userRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));

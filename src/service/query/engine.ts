@@ -8,6 +8,7 @@ import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound
 import { compile, compileCount, type CompileOptions, type Cursor } from '../../apl/compiler/compiler.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { EventStore } from '../store/event-store.js';
+import { QueryTimeout } from '../store/db.js';
 import { binAutoSize, parseTimeBound } from './time-range.js';
 import { compareCursors, decodeCursor, encodeCursor } from './cursor.js';
 import { formatRfc3339Nano } from '../../util/time.js';
@@ -76,7 +77,23 @@ export interface QueryOutcome {
 }
 
 export class QueryEngine {
-  constructor(private readonly store: EventStore, private readonly now: () => bigint = () => store.now()) {}
+  /**
+   * @param timeoutMs a query's statements together may run this long (0: no limit); then the one running is
+   *                  interrupted and the query fails with QueryTimeout.
+   */
+  constructor(private readonly store: EventStore, private readonly timeoutMs = 0, private readonly now: () => bigint = () => store.now()) {}
+
+  /** Runs one statement of a query within what is left of its time limit. */
+  private async read(sql: string, deadline: number): Promise<unknown[][]> {
+    if (this.timeoutMs <= 0) return this.store.readColumns(sql);
+    try {
+      return await this.store.readColumns(sql, Math.max(1, deadline - Date.now()));
+    } catch (e) {
+      // The statement got what was left of the query's time; the user is told the query's limit.
+      if (e instanceof QueryTimeout) throw new QueryTimeout(this.timeoutMs);
+      throw e;
+    }
+  }
 
   private schemaOf = (name: string): DatasetSchema | undefined => (this.store.hasDataset(name) ? this.store.schema(name) : undefined);
 
@@ -112,6 +129,7 @@ export class QueryEngine {
 
   async execute(p: PreparedQuery): Promise<QueryOutcome> {
     const t0 = process.hrtime.bigint();
+    const deadline = Date.now() + this.timeoutMs;
     const { bound } = p;
     const last = bound.stages[bound.stages.length - 1]!.out;
     const messages: QueryOutcome['status']['messages'] = bound.messages.map((m) => ({ ...m, count: 1 }));
@@ -144,15 +162,15 @@ export class QueryEngine {
     const runOpts = examined.coversAll ? unbounded : opts;
     const main = compile(bound.stages, { ...runOpts, sysTime: p.request.sysTime, matchedAt: bound.matchedMode === 'window' ? bound.matchedPrefix : undefined, matchedCte: bound.matchedMode === 'cte' ? bound.matchedPrefix : undefined });
     let [cols, matchedCount] = await Promise.all([
-      this.store.readColumns(main.sql),
-      bound.matchedMode === 'query' && bound.datasets.length ? this.matched(bound, runOpts) : Promise.resolve(undefined),
+      this.read(main.sql, deadline),
+      bound.matchedMode === 'query' && bound.datasets.length ? this.matched(bound, runOpts, deadline) : Promise.resolve(undefined),
     ]);
     if (examined.coversAll && !this.store.unchangedSince(bound.datasets, examined.versions)) {
       // Events arrived meanwhile and may lie outside the range: run again with the range applied.
       const bounded = compile(bound.stages, { ...opts, sysTime: p.request.sysTime, matchedAt: bound.matchedMode === 'window' ? bound.matchedPrefix : undefined, matchedCte: bound.matchedMode === 'cte' ? bound.matchedPrefix : undefined });
       [cols, matchedCount] = await Promise.all([
-        this.store.readColumns(bounded.sql),
-        bound.matchedMode === 'query' && bound.datasets.length ? this.matched(bound, opts) : Promise.resolve(undefined),
+        this.read(bounded.sql, deadline),
+        bound.matchedMode === 'query' && bound.datasets.length ? this.matched(bound, opts, deadline) : Promise.resolve(undefined),
       ]);
     }
     const rowCount = cols[0]?.length ?? 0;
@@ -161,7 +179,7 @@ export class QueryEngine {
     const tables = [table];
     if (bound.totals) {
       const totals = compile(bound.totals, { ...runOpts, limit: MAX_ROWS });
-      const tcols = await this.store.readColumns(totals.sql);
+      const tcols = await this.read(totals.sql, deadline);
       const tl = bound.totals[bound.totals.length - 1]!.out;
       tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, true));
     }
@@ -174,7 +192,7 @@ export class QueryEngine {
       case 'examined': rowsMatched = examined.rows; break;
       case 'count': rowsMatched = Number(table.values[0]?.[0] ?? 0); break;
       case 'cte':
-      case 'window': rowsMatched = rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts); break;
+      case 'window': rowsMatched = rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts, deadline); break;
       case 'query': rowsMatched = matchedCount ?? 0; break;
     }
 
@@ -217,8 +235,8 @@ export class QueryEngine {
   }
 
   /** rowsMatched by a count query over the stages before the first operator that is not a filter. */
-  private async matched(bound: BoundQuery, opts: CompileOptions): Promise<number> {
-    const rows = await this.store.readColumns(compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }));
+  private async matched(bound: BoundQuery, opts: CompileOptions, deadline: number): Promise<number> {
+    const rows = await this.read(compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }), deadline);
     return Number(rows[0]?.[0] ?? 0);
   }
 

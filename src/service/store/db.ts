@@ -18,6 +18,14 @@ export class Mutex {
 
 export type Row = Record<string, unknown>;
 
+/** A statement interrupted because it ran past its time limit. */
+export class QueryTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the query ran longer than ${timeoutMs / 1000} s and was stopped`);
+    this.name = 'QueryTimeout';
+  }
+}
+
 export class ConnOps {
   constructor(private readonly raw: DuckDBConnection) {}
 
@@ -37,10 +45,25 @@ export class ConnOps {
     return reader.getRowObjectsJS() as Row[];
   }
 
-  /** Result columns, column-major; BIGINT stays bigint, JSON/VARCHAR are strings. */
-  async columns(sql: string): Promise<unknown[][]> {
-    const reader = await this.raw.runAndReadAll(sql);
-    return reader.getColumnsJS() as unknown[][];
+  /**
+   * Result columns, column-major; BIGINT stays bigint, JSON/VARCHAR are strings. With `timeoutMs`, a
+   * statement still running then is interrupted and QueryTimeout is thrown.
+   */
+  async columns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
+    let timedOut = false;
+    const timer = timeoutMs !== undefined && timeoutMs > 0 ? setTimeout(() => {
+      timedOut = true;
+      this.raw.interrupt();
+    }, timeoutMs) : undefined;
+    try {
+      const reader = await this.raw.runAndReadAll(sql);
+      return reader.getColumnsJS() as unknown[][];
+    } catch (e) {
+      if (timedOut) throw new QueryTimeout(timeoutMs!);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {

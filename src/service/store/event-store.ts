@@ -463,9 +463,9 @@ export class EventStore {
     return rows.map((r) => toEvent(r, fields));
   }
 
-  /** Runs a read-only query (compiled APL) and returns its columns, column-major. */
-  async readColumns(sql: string): Promise<unknown[][]> {
-    return this.db.use((c) => c.columns(sql));
+  /** Runs a read-only query (compiled APL) and returns its columns, column-major; see ConnOps.columns. */
+  async readColumns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
+    return this.db.use((c) => c.columns(sql, timeoutMs));
   }
 
   /** Rows and time bounds of a whole dataset, cached until its next write. */

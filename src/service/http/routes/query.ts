@@ -27,8 +27,8 @@ function checkFlags(q: Record<string, string | undefined>): void {
   }
 }
 
-export function queryRoutes(app: FastifyInstance, store: EventStore): void {
-  const engine = new QueryEngine(store);
+export function queryRoutes(app: FastifyInstance, store: EventStore, queryTimeoutMs = 0): void {
+  const engine = new QueryEngine(store, queryTimeoutMs);
   const meta = (ds: string) => store.listFields(ds);
 
   const apl = async (req: AplRequest) => {
