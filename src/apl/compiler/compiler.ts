@@ -32,6 +32,8 @@ export interface CompileOptions {
   matchedCte?: number;
   /** Carry each event's _sysTime to the end (legacy results show it; tabular ones need not read it). */
   sysTime?: boolean;
+  /** Read only this percentage of the dataset's vectors (an estimate of how many rows match). */
+  samplePercent?: number;
 }
 
 export interface CompiledQuery {
@@ -119,7 +121,8 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
         // The plain bound lets DuckDB skip row groups by their _time statistics.
         where.push(`"_time" ${cmp}= ${t}`);
       }
-      return `SELECT ${cols.join(', ')} FROM ${sqlIdent(s.table)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+      const sample = opts.samplePercent ? ` TABLESAMPLE ${opts.samplePercent}% (system)` : '';
+      return `SELECT ${cols.join(', ')} FROM ${sqlIdent(s.table)}${sample}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     }
     case 'values': {
       if (s.rows.length === 0) {
