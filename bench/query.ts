@@ -58,6 +58,12 @@ const QUERIES: { name: string; apl: string; sql: string }[] = [
     sql: 'SELECT remote_addr, count(*) AS c FROM {t} GROUP BY remote_addr ORDER BY c DESC LIMIT 10',
   },
   {
+    // Not in the list: the first page a user sees, newest first (guards the top-N plan).
+    name: 'raw events, default page of 1000',
+    apl: "['access']",
+    sql: 'SELECT * FROM {t} ORDER BY _time DESC, _seq DESC LIMIT 1000',
+  },
+  {
     name: 'multi-condition where, project, sort/take',
     apl: "['access'] | where status >= 400 and method == 'POST' and request_time > 0.05 | project _time, uri, status, request_time | sort by request_time desc | take 100",
     sql: "SELECT _time, uri, status, request_time FROM {t} WHERE status >= 400 AND method = 'POST' AND request_time > 0.05 ORDER BY request_time DESC LIMIT 100",

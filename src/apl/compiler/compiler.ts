@@ -61,25 +61,31 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
     }
     sql = s.stage.kind === 'order' && s.stage.limit === undefined && finalOrders ? sql : stageSql(s, sql, i, opts);
   });
-  const cols = last.columns.map((c) => `${outputSql(c)} AS ${sqlIdent(c.alias)}`);
-  if (last.rowIdentity) cols.push('epoch_ns("__t") AS "__t"', '"__s"', opts.sysTime ? 'epoch_ns("__st") AS "__st"' : '0 AS "__st"');
+  // Output columns get names of their own (o1, o2…), so ORDER BY below means the query's columns, not the
+  // converted outputs: ordering by an expression over the outputs costs DuckDB its top-N late
+  // materialisation (a plain scan of 10M events: 1,478 ms against 87 ms).
+  const cols = last.columns.map((c, i) => `${outputSql(c)} AS "o${i}"`);
+  if (last.rowIdentity) cols.push('epoch_ns("__t") AS "o__t"', '"__s" AS "o__s"', opts.sysTime ? 'epoch_ns("__st") AS "o__st"' : '0 AS "o__st"');
   let matchedColumn: number | undefined;
   if (opts.matchedAt !== undefined) {
     matchedColumn = cols.length;
-    cols.push('"__m"');
+    cols.push('"__m" AS "o__m"');
   }
-  let from = `(${sql}) AS final`;
-  if (cte) {
-    matchedColumn = cols.length;
-    cols.push('"__count"."n" AS "__m"');
-    from += ' CROSS JOIN (SELECT count(*) AS n FROM "__matched") AS "__count"';
-  }
-  let out = `${cte}SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM ${from}`;
-  if (orderSql(last.order)) out += ` ORDER BY ${orderSql(last.order)}`;
+  const order = orderSql(last.order);
   // A count or a summary without groups is one row; a LIMIT on it only costs (bench:query: 20 → 23 ms).
   const lastStage = stages[stages.length - 1]!.stage;
   const oneRow = lastStage.kind === 'count' || (lastStage.kind === 'aggregate' && lastStage.keys.length === 0);
-  if (opts.limit !== undefined && !oneRow) out += ` LIMIT ${opts.limit}`;
+  let page = `SELECT * FROM (${sql}) AS o`;
+  if (order) page += ` ORDER BY ${order}`;
+  if (opts.limit !== undefined && !oneRow) page += ` LIMIT ${opts.limit}`;
+  let from = `(${page}) AS final`;
+  if (cte) {
+    matchedColumn = cols.length;
+    cols.push('"__count"."n" AS "o__m"');
+    from += ' CROSS JOIN (SELECT count(*) AS n FROM "__matched") AS "__count"';
+  }
+  // The page is already in order; ordering its few rows again keeps them so through the outer SELECT.
+  const out = `${cte}SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM ${from}${order ? ` ORDER BY ${order}` : ''}`;
   return { sql: out, columns: last.columns, rowIdentity: last.rowIdentity, matchedColumn };
 }
 

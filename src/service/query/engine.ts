@@ -22,8 +22,8 @@ export const MAX_ROWS = 50_000;
  * they are few and narrow (bench:query sort/take: 135 against 180 ms for a second scan); with millions of
  * wide rows it costs seconds and memory (a 3.6M-row match: 968 against 43 ms). The bound is in cells.
  */
-const CTE_CELL_BUDGET = 5_000_000;
-const SAMPLE_PERCENT = 0.5;
+const CTE_CELL_BUDGET = 8_000_000;
+const SAMPLE_PERCENT = 0.2;
 
 export class QueryInputError extends Error {}
 
