@@ -103,6 +103,18 @@ let methods = dynamic(['GET', 'POST']);
 });
 
 describe('hostile input', () => {
+  it('bounds nesting, so no query can exhaust the stack', () => {
+    const deep = [
+      `print x = ${Array(5000).fill('1').join('+')}`,
+      `print x = ${'('.repeat(3000)}1${')'.repeat(3000)}`,
+      `print x = ${'-'.repeat(3000)}1`,
+      `print x = dynamic(${'['.repeat(3000)}1${']'.repeat(3000)})`,
+      `T | join ${'(T | join '.repeat(400)}(T) on a${') on a'.repeat(400)}`,
+    ];
+    for (const q of deep) expect(() => parseQuery(q)).toThrow(/nested too deeply \(more than 256 levels\)/);
+    expect(() => parseQuery(`print x = ${Array(200).fill('1').join('+')}`)).not.toThrow();
+  });
+
   it('every random query either parses or fails with an AplError, and terminates', () => {
     let seed = 12345;
     const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);

@@ -394,6 +394,12 @@ describe('errors', () => {
     expect((await status("['web'] | redact 'x'")).message).toBe('line 1, column 11: the operator "redact" is not supported by this service');
     expect((await status("['web'] | where count() > 1")).message).toMatch(/only allowed in summarize/);
   });
+  it('a let sees only the names defined before it: no self or circular references', async () => {
+    expect(await status('let a = a | take 1; a')).toMatchObject({ http: 404, message: 'line 1, column 9: dataset "a" not found' });
+    expect((await status('let b = c | take 1; let c = b | take 1; c')).http).toBe(404);
+    expect(await rows("let n = 2; let T = ['web'] | where status == 500; let U = T | take n; U | count")).toEqual([{ count: 2 }]);
+  });
+
   it('an unknown dataset is 404', async () => {
     expect(await status("['nope'] | count")).toMatchObject({ http: 404, message: 'line 1, column 1: dataset "nope" not found' });
   });

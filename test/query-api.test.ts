@@ -221,6 +221,11 @@ describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toContain('filter.op: unknown filter op "near"');
     expect((await svc.call('POST', '/v1/datasets/nope/query', {}, ingestToken)).status).toBe(404);
+    let deep: object = { op: 'exists', field: 'id' };
+    for (let i = 0; i < 100; i++) deep = { op: 'and', children: [deep] };
+    const tooDeep = await svc.call('POST', '/v1/datasets/pages/query', { filter: deep }, ingestToken);
+    expect(tooDeep.status).toBe(400);
+    expect(((await tooDeep.json()) as { message: string }).message).toContain('nested too deeply');
     const noRights = await svc.apiToken({ other: { query: ['read'] } });
     expect((await svc.call('POST', '/v1/datasets/pages/query', {}, noRights)).status).toBe(403);
   });

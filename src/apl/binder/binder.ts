@@ -35,7 +35,8 @@ export interface BindOptions {
 /** Conversion functions name their output after their argument (`tostring(method)` → method). */
 const NAME_PRESERVING = new Set(['tostring', 'toint', 'tolong', 'toreal', 'todouble', 'tobool', 'toboolean', 'todatetime', 'totimespan', 'todynamic', 'bin', 'bin_auto', 'floor']);
 
-type LetValue = { kind: 'scalar'; expr: BExpr } | { kind: 'tabular'; expr: TabularExpr };
+/** A tabular let is bound where it is used, but with the names defined before it (no self or forward references). */
+type LetValue = { kind: 'scalar'; expr: BExpr } | { kind: 'tabular'; expr: TabularExpr; env: Map<string, LetValue> };
 
 export function bind(query: Query, source: string, opts: BindOptions): BoundQuery {
   return new Binder(source, opts).bindQuery(query);
@@ -43,7 +44,7 @@ export function bind(query: Query, source: string, opts: BindOptions): BoundQuer
 
 class Binder {
   private aliasSeq = 0;
-  private readonly lets = new Map<string, LetValue>();
+  private lets = new Map<string, LetValue>();
   private readonly typeCtx: TypeContext = { strict: false };
   private readonly datasets = new Set<string>();
   private readonly messages: BoundQuery['messages'] = [];
@@ -65,12 +66,12 @@ class Binder {
     const empty: Relation = { columns: [], rowIdentity: false, order: [], groups: [] };
     for (const st of q.statements) {
       if (st.kind === 'let') {
-        if (st.tabular) this.lets.set(st.name, { kind: 'tabular', expr: st.value as TabularExpr });
+        if (st.tabular) this.lets.set(st.name, { kind: 'tabular', expr: st.value as TabularExpr, env: new Map(this.lets) });
         else {
           const e = st.value as Expr;
           // `let T = ['dataset'];` names a table.
           if (e.kind === 'name' && !this.lets.has(e.name) && this.opts.schema(e.name)) {
-            this.lets.set(st.name, { kind: 'tabular', expr: { pos: e.pos, source: { kind: 'table', pos: e.pos, name: e.name }, ops: [] } });
+            this.lets.set(st.name, { kind: 'tabular', expr: { pos: e.pos, source: { kind: 'table', pos: e.pos, name: e.name }, ops: [] }, env: new Map(this.lets) });
           } else this.lets.set(st.name, { kind: 'scalar', expr: this.expr(e, empty) });
         }
       } else if (st.kind === 'set') {
@@ -165,7 +166,15 @@ class Binder {
   /** A table named in a query: a let-bound tabular expression or a dataset. */
   private tableByName(name: string, pos: number): BoundStage[] {
     const letValue = this.lets.get(name);
-    if (letValue?.kind === 'tabular') return this.tabular(letValue.expr);
+    if (letValue?.kind === 'tabular') {
+      const outer = this.lets;
+      this.lets = letValue.env;
+      try {
+        return this.tabular(letValue.expr);
+      } finally {
+        this.lets = outer;
+      }
+    }
     if (letValue) this.fail(`"${name}" is a scalar, not a table`, pos);
     const s = { name, pos };
     const schema = this.opts.schema(s.name);

@@ -49,6 +49,8 @@ export function parseExpression(source: string): Expr {
 class Parser {
   private readonly toks: Token[];
   private i = 0;
+  private nesting = 0;
+  private expressionNesting = 0;
 
   constructor(private readonly src: string) {
     this.toks = tokenize(src);
@@ -212,6 +214,15 @@ class Parser {
   // ---- tabular expressions -------------------------------------------------------------------------------
 
   private tabular(): TabularExpr {
+    if (++this.nesting > MAX_DEPTH) this.fail(`the query is nested too deeply (more than ${MAX_DEPTH} levels)`);
+    try {
+      return this.tabularBody();
+    } finally {
+      this.nesting--;
+    }
+  }
+
+  private tabularBody(): TabularExpr {
     const pos = this.peek().pos;
     const source = this.source();
     const ops: Operator[] = [];
@@ -616,8 +627,22 @@ class Parser {
 
   // ---- expressions ----------------------------------------------------------------------------------------
 
+  /**
+   * An expression. Nesting is bounded (MAX_DEPTH) so that no query can exhaust the stack of this parser
+   * or of the binder and compiler, which walk the tree recursively.
+   */
   expression(): Expr {
-    return this.or();
+    if (++this.nesting > MAX_DEPTH) this.fail(`the expression is nested too deeply (more than ${MAX_DEPTH} levels)`);
+    this.expressionNesting++;
+    try {
+      const e = this.or();
+      // The outermost expression checks the whole tree once (operator chains nest without recursion here).
+      if (this.expressionNesting === 1) checkDepth(e, (pos) => this.fail(`the expression is nested too deeply (more than ${MAX_DEPTH} levels)`, pos));
+      return e;
+    } finally {
+      this.nesting--;
+      this.expressionNesting--;
+    }
   }
 
   /** A left-associative chain of `operand (op operand)*`; `isOp` recognises the operator tokens. */
@@ -689,7 +714,13 @@ class Parser {
   private unary(): Expr {
     if (this.isPunct('-') || this.isPunct('+')) {
       const t = this.next();
-      const operand = this.unary();
+      if (++this.nesting > MAX_DEPTH) this.fail(`the expression is nested too deeply (more than ${MAX_DEPTH} levels)`, t);
+      let operand: Expr;
+      try {
+        operand = this.unary();
+      } finally {
+        this.nesting--;
+      }
       if (t.text === '-' && operand.kind === 'literal' && operand.value !== null) {
         if (typeof operand.value === 'bigint') return { ...operand, pos: t.pos, value: -operand.value };
         if (typeof operand.value === 'number' && operand.type === 'real') return { ...operand, pos: t.pos, value: -operand.value };
@@ -821,6 +852,15 @@ class Parser {
 
   /** JSON, leniently: single-quoted strings, bare keys, timespans and datetimes inside. */
   private dynamicValue(): DynamicValue {
+    if (++this.nesting > MAX_DEPTH) this.fail(`the dynamic literal is nested too deeply (more than ${MAX_DEPTH} levels)`);
+    try {
+      return this.dynamicValueBody();
+    } finally {
+      this.nesting--;
+    }
+  }
+
+  private dynamicValueBody(): DynamicValue {
     const t = this.peek();
     if (this.acceptPunct('[')) {
       const items: DynamicValue[] = [];
@@ -856,6 +896,29 @@ class Parser {
     const v = e.value;
     if (typeof v === 'bigint') return e.type === 'datetime' ? formatDynamicTime(v) : Number(v);
     return v as DynamicValue;
+  }
+}
+
+/** How deep an expression tree may be: far beyond any real query, far below the stack's limit. */
+const MAX_DEPTH = 256;
+
+/** Fails (with the position of the deepest node) when an expression tree is deeper than MAX_DEPTH. Iterative. */
+function checkDepth(root: Expr, fail: (pos: number) => never): void {
+  const stack: [Expr, number][] = [[root, 1]];
+  while (stack.length) {
+    const [e, d] = stack.pop()!;
+    if (d > MAX_DEPTH) fail(e.pos);
+    const push = (c: Expr) => stack.push([c, d + 1]);
+    switch (e.kind) {
+      case 'member': push(e.target); break;
+      case 'index': push(e.target); push(e.index); break;
+      case 'call': e.args.forEach(push); break;
+      case 'unary': push(e.operand); break;
+      case 'binary': push(e.left); push(e.right); break;
+      case 'list': push(e.left); e.items.forEach(push); break;
+      case 'between': push(e.left); push(e.low); push(e.high); break;
+      default: break;
+    }
   }
 }
 

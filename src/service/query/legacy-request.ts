@@ -59,19 +59,21 @@ export function literal(v: unknown, where: string): string {
 
 const COMPARISON: Record<string, string> = { '==': '==', '!=': '!=', '>': '>', '>=': '>=', '<': '<', '<=': '<=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
-export function filterToApl(f: Filter, path = 'filter'): string | undefined {
+export function filterToApl(f: Filter, path = 'filter', depth = 0): string | undefined {
+  if (depth > 64) fail(`${path}: filters are nested too deeply (more than 64 levels)`);
+  if (!f || typeof f !== 'object') return fail(`${path}: a filter is an object {op, field, value, children}`);
   const op = f.op ?? '';
   if (op === '') return undefined; // Go clients send an empty filter for "none"
   const cs = f.caseSensitive === true;
   switch (op) {
     case 'and':
     case 'or': {
-      const parts = (f.children ?? []).map((c, i) => filterToApl(c, `${path}.children[${i}]`)).filter((x): x is string => x !== undefined);
+      const parts = (f.children ?? []).map((c, i) => filterToApl(c, `${path}.children[${i}]`, depth + 1)).filter((x): x is string => x !== undefined);
       if (parts.length === 0) return undefined;
       return `(${parts.join(` ${op} `)})`;
     }
     case 'not': {
-      const inner = (f.children ?? []).map((c, i) => filterToApl(c, `${path}.children[${i}]`)).filter((x): x is string => x !== undefined);
+      const inner = (f.children ?? []).map((c, i) => filterToApl(c, `${path}.children[${i}]`, depth + 1)).filter((x): x is string => x !== undefined);
       if (inner.length !== 1) fail(`${path}: "not" takes exactly one child filter`);
       return `not(${inner[0]})`;
     }
