@@ -8,6 +8,7 @@ import type { Assignment, Expr, LiteralType, LiteralValue, NamePattern, Operator
 import { parseDatetimeText, TYPE_NAMES } from '../parser/parser.js';
 import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
 import { ArgumentError, type ArgInfo, type TypeContext } from '../functions/catalog.js';
+import type { SqlArg } from '../functions/sql.js';
 import { OPERATORS } from '../functions/operators.js';
 import { SCALAR_FUNCTIONS, unify } from '../functions/scalar.js';
 import { aplTypeOfField, SCHEMA_TYPE, type AplType, type DynamicShape } from '../types.js';
@@ -856,6 +857,7 @@ class Binder {
     if (!fn) return this.fail(`unknown operator "${name}"`, pos);
     try {
       const type = fn.returns(args.map(argInfo), this.typeCtx);
+      trialSql(fn, args);
       return { k: 'call', type, fn: name, args, pos };
     } catch (err) {
       if (err instanceof ArgumentError) this.fail(err.message, pos);
@@ -957,7 +959,9 @@ class Binder {
       const args = e.args.map((a) => this.expr(a, rel, false));
       this.arity(e, agg.minArgs, agg.maxArgs);
       try {
-        return { k: 'agg', type: agg.returns(args.map(argInfo), this.typeCtx), fn: e.name, args, pos: e.pos };
+        const type = agg.returns(args.map(argInfo), this.typeCtx);
+        trialSql(agg, args);
+        return { k: 'agg', type, fn: e.name, args, pos: e.pos };
       } catch (err) {
         if (err instanceof ArgumentError) this.fail(`${e.name}(): ${err.message}`, e.pos);
         throw err;
@@ -973,7 +977,9 @@ class Binder {
     this.arity(e, fn.minArgs, fn.maxArgs);
     const args = e.args.map((a) => this.expr(a, rel, allowAgg));
     try {
-      return { k: 'call', type: fn.returns(args.map(argInfo), this.typeCtx), fn: e.name, args, pos: e.pos };
+      const type = fn.returns(args.map(argInfo), this.typeCtx);
+      trialSql(fn, args);
+      return { k: 'call', type, fn: e.name, args, pos: e.pos };
     } catch (err) {
       if (err instanceof ArgumentError) this.fail(`${e.name}(): ${err.message}`, e.pos);
       throw err;
@@ -1028,6 +1034,14 @@ function setColumn(cols: BoundColumn[], items: { alias: string; expr: BExpr }[],
   out[at] = col;
   items[at] = { alias: col.alias, expr };
   return out;
+}
+
+/**
+ * Builds a call's SQL once with placeholder operands: a function that needs a constant (a date part, a
+ * percentile) reports a bad one here, as an ArgumentError with the call's position, not later as a 500.
+ */
+function trialSql(fn: { sql(args: SqlArg[], ctx: { filter: boolean }): string }, args: BExpr[]): void {
+  fn.sql(args.map((a) => ({ sql: 'x', type: a.type, constant: a.k === 'lit' ? { value: a.value } : undefined })), { filter: false });
 }
 
 function colRef(c: BoundColumn): BExpr {

@@ -159,8 +159,10 @@ function histogramReturns(n: ArgInfo): AplType {
   return 'dynamic';
 }
 
+/** make_list/make_set's optional size limit: a whole number constant (it is written into the SQL). */
 function limitList(list: string, n?: SqlArg): string {
-  const max = n?.constant?.value;
-  const body = max !== undefined && max !== null ? `list_slice(${list}, 1, ${String(max)})` : list;
-  return `COALESCE(to_json(${body}), '[]'::JSON)`;
+  if (n === undefined) return `COALESCE(to_json(${list}), '[]'::JSON)`;
+  const max = n.constant?.value;
+  if (typeof max !== 'bigint' || max < 1n) fail('the size limit must be a whole number constant, 1 or more');
+  return `COALESCE(to_json(list_slice(${list}, 1, ${String(max)})), '[]'::JSON)`;
 }

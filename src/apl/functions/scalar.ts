@@ -79,6 +79,7 @@ function mod(a: bigint, m: bigint): bigint {
 
 function binReturns(args: ArgInfo[]): AplType {
   const [v, size] = args as [ArgInfo, ArgInfo];
+  if (!isNumeric(size.type) && size.type !== 'timespan') fail(`the bin size must be a number or a timespan, not ${size.type}`);
   if (v.type === 'datetime') {
     if (size.type !== 'timespan') fail('bin() of a datetime needs a timespan size, such as 1h');
     return 'datetime';
@@ -133,7 +134,7 @@ function partName(a: SqlArg): string {
 export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
-  floor: { minArgs: 1, maxArgs: 2, returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`) },
+  floor: { minArgs: 1, maxArgs: 2, returns: (a) => (a[1] ? binReturns(a) : a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`) },
   ceiling: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v]) => (v!.type === 'long' ? v!.sql : `ceiling(${castTo(v!, 'real')})`) },
   round: {
     minArgs: 1, maxArgs: 2,
@@ -328,10 +329,14 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
       const reText = typeof re!.constant?.value === 'string' ? re!.constant.value : undefined;
       // Capture groups of a constant pattern: with one, an array of its matches; with several, an array of arrays.
       const n = reText === undefined ? 1 : (reText.match(/\((?!\?)/g) ?? []).length + (reText.match(/\(\?P?</g) ?? []).length;
-      const wanted = Array.isArray(groups?.constant?.value) ? (groups!.constant!.value as unknown[]).map(Number) : Array.from({ length: n }, (_, i) => i + 1);
+      if (groups && !(Array.isArray(groups.constant?.value) && (groups.constant!.value as unknown[]).every((g) => Number.isInteger(g) && (g as number) >= 0))) {
+        fail('the capture groups must be a constant array of group numbers, such as dynamic([1, 2])');
+      }
+      const wanted = groups ? (groups.constant!.value as number[]) : Array.from({ length: n }, (_, i) => i + 1);
       const s = asStringSql(text!);
-      if (wanted.length <= 1) return `to_json(regexp_extract_all(${s}, ${re!.sql}, ${wanted[0] ?? 0}))`;
-      return `to_json(list_transform(regexp_extract_all(${s}, ${re!.sql}, 0), m -> [${wanted.map((g) => `regexp_extract(m, ${re!.sql}, ${g})`).join(', ')}]))`;
+      const pattern = asStringSql(re!);
+      if (wanted.length <= 1) return `to_json(regexp_extract_all(${s}, ${pattern}, ${wanted[0] ?? 0}))`;
+      return `to_json(list_transform(regexp_extract_all(${s}, ${pattern}, 0), m -> [${wanted.map((g) => `regexp_extract(m, ${pattern}, ${g})`).join(', ')}]))`;
     },
   },
   parse_url: {
@@ -347,7 +352,8 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   format_bytes: {
     minArgs: 1, maxArgs: 3, returns: () => 'string',
     sql: ([v, p]) => {
-      const digits = p?.constant?.value !== undefined && p.constant.value !== null ? Number(p.constant.value) : 0;
+      if (p && typeof p.constant?.value !== 'bigint') fail('the precision must be a whole number constant');
+      const digits = p ? Number(p.constant!.value) : 0;
       const x = castTo(v!, 'real');
       const fmt = (div: string, unit: string) => `format('{:.${Math.max(0, Math.min(digits, 10))}f} ${unit}', ${x} / ${div})`;
       return `(CASE WHEN ${x} IS NULL THEN NULL WHEN abs(${x}) < 1024 THEN ${fmt('1', 'Bytes')} WHEN abs(${x}) < 1048576 THEN ${fmt('1024', 'KB')}

@@ -20,7 +20,7 @@ export const tooLarge = (m: string) => new HttpError(413, m);
 const STORE_STATUS: Record<StoreError['kind'], number> = { not_found: 404, conflict: 409, invalid: 400 };
 
 /** The status and message to answer for any thrown value. Unknown errors are 500 and their text is not leaked. */
-export function toHttp(err: unknown): { status: number; message: string; headers: Record<string, string> } {
+export function toHttp(err: unknown): { status: number; message: string; headers: Record<string, string>; log?: boolean } {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
   if (err instanceof AplError) return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
@@ -31,6 +31,11 @@ export function toHttp(err: unknown): { status: number; message: string; headers
   // query's fault, not the server's.
   if (/^(Invalid Input Error|Conversion Error|Out of Range Error)/.test(text)) {
     return { status: 400, message: `the query failed while running: ${text.split('\n')[0]}`, headers: {} };
+  }
+  if (/^Binder Error/.test(text) && (err as { aplQuery?: boolean }).aplQuery) {
+    // A combination of types the APL binder let through but DuckDB cannot run: the query's operands are
+    // the cause, so the user gets the reason (the server also logs it, see server.ts, to close the gap).
+    return { status: 400, message: `the query combines types this service cannot run: ${text.split('\n')[0]}`, headers: {}, log: true };
   }
   const e = err as { statusCode?: number; message?: string; code?: string };
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {

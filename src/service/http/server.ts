@@ -59,8 +59,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   app.setErrorHandler((err, req, reply) => {
-    const { status, message, headers } = toHttp(err);
-    if (status >= 500) req.log.error({ err, url: req.url }, 'request failed');
+    const { status, message, headers, log } = toHttp(err);
+    if (status >= 500 || log) req.log.error({ err, url: req.url }, 'request failed');
     else req.log.debug({ status, message, url: req.url }, 'request rejected');
     void reply.code(status).headers(headers).type('application/json').send({ code: status, message });
   });

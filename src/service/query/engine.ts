@@ -92,13 +92,13 @@ export class QueryEngine {
 
   /** Runs one statement of a query within what is left of its time limit. */
   private async read(sql: string, deadline: number): Promise<unknown[][]> {
-    if (this.timeoutMs <= 0) return this.store.readColumns(sql);
+    if (this.timeoutMs <= 0) return this.store.readColumns(sql).catch((e: unknown) => Promise.reject(markAplQuery(e)));
     try {
       return await this.store.readColumns(sql, Math.max(1, deadline - Date.now()));
     } catch (e) {
       // The statement got what was left of the query's time; the user is told the query's limit.
       if (e instanceof QueryTimeout) throw new QueryTimeout(this.timeoutMs);
-      throw e;
+      throw markAplQuery(e);
     }
   }
 
@@ -276,6 +276,12 @@ export class QueryEngine {
     if (rel.timeBin && !totals) table.buckets = { field: rel.timeBin.name, size: Number(rel.timeBin.sizeNs) };
     return table;
   }
+}
+
+/** Marks a DuckDB error as coming from a compiled APL query (errors.ts answers its Binder Errors with 400). */
+function markAplQuery(e: unknown): unknown {
+  if (e instanceof Error) Object.assign(e, { aplQuery: true });
+  return e;
 }
 
 /** true (descending) / false (ascending) when the result's rows are events ordered by time first. */
