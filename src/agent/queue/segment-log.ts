@@ -1,0 +1,251 @@
+/**
+ * The agent's durable queue on disk: an append-only log of records in segment files, read in order and
+ * acknowledged up to a position once a sink has delivered them.
+ *
+ * A record is [u32 length][u32 CRC-32 of the payload][payload], little-endian. An append resolves only
+ * after fsync, so a record the caller was told about survives kill -9 and power loss. After a crash the
+ * last segment may end in a torn record: opening the log truncates it at the first record that is short
+ * or fails its checksum, and appending continues from there. The acknowledged position is written
+ * atomically (temporary file, fsync, rename), so it never points into the middle of a record.
+ *
+ * Measured choice over better-queue's stores: those keep a row per task in SQLite or memory; a segment
+ * log is sequential I/O with one fsync per group of appends, and recovery needs no database.
+ */
+import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+
+/** A position in the log: a segment number and a byte offset in it. */
+export interface LogPosition {
+  segment: number;
+  offset: number;
+}
+
+export interface LogRecord {
+  payload: Buffer;
+  /** The position just after this record: acknowledge it to release the record. */
+  next: LogPosition;
+}
+
+export interface SegmentLogOptions {
+  /** A segment is sealed and a new one started once it reaches this size. */
+  segmentBytes?: number;
+}
+
+const HEADER = 8;
+const MAX_RECORD = 256 * 1024 * 1024;
+const segmentName = (n: number) => `${String(n).padStart(10, '0')}.log`;
+
+export function comparePositions(a: LogPosition, b: LogPosition): number {
+  return a.segment !== b.segment ? a.segment - b.segment : a.offset - b.offset;
+}
+
+export class SegmentLog {
+  private writer!: FileHandle;
+  private pending: { payloads: Buffer[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private flushing = false;
+  private closed = false;
+  /** Records found damaged and skipped while reading sealed segments. */
+  corruptRecords = 0;
+
+  private constructor(
+    readonly dir: string,
+    private readonly segmentBytes: number,
+    private segments: number[],
+    private writeSegment: number,
+    private writeOffset: number,
+    private acked: LogPosition,
+  ) {}
+
+  static async open(dir: string, opts: SegmentLogOptions = {}): Promise<SegmentLog> {
+    await mkdir(dir, { recursive: true });
+    const segments = (await readdir(dir)).filter((f) => /^\d{10}\.log$/.test(f)).map((f) => Number(f.slice(0, 10))).sort((a, b) => a - b);
+    const acked = await readAck(dir);
+    if (segments.length === 0) segments.push(Math.max(1, acked.segment));
+    const last = segments[segments.length - 1]!;
+    const end = await recoverTail(join(dir, segmentName(last)));
+    const log = new SegmentLog(dir, opts.segmentBytes ?? 64 * 1024 * 1024, segments, last, end, acked);
+    log.writer = await open(join(dir, segmentName(last)), 'a');
+    return log;
+  }
+
+  /** Appends records; resolves once they are on disk (fsync). Concurrent appends share one fsync. */
+  append(payloads: Buffer[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`queue ${this.dir} is closed`));
+    for (const p of payloads) if (p.length > MAX_RECORD) return Promise.reject(new Error(`a queue record of ${p.length} bytes is over the ${MAX_RECORD}-byte limit`));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ payloads, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    while (this.pending.length > 0) {
+      const group = this.pending;
+      this.pending = [];
+      try {
+        for (const { payloads } of group) {
+          for (const p of payloads) {
+            if (this.writeOffset >= this.segmentBytes) await this.roll();
+            const header = Buffer.allocUnsafe(HEADER);
+            header.writeUInt32LE(p.length, 0);
+            header.writeUInt32LE(crc32(p), 4);
+            await this.writer.writev([header, p]);
+            this.writeOffset += HEADER + p.length;
+          }
+        }
+        await this.writer.sync();
+        for (const g of group) g.resolve();
+      } catch (e) {
+        for (const g of group) g.reject(e);
+      }
+    }
+    this.flushing = false;
+  }
+
+  private async roll(): Promise<void> {
+    await this.writer.sync();
+    await this.writer.close();
+    this.writeSegment += 1;
+    this.segments.push(this.writeSegment);
+    this.writeOffset = 0;
+    this.writer = await open(join(this.dir, segmentName(this.writeSegment)), 'a');
+    syncDir(this.dir);
+  }
+
+  /** The position after the last acknowledged record: reading starts here after a restart. */
+  get ackedPosition(): LogPosition {
+    return { ...this.acked };
+  }
+
+  /** Reads up to `max` records from `from` (the acknowledged position by default), in order. */
+  async read(max: number, from: LogPosition = this.acked): Promise<LogRecord[]> {
+    const out: LogRecord[] = [];
+    let pos = { ...from };
+    while (out.length < max && pos.segment <= this.writeSegment) {
+      if (!this.segments.includes(pos.segment)) {
+        pos = { segment: pos.segment + 1, offset: 0 };
+        continue;
+      }
+      const isWriting = pos.segment === this.writeSegment;
+      const file = join(this.dir, segmentName(pos.segment));
+      const end = isWriting ? this.writeOffset : (await stat(file)).size;
+      if (pos.offset >= end) {
+        if (isWriting) break;
+        pos = { segment: pos.segment + 1, offset: 0 };
+        continue;
+      }
+      const fh = await open(file, 'r');
+      try {
+        const header = Buffer.alloc(HEADER);
+        while (out.length < max && pos.offset < end) {
+          await fh.read(header, 0, HEADER, pos.offset);
+          const len = header.readUInt32LE(0);
+          const payload = pos.offset + HEADER <= end && len <= MAX_RECORD && pos.offset + HEADER + len <= end ? Buffer.alloc(len) : undefined;
+          if (payload) await fh.read(payload, 0, len, pos.offset + HEADER);
+          if (!payload || crc32(payload) !== header.readUInt32LE(4)) {
+            // A damaged sealed segment: what follows in it cannot be trusted to be framed correctly.
+            this.corruptRecords++;
+            pos = { segment: pos.segment + 1, offset: 0 };
+            break;
+          }
+          pos = { segment: pos.segment, offset: pos.offset + HEADER + len };
+          out.push({ payload, next: { ...pos } });
+        }
+      } finally {
+        await fh.close();
+      }
+    }
+    return out;
+  }
+
+  /** Records every record before `upTo` as delivered (atomically) and deletes segments wholly before it. */
+  async ack(upTo: LogPosition): Promise<void> {
+    if (comparePositions(upTo, this.acked) <= 0) return;
+    this.acked = { ...upTo };
+    const tmp = join(this.dir, 'ack.json.tmp');
+    await writeFile(tmp, JSON.stringify(this.acked));
+    const fd = openSync(tmp, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    await rename(tmp, join(this.dir, 'ack.json'));
+    syncDir(this.dir);
+    const done = this.segments.filter((s) => s < upTo.segment);
+    for (const s of done) await rm(join(this.dir, segmentName(s)), { force: true });
+    this.segments = this.segments.filter((s) => s >= upTo.segment);
+  }
+
+  /** Bytes written and not yet acknowledged (the queue's depth on disk). */
+  async pendingBytes(): Promise<number> {
+    let total = 0;
+    for (const s of this.segments) {
+      const size = s === this.writeSegment ? this.writeOffset : (await stat(join(this.dir, segmentName(s)))).size;
+      total += s === this.acked.segment ? Math.max(0, size - this.acked.offset) : s > this.acked.segment ? size : 0;
+    }
+    return total;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.flushing || this.pending.length) await new Promise((r) => setTimeout(r, 1));
+    this.closed = true;
+    await this.writer.close();
+  }
+}
+
+async function readAck(dir: string): Promise<LogPosition> {
+  try {
+    const raw = JSON.parse(await readFile(join(dir, 'ack.json'), 'utf8')) as LogPosition;
+    if (Number.isInteger(raw.segment) && Number.isInteger(raw.offset) && raw.segment >= 1 && raw.offset >= 0) return raw;
+  } catch {
+    // No acknowledgement yet (a new queue), or a file from before a crash that never reached its rename.
+  }
+  return { segment: 1, offset: 0 };
+}
+
+/** Finds the end of the last good record of a segment and cuts off anything after it (a torn write). */
+async function recoverTail(file: string): Promise<number> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r+');
+  } catch {
+    await writeFile(file, '');
+    return 0;
+  }
+  try {
+    const size = (await fh.stat()).size;
+    let offset = 0;
+    const header = Buffer.alloc(HEADER);
+    while (offset + HEADER <= size) {
+      await fh.read(header, 0, HEADER, offset);
+      const len = header.readUInt32LE(0);
+      if (len > MAX_RECORD || offset + HEADER + len > size) break;
+      const payload = Buffer.alloc(len);
+      await fh.read(payload, 0, len, offset + HEADER);
+      if (crc32(payload) !== header.readUInt32LE(4)) break;
+      offset += HEADER + len;
+    }
+    if (offset < size) {
+      await fh.truncate(offset);
+      await fh.sync();
+    }
+    return offset;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** fsync of a directory, so that a created or renamed file's name is durable too. */
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
