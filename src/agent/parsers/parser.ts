@@ -1,0 +1,14 @@
+/**
+ * Parsers turn a line into an event. They share this one interface, and the config names them
+ * (`parser: {type: json}`), as in Vector or the OpenTelemetry Collector. Parsing is pure except for the
+ * container formats, which join partial lines and so keep state per stream: make one parser per source.
+ */
+export type LogEvent = Record<string, unknown>;
+
+export interface Parser {
+  /** The event of a line, or undefined while a partial line waits for its end (docker, cri). */
+  parse(line: string): LogEvent | undefined;
+}
+
+/** The largest line a container parser joins from partial lines; the rest is cut and marked. */
+export const MAX_JOINED_BYTES = 1024 * 1024;
