@@ -1,0 +1,30 @@
+/**
+ * The dead-letter file: what a receiver refused for good (a 4xx other than 408/413/429, or events it
+ * listed as failed), one JSON line each, with the status and the error, so nothing is dropped silently.
+ */
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export interface DeadLetter {
+  time: string;
+  sink: string;
+  status: number;
+  error: string;
+  /** The refused event, as it was sent (absent when the receiver did not say which event failed). */
+  event?: unknown;
+}
+
+export class DeadLetterFile {
+  count = 0;
+  private ready: Promise<unknown> | undefined;
+
+  constructor(readonly path: string) {}
+
+  async write(entries: DeadLetter[]): Promise<void> {
+    if (entries.length === 0) return;
+    this.ready ??= mkdir(dirname(this.path), { recursive: true });
+    await this.ready;
+    await appendFile(this.path, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    this.count += entries.length;
+  }
+}
