@@ -43,7 +43,7 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
 
 export class SegmentLog {
   private writer!: FileHandle;
-  private pending: { payloads: Buffer[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private pending: { payloads: Buffer[]; resolve: (next: LogPosition[]) => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
   private closed = false;
   /** Records found damaged and skipped while reading sealed segments. */
@@ -70,8 +70,11 @@ export class SegmentLog {
     return log;
   }
 
-  /** Appends records; resolves once they are on disk (fsync). Concurrent appends share one fsync. */
-  append(payloads: Buffer[]): Promise<void> {
+  /**
+   * Appends records; resolves once they are on disk (fsync), with the position after each record.
+   * Concurrent appends share one fsync.
+   */
+  append(payloads: Buffer[]): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new Error(`queue ${this.dir} is closed`));
     for (const p of payloads) if (p.length > MAX_RECORD) return Promise.reject(new Error(`a queue record of ${p.length} bytes is over the ${MAX_RECORD}-byte limit`));
     return new Promise((resolve, reject) => {
@@ -86,7 +89,9 @@ export class SegmentLog {
       const group = this.pending;
       this.pending = [];
       try {
+        const positions: LogPosition[][] = [];
         for (const { payloads } of group) {
+          const mine: LogPosition[] = [];
           for (const p of payloads) {
             if (this.writeOffset >= this.segmentBytes) await this.roll();
             const header = Buffer.allocUnsafe(HEADER);
@@ -94,10 +99,12 @@ export class SegmentLog {
             header.writeUInt32LE(crc32(p), 4);
             await this.writer.writev([header, p]);
             this.writeOffset += HEADER + p.length;
+            mine.push({ segment: this.writeSegment, offset: this.writeOffset });
           }
+          positions.push(mine);
         }
         await this.writer.sync();
-        for (const g of group) g.resolve();
+        group.forEach((g, i) => g.resolve(positions[i]!));
       } catch (e) {
         for (const g of group) g.reject(e);
       }

@@ -1,0 +1,41 @@
+/**
+ * Groups serialised events into batches by count, by bytes and by time, whichever comes first, and hands
+ * each batch on (to the disk queue). add() waits while a batch is being handed on, so a full queue slows
+ * the sources down instead of growing memory.
+ */
+export interface BatchLimits {
+  maxEvents: number;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
+
+export class Batcher {
+  private lines: string[] = [];
+  private bytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly limits: BatchLimits, private readonly handOn: (lines: string[]) => Promise<void>) {}
+
+  async add(line: string): Promise<void> {
+    await this.flushing;
+    this.lines.push(line);
+    this.bytes += line.length + 1;
+    if (this.lines.length >= this.limits.maxEvents || this.bytes >= this.limits.maxBytes) await this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.limits.timeoutMs);
+  }
+
+  /** Hands on what is gathered now (also used on shutdown). */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.lines.length === 0) return this.flushing;
+    const batch = this.lines;
+    this.lines = [];
+    this.bytes = 0;
+    this.flushing = this.flushing.then(() => this.handOn(batch));
+    return this.flushing;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The queue between batching and a sink: a SegmentLog with a size cap. When full, `block` (the default)
+ * makes push() wait until deliveries free space, so backpressure reaches the sources and the files stay
+ * the buffer; `drop_newest` refuses the new batch and counts it.
+ */
+import { comparePositions, SegmentLog, type LogPosition, type LogRecord } from './segment-log.js';
+
+export type WhenFull = 'block' | 'drop_newest';
+
+export interface DiskQueueOptions {
+  maxBytes: number;
+  whenFull?: WhenFull;
+  segmentBytes?: number;
+}
+
+export class DiskQueue {
+  /** Batches refused because the queue was full (drop_newest). */
+  dropped = 0;
+  private waiters: (() => void)[] = [];
+  private readers: (() => void)[] = [];
+  /** Record sizes from the acknowledged position on, to know the depth without stat calls. */
+  private readonly sizes: { next: LogPosition; bytes: number }[] = [];
+  private bytes: number;
+
+  private constructor(private readonly log: SegmentLog, private readonly o: DiskQueueOptions, pending: LogRecord[]) {
+    for (const r of pending) this.sizes.push({ next: r.next, bytes: r.payload.length + 8 });
+    this.bytes = this.sizes.reduce((a, s) => a + s.bytes, 0);
+  }
+
+  static async open(dir: string, o: DiskQueueOptions): Promise<DiskQueue> {
+    const log = await SegmentLog.open(dir, { segmentBytes: o.segmentBytes });
+    // What a previous run left undelivered counts against the cap from the start.
+    const pending = await log.read(Number.MAX_SAFE_INTEGER);
+    return new DiskQueue(log, o, pending);
+  }
+
+  get depthBytes(): number {
+    return this.bytes;
+  }
+
+  get depthRecords(): number {
+    return this.sizes.length;
+  }
+
+  /** Appends a batch once it fits; resolves after fsync. false: dropped (drop_newest, queue full). */
+  async push(batch: Buffer): Promise<boolean> {
+    const size = batch.length + 8;
+    while (this.bytes > 0 && this.bytes + size > this.o.maxBytes) {
+      if (this.o.whenFull === 'drop_newest') {
+        this.dropped++;
+        return false;
+      }
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+    this.bytes += size;
+    const [next] = await this.log.append([batch]);
+    this.sizes.push({ next: next!, bytes: size });
+    this.readers.splice(0).forEach((r) => r());
+    return true;
+  }
+
+  /** Up to `max` batches after `from`, waiting for one if there are none. */
+  async next(max: number, from: LogPosition, signal?: { closed: boolean }): Promise<LogRecord[]> {
+    for (;;) {
+      const records = await this.log.read(max, from);
+      if (records.length > 0 || signal?.closed) return records;
+      await new Promise<void>((r) => {
+        this.readers.push(r);
+        setTimeout(r, 1000).unref();
+      });
+    }
+  }
+
+  get ackedPosition(): LogPosition {
+    return this.log.ackedPosition;
+  }
+
+  /** Releases every batch before `upTo` (delivered); waiting pushes may proceed. */
+  async ack(upTo: LogPosition): Promise<void> {
+    await this.log.ack(upTo);
+    while (this.sizes.length && comparePositions(this.sizes[0]!.next, upTo) <= 0) this.bytes -= this.sizes.shift()!.bytes;
+    this.waiters.splice(0).forEach((w) => w());
+  }
+
+  wakeReaders(): void {
+    this.readers.splice(0).forEach((r) => r());
+  }
+
+  async close(): Promise<void> {
+    this.wakeReaders();
+    await this.log.close();
+  }
+}

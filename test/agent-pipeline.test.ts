@@ -1,0 +1,138 @@
+import { createServer, type Server } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Batcher } from '../src/agent/pipeline/batcher.js';
+import { Delivery } from '../src/agent/pipeline/delivery.js';
+import { DiskQueue } from '../src/agent/queue/disk-queue.js';
+import { AxiomSink } from '../src/agent/sinks/axiom.js';
+import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
+import { tempDir } from './helpers.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A receiver that records every event it accepted; `failing` makes it answer 503. */
+async function receiver(): Promise<{ url: string; received: number[]; state: { failing: boolean }; server: Server }> {
+  const received: number[] = [];
+  const state = { failing: false };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (state.failing) {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      const lines = gunzipSync(Buffer.concat(chunks)).toString().split('\n').filter(Boolean);
+      for (const l of lines) received.push((JSON.parse(l) as { i: number }).i);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ingested: lines.length, failed: 0, failures: [] }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, received, state, server };
+}
+
+function sinkTo(url: string): AxiomSink {
+  const s = new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't', deadLetter: new DeadLetterFile(`${tempDir()}/dl.ndjson`), backoff: { initialMs: 5, maxMs: 40 } });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+const until = async (cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('batcher', () => {
+  it('cuts batches by count, by bytes, and by time', async () => {
+    const batches: string[][] = [];
+    const b = new Batcher({ maxEvents: 10, maxBytes: 1000, timeoutMs: 50 }, async (l) => void batches.push(l));
+    for (let i = 0; i < 25; i++) await b.add(`{"i":${i}}`);
+    expect(batches.map((x) => x.length)).toEqual([10, 10]);
+    await until(() => batches.length === 3);
+    expect(batches[2]).toHaveLength(5);
+    const big = new Batcher({ maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 }, async (l) => void batches.push(l));
+    for (let i = 0; i < 4; i++) await big.add('x'.repeat(40));
+    expect(batches[3]).toHaveLength(3); // 3 × 41 bytes passes 100
+    await big.flush();
+    expect(batches[4]).toHaveLength(1);
+  });
+});
+
+describe('batcher → disk queue → sink', () => {
+  it('delivers every event once and in order through a receiver outage', async () => {
+    const r = await receiver();
+    r.state.failing = true;
+    const queue = await DiskQueue.open(tempDir('ferry-q-'), { maxBytes: 64 * 1024 * 1024 });
+    cleanups.push(() => queue.close());
+    const delivery = new Delivery(queue, sinkTo(r.url));
+    delivery.start();
+    cleanups.push(() => delivery.stop());
+    const batcher = new Batcher({ maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 20 }, async (lines) => void (await queue.push(Buffer.from(lines.join('\n')))));
+    for (let i = 0; i < 1000; i++) await batcher.add(JSON.stringify({ i }));
+    await batcher.flush();
+    await new Promise((res) => setTimeout(res, 200));
+    expect(r.received).toEqual([]);
+    expect(queue.depthRecords).toBe(10);
+    r.state.failing = false;
+    await until(() => r.received.length === 1000);
+    expect(r.received).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    await until(() => queue.depthBytes === 0);
+  });
+
+  it('keeps undelivered batches across a restart and delivers them when the receiver is back', async () => {
+    const dir = tempDir('ferry-q-');
+    let queue = await DiskQueue.open(dir, { maxBytes: 1 << 20 });
+    const downSink = sinkTo('http://127.0.0.1:1');
+    let delivery = new Delivery(queue, downSink);
+    delivery.start();
+    for (let b = 0; b < 5; b++) await queue.push(Buffer.from([0, 1].map((k) => JSON.stringify({ i: b * 2 + k })).join('\n')));
+    await downSink.close();
+    await delivery.stop();
+    await queue.close();
+
+    const r = await receiver();
+    queue = await DiskQueue.open(dir, { maxBytes: 1 << 20 });
+    cleanups.push(() => queue.close());
+    expect(queue.depthRecords).toBe(5);
+    delivery = new Delivery(queue, sinkTo(r.url));
+    delivery.start();
+    cleanups.push(() => delivery.stop());
+    await until(() => r.received.length === 10);
+    expect(r.received).toEqual(Array.from({ length: 10 }, (_, i) => i));
+  });
+
+  it('when full, blocks the producer until deliveries free space; drop_newest refuses and counts instead', async () => {
+    const r = await receiver();
+    r.state.failing = true;
+    const batch = Buffer.from(JSON.stringify({ i: 0, pad: 'x'.repeat(400) }));
+    const queue = await DiskQueue.open(tempDir('ferry-q-'), { maxBytes: 2000, whenFull: 'block' });
+    cleanups.push(() => queue.close());
+    const delivery = new Delivery(queue, sinkTo(r.url));
+    delivery.start();
+    cleanups.push(() => delivery.stop());
+    for (let k = 0; k < 4; k++) expect(await queue.push(batch)).toBe(true);
+    let pushed = false;
+    const blocked = queue.push(batch).then(() => (pushed = true));
+    await new Promise((res) => setTimeout(res, 150));
+    expect(pushed).toBe(false);
+    r.state.failing = false;
+    await blocked;
+    expect(pushed).toBe(true);
+
+    const dropping = await DiskQueue.open(tempDir('ferry-q-'), { maxBytes: 2000, whenFull: 'drop_newest' });
+    cleanups.push(() => dropping.close());
+    const results = [];
+    for (let k = 0; k < 6; k++) results.push(await dropping.push(batch));
+    expect(results).toEqual([true, true, true, true, false, false]);
+    expect(dropping.dropped).toBe(2);
+  });
+});
