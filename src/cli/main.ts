@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from '../config/load.js';
 import { startService } from '../service/service.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
+import { pipe } from './pipe.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,6 +23,16 @@ commands:
             --url URL             service URL (env FERRY_URL; default: service.listen of the config)
             --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
             --config, -c FILE     config file to take the URL and token from
+  pipe      ship the lines of stdin: app | ferry pipe --dataset NAME [--parser P] [--url URL --token T | --local]
+            exits 0 once every line is acknowledged (or stored, with --local); 1 otherwise, saying why
+            --parser, -p P        json (default; other lines become {message}), logfmt, plain, syslog, docker, cri, regex
+            --pattern RE          the regex parser's pattern, with named groups
+            --url, --token        an Axiom-compatible API (env FERRY_URL, FERRY_TOKEN)
+            --local               write into the local store instead (--data-dir, or the config's service.data_dir);
+                                  the dataset is created if missing; the service must not be running on that dir
+            --max-attempts N      delivery attempts per batch before giving up (0: forever; default 10)
+            --max-line-bytes N    longer lines are cut and marked truncated (default 1 MiB)
+            --dead-letter FILE    where refused events go (default: a file in the temp directory, named on exit)
   help      show this text
 `;
 
@@ -134,6 +145,14 @@ async function main(): Promise<void> {
   switch (command) {
     case 'serve': return serve(rest);
     case 'query': return query(rest);
+    case 'pipe': {
+      try {
+        process.exitCode = await pipe(rest, loadConfig);
+      } catch (e) {
+        fail(e instanceof Error ? e.message : String(e));
+      }
+      return;
+    }
     case undefined: case 'help': case '--help': case '-h':
       process.stdout.write(USAGE);
       return;
