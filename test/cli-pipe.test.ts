@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '../src/service/store/event-store.js';
 import { startTestService, tempDir, type TestService } from './helpers.js';
@@ -43,6 +44,25 @@ describe('ferry pipe', () => {
     expect(r.code).toBe(0);
     const [e] = await svc.store.readEvents('kv');
     expect(e).toMatchObject({ level: 'warn', msg: 'disk low', pct: '91' });
+  });
+
+  it('takes the time from a field in a given format and adds labels and the host, remote and local', async () => {
+    await svc.createDataset('timed');
+    const input = `${JSON.stringify({ ts: 1700000000123, msg: 'a' })}\n`;
+    const r = await ferryPipe(['-d', 'timed', '--url', svc.url, '--token', token, '--timestamp-field', 'ts', '--timestamp-format', 'unixms', '-l', 'env=prod', '-l', 'team=core', '--add-host'], input);
+    expect(r.code).toBe(0);
+    const [e] = await svc.store.readEvents('timed');
+    expect(e).toMatchObject({ _time: '2023-11-14T22:13:20.123Z', msg: 'a', env: 'prod', team: 'core', host: hostname() });
+
+    const dir = tempDir('ferry-pipe-local-');
+    const local = await ferryPipe(['-d', 'timed', '--local', '--data-dir', dir, '--timestamp-field', 'ts', '--timestamp-format', 'unixms', '-l', 'env=dev'], input);
+    expect(local.code).toBe(0);
+    const store = await EventStore.open({ dataDir: dir, memoryLimitBytes: 256 << 20, maxFieldsPerDataset: 2048, defaultRetentionDays: 0, maxObjectBytes: 1 << 24 });
+    try {
+      expect((await store.readEvents('timed'))[0]).toMatchObject({ _time: '2023-11-14T22:13:20.123Z', env: 'dev' });
+    } finally {
+      await store.close();
+    }
   });
 
   it('exits non-zero saying why: refused events, an unreachable receiver, bad arguments', async () => {

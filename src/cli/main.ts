@@ -33,6 +33,9 @@ commands:
             --max-attempts N      delivery attempts per batch before giving up (0: forever; default 10)
             --max-line-bytes N    longer lines are cut and marked truncated (default 1 MiB)
             --dead-letter FILE    where refused events go (default: a file in the temp directory, named on exit)
+            --timestamp-field F, --timestamp-format FMT
+                                  take each event's time from field F (format: a Go layout, RFC3339, unix, unixms…)
+            --label, -l k=v       a field added to every event (repeatable); --add-host adds host=<hostname>
   help      show this text
 `;
 

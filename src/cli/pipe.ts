@@ -4,7 +4,7 @@
  * happened. Lines go through the agent's own path: parser, batcher, disk queue, delivery, sink.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser, type ParserConfig } from '../agent/parsers/index.js';
@@ -37,6 +37,10 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
       'max-attempts': { type: 'string', default: '10' },
       'max-line-bytes': { type: 'string', default: String(1024 * 1024) },
       'dead-letter': { type: 'string' },
+      'timestamp-field': { type: 'string' },
+      'timestamp-format': { type: 'string' },
+      label: { type: 'string', short: 'l', multiple: true },
+      'add-host': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -49,6 +53,16 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   const maxAttempts = Number(values['max-attempts']);
   if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1) throw new PipeError('--max-line-bytes must be a whole number of bytes');
   if (!Number.isInteger(maxAttempts) || maxAttempts < 0) throw new PipeError('--max-attempts must be 0 (forever) or more');
+
+  const labels: Record<string, string> = {};
+  for (const l of values.label ?? []) {
+    const at = l.indexOf('=');
+    if (at < 1) throw new PipeError(`--label takes key=value, not "${l}"`);
+    labels[l.slice(0, at)] = l.slice(at + 1);
+  }
+  if (values['add-host']) labels.host = hostname();
+  const timestampField = values['timestamp-field'];
+  const timestampFormat = values['timestamp-format'];
 
   const work = mkdtempSync(join(tmpdir(), 'ferry-pipe-'));
   const deadLetter = new DeadLetterFile(values['dead-letter'] ?? join(tmpdir(), `ferry-pipe-dead-letter-${process.pid}.ndjson`));
@@ -64,12 +78,12 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     });
     // Offline use has no service to create datasets with: a missing one is created.
     if (!store.hasDataset(dataset)) await store.createDataset({ name: dataset, who: 'ferry pipe' });
-    sink = new LocalSink(store, dataset, deadLetter);
+    sink = new LocalSink(store, dataset, deadLetter, { timestampField, timestampFormat, labels });
   } else {
     const url = values.url ?? process.env.FERRY_URL;
     const token = values.token ?? process.env.FERRY_TOKEN;
     if (!url || !token) throw new PipeError('pipe needs --url and --token (or FERRY_URL and FERRY_TOKEN), or --local');
-    sink = new AxiomSink({ name: 'pipe', url, dataset, token, deadLetter, maxAttempts });
+    sink = new AxiomSink({ name: 'pipe', url, dataset, token, deadLetter, maxAttempts, timestampField, timestampFormat, labels });
   }
 
   const queue = await DiskQueue.open(join(work, 'queue'), { maxBytes: 256 * 1024 * 1024 });

@@ -3,19 +3,23 @@
  * rule as HTTP ingest: a batch counts as delivered once DuckDB has it in its write-ahead log.
  */
 import { rm, writeFile } from 'node:fs/promises';
-import type { EventStore } from '../../service/store/event-store.js';
+import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import type { DeadLetterFile } from './dead-letter.js';
 
 export class LocalSink {
   eventsOut = 0;
 
-  constructor(private readonly store: EventStore, private readonly dataset: string, private readonly deadLetter: DeadLetterFile, private readonly name = 'local') {}
+  /** @param options time field and format, and labels, applied as on HTTP ingest */
+  constructor(
+    private readonly store: EventStore, private readonly dataset: string, private readonly deadLetter: DeadLetterFile,
+    private readonly options: IngestOptions = {}, private readonly name = 'local',
+  ) {}
 
   async send(lines: string[]): Promise<void> {
     const file = this.store.tempFile('ndjson');
     await writeFile(file, lines.join('\n'));
     try {
-      const r = await this.store.ingestFile(this.dataset, file, 'ndjson');
+      const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options);
       this.eventsOut += r.ingested;
       if (r.failures.length > 0) {
         const time = new Date().toISOString();
