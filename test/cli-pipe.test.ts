@@ -65,6 +65,15 @@ describe('ferry pipe', () => {
     }
   });
 
+  it('joins multiline stack traces before parsing', async () => {
+    await svc.createDataset('traces');
+    const input = ['start', 'java.lang.RuntimeException: x', '\tat a.B.c(B.java:1)', '\tat a.B.d(B.java:2)', 'end', ''].join('\n');
+    const r = await ferryPipe(['-d', 'traces', '-p', 'plain', '--multiline', 'java', '--url', svc.url, '--token', token], input);
+    expect(r.code).toBe(0);
+    const messages = (await svc.store.readEvents('traces', { order: 'asc' })).map((e) => e.message);
+    expect(messages).toEqual(['start', 'java.lang.RuntimeException: x\n\tat a.B.c(B.java:1)\n\tat a.B.d(B.java:2)', 'end']);
+  });
+
   it('exits non-zero saying why: refused events, an unreachable receiver, bad arguments', async () => {
     const dead = `${tempDir()}/dead.ndjson`;
     const refused = await ferryPipe(['--dataset', 'app', '--url', svc.url, '--token', 'xaat-wrong', '--dead-letter', dead], lines(3));

@@ -36,6 +36,7 @@ commands:
             --timestamp-field F, --timestamp-format FMT
                                   take each event's time from field F (format: a Go layout, RFC3339, unix, unixms…)
             --label, -l k=v       a field added to every event (repeatable); --add-host adds host=<hostname>
+            --multiline P         join stack traces before parsing: java, python or go; or --multiline-start RE
   help      show this text
 `;
 

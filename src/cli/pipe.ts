@@ -12,6 +12,7 @@ import { Batcher, DEFAULT_BATCH } from '../agent/pipeline/batcher.js';
 import { Delivery, type BatchSink } from '../agent/pipeline/delivery.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
 import { forEachLine } from '../agent/sources/lines.js';
+import { Multiline, PRESETS } from '../agent/transforms/multiline.js';
 import { AxiomSink } from '../agent/sinks/axiom.js';
 import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
 import { LocalSink } from '../agent/sinks/local.js';
@@ -40,6 +41,8 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
       'timestamp-field': { type: 'string' },
       'timestamp-format': { type: 'string' },
       label: { type: 'string', short: 'l', multiple: true },
+      multiline: { type: 'string' },
+      'multiline-start': { type: 'string' },
       'add-host': { type: 'boolean', default: false },
     },
     strict: true,
@@ -61,6 +64,21 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     labels[l.slice(0, at)] = l.slice(at + 1);
   }
   if (values['add-host']) labels.host = hostname();
+  let multiline: Multiline | undefined;
+  const onText = async (text: string, truncated: boolean) => {
+    const event = parser.parse(text);
+    if (event === undefined) return;
+    if (truncated) event.truncated = true;
+    await batcher.add(JSON.stringify(event));
+  };
+  if (values.multiline || values['multiline-start']) {
+    if (values.multiline && !(values.multiline in PRESETS)) throw new PipeError(`--multiline must be one of ${Object.keys(PRESETS).join(', ')}`);
+    try {
+      multiline = new Multiline({ preset: values.multiline as keyof typeof PRESETS | undefined, start: values['multiline-start'] }, (text) => onText(text, false));
+    } catch (e) {
+      throw new PipeError((e as Error).message);
+    }
+  }
   const timestampField = values['timestamp-field'];
   const timestampFormat = values['timestamp-format'];
 
@@ -96,11 +114,10 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   try {
     const stats = await forEachLine(process.stdin, maxLineBytes, async (line, truncated) => {
       if (failure) throw failure;
-      const event = parser.parse(line);
-      if (event === undefined) return;
-      if (truncated) event.truncated = true;
-      await batcher.add(JSON.stringify(event));
+      if (multiline && !truncated) await multiline.push(line);
+      else await onText(line, truncated);
     });
+    await multiline?.flush();
     await batcher.flush();
     while (queue.depthRecords > 0 && !failure) await new Promise((r) => setTimeout(r, 20));
     if (failure) throw failure;
