@@ -251,9 +251,7 @@ describe('Tier 2 operators', () => {
   });
 
   it('sample takes a proportion, not a row count', async () => {
-    const n = (await rows("['web'] | sample 0.5 | count"))[0]!.count as number;
-    expect(n).toBeGreaterThanOrEqual(0);
-    expect(n).toBeLessThanOrEqual(20);
+    // How many rows it keeps is checked on 10,000 events in query-api.test.ts.
     expect((await status("['web'] | sample 10")).message).toMatch(/proportion of rows between 0 and 1/);
   });
 });

@@ -95,6 +95,14 @@ describe('pagination over 10,000 events with equal timestamps', () => {
     expect(res.status.messages?.map((m) => m.code)).toContain('default_limit_warning');
   });
 
+  it('sample keeps about the given proportion of rows', async () => {
+    const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages'] | sample 0.3 | count", ...RANGE });
+    const n = ((await r.json()) as { tables: { columns: number[][] }[] }).tables[0]!.columns[0]![0]!;
+    // Binomial(10,000, 0.3): mean 3,000, standard deviation 46; ±400 is far beyond chance.
+    expect(n).toBeGreaterThan(2600);
+    expect(n).toBeLessThan(3400);
+  });
+
   it('a malformed cursor is a 400', async () => {
     const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages']", cursor: 'not a cursor' });
     expect(r.status).toBe(400);

@@ -10,7 +10,7 @@ import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
 import { ArgumentError, type ArgInfo, type TypeContext } from '../functions/catalog.js';
 import type { SqlArg } from '../functions/sql.js';
 import { OPERATORS } from '../functions/operators.js';
-import { SCALAR_FUNCTIONS, unify } from '../functions/scalar.js';
+import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
 import { aplTypeOfField, SCHEMA_TYPE, type AplType, type DynamicShape } from '../types.js';
 import type { FieldType } from '../../service/store/field-types.js';
 import type { AggMeta, BExpr, BoundColumn, BoundQuery, BoundStage, OrderKey, Relation, Stage } from './bound.js';
@@ -294,19 +294,19 @@ class Binder {
           const name = a.name ?? this.derivedName(a.expr, true);
           cols = setColumn(cols, items, { name, type: e.type, alias: this.alias(), shape: shapeOf(e) }, e);
         }
-        return [keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, rel.columns, cols) })];
+        return [keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) })];
       }
       case 'project':
         return [this.projectItems(op.items, rel, keep)];
       case 'project-away': {
         const drop = new Set(this.matchPatterns(op.patterns, rel, false).map((c) => c.name));
         const cols = rel.columns.filter((c) => !drop.has(c.name));
-        return [keep(selectOf(cols), { columns: cols, order: remapOrder(rel.order, rel.columns, cols) })];
+        return [keep(selectOf(cols), { columns: cols, order: remapOrder(rel.order, cols) })];
       }
       case 'project-keep': {
         const kept = new Set(this.matchPatterns(op.patterns, rel, true).map((c) => c.name));
         const cols = rel.columns.filter((c) => kept.has(c.name));
-        return [keep(selectOf(cols), { columns: cols, order: remapOrder(rel.order, rel.columns, cols) })];
+        return [keep(selectOf(cols), { columns: cols, order: remapOrder(rel.order, cols) })];
       }
       case 'project-rename': {
         const cols = rel.columns.map((c) => ({ ...c }));
@@ -551,7 +551,7 @@ class Binder {
     }
     const out: BoundStage[] = [];
     if (op.op === 'parse-where') out.push(keep({ kind: 'filter', predicate: { k: 'call', type: 'bool', fn: 'matches regex', args: [source, pattern], pos: op.pos } }));
-    out.push(keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, rel.columns, cols) }));
+    out.push(keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) }));
     return out;
   }
 
@@ -586,7 +586,7 @@ class Binder {
       const alias = this.alias();
       keys.push({ alias, expr: e });
       cols.push({ name, type: e.type, alias, shape: shapeOf(e) });
-      const size = timeBinSize(e, this.opts.binAutoNs);
+      const size = timeBinSize(e);
       if (!timeBin && size !== undefined) timeBin = { alias, name, sizeNs: size };
     }
     const aggs: { alias: string; expr: BExpr }[] = [];
@@ -847,7 +847,7 @@ class Binder {
   }
 
   private datetimeConstant(text: string, pos: number): BExpr {
-    const ns = parseDatetime(text);
+    const ns = parseDatetimeText(text);
     if (ns === null) this.fail(`"${text}" is not a datetime`, pos);
     return { k: 'lit', type: 'datetime', value: ns };
   }
@@ -1079,7 +1079,7 @@ function containsAgg(e: BExpr): boolean {
 }
 
 /** The size of a time bin expression (bin(_time, 1h) or bin_auto(_time)), or undefined. */
-function timeBinSize(e: BExpr, _binAuto: bigint): bigint | undefined {
+function timeBinSize(e: BExpr): bigint | undefined {
   if (e.k === 'call' && e.fn === 'bin' && e.type === 'datetime') {
     const size = e.args[1];
     if (size?.k === 'lit' && typeof size.value === 'bigint') return size.value;
@@ -1088,7 +1088,7 @@ function timeBinSize(e: BExpr, _binAuto: bigint): bigint | undefined {
 }
 
 /** Keeps the order keys that still exist after a projection (columns carried under the same alias). */
-function remapOrder(order: OrderKey[], _before: BoundColumn[], after: BoundColumn[]): OrderKey[] {
+function remapOrder(order: OrderKey[], after: BoundColumn[]): OrderKey[] {
   const aliases = new Set(after.map((c) => c.alias));
   return order.filter((o) => o.expr.k === 'hidden' || (o.expr.k === 'col' && aliases.has(o.expr.alias)));
 }
@@ -1200,8 +1200,3 @@ function regexEscapeText(s: string): string {
   return s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
 }
 
-function parseDatetime(text: string): bigint | null {
-  return parseDatetimeText(text);
-}
-
-export { unify };

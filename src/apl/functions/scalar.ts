@@ -408,4 +408,3 @@ function packSql(a: SqlArg[]): string {
   return `json_object(${parts.join(', ')})`;
 }
 
-export { fail as argumentError, castTo };
