@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventStore, type StoreOptions } from '../src/service/store/event-store.js';
+import { SharedLock } from '../src/service/store/db.js';
 import { tempDir } from './helpers.js';
 
 const open: EventStore[] = [];
@@ -229,5 +230,37 @@ describe('ingest planning', () => {
     second.absorb(r1, [{ jt: 'OBJECT', ks: [['a', 'geo'], ['city']], n: 5, ...bits }], true);
     expect(second.nextQuery()).toBeUndefined();
     expect([...second.leaves.keys()].sort()).toEqual(['/a', '/geo/city']);
+  });
+});
+
+describe('SharedLock', () => {
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  it('runs shared holders together, an exclusive one alone, and lets a waiting exclusive holder go first', async () => {
+    const lock = new SharedLock();
+    const log: string[] = [];
+    let releaseA!: () => void;
+    let releaseB!: () => void;
+    const a = lock.shared(() => new Promise<void>((r) => { log.push('a'); releaseA = r; }));
+    const b = lock.shared(() => new Promise<void>((r) => { log.push('b'); releaseB = r; }));
+    await tick();
+    expect(log).toEqual(['a', 'b']); // both inside at once
+    const w = lock.run(async () => { log.push('w'); });
+    const c = lock.shared(async () => { log.push('c'); }); // arrives after the writer: waits behind it
+    await tick();
+    expect(log).toEqual(['a', 'b']);
+    releaseA();
+    await tick();
+    expect(log).toEqual(['a', 'b']); // b still holds it
+    releaseB();
+    await Promise.all([a, b, w, c]);
+    expect(log).toEqual(['a', 'b', 'w', 'c']);
+  });
+
+  it('releases the lock when the holder throws', async () => {
+    const lock = new SharedLock();
+    await expect(lock.run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(lock.shared(async () => { throw new Error('bang'); })).rejects.toThrow('bang');
+    expect(await lock.run(async () => 'free')).toBe('free');
   });
 });

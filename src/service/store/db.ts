@@ -16,6 +16,62 @@ export class Mutex {
   }
 }
 
+/**
+ * A lock with shared and exclusive holders: appends to a dataset run side by side (DuckDB merges
+ * concurrent appends), while schema changes and deletes hold it alone. A waiting exclusive holder stops
+ * new shared ones from jumping ahead, so a schema change is never starved by a stream of appends.
+ */
+export class SharedLock {
+  private readers = 0;
+  private writer = false;
+  private readonly waiting: { exclusive: boolean; wake: () => void }[] = [];
+
+  /** Runs `fn` holding the lock alone. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    await this.acquire(true);
+    try {
+      return await fn();
+    } finally {
+      this.writer = false;
+      this.grant();
+    }
+  }
+
+  /** Runs `fn` alongside other shared holders. */
+  async shared<T>(fn: () => Promise<T>): Promise<T> {
+    await this.acquire(false);
+    try {
+      return await fn();
+    } finally {
+      this.readers--;
+      this.grant();
+    }
+  }
+
+  private acquire(exclusive: boolean): Promise<void> {
+    if (this.waiting.length === 0 && !this.writer && (!exclusive || this.readers === 0)) {
+      if (exclusive) this.writer = true;
+      else this.readers++;
+      return Promise.resolve();
+    }
+    return new Promise((wake) => {
+      this.waiting.push({ exclusive, wake });
+    });
+  }
+
+  private grant(): void {
+    while (this.waiting.length > 0 && !this.writer) {
+      const next = this.waiting[0]!;
+      if (next.exclusive) {
+        if (this.readers > 0) return;
+        this.writer = true;
+      } else this.readers++;
+      this.waiting.shift();
+      next.wake();
+    }
+  }
+}
+
 export type Row = Record<string, unknown>;
 
 /** A statement interrupted because it ran past its time limit. */
