@@ -3,9 +3,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from '../config/load.js';
-import { startService } from '../service/service.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
-import { pipe } from './pipe.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -37,6 +35,9 @@ commands:
                                   take each event's time from field F (format: a Go layout, RFC3339, unix, unixms…)
             --label, -l k=v       a field added to every event (repeatable); --add-host adds host=<hostname>
             --multiline P         join stack traces before parsing: java, python or go; or --multiline-start RE
+  agent     run the agent: the config's sources, transforms and sinks, and the embedded service if enabled
+            ferry agent --config FILE   (-c; SIGHUP reloads FILE, SIGTERM drains within agent.shutdown_timeout)
+  validate  check a config file and say what it runs: ferry validate --config FILE (exit 1 naming the bad key)
   help      show this text
 `;
 
@@ -66,6 +67,8 @@ async function serve(argv: string[]): Promise<void> {
   if (dataDir) cfg.service.dataDir = dataDir;
 
   const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
+  // Imported here: commands that do not run the service (a remote-only agent) never load DuckDB.
+  const { startService } = await import('../service/service.js');
   const service = await startService(cfg.service, log);
   let signals = 0;
   const stop = (sig: string) => {
@@ -81,6 +84,58 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function agent(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
+  if (!values.config) fail('agent needs --config FILE (e.g. config/ferry.yaml)');
+  const file = values.config;
+  const cfg = loadConfigFile(file);
+  const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
+  const { Agent } = await import('../agent/agent.js');
+  const running = await Agent.start(cfg, log);
+  let signals = 0;
+  const stop = (sig: string) => {
+    if (++signals > 1) {
+      log.warn({ sig }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    log.info({ sig, deadlineMs: cfg.agent.shutdownTimeoutMs }, 'shutting down: queueing what was read, delivering until the deadline');
+    running.stop().then(() => process.exit(0), (err: unknown) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  let reloading = Promise.resolve();
+  process.on('SIGHUP', () => {
+    reloading = reloading.then(async () => {
+      let next: FerryConfig;
+      try {
+        next = loadConfigFile(file);
+      } catch (e) {
+        log.error({ err: e }, 'SIGHUP: the config is invalid; going on with the running one');
+        return;
+      }
+      log.info({ file }, 'SIGHUP: reloading the config');
+      await running.reload(next).catch(() => undefined);
+    });
+  });
+  // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
+  if (cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin')) {
+    await running.finished();
+    stop('end of input');
+  }
+}
+
+function validateCommand(argv: string[]): void {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
+  if (!values.config) fail('validate needs --config FILE');
+  const cfg = loadConfigFile(values.config);
+  const a = cfg.agent;
+  process.stdout.write(`${values.config}: valid (${a.sources.length} source(s), ${a.transforms.length} transform(s), ${a.sinks.length} sink(s); ` +
+    `service ${cfg.service.enabled ? `on ${cfg.service.listen.host}:${cfg.service.listen.port}` : 'disabled'})\n`);
 }
 
 async function query(argv: string[]): Promise<void> {
@@ -148,9 +203,12 @@ async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
     case 'serve': return serve(rest);
+    case 'agent': return agent(rest);
+    case 'validate': return validateCommand(rest);
     case 'query': return query(rest);
     case 'pipe': {
       try {
+        const { pipe } = await import('./pipe.js');
         process.exitCode = await pipe(rest, loadConfig);
       } catch (e) {
         fail(e instanceof Error ? e.message : String(e));

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { type AgentConfig, buildAgentConfig, ComponentError } from './agent.js';
 import { configSchema } from './schema.js';
 import { parseBytes, parseDuration } from '../util/units.js';
 
@@ -23,6 +24,7 @@ export interface ServiceConfig {
 export interface FerryConfig {
   logLevel: string;
   service: ServiceConfig;
+  agent: AgentConfig;
 }
 
 export class ConfigError extends Error {
@@ -93,7 +95,8 @@ function withUnit<T>(path: string, raw: unknown, parse: (v: never) => T, fallbac
 export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env): FerryConfig {
   const raw = interpolate(doc ?? {}, env);
   if (!validate(raw)) {
-    const msgs = (validate.errors ?? []).map(describe);
+    // An if/then failure is also reported by the keyword that failed inside `then`: say that one only.
+    const msgs = [...new Set((validate.errors ?? []).filter((e) => e.keyword !== 'if').map(describe))];
     throw new ConfigError(`invalid config:\n  ${msgs.join('\n  ')}`, keyPath(validate.errors?.[0]?.instancePath ?? ''));
   }
   const r = raw as {
@@ -121,7 +124,14 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
         (v: string) => Number(parseDuration(v) / 1_000_000n), 3_600_000),
     },
   };
-  return { logLevel: r.log?.level ?? 'info', service };
+  let agent: AgentConfig;
+  try {
+    agent = buildAgentConfig(raw as Record<string, unknown>, service.enabled, parseListen);
+  } catch (e) {
+    if (e instanceof ComponentError) throw new ConfigError(`invalid config:\n  ${e.message}`, e.path);
+    throw e;
+  }
+  return { logLevel: r.log?.level ?? 'info', service, agent };
 }
 
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): FerryConfig {

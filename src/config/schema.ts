@@ -1,5 +1,96 @@
 /** JSON schema of the Ferry config file. ajv validates against it; errors name the key path. */
 
+const size = { type: ['string', 'integer'] } as const;
+const duration = { type: 'string' } as const;
+const names = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 } as const;
+const stringMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } } as const;
+/** Names of sources, transforms and sinks: they become metric labels and file names. */
+const componentName = '^[A-Za-z0-9_][A-Za-z0-9_.-]*$';
+
+const source = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type'],
+  properties: {
+    type: { enum: ['file', 'stdin'] },
+    include: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+    exclude: { type: 'array', items: { type: 'string', minLength: 1 } },
+    start_at: { enum: ['beginning', 'end'] },
+    max_line_bytes: size,
+    fingerprint_bytes: { type: 'integer', minimum: 16, maximum: 65536 },
+    poll_interval: duration,
+    rotate_wait: duration,
+    checkpoint_interval: duration,
+  },
+  if: { properties: { type: { const: 'file' } } },
+  then: { required: ['include'] },
+} as const;
+
+const transform = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'inputs'],
+  properties: {
+    type: { enum: ['parse', 'multiline', 'enrich'] },
+    inputs: names,
+    // parse
+    parser: { enum: ['json', 'logfmt', 'plain', 'regex', 'syslog', 'docker', 'cri'] },
+    pattern: { type: 'string', minLength: 1 },
+    rfc: { enum: ['3164', '5424', 'auto'] },
+    // multiline
+    preset: { enum: ['java', 'python', 'go'] },
+    start: { type: 'string', minLength: 1 },
+    continuation: { type: 'string', minLength: 1 },
+    timeout: duration,
+    max_lines: { type: 'integer', minimum: 1 },
+    max_bytes: size,
+    // enrich
+    host: { type: ['boolean', 'string'] },
+    source_path: { type: ['boolean', 'string'] },
+    fields: stringMap,
+  },
+  allOf: [
+    { if: { properties: { type: { const: 'parse' } } }, then: { required: ['parser'] } },
+    { if: { properties: { parser: { const: 'regex' } }, required: ['parser'] }, then: { required: ['pattern'] } },
+  ],
+} as const;
+
+const sink = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'inputs', 'dataset'],
+  properties: {
+    type: { enum: ['axiom', 'local'] },
+    inputs: names,
+    dataset: { type: 'string', minLength: 1 },
+    url: { type: 'string', pattern: '^https?://' },
+    token: { type: 'string', minLength: 1 },
+    compression: { enum: ['gzip', 'zstd', 'none'] },
+    timeout: duration,
+    timestamp_field: { type: 'string', minLength: 1 },
+    timestamp_format: { type: 'string', minLength: 1 },
+    labels: stringMap,
+    dead_letter: { type: 'string', minLength: 1 },
+    batch: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { max_events: { type: 'integer', minimum: 1 }, max_bytes: size, timeout: duration },
+    },
+    queue: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { max_bytes: size, when_full: { enum: ['block', 'drop_newest'] } },
+    },
+    retry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { initial_backoff: duration, max_backoff: duration, max_attempts: { type: 'integer', minimum: 0 } },
+    },
+  },
+  if: { properties: { type: { const: 'axiom' } } },
+  then: { required: ['url', 'token'] },
+} as const;
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -11,6 +102,22 @@ export const configSchema = {
         level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] },
       },
     },
+    agent: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        data_dir: { type: 'string', minLength: 1 },
+        api: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { enabled: { type: 'boolean' }, listen: { type: 'string', pattern: '^.+:\\d+$' } },
+        },
+        shutdown_timeout: duration,
+      },
+    },
+    sources: { type: 'object', propertyNames: { pattern: componentName }, additionalProperties: source },
+    transforms: { type: 'object', propertyNames: { pattern: componentName }, additionalProperties: transform },
+    sinks: { type: 'object', propertyNames: { pattern: componentName }, additionalProperties: sink },
     service: {
       type: 'object',
       additionalProperties: false,

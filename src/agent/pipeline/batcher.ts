@@ -9,19 +9,29 @@ export interface BatchLimits {
   timeoutMs: number;
 }
 
+/** Where a line came from: acknowledged to its stream once the batch holding it is durable. */
+export interface Mark {
+  stream: { acknowledge(offset: number, generation: number): void };
+  offset: number;
+  generation: number;
+}
+
 export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
 
 export class Batcher {
   private lines: string[] = [];
+  /** The last mark of each stream in the batch being gathered (offsets only grow within a stream). */
+  private marks = new Map<Mark['stream'], Mark>();
   private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly limits: BatchLimits, private readonly handOn: (lines: string[]) => Promise<void>) {}
+  constructor(private readonly limits: BatchLimits, private readonly handOn: (lines: string[], marks: Mark[]) => Promise<void>) {}
 
-  async add(line: string): Promise<void> {
+  async add(line: string, mark?: Mark): Promise<void> {
     await this.flushing;
     this.lines.push(line);
+    if (mark) this.marks.set(mark.stream, mark);
     this.bytes += line.length + 1;
     if (this.lines.length >= this.limits.maxEvents || this.bytes >= this.limits.maxBytes) await this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.limits.timeoutMs);
@@ -33,9 +43,11 @@ export class Batcher {
     this.timer = undefined;
     if (this.lines.length === 0) return this.flushing;
     const batch = this.lines;
+    const marks = [...this.marks.values()];
     this.lines = [];
+    this.marks = new Map();
     this.bytes = 0;
-    this.flushing = this.flushing.then(() => this.handOn(batch));
+    this.flushing = this.flushing.then(() => this.handOn(batch, marks));
     return this.flushing;
   }
 }

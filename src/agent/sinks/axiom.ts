@@ -10,10 +10,12 @@
  * A batch counts as delivered only when send() resolves; the caller acknowledges its queue after that.
  */
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { constants as zlib, gzip } from 'node:zlib';
+import { compress as zstdCompress } from 'zstd-napi';
 import { Agent, request } from 'undici';
 import { backoffMs, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
+import type { Sink, SinkCounters } from './sink.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -35,16 +37,14 @@ export interface AxiomSinkOptions {
   timestampFormat?: string;
   /** Fields added to every event by the receiver (`X-Axiom-Event-Labels`): host, environment… */
   labels?: Record<string, string>;
+  /**
+   * Body encoding. gzip at level 1 (the default) runs on libuv's thread pool, off the event loop, and
+   * still shrinks JSON logs about 8×; zstd (level 3) is smaller for the same CPU but runs on the loop.
+   */
+  compression?: 'gzip' | 'zstd' | 'none';
 }
 
-export interface SinkCounters {
-  eventsOut: number;
-  bytesOut: number;
-  retries: number;
-  deadLettered: number;
-}
-
-export class AxiomSink {
+export class AxiomSink implements Sink {
   readonly counters: SinkCounters = { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
   private readonly agent: Agent;
   private readonly endpoint: string;
@@ -63,7 +63,7 @@ export class AxiomSink {
   /** Delivers NDJSON lines (one event each). Resolves once every line is delivered or dead-lettered. */
   async send(lines: string[]): Promise<void> {
     if (lines.length === 0) return;
-    const body = await gzipAsync(Buffer.from(lines.join('\n')));
+    const body = await this.encode(Buffer.from(lines.join('\n')));
     const { status, text } = await this.post(body);
     if (status === 413) {
       if (lines.length === 1) {
@@ -88,6 +88,19 @@ export class AxiomSink {
     await this.deadLetter(lines, status, errorMessage(text, status));
   }
 
+  private get encoding(): string | undefined {
+    const c = this.o.compression ?? 'gzip';
+    return c === 'none' ? undefined : c;
+  }
+
+  private async encode(raw: Buffer): Promise<Buffer> {
+    switch (this.o.compression ?? 'gzip') {
+      case 'gzip': return gzipAsync(raw, { level: zlib.Z_BEST_SPEED });
+      case 'zstd': return zstdCompress(raw);
+      case 'none': return raw;
+    }
+  }
+
   private async deadLetter(lines: string[], status: number, error: string): Promise<void> {
     const time = new Date().toISOString();
     await this.o.deadLetter.write(lines.map((l) => ({ time, sink: this.o.name, status, error, event: safeJson(l) })));
@@ -108,7 +121,7 @@ export class AxiomSink {
           headers: {
             authorization: `Bearer ${this.o.token}`,
             'content-type': 'application/x-ndjson',
-            'content-encoding': 'gzip',
+            ...(this.encoding ? { 'content-encoding': this.encoding } : {}),
             'user-agent': 'ferry',
             ...(this.o.labels && Object.keys(this.o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(this.o.labels) } : {}),
           },

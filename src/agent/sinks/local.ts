@@ -5,9 +5,10 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import type { DeadLetterFile } from './dead-letter.js';
+import type { Sink, SinkCounters } from './sink.js';
 
-export class LocalSink {
-  eventsOut = 0;
+export class LocalSink implements Sink {
+  readonly counters: SinkCounters = { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
 
   /** @param options time field and format, and labels, applied as on HTTP ingest */
   constructor(
@@ -17,10 +18,13 @@ export class LocalSink {
 
   async send(lines: string[]): Promise<void> {
     const file = this.store.tempFile('ndjson');
-    await writeFile(file, lines.join('\n'));
+    const body = lines.join('\n');
+    await writeFile(file, body);
     try {
       const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options);
-      this.eventsOut += r.ingested;
+      this.counters.eventsOut += r.ingested;
+      this.counters.bytesOut += Buffer.byteLength(body);
+      this.counters.deadLettered += r.failed;
       if (r.failures.length > 0) {
         const time = new Date().toISOString();
         await this.deadLetter.write(r.failures.map((f) => ({ time, sink: this.name, status: 200, error: f.error })));
@@ -28,5 +32,9 @@ export class LocalSink {
     } finally {
       await rm(file, { force: true });
     }
+  }
+
+  async close(): Promise<void> {
+    // Nothing to cut short: a local write either commits or fails at once.
   }
 }

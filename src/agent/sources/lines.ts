@@ -1,7 +1,7 @@
 /**
  * Lines of a byte stream, with the longest line bounded: the first `maxLineBytes` of a longer line are
- * kept and marked truncated, the rest is skipped up to its newline, and reading goes on. `onLine` is
- * awaited, so a slow consumer pauses the stream.
+ * kept and marked truncated, the rest is skipped up to its newline, and reading goes on. Shared by the
+ * stdin and file sources; the file source also needs where each line ends, to checkpoint.
  *
  * Not split2: split2 can only fail the stream on a long line (`maxLength`) or drop the whole line
  * (`skipOverflow`), and without a bound it buffers a line of any size in memory.
@@ -14,50 +14,95 @@ export interface LineStats {
   truncated: number;
 }
 
+export interface Line {
+  text: string;
+  truncated: boolean;
+  /** Offset just past the line's newline, within the chunk given to split(). */
+  end: number;
+}
+
+export class LineSplitter {
+  readonly stats: LineStats = { lines: 0, truncated: 0 };
+  private parts: Buffer[] = [];
+  private kept = 0;
+  private skipping = false;
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  /** Bytes of a line begun but not ended yet. */
+  get pending(): boolean {
+    return this.kept > 0 || this.skipping;
+  }
+
+  /** Appends the complete lines of `data` to `out`; the unfinished tail waits for the next chunk. */
+  split(data: Buffer, out: Line[]): void {
+    let start = 0;
+    while (start < data.length) {
+      const nl = data.indexOf(0x0a, start);
+      const end = nl < 0 ? data.length : nl;
+      if (!this.skipping) {
+        const room = this.maxLineBytes - this.kept;
+        if (end - start > room) {
+          this.parts.push(data.subarray(start, start + room));
+          this.kept += room;
+          this.skipping = true;
+        } else if (nl >= 0 && this.parts.length === 0) {
+          // The common case, a whole line inside the chunk: decode it in place, no copy.
+          const cut = end > start && data[end - 1] === 0x0d ? end - 1 : end;
+          this.stats.lines++;
+          out.push({ text: data.toString('utf8', start, cut), truncated: false, end: nl + 1 });
+          start = nl + 1;
+          continue;
+        } else {
+          this.parts.push(data.subarray(start, end));
+          this.kept += end - start;
+        }
+      }
+      if (nl < 0) break;
+      out.push(this.take(nl + 1));
+      start = nl + 1;
+    }
+  }
+
+  /** The unfinished last line (end of input), if any; `end` is 0. */
+  finish(): Line | undefined {
+    return this.pending ? this.take(0) : undefined;
+  }
+
+  /** Forgets a line begun (the file it came from was truncated). */
+  reset(): void {
+    this.parts = [];
+    this.kept = 0;
+    this.skipping = false;
+  }
+
+  private take(end: number): Line {
+    let buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    const truncated = this.skipping;
+    if (buf.length > 0 && buf[buf.length - 1] === 0x0d && !truncated) buf = buf.subarray(0, -1);
+    // A cut may fall inside a UTF-8 character: the decoder drops the incomplete tail.
+    const text = truncated ? new StringDecoder('utf8').write(buf) : buf.toString('utf8');
+    this.reset();
+    this.stats.lines++;
+    if (truncated) this.stats.truncated++;
+    return { text, truncated, end };
+  }
+}
+
+/** Calls `onLine` for each line of `input`, awaiting it, so a slow consumer pauses the stream. */
 export async function forEachLine(
   input: Readable,
   maxLineBytes: number,
   onLine: (line: string, truncated: boolean) => Promise<void>,
 ): Promise<LineStats> {
-  const stats: LineStats = { lines: 0, truncated: 0 };
-  let parts: Buffer[] = [];
-  let kept = 0;
-  let skipping = false;
-  const emit = async () => {
-    let buf = Buffer.concat(parts);
-    parts = [];
-    kept = 0;
-    if (buf.length > 0 && buf[buf.length - 1] === 0x0d && !skipping) buf = buf.subarray(0, -1);
-    // A cut may fall inside a UTF-8 character: the decoder drops the incomplete tail.
-    const line = skipping ? new StringDecoder('utf8').write(buf) : buf.toString('utf8');
-    stats.lines++;
-    if (skipping) stats.truncated++;
-    const truncated = skipping;
-    skipping = false;
-    await onLine(line, truncated);
-  };
+  const splitter = new LineSplitter(maxLineBytes);
+  const lines: Line[] = [];
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    let start = 0;
-    while (start < data.length) {
-      const nl = data.indexOf(0x0a, start);
-      const end = nl < 0 ? data.length : nl;
-      if (!skipping) {
-        const room = maxLineBytes - kept;
-        if (end - start > room) {
-          parts.push(data.subarray(start, start + room));
-          kept += room;
-          skipping = true;
-        } else {
-          parts.push(data.subarray(start, end));
-          kept += end - start;
-        }
-      }
-      if (nl < 0) break;
-      await emit();
-      start = nl + 1;
-    }
+    splitter.split(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, lines);
+    for (const l of lines) await onLine(l.text, l.truncated);
+    lines.length = 0;
   }
-  if (kept > 0 || skipping) await emit();
-  return stats;
+  const last = splitter.finish();
+  if (last) await onLine(last.text, last.truncated);
+  return splitter.stats;
 }

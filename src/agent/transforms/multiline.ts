@@ -5,6 +5,8 @@
  * a new line, so the last trace of a quiet file is not held back. An event longer than `maxLines` or
  * `maxBytes` is emitted as it is and the rest starts over (nothing is dropped).
  */
+import type { Emit, Envelope, Transform } from './transform.js';
+
 export interface MultilineConfig {
   start?: string;
   continuation?: string;
@@ -24,18 +26,20 @@ export const PRESETS = {
   go: '^(?:\\s+|goroutine \\d+ \\[|created by |$|[\\w./*()-]+\\(.*\\)$|\\[signal )',
 } as const;
 
-export class Multiline {
+/** `M`: what travels with each line (its source position); an event carries that of its last line. */
+export class Multiline<M = undefined> {
   private readonly start?: RegExp;
   private readonly continuation?: RegExp;
   private readonly timeoutMs: number;
   private readonly maxLines: number;
   private readonly maxBytes: number;
   private lines: string[] = [];
+  private lastMeta: M | undefined;
   private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(cfg: MultilineConfig, private readonly emit: (text: string) => Promise<void>) {
+  constructor(cfg: MultilineConfig, private readonly emit: (text: string, meta: M) => Promise<void>) {
     const cont = cfg.continuation ?? (cfg.preset ? PRESETS[cfg.preset] : undefined);
     if (!cfg.start && !cont) throw new Error('multiline needs a start or continuation pattern, or a preset (java, python, go)');
     try {
@@ -50,11 +54,12 @@ export class Multiline {
   }
 
   /** Adds a line; resolves once any event it completes has been emitted. */
-  async push(line: string): Promise<void> {
+  async push(line: string, meta?: M): Promise<void> {
     await this.chain;
     const joins = this.lines.length > 0 && (this.start ? !this.start.test(line) : this.continuation!.test(line));
     if (!joins || this.lines.length >= this.maxLines || this.bytes + line.length > this.maxBytes) await this.emitPending();
     this.lines.push(line);
+    this.lastMeta = meta;
     this.bytes += line.length + 1;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void (this.chain = this.chain.then(() => this.emitPending())), this.timeoutMs);
@@ -73,6 +78,30 @@ export class Multiline {
     const text = this.lines.join('\n');
     this.lines = [];
     this.bytes = 0;
-    await this.emit(text);
+    await this.emit(text, this.lastMeta as M);
+  }
+}
+
+/** The `multiline` transform: a Multiline joiner per stream, so lines of different files never mix. */
+export class MultilineTransform implements Transform {
+  private readonly joiners = new Map<string, Multiline<Envelope>>();
+
+  constructor(readonly name: string, private readonly cfg: MultilineConfig, private readonly next: Emit) {}
+
+  async process(e: Envelope): Promise<void> {
+    let m = this.joiners.get(e.stream.id);
+    if (!m) {
+      m = new Multiline<Envelope>(this.cfg, (text, last) => this.next({ ...last, text, event: undefined }));
+      this.joiners.set(e.stream.id, m);
+    }
+    // A cut line is not matched against patterns: it closes what is pending and goes on alone.
+    if (e.truncated) {
+      await m.flush();
+      await this.next(e);
+    } else await m.push(e.text, e);
+  }
+
+  async flush(): Promise<void> {
+    for (const m of this.joiners.values()) await m.flush();
   }
 }

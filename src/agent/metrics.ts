@@ -1,0 +1,50 @@
+/** The agent's counters and gauges in the Prometheus text format (version 0.0.4). */
+import type { Pipeline } from './pipeline/pipeline.js';
+import type { Gauge } from './sources/source.js';
+
+interface Family {
+  type: 'counter' | 'gauge';
+  help: string;
+  samples: { labels: Record<string, string>; value: number }[];
+}
+
+function escape(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+export function renderMetrics(p: Pipeline | undefined): string {
+  const families = new Map<string, Family>();
+  const add = (name: string, type: Family['type'], help: string, labels: Record<string, string>, value: number) => {
+    let f = families.get(name);
+    if (!f) families.set(name, (f = { type, help, samples: [] }));
+    f.samples.push({ labels, value });
+  };
+  for (const s of p?.sources ?? []) {
+    const l = { source: s.name };
+    add('ferry_source_lines_total', 'counter', 'Lines read', l, s.counters.linesIn);
+    add('ferry_source_bytes_total', 'counter', 'Bytes read', l, s.counters.bytesIn);
+    add('ferry_source_truncated_lines_total', 'counter', 'Lines cut at max_line_bytes', l, s.counters.truncatedLines);
+    for (const g of s.gauges?.() ?? ([] as Gauge[])) add(g.name, g.name.endsWith('_total') ? 'counter' : 'gauge', g.help, g.labels, g.value);
+  }
+  for (const r of p?.sinks ?? []) {
+    const l = { sink: r.o.name };
+    add('ferry_sink_events_in_total', 'counter', 'Events handed to the sink', l, r.counters.eventsIn);
+    add('ferry_sink_bytes_in_total', 'counter', 'Bytes of serialised events handed to the sink', l, r.counters.bytesIn);
+    add('ferry_sink_events_out_total', 'counter', 'Events delivered', l, r.sink.counters.eventsOut);
+    add('ferry_sink_bytes_out_total', 'counter', 'Bytes sent (compressed, for the axiom sink)', l, r.sink.counters.bytesOut);
+    add('ferry_sink_retries_total', 'counter', 'Delivery attempts that failed and were retried', l, r.sink.counters.retries);
+    add('ferry_sink_dead_lettered_total', 'counter', 'Events refused by the receiver and written to the dead-letter file', l, r.sink.counters.deadLettered);
+    add('ferry_sink_dropped_events_total', 'counter', 'Events dropped because the queue was full (when_full: drop_newest)', l, r.counters.droppedEvents);
+    add('ferry_queue_depth_batches', 'gauge', 'Batches queued and not yet delivered', l, r.queue.depthRecords);
+    add('ferry_queue_depth_bytes', 'gauge', 'Bytes queued and not yet delivered', l, r.queue.depthBytes);
+  }
+  const out: string[] = [];
+  for (const [name, f] of families) {
+    out.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`);
+    for (const s of f.samples) {
+      const labels = Object.entries(s.labels).map(([k, v]) => `${k}="${escape(v)}"`).join(',');
+      out.push(`${name}{${labels}} ${s.value}`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,84 @@
+/**
+ * Everything in front of one sink: serialising events, batching, the sink's disk queue and the delivery
+ * loop. A batch's lines are acknowledged to their sources as soon as the batch is in the queue (fsynced):
+ * from then on the queue, not the file, is what keeps them.
+ */
+import { join } from 'node:path';
+import { Batcher, type BatchLimits, type Mark } from './batcher.js';
+import { Delivery } from './delivery.js';
+import { DiskQueue, type WhenFull } from '../queue/disk-queue.js';
+import type { Sink } from '../sinks/sink.js';
+import type { Envelope } from '../transforms/transform.js';
+
+export interface SinkRunnerOptions {
+  name: string;
+  batch: BatchLimits;
+  queue: { maxBytes: number; whenFull: WhenFull };
+  /** Directory holding the sink's queue (<agent data dir>/queues/<sink>): it outlives restarts and reloads. */
+  queueDir: string;
+  onDurable: (mark: Mark) => void;
+  onError: (err: unknown) => void;
+}
+
+/**
+ * The line shipped for an envelope. An event is serialised; a line nobody parsed goes as it is when it
+ * looks like a JSON object (passthrough: no parse, no re-serialisation, the receiver parses it), and as
+ * `{"message": ...}` otherwise.
+ */
+export function lineOf(e: Envelope): string {
+  if (e.event) return JSON.stringify(e.event);
+  if (!e.truncated && e.text.charCodeAt(0) === 0x7b && e.text.charCodeAt(e.text.length - 1) === 0x7d) return e.text;
+  return JSON.stringify(e.truncated ? { message: e.text, truncated: true } : { message: e.text });
+}
+
+export class SinkRunner {
+  readonly counters = { eventsIn: 0, bytesIn: 0, droppedEvents: 0 };
+  lastError: string | undefined;
+  private readonly batcher: Batcher;
+  private readonly delivery: Delivery;
+
+  private constructor(readonly o: SinkRunnerOptions, readonly sink: Sink, readonly queue: DiskQueue) {
+    this.batcher = new Batcher(o.batch, async (lines, marks) => {
+      const queued = await queue.push(Buffer.from(lines.join('\n')));
+      if (!queued) this.counters.droppedEvents += lines.length;
+      // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
+      for (const m of marks) o.onDurable(m);
+    });
+    this.delivery = new Delivery(queue, sink, (err) => {
+      this.lastError = (err as Error).message;
+      o.onError(err);
+    });
+  }
+
+  static async open(o: SinkRunnerOptions, sink: Sink): Promise<SinkRunner> {
+    const queue = await DiskQueue.open(join(o.queueDir), { maxBytes: o.queue.maxBytes, whenFull: o.queue.whenFull });
+    const r = new SinkRunner(o, sink, queue);
+    r.delivery.start();
+    return r;
+  }
+
+  async accept(e: Envelope): Promise<void> {
+    const line = lineOf(e);
+    this.counters.eventsIn++;
+    this.counters.bytesIn += line.length + 1;
+    await this.batcher.add(line, e);
+  }
+
+  /** Puts what is batched into the queue. */
+  flush(): Promise<void> {
+    return this.batcher.flush();
+  }
+
+  /** Resolves when every queued batch is delivered, or at `deadline` (epoch ms), whichever is first. */
+  async drain(deadline: number): Promise<boolean> {
+    while (this.queue.depthRecords > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return this.queue.depthRecords === 0;
+  }
+
+  /** Cuts retries short and stops; what is still queued is delivered after the next start. */
+  async stop(): Promise<void> {
+    await this.sink.close();
+    await this.delivery.stop();
+    await this.queue.close();
+  }
+}

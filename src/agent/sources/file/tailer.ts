@@ -1,0 +1,160 @@
+/**
+ * One watched file, read through its own open descriptor. Holding the descriptor is what makes rotation
+ * safe: a file renamed or deleted while open keeps its data, so it is drained to its end before it is let
+ * go, while the path is picked up again as a new file.
+ *
+ * Each round (step) checks whether the path still names this file (else: draining), whether the file
+ * shrank (truncation or copytruncate: start over at 0, in a new generation so late acknowledgements of
+ * the old content are ignored), and reads what was appended.
+ */
+import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { type Line, LineSplitter } from '../lines.js';
+import type { SourceCounters, SourceLine, Stream } from '../source.js';
+
+export interface TailerOptions {
+  maxLineBytes: number;
+  chunkBytes: number;
+  /** A rotated or deleted file is let go after this long without new data. */
+  rotateWaitMs: number;
+  fingerprintBytes: number;
+}
+
+export interface Fingerprint {
+  len: number;
+  hash: string;
+}
+
+/** The hash of a file's first `bytes` bytes (fewer if the file is shorter). */
+export async function fingerprint(fh: FileHandle, bytes: number): Promise<Fingerprint> {
+  const buf = Buffer.alloc(bytes);
+  let len = 0;
+  while (len < bytes) {
+    const { bytesRead } = await fh.read(buf, len, bytes - len, len);
+    if (bytesRead === 0) break;
+    len += bytesRead;
+  }
+  return { len, hash: createHash('sha256').update(buf.subarray(0, len)).digest('hex').slice(0, 32) };
+}
+
+export type StepResult = 'open' | 'done';
+
+export class FileTailer implements Stream {
+  readonly id: string;
+  state: 'active' | 'draining' = 'active';
+  /** Bytes consumed into lines (or a line begun). */
+  offset: number;
+  /** Bytes whose lines are durable downstream. */
+  committed: number;
+  generation = 0;
+  /** File size at the last step, for the lag gauge. */
+  size = 0;
+  truncations = 0;
+  private readonly splitter: LineSplitter;
+  private quietSince = Date.now();
+  private readonly lines: Line[] = [];
+
+  constructor(
+    readonly source: string,
+    private readonly fh: FileHandle,
+    readonly dev: number,
+    readonly ino: number,
+    public path: string,
+    offset: number,
+    public fp: Fingerprint,
+    private readonly o: TailerOptions,
+    private readonly onAcknowledge: (t: FileTailer) => void,
+  ) {
+    this.id = `${source}:${dev}:${ino}`;
+    this.offset = offset;
+    this.committed = offset;
+    this.splitter = new LineSplitter(o.maxLineBytes);
+  }
+
+  acknowledge(offset: number, generation: number): void {
+    if (generation !== this.generation || offset <= this.committed) return;
+    this.committed = offset;
+    this.onAcknowledge(this);
+  }
+
+  /** Found again at `path` (renamed into an included name): tailing goes on there. */
+  movedTo(path: string): void {
+    this.path = path;
+    this.state = 'active';
+  }
+
+  /** One round: identity and truncation checks, then up to `budget` bytes read. Returns bytes read. */
+  async step(emit: (l: SourceLine) => Promise<void>, counters: SourceCounters, budget: number): Promise<number> {
+    if (this.state === 'active') {
+      try {
+        const p = await stat(this.path);
+        if (p.ino !== this.ino || p.dev !== this.dev) this.startDraining();
+      } catch {
+        this.startDraining();
+      }
+    }
+    const st = await this.fh.stat();
+    this.size = st.size;
+    // Truncated in place (copytruncate, or `> file`): the file shrank, or it grew back past where we
+    // were before we looked, which only its first bytes changing can tell.
+    const replaced = st.size > this.offset && this.offset > 0 && this.fp.len > 0
+      && (await fingerprint(this.fh, this.fp.len)).hash !== this.fp.hash;
+    if (st.size < this.offset || replaced) {
+      this.truncations++;
+      this.generation++;
+      this.offset = 0;
+      this.committed = 0;
+      this.splitter.reset();
+      this.fp = await fingerprint(this.fh, this.o.fingerprintBytes);
+      this.onAcknowledge(this);
+    } else if (this.fp.len < this.o.fingerprintBytes && st.size > this.fp.len) {
+      // A file shorter than the fingerprint when first seen: extend it as the file grows.
+      this.fp = await fingerprint(this.fh, this.o.fingerprintBytes);
+    }
+    let read = 0;
+    while (read < budget) {
+      // A fresh buffer per read: the splitter keeps slices of an unfinished line across reads.
+      const buf = Buffer.allocUnsafe(this.o.chunkBytes);
+      const { bytesRead } = await this.fh.read(buf, 0, buf.length, this.offset);
+      if (bytesRead === 0) break;
+      const base = this.offset;
+      this.offset += bytesRead;
+      read += bytesRead;
+      counters.bytesIn += bytesRead;
+      this.splitter.split(buf.subarray(0, bytesRead), this.lines);
+      for (const l of this.lines) {
+        counters.linesIn++;
+        if (l.truncated) counters.truncatedLines++;
+        await emit({ text: l.text, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
+      }
+      this.lines.length = 0;
+      if (bytesRead < buf.length) break;
+    }
+    if (read > 0) this.quietSince = Date.now();
+    return read;
+  }
+
+  /** A draining file quiet for rotateWaitMs is finished: its last line, even without a newline, goes out. */
+  async finishIfDrained(emit: (l: SourceLine) => Promise<void>, counters: SourceCounters): Promise<StepResult> {
+    if (this.state !== 'draining' || Date.now() - this.quietSince < this.o.rotateWaitMs) return 'open';
+    const last = this.splitter.finish();
+    if (last) {
+      counters.linesIn++;
+      if (last.truncated) counters.truncatedLines++;
+      await emit({ text: last.text, truncated: last.truncated, stream: this, offset: this.offset, generation: this.generation });
+    }
+    await this.fh.close();
+    return 'done';
+  }
+
+  async close(): Promise<void> {
+    await this.fh.close().catch(() => undefined);
+  }
+
+  private startDraining(): void {
+    if (this.state === 'draining') return;
+    this.state = 'draining';
+    this.quietSince = Date.now();
+  }
+}

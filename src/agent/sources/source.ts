@@ -1,0 +1,55 @@
+/**
+ * Sources read lines from the outside world (files, stdin) and hand them on. They share this one interface,
+ * and the config names them (`type: file`), as in Vector or the OpenTelemetry Collector.
+ *
+ * Each line belongs to a stream (one file, or stdin) and carries the offset just past it. Once every sink
+ * downstream holds a line durably, the pipeline acknowledges its offset to the stream, and a file source
+ * checkpoints it: a restart resumes after the last line known to be safe (at least once).
+ */
+export interface Stream {
+  /** Unique among the agent's streams; names the stream in stateful parsers and in metrics. */
+  readonly id: string;
+  /** The name of the source that reads it. */
+  readonly source: string;
+  /** The file a line came from (enrichment with the source path), if any. */
+  readonly path?: string;
+  /** Every line up to `offset` is durable downstream. `generation` changes when a file is truncated. */
+  acknowledge(offset: number, generation: number): void;
+}
+
+export interface SourceLine {
+  text: string;
+  truncated: boolean;
+  stream: Stream;
+  offset: number;
+  generation: number;
+}
+
+export interface SourceCounters {
+  linesIn: number;
+  bytesIn: number;
+  truncatedLines: number;
+}
+
+export interface Source {
+  readonly name: string;
+  readonly counters: SourceCounters;
+  /** Starts reading; `emit` is awaited, so a slow pipeline slows the reading down (backpressure). */
+  start(emit: (line: SourceLine) => Promise<void>): Promise<void>;
+  /** Resolves when the source has read all it will (stdin at EOF); files never finish. */
+  finished(): Promise<void>;
+  /** Stops reading; resolves once no more lines will be emitted. */
+  stop(): Promise<void>;
+  /** Writes the final checkpoints (after the pipeline made everything emitted durable) and lets go. */
+  close(): Promise<void>;
+  /** Prometheus samples beyond the counters (per-file lag, open files, checkpoint age). */
+  gauges?(): Gauge[];
+}
+
+/** One Prometheus sample of a gauge (or a counter kept outside SourceCounters). */
+export interface Gauge {
+  name: string;
+  help: string;
+  labels: Record<string, string>;
+  value: number;
+}

@@ -1,0 +1,24 @@
+/** The `parse` transform: turns each line into an event with the configured parser, one per stream. */
+import { createParser, type Parser, type ParserConfig } from '../parsers/index.js';
+import type { Emit, Envelope, Transform } from './transform.js';
+
+export class ParseTransform implements Transform {
+  // Container parsers join partial lines, so each stream (file) needs its own parser state.
+  private readonly parsers = new Map<string, Parser>();
+
+  constructor(readonly name: string, private readonly cfg: ParserConfig, private readonly next: Emit) {}
+
+  async process(e: Envelope): Promise<void> {
+    let parser = this.parsers.get(e.stream.id);
+    if (!parser) this.parsers.set(e.stream.id, (parser = createParser(this.cfg)));
+    const event = parser.parse(e.text);
+    if (event === undefined) return; // a partial line, held until its end arrives
+    if (e.truncated) event.truncated = true;
+    e.event = event;
+    await this.next(e);
+  }
+
+  async flush(): Promise<void> {
+    // Nothing to emit: a partial container line without its end is read again after a restart.
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Transforms sit between sources and sinks: parse a line into an event, join multiline events, enrich.
+ * They share this one interface, and the config names them (`type: parse`), as in Vector.
+ */
+import type { LogEvent } from '../parsers/index.js';
+import type { SourceLine } from '../sources/source.js';
+
+/** A line on its way through the pipeline: its text and origin, and the event once parsed. */
+export interface Envelope extends SourceLine {
+  event?: LogEvent;
+}
+
+export type Emit = (e: Envelope) => Promise<void>;
+
+export interface Transform {
+  readonly name: string;
+  /** Takes one envelope; emits zero or more downstream (awaited: backpressure). */
+  process(e: Envelope): Promise<void>;
+  /** Emits whatever is held back (a multiline event in progress): shutdown and reload. */
+  flush(): Promise<void>;
+}
+
+/** The event of an envelope not parsed by any parse transform: the line as `message`. */
+export function eventOf(e: Envelope): LogEvent {
+  if (!e.event) e.event = e.truncated ? { message: e.text, truncated: true } : { message: e.text };
+  return e.event;
+}
