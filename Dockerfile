@@ -10,7 +10,9 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
-    FERRY_DATA_DIR=/var/lib/ferry \
+    FERRY_DATA_DIR=/var/lib/ferry/store \
+    FERRY_AGENT_DATA_DIR=/var/lib/ferry/agent \
+    FERRY_LOG_GLOB=/var/log/app/*.log \
     FERRY_LISTEN=0.0.0.0:8077
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
@@ -22,6 +24,8 @@ RUN useradd --system --home /var/lib/ferry --shell /usr/sbin/nologin ferry \
 USER ferry
 VOLUME ["/var/lib/ferry"]
 EXPOSE 8077
-# Inside a container the listener must leave loopback to be reachable; publish the port deliberately.
+# Default: local mode (config/ferry.yaml), tailing /var/log/app/*.log into the embedded service. Inside a
+# container the service must leave loopback to be reachable; publish the port deliberately.
+# As a sidecar shipping to Axiom: CMD ["agent", "--config", "config/sidecar.yaml"] with AXIOM_TOKEN set.
 ENTRYPOINT ["node", "dist/src/cli/main.js"]
-CMD ["serve", "--config", "config/ferry.yaml"]
+CMD ["agent", "--config", "config/ferry.yaml"]

@@ -103,11 +103,15 @@ export class Agent {
     this.log.info({ sources: next.agent.sources.length, sinks: next.agent.sinks.length }, 'config reloaded');
   }
 
-  /** Shutdown: stop reading, queue what was read, deliver until the deadline, then close everything. */
-  async stop(): Promise<void> {
+  /**
+   * Shutdown: stop reading, queue what was read, deliver until the deadline, then close everything.
+   * Resolves true when everything read was delivered.
+   */
+  async stop(): Promise<boolean> {
     this.stopping = true;
-    await this.pipeline.stop(Date.now() + this.cfg.agent.shutdownTimeoutMs, true);
+    const delivered = await this.pipeline.stop(Date.now() + this.cfg.agent.shutdownTimeoutMs, true);
     await new Promise<void>((r) => (this.api ? this.api.close(() => r()) : r()));
     await this.service?.close();
+    return delivered;
   }
 }

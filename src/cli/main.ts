@@ -37,7 +37,8 @@ commands:
             --multiline P         join stack traces before parsing: java, python or go; or --multiline-start RE
   agent     run the agent: the config's sources, transforms and sinks, and the embedded service if enabled
             ferry agent --config FILE   (-c; SIGHUP reloads FILE, SIGTERM drains within agent.shutdown_timeout)
-  validate  check a config file and say what it runs: ferry validate --config FILE (exit 1 naming the bad key)
+            with only a stdin source it ends with its input: exit 0 once every line is delivered, 1 if not
+  validate  check a config file and say what it runs: ferry validate --config FILE (exit 2 naming the bad key)
   help      show this text
 `;
 
@@ -95,13 +96,19 @@ async function agent(argv: string[]): Promise<void> {
   const { Agent } = await import('../agent/agent.js');
   const running = await Agent.start(cfg, log);
   let signals = 0;
-  const stop = (sig: string) => {
+  const stop = (sig: string, requireDelivered = false) => {
     if (++signals > 1) {
       log.warn({ sig }, 'second signal: exiting without waiting');
       process.exit(1);
     }
     log.info({ sig, deadlineMs: cfg.agent.shutdownTimeoutMs }, 'shutting down: queueing what was read, delivering until the deadline');
-    running.stop().then(() => process.exit(0), (err: unknown) => {
+    running.stop().then((delivered) => {
+      if (requireDelivered && !delivered) {
+        process.stderr.write(`ferry: not every line was delivered within agent.shutdown_timeout; the rest stays queued in ${cfg.agent.dataDir}\n`);
+        process.exit(1);
+      }
+      process.exit(0);
+    }, (err: unknown) => {
       log.error({ err }, 'shutdown failed');
       process.exit(1);
     });
@@ -125,7 +132,7 @@ async function agent(argv: string[]): Promise<void> {
   // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
   if (cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin')) {
     await running.finished();
-    stop('end of input');
+    stop('end of input', true);
   }
 }
 

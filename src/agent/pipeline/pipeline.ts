@@ -134,10 +134,11 @@ export class Pipeline {
   }
 
   /**
-   * Stops the flow. With `drainUntil` (epoch ms), waits that long for the queues to empty before the sinks
-   * stop (shutdown); without, the queues keep what they hold for the next pipeline (reload).
+   * Stops the flow by `deadline` (epoch ms). With `drain`, waits until then for the queues to empty before
+   * the sinks stop (shutdown); without, the queues keep what they hold for the next pipeline (reload).
+   * Resolves true when everything read was queued (and, with `drain`, delivered).
    */
-  async stop(deadline: number, drain: boolean): Promise<void> {
+  async stop(deadline: number, drain: boolean): Promise<boolean> {
     const within = async (what: string, work: Promise<unknown>) => {
       const left = deadline - Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -152,13 +153,16 @@ export class Pipeline {
     for (const t of this.transforms) queued &&= await within(`flushing ${t.name}`, t.flush());
     if (queued) await within('queueing batches', Promise.all(this.sinks.map((s) => s.flush())));
     await Promise.all(this.sources.map((s) => s.close()));
+    let delivered = queued;
     if (drain) {
       const drained = await Promise.all(this.sinks.map((s) => s.drain(deadline)));
       this.sinks.forEach((s, i) => {
         if (!drained[i]) this.log.warn({ sink: s.o.name, batches: s.queue.depthRecords }, 'undelivered batches stay queued for the next start');
       });
+      delivered &&= drained.every(Boolean);
     }
     await Promise.all(this.sinks.map((s) => s.stop()));
+    return delivered;
   }
 }
 
