@@ -136,3 +136,34 @@ describe('batcher → disk queue → sink', () => {
     expect(dropping.dropped).toBe(2);
   });
 });
+
+describe('delivery with several batches in flight', () => {
+  it('acknowledges only the unbroken run of delivered batches, in order, whatever order they finish in', async () => {
+    const queue = await DiskQueue.open(tempDir('ferry-q-'), { maxBytes: 64 * 1024 * 1024 });
+    cleanups.push(() => queue.close());
+    for (let i = 0; i < 4; i++) await queue.push(Buffer.from(`{"batch":${i}}`));
+    const release = new Map<number, () => void>();
+    const sent: number[] = [];
+    const delivery = new Delivery(queue, {
+      send: (b: Buffer) => new Promise<void>((r) => {
+        const n = (JSON.parse(b.toString()) as { batch: number }).batch;
+        sent.push(n);
+        release.set(n, r);
+      }),
+    }, () => undefined, 3);
+    delivery.start();
+    cleanups.push(() => delivery.stop());
+    await until(() => sent.length === 3); // three in flight, the fourth waits for room
+    expect(sent).toEqual([0, 1, 2]);
+    release.get(2)!();
+    release.get(1)!();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(queue.depthRecords).toBe(4); // batch 0 still holds back 1 and 2
+    release.get(0)!();
+    await until(() => queue.depthRecords === 1);
+    await until(() => sent.length === 4);
+    release.get(3)!();
+    await until(() => queue.depthRecords === 0);
+    expect(delivery.batchesDelivered).toBe(4);
+  });
+});

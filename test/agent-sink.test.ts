@@ -5,6 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
 import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
+import { ndjson } from '../src/agent/sinks/sink.js';
 import { backoffMs, requestedWaitMs } from '../src/agent/sinks/retry.js';
 import { ADMIN, startTestService, tempDir } from './helpers.js';
 
@@ -80,7 +81,7 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const { s } = sink(r.url);
-    await s.send(events(3));
+    await s.send(ndjson(events(3)));
     expect(r.requests).toHaveLength(4);
     expect(r.requests[3]).toEqual({ lines: events(3), auth: 'Bearer xaat-test' });
     expect(s.counters).toMatchObject({ eventsOut: 3, retries: 3, deadLettered: 0 });
@@ -105,7 +106,7 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const { s, deadLetter } = sink(r.url);
-    await s.send([...events(5), JSON.stringify({ big: 'x' })]);
+    await s.send(ndjson([...events(5), JSON.stringify({ big: 'x' })]));
     const delivered = r.requests.filter((q) => q.lines.length <= 2 && !q.lines.some((l) => l.includes('big'))).flatMap((q) => q.lines);
     expect(delivered.sort()).toEqual(events(5).sort());
     const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -122,8 +123,8 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const { s, deadLetter } = sink(r.url);
-    await s.send([JSON.stringify({ bad: 1 })]);
-    await s.send(events(3));
+    await s.send(ndjson([JSON.stringify({ bad: 1 })]));
+    await s.send(ndjson(events(3)));
     const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(dead).toEqual([
       { time: expect.any(String), sink: 'out', status: 403, error: 'Forbidden: no ingest capability', event: { bad: 1 } },
@@ -138,11 +139,11 @@ describe('axiom sink', () => {
     await svc.createDataset('logs');
     const token = await svc.apiToken();
     const { s } = sink(svc.url, { token });
-    await s.send(events(10));
+    await s.send(ndjson(events(10)));
     expect(await svc.store.count('logs')).toBe(10);
 
     const down = sink('http://127.0.0.1:1', { token: ADMIN }).s;
-    const pending = down.send(events(1));
+    const pending = down.send(ndjson(events(1)));
     await new Promise((res) => setTimeout(res, 50));
     await down.close();
     await expect(pending).rejects.toThrow(/closed while delivering/);

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser, type ParserConfig } from '../agent/parsers/index.js';
 import { Batcher, DEFAULT_BATCH } from '../agent/pipeline/batcher.js';
-import { Delivery, type BatchSink } from '../agent/pipeline/delivery.js';
+import { Delivery } from '../agent/pipeline/delivery.js';
+import { ndjson, type Sink } from '../agent/sinks/sink.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
 import { forEachLine } from '../agent/sources/lines.js';
 import { Multiline, PRESETS } from '../agent/transforms/multiline.js';
@@ -84,7 +85,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
 
   const work = mkdtempSync(join(tmpdir(), 'ferry-pipe-'));
   const deadLetter = new DeadLetterFile(values['dead-letter'] ?? join(tmpdir(), `ferry-pipe-dead-letter-${process.pid}.ndjson`));
-  let sink: BatchSink & { close?: () => Promise<void> };
+  let sink: Sink;
   let store: EventStore | undefined;
   if (values.local) {
     const cfg = loadConfig(values.config);
@@ -109,7 +110,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   const delivery = new Delivery(queue, sink, (e) => (failure = e));
   delivery.start();
   const batcher = new Batcher(DEFAULT_BATCH, async (lines) => {
-    await queue.push(Buffer.from(lines.join('\n')));
+    await queue.push(ndjson(lines));
   });
   try {
     const stats = await forEachLine(process.stdin, maxLineBytes, async (line, truncated) => {
@@ -127,7 +128,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     process.stderr.write(`ferry pipe: ${stats.lines} line(s) delivered to ${dataset}${stats.truncated ? ` (${stats.truncated} cut to ${maxLineBytes} bytes)` : ''}\n`);
     return 0;
   } finally {
-    await sink.close?.();
+    await sink.close();
     await delivery.stop();
     await queue.close();
     if (store) await store.close();

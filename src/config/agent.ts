@@ -50,6 +50,8 @@ export interface SinkConfig {
   url?: string;
   token?: string;
   compression: 'gzip' | 'zstd' | 'none';
+  /** Batches in flight at once (acknowledged in order). */
+  concurrency: number;
   timeoutMs: number;
   timestampField?: string;
   timestampFormat?: string;
@@ -86,7 +88,7 @@ const SINK_KEYS: Record<string, string[]> = {
   axiom: ['url', 'token', 'compression', 'timeout', 'retry'],
   local: [],
 };
-const COMMON_SINK_KEYS = ['type', 'inputs', 'dataset', 'timestamp_field', 'timestamp_format', 'labels', 'dead_letter', 'batch', 'queue'];
+const COMMON_SINK_KEYS = ['type', 'inputs', 'dataset', 'concurrency', 'timestamp_field', 'timestamp_format', 'labels', 'dead_letter', 'batch', 'queue'];
 
 function ms(path: string, v: unknown, fallback: number): number {
   if (v === undefined) return fallback;
@@ -205,6 +207,7 @@ function buildSink(name: string, r: Raw): SinkConfig {
     url: r.url as string | undefined,
     token: r.token as string | undefined,
     compression: (r.compression as SinkConfig['compression'] | undefined) ?? 'gzip',
+    concurrency: (r.concurrency as number | undefined) ?? 2,
     timeoutMs: ms(`${path}.timeout`, r.timeout, 60_000),
     timestampField: r.timestamp_field as string | undefined,
     timestampFormat: r.timestamp_format as string | undefined,

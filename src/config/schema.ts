@@ -66,6 +66,7 @@ const sink = {
     url: { type: 'string', pattern: '^https?://' },
     token: { type: 'string', minLength: 1 },
     compression: { enum: ['gzip', 'zstd', 'none'] },
+    concurrency: { type: 'integer', minimum: 1, maximum: 64 },
     timeout: duration,
     timestamp_field: { type: 'string', minLength: 1 },
     timestamp_format: { type: 'string', minLength: 1 },

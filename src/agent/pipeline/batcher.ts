@@ -1,6 +1,6 @@
 /**
  * Groups serialised events into batches by count, by bytes and by time, whichever comes first, and hands
- * each batch on (to the disk queue). add() waits while a batch is being handed on, so a full queue slows
+ * each batch on (to the disk queue). add() waits while batches are being handed on, so a full queue slows
  * the sources down instead of growing memory.
  */
 export interface BatchLimits {
@@ -28,13 +28,19 @@ export class Batcher {
 
   constructor(private readonly limits: BatchLimits, private readonly handOn: (lines: string[], marks: Mark[]) => Promise<void>) {}
 
+  /**
+   * Adds a line. A full batch is handed on while the next one gathers; add() waits only when the batch
+   * before that one is still being handed on (so at most one batch is in hand-over and one gathering).
+   */
   async add(line: string, mark?: Mark): Promise<void> {
-    await this.flushing;
     this.lines.push(line);
     if (mark) this.marks.set(mark.stream, mark);
     this.bytes += line.length + 1;
-    if (this.lines.length >= this.limits.maxEvents || this.bytes >= this.limits.maxBytes) await this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), this.limits.timeoutMs);
+    if (this.lines.length >= this.limits.maxEvents || this.bytes >= this.limits.maxBytes) {
+      const before = this.flushing;
+      void this.flush().catch(() => undefined); // its failure surfaces through the next add or flush
+      await before;
+    } else this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
   }
 
   /** Hands on what is gathered now (also used on shutdown). */

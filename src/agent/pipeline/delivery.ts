@@ -1,19 +1,26 @@
 /**
- * Moves batches from a disk queue to a sink, in order, and acknowledges each one only after the sink
- * delivered it: a crash between the two repeats the batch (at least once), never loses it.
+ * Moves batches from a disk queue to a sink and acknowledges each one only after the sink delivered it: a
+ * crash between the two repeats the batch (at least once), never loses it.
+ *
+ * Up to `concurrency` batches are in flight at once (compressing one while another is on the wire), and
+ * the queue is acknowledged only over the unbroken run of delivered batches from its head, so a batch
+ * that fails or is still retrying holds back the acknowledgement of those after it.
  */
+import type { LogPosition } from '../queue/segment-log.js';
 import type { DiskQueue } from '../queue/disk-queue.js';
-
-export interface BatchSink {
-  send(lines: string[]): Promise<void>;
-}
+import type { Sink } from '../sinks/sink.js';
 
 export class Delivery {
   private readonly state = { closed: false };
   private running: Promise<void> | undefined;
   batchesDelivered = 0;
 
-  constructor(private readonly queue: DiskQueue, private readonly sink: BatchSink, private readonly onError: (e: unknown) => void = () => undefined) {}
+  constructor(
+    private readonly queue: DiskQueue,
+    private readonly sink: Pick<Sink, 'send'>,
+    private readonly onError: (e: unknown) => void = () => undefined,
+    private readonly concurrency = 1,
+  ) {}
 
   start(): void {
     this.running ??= this.loop();
@@ -21,24 +28,41 @@ export class Delivery {
 
   private async loop(): Promise<void> {
     let pos = this.queue.ackedPosition;
-    while (!this.state.closed) {
-      const records = await this.queue.next(1, pos, this.state);
-      for (const r of records) {
-        try {
-          await this.sink.send(r.payload.toString('utf8').split('\n'));
-        } catch (e) {
-          // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
-          if (!this.state.closed) this.onError(e);
-          return;
+    const inFlight: { next: LogPosition; done: boolean; sending: Promise<void> }[] = [];
+    let failed = false;
+    let acking = Promise.resolve();
+    let wake: (() => void) | undefined;
+    while (!this.state.closed && !failed) {
+      if (inFlight.length >= this.concurrency) {
+        await new Promise<void>((r) => (wake = r));
+      } else {
+        const records = await this.queue.next(this.concurrency - inFlight.length, pos, this.state);
+        for (const r of records) {
+          pos = r.next;
+          const entry = { next: r.next, done: false, sending: Promise.resolve() };
+          entry.sending = this.sink.send(r.payload).then(async () => {
+            entry.done = true;
+            // Acknowledge the delivered run at the head, in order.
+            let upTo: LogPosition | undefined;
+            while (inFlight.length > 0 && inFlight[0]!.done) {
+              upTo = inFlight.shift()!.next;
+              this.batchesDelivered++;
+            }
+            // Acknowledgements are written one after another, so a later one never lands first.
+            if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
+          }, (e: unknown) => {
+            // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
+            if (!this.state.closed && !failed) this.onError(e);
+            failed = true;
+          }).finally(() => wake?.());
+          inFlight.push(entry);
         }
-        await this.queue.ack(r.next);
-        this.batchesDelivered++;
-        pos = r.next;
       }
     }
+    await Promise.all(inFlight.map((e) => e.sending));
   }
 
-  /** Stops after the batch in flight (whose sink the caller closes to cut its retries short). */
+  /** Stops after the batches in flight (whose sink the caller closes to cut their retries short). */
   async stop(): Promise<void> {
     this.state.closed = true;
     this.queue.wakeReaders();

@@ -76,7 +76,7 @@ export class Pipeline {
     try {
       for (const [idx, s] of cfg.sinks.entries()) {
         const runner = await SinkRunner.open({
-          name: s.name, batch: s.batch, queue: s.queue, queueDir: join(cfg.dataDir, 'queues', s.name),
+          name: s.name, batch: s.batch, queue: s.queue, concurrency: s.concurrency, queueDir: join(cfg.dataDir, 'queues', s.name),
           onDurable: (m) => acks.durable(idx, m),
           onError: (err) => log.error({ err, sink: s.name }, 'sink stopped delivering; its queue keeps the data'),
         }, await createSink(s, cfg, deps));
@@ -117,7 +117,7 @@ export class Pipeline {
     const sources: Source[] = cfg.sources.map((s) => s.type === 'stdin'
       ? new StdinSource(s.name, s.maxLineBytes)
       : new FileSource(s.name, {
-        ...s, chunkBytes: 256 * 1024, stateDir: cfg.dataDir,
+        ...s, chunkBytes: 1024 * 1024, stateDir: cfg.dataDir,
         onError: (err, context) => log.warn({ err, ...context }, 'file source problem'),
       }));
     const pipeline = new Pipeline(sources, ordered, sinks, log);

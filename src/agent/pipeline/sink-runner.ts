@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Batcher, type BatchLimits, type Mark } from './batcher.js';
 import { Delivery } from './delivery.js';
 import { DiskQueue, type WhenFull } from '../queue/disk-queue.js';
-import type { Sink } from '../sinks/sink.js';
+import { ndjson, type Sink } from '../sinks/sink.js';
 import type { Envelope } from '../transforms/transform.js';
 
 export interface SinkRunnerOptions {
@@ -16,6 +16,8 @@ export interface SinkRunnerOptions {
   queue: { maxBytes: number; whenFull: WhenFull };
   /** Directory holding the sink's queue (<agent data dir>/queues/<sink>): it outlives restarts and reloads. */
   queueDir: string;
+  /** Batches in flight to the sink at once. */
+  concurrency: number;
   onDurable: (mark: Mark) => void;
   onError: (err: unknown) => void;
 }
@@ -39,7 +41,7 @@ export class SinkRunner {
 
   private constructor(readonly o: SinkRunnerOptions, readonly sink: Sink, readonly queue: DiskQueue) {
     this.batcher = new Batcher(o.batch, async (lines, marks) => {
-      const queued = await queue.push(Buffer.from(lines.join('\n')));
+      const queued = await queue.push(ndjson(lines));
       if (!queued) this.counters.droppedEvents += lines.length;
       // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
       for (const m of marks) o.onDurable(m);
@@ -47,7 +49,7 @@ export class SinkRunner {
     this.delivery = new Delivery(queue, sink, (err) => {
       this.lastError = (err as Error).message;
       o.onError(err);
-    });
+    }, o.concurrency);
   }
 
   static async open(o: SinkRunnerOptions, sink: Sink): Promise<SinkRunner> {

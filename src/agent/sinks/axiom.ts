@@ -15,7 +15,7 @@ import { compress as zstdCompress } from 'zstd-napi';
 import { Agent, request } from 'undici';
 import { backoffMs, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
-import type { Sink, SinkCounters } from './sink.js';
+import { countLines, ndjson, splitLines, type Sink, type SinkCounters } from './sink.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -60,23 +60,24 @@ export class AxiomSink implements Sink {
     this.endpoint = `${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`;
   }
 
-  /** Delivers NDJSON lines (one event each). Resolves once every line is delivered or dead-lettered. */
-  async send(lines: string[]): Promise<void> {
-    if (lines.length === 0) return;
-    const body = await this.encode(Buffer.from(lines.join('\n')));
+  /** Delivers a batch (NDJSON). Resolves once every event is delivered or dead-lettered. */
+  async send(batch: Buffer): Promise<void> {
+    if (batch.length === 0) return;
+    const body = await this.encode(batch);
     const { status, text } = await this.post(body);
     if (status === 413) {
+      const lines = splitLines(batch);
       if (lines.length === 1) {
         await this.deadLetter(lines, 413, 'the receiver refused this event as too large (413)');
         return;
       }
       const half = Math.ceil(lines.length / 2);
-      await this.send(lines.slice(0, half));
-      await this.send(lines.slice(half));
+      await this.send(ndjson(lines.slice(0, half)));
+      await this.send(ndjson(lines.slice(half)));
       return;
     }
     if (status >= 200 && status < 300) {
-      this.counters.eventsOut += lines.length;
+      this.counters.eventsOut += countLines(batch);
       this.counters.bytesOut += body.length;
       const failures = parseFailures(text);
       if (failures.length > 0) {
@@ -85,7 +86,7 @@ export class AxiomSink implements Sink {
       }
       return;
     }
-    await this.deadLetter(lines, status, errorMessage(text, status));
+    await this.deadLetter(splitLines(batch), status, errorMessage(text, status));
   }
 
   private get encoding(): string | undefined {
@@ -95,7 +96,7 @@ export class AxiomSink implements Sink {
 
   private async encode(raw: Buffer): Promise<Buffer> {
     switch (this.o.compression ?? 'gzip') {
-      case 'gzip': return gzipAsync(raw, { level: zlib.Z_BEST_SPEED });
+      case 'gzip': return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 256 * 1024 });
       case 'zstd': return zstdCompress(raw);
       case 'none': return raw;
     }

@@ -16,14 +16,13 @@ export class LocalSink implements Sink {
     private readonly options: IngestOptions = {}, private readonly name = 'local',
   ) {}
 
-  async send(lines: string[]): Promise<void> {
+  async send(batch: Buffer): Promise<void> {
     const file = this.store.tempFile('ndjson');
-    const body = lines.join('\n');
-    await writeFile(file, body);
+    await writeFile(file, batch);
     try {
       const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options);
       this.counters.eventsOut += r.ingested;
-      this.counters.bytesOut += Buffer.byteLength(body);
+      this.counters.bytesOut += batch.length;
       this.counters.deadLettered += r.failed;
       if (r.failures.length > 0) {
         const time = new Date().toISOString();

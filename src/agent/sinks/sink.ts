@@ -13,7 +13,26 @@ export interface SinkCounters {
 
 export interface Sink {
   readonly counters: SinkCounters;
-  send(lines: string[]): Promise<void>;
+  /** Delivers one batch: NDJSON, lines joined by newlines (as the queue holds it, so never re-split). */
+  send(batch: Buffer): Promise<void>;
   /** Stops retrying; a send in progress rejects and its batch stays queued. */
   close(): Promise<void>;
+}
+
+/** A batch of serialised events as the queue and the sinks carry it. */
+export function ndjson(lines: readonly string[]): Buffer {
+  return Buffer.from(lines.join('\n'));
+}
+
+/** How many events a batch holds (its newlines plus one; memchr in native code). */
+export function countLines(batch: Buffer): number {
+  if (batch.length === 0) return 0;
+  let n = 1;
+  for (let i = batch.indexOf(10); i >= 0; i = batch.indexOf(10, i + 1)) n++;
+  return n;
+}
+
+/** The events of a batch, for the slow paths that need them one by one (413 splitting, dead letters). */
+export function splitLines(batch: Buffer): string[] {
+  return batch.length === 0 ? [] : batch.toString('utf8').split('\n');
 }

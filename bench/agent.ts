@@ -1,0 +1,154 @@
+/**
+ * bench:agent — ships a 1 GiB NDJSON file of access-log events through `ferry agent` (remote-only, a child
+ * process) to a receiver in this process that decompresses each batch and counts its lines, and prints
+ * MB/s, lines/s, CPU seconds (agent and receiver) and the agent's peak RSS, in two modes:
+ *   passthrough      no parse transform: JSON lines are shipped as they are (gzip level 1)
+ *   parse-and-enrich parse json + enrich (host, source path, a static field): every line parsed and
+ *                    re-serialised
+ * The file is generated once and kept in the temp directory (reused by later runs).
+ *
+ * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { AccessLogGenerator } from './access-log.js';
+import { cpuSeconds, peakRss } from './server-process.js';
+
+const gunzipAsync = promisify(gunzip);
+const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+const { values } = parseArgs({
+  options: {
+    mb: { type: 'string', default: '1024' },
+    mode: { type: 'string', default: 'both' },
+  },
+});
+const targetBytes = Number(values.mb) * 1024 * 1024;
+
+async function generate(): Promise<{ file: string; lines: number; bytes: number }> {
+  const file = join(tmpdir(), `ferry-bench-agent-${values.mb}MiB.ndjson`);
+  const meta = `${file}.lines`;
+  if (existsSync(file) && existsSync(meta)) {
+    const lines = Number((await import('node:fs')).readFileSync(meta, 'utf8'));
+    return { file, lines, bytes: statSync(file).size };
+  }
+  const gen = new AccessLogGenerator(11);
+  const tmp = `${file}.tmp`;
+  const out = createWriteStream(tmp);
+  let bytes = 0;
+  let lines = 0;
+  while (bytes < targetBytes) {
+    const chunk = `${gen.ndjson(5000)}\n`;
+    bytes += Buffer.byteLength(chunk);
+    lines += 5000;
+    if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  renameSync(tmp, file);
+  writeFileSync(meta, String(lines));
+  return { file, lines, bytes };
+}
+
+/** Counts the lines of every batch it is sent (gunzip on libuv's pool, like a real receiver). */
+async function startReceiver(): Promise<{ url: string; lines: () => number; close: () => Promise<void> }> {
+  let lines = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const body = req.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw;
+      let n = 0;
+      for (let i = body.indexOf(10); i >= 0; i = body.indexOf(10, i + 1)) n++;
+      if (body.length > 0 && body[body.length - 1] !== 10) n++;
+      lines += n;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ingested: n, failed: 0, failures: [], processedBytes: body.length, blocksCreated: 0, walLength: 0 }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    lines: () => lines,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+async function run(mode: 'passthrough' | 'parse', data: { file: string; lines: number; bytes: number }): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-agent-'));
+  const receiver = await startReceiver();
+  const transforms = mode === 'parse'
+    ? `transforms:
+  parse: { type: parse, inputs: [file], parser: json }
+  enrich: { type: enrich, inputs: [parse], host: true, source_path: true, fields: { environment: bench } }
+`
+    : '';
+  const config = join(dir, 'agent.yaml');
+  writeFileSync(config, `
+log: { level: warn }
+service: { enabled: false }
+agent:
+  data_dir: ${join(dir, 'state')}
+  api: { enabled: false }
+sources:
+  file: { type: file, include: ["${data.file}"], start_at: beginning }
+${transforms}
+sinks:
+  out:
+    type: axiom
+    inputs: [${mode === 'parse' ? 'enrich' : 'file'}]
+    url: ${receiver.url}
+    token: xaat-bench
+    dataset: bench
+    compression: gzip
+`);
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const recv0 = process.cpuUsage();
+  const t0 = performance.now();
+  let agentCpu = 0;
+  let rss = 0;
+  while (receiver.lines() < data.lines) {
+    if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 50));
+    agentCpu = cpuSeconds(child.pid!);
+    rss = peakRss(child.pid!);
+  }
+  const secs = (performance.now() - t0) / 1000;
+  const recvUsage = process.cpuUsage(recv0);
+  const recvCpu = (recvUsage.user + recvUsage.system) / 1e6;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.on('exit', r));
+  await receiver.close();
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`${mode === 'parse' ? 'parse-and-enrich' : 'passthrough'}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`);
+  console.log(`  MB/s              ${(data.bytes / 1e6 / secs).toFixed(1)}`);
+  console.log(`  lines/s           ${Math.round(data.lines / secs).toLocaleString('en-US')}`);
+  console.log(`  agent CPU         ${agentCpu.toFixed(1)} s (${(agentCpu / secs).toFixed(2)} cores)`);
+  console.log(`  receiver CPU      ${recvCpu.toFixed(1)} s (${(recvCpu / secs).toFixed(2)} cores)`);
+  console.log(`  agent peak RSS    ${(rss / 1048576).toFixed(0)} MiB`);
+}
+
+async function main(): Promise<void> {
+  const data = await generate();
+  console.log(`input: ${data.file} (${(data.bytes / 1048576).toFixed(0)} MiB, ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / data.lines).toFixed(0)} bytes/line)`);
+  if (values.mode !== 'parse') await run('passthrough', data);
+  if (values.mode !== 'passthrough') await run('parse', data);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
