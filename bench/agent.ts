@@ -113,9 +113,10 @@ sinks:
     token: xaat-bench
     dataset: bench
     compression: gzip
+    concurrency: ${process.env.BENCH_CONCURRENCY ?? 2}
 `);
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env } });
   const recv0 = process.cpuUsage();
   const t0 = performance.now();
   let agentCpu = 0;

@@ -199,14 +199,14 @@ describe('ferry agent', () => {
     const count = async () => {
       const r = await fetch(`${svc}/v1/datasets/_apl?format=legacy`, {
         method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ apl: "['logs'] | project id, message, host, ['source.path']" }),
+        body: JSON.stringify({ apl: "['logs'] | project id, message, ['host.name'], ['log.file.path']" }),
       });
       return r.status === 200 ? ((await r.json()) as { matches: { data: Record<string, unknown> }[] }).matches.map((m) => m.data) : [];
     };
     await until('4 events stored', async () => (await count()).length === 4);
     const events = await count();
     expect(events.map((e) => e.id ?? e.message).sort()).toEqual(['e1', 'e2', 'e3', 'not json']);
-    expect(events.every((e) => e['source.path'] === join(dir, 'logs', 'app.log') && typeof e.host === 'string')).toBe(true);
+    expect(events.every((e) => e['log.file.path'] === join(dir, 'logs', 'app.log') && typeof e['host.name'] === 'string')).toBe(true);
 
     const metrics = await (await fetch(`${api}/metrics`)).text();
     expect(metrics).toContain('ferry_source_lines_total{source="app_logs"} 4');

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Batcher } from '../src/agent/pipeline/batcher.js';
+import { splitLines } from '../src/agent/sinks/sink.js';
 import { Delivery } from '../src/agent/pipeline/delivery.js';
 import { DiskQueue } from '../src/agent/queue/disk-queue.js';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
@@ -54,12 +55,12 @@ const until = async (cond: () => boolean, ms = 10_000) => {
 describe('batcher', () => {
   it('cuts batches by count, by bytes, and by time', async () => {
     const batches: string[][] = [];
-    const b = new Batcher({ maxEvents: 10, maxBytes: 1000, timeoutMs: 50 }, async (l) => void batches.push(l));
+    const b = new Batcher({ maxEvents: 10, maxBytes: 1000, timeoutMs: 50 }, async (b) => void batches.push(splitLines(b)));
     for (let i = 0; i < 25; i++) await b.add(`{"i":${i}}`);
     expect(batches.map((x) => x.length)).toEqual([10, 10]);
     await until(() => batches.length === 3);
     expect(batches[2]).toHaveLength(5);
-    const big = new Batcher({ maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 }, async (l) => void batches.push(l));
+    const big = new Batcher({ maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 }, async (b) => void batches.push(splitLines(b)));
     for (let i = 0; i < 4; i++) await big.add('x'.repeat(40));
     expect(batches[3]).toHaveLength(3); // 3 × 41 bytes passes 100
     await big.flush();
@@ -76,7 +77,7 @@ describe('batcher → disk queue → sink', () => {
     const delivery = new Delivery(queue, sinkTo(r.url));
     delivery.start();
     cleanups.push(() => delivery.stop());
-    const batcher = new Batcher({ maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 20 }, async (lines) => void (await queue.push(Buffer.from(lines.join('\n')))));
+    const batcher = new Batcher({ maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 20 }, async (b) => void (await queue.push(b)));
     for (let i = 0; i < 1000; i++) await batcher.add(JSON.stringify({ i }));
     await batcher.flush();
     await new Promise((res) => setTimeout(res, 200));

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { createParser, type ParserConfig } from '../agent/parsers/index.js';
 import { Batcher, DEFAULT_BATCH } from '../agent/pipeline/batcher.js';
 import { Delivery } from '../agent/pipeline/delivery.js';
-import { ndjson, type Sink } from '../agent/sinks/sink.js';
+import type { Sink } from '../agent/sinks/sink.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
 import { forEachLine } from '../agent/sources/lines.js';
 import { Multiline, PRESETS } from '../agent/transforms/multiline.js';
@@ -109,8 +109,8 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   let failure: unknown;
   const delivery = new Delivery(queue, sink, (e) => (failure = e));
   delivery.start();
-  const batcher = new Batcher(DEFAULT_BATCH, async (lines) => {
-    await queue.push(ndjson(lines));
+  const batcher = new Batcher(DEFAULT_BATCH, async (batch) => {
+    await queue.push(batch);
   });
   try {
     const stats = await forEachLine(process.stdin, maxLineBytes, async (line, truncated) => {

@@ -185,8 +185,9 @@ function buildTransform(name: string, r: Raw): TransformConfig {
       const field = (v: unknown, def: string) => (v === true ? def : typeof v === 'string' && v ? v : undefined);
       return {
         name, inputs, type,
-        hostField: field(r.host, 'host'),
-        pathField: field(r.source_path, 'source.path'),
+        // OpenTelemetry's names: plain `host` would overwrite a field many logs have (the HTTP Host).
+        hostField: field(r.host, 'host.name'),
+        pathField: field(r.source_path, 'log.file.path'),
         fields: (r.fields as Record<string, string | number | boolean> | undefined) ?? {},
       };
     }

@@ -18,42 +18,77 @@ export interface Mark {
 
 export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
 
+/** Batches being handed on (queued) while the next one gathers. */
+const MAX_HANDING = 2;
+
 export class Batcher {
-  private lines: string[] = [];
+  /**
+   * The batch being gathered, already as NDJSON bytes: each line is encoded into it as it comes, so line
+   * strings die young (cheap for the garbage collector) and a full batch needs no join.
+   */
+  private buf: Buffer;
+  private used = 0;
+  private count = 0;
   /** The last mark of each stream in the batch being gathered (offsets only grow within a stream). */
   private marks = new Map<Mark['stream'], Mark>();
-  private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly handing: Promise<void>[] = [];
 
-  constructor(private readonly limits: BatchLimits, private readonly handOn: (lines: string[], marks: Mark[]) => Promise<void>) {}
+  constructor(
+    private readonly limits: BatchLimits,
+    private readonly handOn: (batch: Buffer, count: number, marks: Mark[]) => Promise<void>,
+  ) {
+    this.buf = Buffer.allocUnsafe(this.capacity);
+  }
+
+  /** Room for a batch of maxBytes plus the line that crosses it. */
+  private get capacity(): number {
+    return this.limits.maxBytes + 64 * 1024;
+  }
 
   /**
-   * Adds a line. A full batch is handed on while the next one gathers; add() waits only when the batch
-   * before that one is still being handed on (so at most one batch is in hand-over and one gathering).
+   * Adds a line. A full batch is handed on while the next one gathers; add() waits once MAX_HANDING
+   * batches are being handed on.
    */
   async add(line: string, mark?: Mark): Promise<void> {
-    this.lines.push(line);
+    // Worst case 3 bytes per UTF-16 unit: only then is the exact length worth computing.
+    const room = this.buf.length - this.used - 1;
+    if (line.length * 3 > room && Buffer.byteLength(line) > room) {
+      if (this.count > 0) await this.cut();
+      if (Buffer.byteLength(line) + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(Buffer.byteLength(line) + 1);
+    }
+    if (this.count > 0) this.buf[this.used++] = 0x0a;
+    this.used += this.buf.write(line, this.used);
+    this.count++;
     if (mark) this.marks.set(mark.stream, mark);
-    this.bytes += line.length + 1;
-    if (this.lines.length >= this.limits.maxEvents || this.bytes >= this.limits.maxBytes) {
-      const before = this.flushing;
-      void this.flush().catch(() => undefined); // its failure surfaces through the next add or flush
-      await before;
-    } else this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
+    if (this.count >= this.limits.maxEvents || this.used >= this.limits.maxBytes) await this.cut();
+    else this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
+  }
+
+  private async cut(): Promise<void> {
+    void this.flush().catch(() => undefined); // its failure surfaces through the next add or flush
+    // Hand-overs overlap the gathering of the next batches (a queue append waits for its fsync), up to
+    // MAX_HANDING batches; beyond that the caller waits, which is the backpressure.
+    while (this.handing.length > MAX_HANDING) await this.handing[0];
   }
 
   /** Hands on what is gathered now (also used on shutdown). */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.lines.length === 0) return this.flushing;
-    const batch = this.lines;
+    if (this.count === 0) return this.flushing;
+    const batch = this.buf.subarray(0, this.used);
+    const count = this.count;
     const marks = [...this.marks.values()];
-    this.lines = [];
+    this.buf = Buffer.allocUnsafe(this.capacity);
+    this.used = 0;
+    this.count = 0;
     this.marks = new Map();
-    this.bytes = 0;
-    this.flushing = this.flushing.then(() => this.handOn(batch, marks));
-    return this.flushing;
+    const done = this.flushing.then(() => this.handOn(batch, count, marks));
+    this.flushing = done;
+    this.handing.push(done);
+    void done.finally(() => this.handing.splice(this.handing.indexOf(done), 1)).catch(() => undefined);
+    return done;
   }
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Batcher, type BatchLimits, type Mark } from './batcher.js';
 import { Delivery } from './delivery.js';
 import { DiskQueue, type WhenFull } from '../queue/disk-queue.js';
-import { ndjson, type Sink } from '../sinks/sink.js';
+import type { Sink } from '../sinks/sink.js';
 import type { Envelope } from '../transforms/transform.js';
 
 export interface SinkRunnerOptions {
@@ -23,11 +23,18 @@ export interface SinkRunnerOptions {
 }
 
 /**
- * The line shipped for an envelope. An event is serialised; a line nobody parsed goes as it is when it
+ * The line shipped for an envelope. A parsed JSON line goes as its own text, with enrichment fields spliced
+ * in before the closing brace; another event is serialised; a line nobody parsed goes as it is when it
  * looks like a JSON object (passthrough: no parse, no re-serialisation, the receiver parses it), and as
  * `{"message": ...}` otherwise.
  */
 export function lineOf(e: Envelope): string {
+  if (e.verbatim !== undefined) {
+    if (!e.extra) return e.verbatim;
+    let tail = '';
+    for (const [k, v] of e.extra) tail += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
+    return `${e.verbatim.slice(0, -1)}${tail}}`;
+  }
   if (e.event) return JSON.stringify(e.event);
   if (!e.truncated && e.text.charCodeAt(0) === 0x7b && e.text.charCodeAt(e.text.length - 1) === 0x7d) return e.text;
   return JSON.stringify(e.truncated ? { message: e.text, truncated: true } : { message: e.text });
@@ -40,9 +47,9 @@ export class SinkRunner {
   private readonly delivery: Delivery;
 
   private constructor(readonly o: SinkRunnerOptions, readonly sink: Sink, readonly queue: DiskQueue) {
-    this.batcher = new Batcher(o.batch, async (lines, marks) => {
-      const queued = await queue.push(ndjson(lines));
-      if (!queued) this.counters.droppedEvents += lines.length;
+    this.batcher = new Batcher(o.batch, async (batch, count, marks) => {
+      const queued = await queue.push(batch);
+      if (!queued) this.counters.droppedEvents += count;
       // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
       for (const m of marks) o.onDurable(m);
     });
@@ -62,7 +69,7 @@ export class SinkRunner {
   async accept(e: Envelope): Promise<void> {
     const line = lineOf(e);
     this.counters.eventsIn++;
-    this.counters.bytesIn += line.length + 1;
+    this.counters.bytesIn += line.length + 1; // UTF-16 units: exact for ASCII, and free
     await this.batcher.add(line, e);
   }
 

@@ -18,12 +18,21 @@ export class EnrichTransform implements Transform {
   }
 
   async process(e: Envelope): Promise<void> {
-    const event = eventOf(e);
-    if (this.cfg.hostField) event[this.cfg.hostField] = this.host;
-    if (this.cfg.pathField && e.stream.path !== undefined) event[this.cfg.pathField] = e.stream.path;
-    for (const [k, v] of this.fields) event[k] = v;
+    if (this.cfg.hostField) set(e, this.cfg.hostField, this.host);
+    if (this.cfg.pathField && e.stream.path !== undefined) set(e, this.cfg.pathField, e.stream.path);
+    for (const [k, v] of this.fields) set(e, k, v);
     await this.next(e);
   }
 
   async flush(): Promise<void> {}
+}
+
+/** Sets a field, noting it for splicing into the event's verbatim text (a field it already has cannot be). */
+function set(e: Envelope, key: string, value: unknown): void {
+  const event = eventOf(e);
+  if (e.verbatim !== undefined) {
+    if (Object.hasOwn(event, key)) e.verbatim = undefined;
+    else (e.extra ??= []).push([key, value]);
+  }
+  event[key] = value;
 }

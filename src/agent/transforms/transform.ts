@@ -8,6 +8,13 @@ import type { SourceLine } from '../sources/source.js';
 /** A line on its way through the pipeline: its text and origin, and the event once parsed. */
 export interface Envelope extends SourceLine {
   event?: LogEvent;
+  /**
+   * The event's own JSON text, while the event is exactly that text parsed plus the `extra` fields: the
+   * sink then ships the text with the extra fields spliced in, instead of serialising the event again.
+   * Whatever changes the event otherwise must clear it.
+   */
+  verbatim?: string;
+  extra?: [string, unknown][];
 }
 
 export type Emit = (e: Envelope) => Promise<void>;
