@@ -8,6 +8,8 @@
  * The file is generated once and kept in the temp directory (reused by later runs).
  *
  * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]
+ * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
+ * BENCH_CONCURRENCY (batches in flight, default 2), BENCH_NODE_ARGS (flags for the agent's node).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { AccessLogGenerator } from './access-log.js';
 import { cpuSeconds, peakRss } from './server-process.js';
 
@@ -65,7 +68,8 @@ async function startReceiver(): Promise<{ url: string; lines: () => number; clos
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const raw = Buffer.concat(chunks);
-      const body = req.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw;
+      const enc = req.headers['content-encoding'];
+      const body = enc === 'gzip' ? await gunzipAsync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
       let n = 0;
       for (let i = body.indexOf(10); i >= 0; i = body.indexOf(10, i + 1)) n++;
       if (body.length > 0 && body[body.length - 1] !== 10) n++;
@@ -112,7 +116,7 @@ sinks:
     url: ${receiver.url}
     token: xaat-bench
     dataset: bench
-    compression: gzip
+    compression: ${process.env.BENCH_COMPRESSION ?? 'gzip'}
     concurrency: ${process.env.BENCH_CONCURRENCY ?? 2}
 `);
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN, tempDir } from './helpers.js';
 
@@ -14,6 +15,7 @@ const CLI = 'dist/src/cli/main.js';
 class Receiver {
   readonly seen = new Map<string, number>();
   readonly events: Record<string, unknown>[] = [];
+  readonly lines: string[] = [];
   requests = 0;
   delayMs = 0;
   private server: Server | undefined;
@@ -46,8 +48,11 @@ class Receiver {
     for await (const c of req) chunks.push(c as Buffer);
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     this.requests++;
-    const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
+    const raw = Buffer.concat(chunks);
+    const enc = req.headers['content-encoding'];
+    const body = enc === 'gzip' ? gunzipSync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
     const lines = body.toString().split('\n').filter(Boolean);
+    this.lines.push(...lines);
     for (const l of lines) {
       const e = JSON.parse(l) as Record<string, unknown>;
       this.events.push(e);
@@ -315,6 +320,30 @@ describe('ferry agent', () => {
     const down = await run('http://127.0.0.1:9', '1s');
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('not every line was delivered');
+  });
+
+  it('passthrough: a file source feeding a sink directly ships JSON lines as written, other lines as {message}', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'logs'));
+    const receiver = new Receiver();
+    receivers.push(receiver);
+    await receiver.up();
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(config, `
+service: { enabled: false }
+agent: { data_dir: ${join(dir, 'state')}, api: { enabled: false } }
+sources:
+  app: { type: file, include: ["${join(dir, 'logs')}/*.log"], poll_interval: 50ms }
+sinks:
+  out: { type: axiom, inputs: [app], url: ${receiver.url}, token: t, dataset: d, batch: { timeout: 100ms }, compression: zstd }
+`);
+    const agent = startAgent(config);
+    await agent.waitLog('agent running');
+    writeFileSync(join(dir, 'logs', 'app.log'), '{"id": "e1",   "kept": "as written"}\nplain words\n');
+    await until('2 events', () => receiver.events.length === 2);
+    expect(receiver.lines).toEqual(['{"id": "e1",   "kept": "as written"}', '{"message":"plain words"}']);
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
   });
 
   it('SIGTERM delivers what was read before exiting, within the deadline, even to a slow receiver', async () => {

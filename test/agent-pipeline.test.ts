@@ -3,6 +3,10 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Batcher } from '../src/agent/pipeline/batcher.js';
 import { splitLines } from '../src/agent/sinks/sink.js';
+import { lineOf } from '../src/agent/pipeline/sink-runner.js';
+import { EnrichTransform } from '../src/agent/transforms/enrich.js';
+import { ParseTransform } from '../src/agent/transforms/parse.js';
+import { hostname } from 'node:os';
 import { Delivery } from '../src/agent/pipeline/delivery.js';
 import { DiskQueue } from '../src/agent/queue/disk-queue.js';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
@@ -166,5 +170,32 @@ describe('delivery with several batches in flight', () => {
     release.get(3)!();
     await until(() => queue.depthRecords === 0);
     expect(delivery.batchesDelivered).toBe(4);
+  });
+});
+
+describe('what a sink ships for each line', () => {
+  const stream = { id: 's', source: 's', path: '/var/log/app.log', acknowledge: () => undefined };
+  const base = { truncated: false, stream, offset: 1, generation: 0 };
+
+  it('passthrough: a JSON line as its own bytes, anything else as {message}', () => {
+    const raw = Buffer.from('{"a":1,"b":"x"}');
+    expect(lineOf({ ...base, text: '', raw })).toBe(raw);
+    expect(lineOf({ ...base, text: '', raw: Buffer.from('plain text') })).toBe('{"message":"plain text"}');
+    expect(lineOf({ ...base, text: '{"a":1}' })).toBe('{"a":1}');
+    expect(lineOf({ ...base, text: '{"cut', truncated: true })).toBe('{"message":"{\\"cut","truncated":true}');
+  });
+
+  it('a parsed JSON line keeps its text with enrichment spliced in, unless a field would be overwritten', async () => {
+    const out: string[] = [];
+    const enrich = new EnrichTransform('e', { hostField: 'host.name', pathField: 'log.file.path', fields: { env: 'prod' } }, async (e) => void out.push(lineOf(e) as string));
+    const parse = new ParseTransform('p', { type: 'json' }, (e) => enrich.process(e));
+    const text = '{"msg": "hi",  "n": 1.50}'; // spacing and number format kept as written
+    await parse.process({ ...base, text });
+    expect(out[0]).toBe(`{"msg": "hi",  "n": 1.50,"host.name":${JSON.stringify(hostname())},"log.file.path":"/var/log/app.log","env":"prod"}`);
+    await parse.process({ ...base, text: '{"env":"dev","n":1}' }); // has env: serialised again, env overwritten
+    expect(JSON.parse(out[1]!)).toEqual({ env: 'prod', n: 1, 'host.name': hostname(), 'log.file.path': '/var/log/app.log' });
+    await parse.process({ ...base, text: 'not json' });
+    expect(JSON.parse(out[2]!)).toEqual({ message: 'not json', 'host.name': hostname(), 'log.file.path': '/var/log/app.log', env: 'prod' });
+    for (const l of out) expect(() => JSON.parse(l)).not.toThrow();
   });
 });

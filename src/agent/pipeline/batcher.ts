@@ -51,15 +51,17 @@ export class Batcher {
    * Adds a line. A full batch is handed on while the next one gathers; add() waits once MAX_HANDING
    * batches are being handed on.
    */
-  async add(line: string, mark?: Mark): Promise<void> {
+  async add(line: string | Buffer, mark?: Mark): Promise<void> {
     // Worst case 3 bytes per UTF-16 unit: only then is the exact length worth computing.
     const room = this.buf.length - this.used - 1;
-    if (line.length * 3 > room && Buffer.byteLength(line) > room) {
+    const text = typeof line === 'string';
+    if ((text ? line.length * 3 : line.length) > room && (text ? Buffer.byteLength(line) : line.length) > room) {
       if (this.count > 0) await this.cut();
-      if (Buffer.byteLength(line) + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(Buffer.byteLength(line) + 1);
+      const size = text ? Buffer.byteLength(line) : line.length;
+      if (size + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(size + 1);
     }
     if (this.count > 0) this.buf[this.used++] = 0x0a;
-    this.used += this.buf.write(line, this.used);
+    this.used += text ? this.buf.write(line, this.used) : line.copy(this.buf, this.used);
     this.count++;
     if (mark) this.marks.set(mark.stream, mark);
     if (this.count >= this.limits.maxEvents || this.used >= this.limits.maxBytes) await this.cut();

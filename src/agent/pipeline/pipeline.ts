@@ -118,6 +118,8 @@ export class Pipeline {
       ? new StdinSource(s.name, s.maxLineBytes)
       : new FileSource(s.name, {
         ...s, chunkBytes: 1024 * 1024, stateDir: cfg.dataDir,
+        // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
+        decode: cfg.transforms.some((t) => t.inputs.includes(s.name)),
         onError: (err, context) => log.warn({ err, ...context }, 'file source problem'),
       }));
     const pipeline = new Pipeline(sources, ordered, sinks, log);

@@ -28,7 +28,7 @@ export interface SinkRunnerOptions {
  * looks like a JSON object (passthrough: no parse, no re-serialisation, the receiver parses it), and as
  * `{"message": ...}` otherwise.
  */
-export function lineOf(e: Envelope): string {
+export function lineOf(e: Envelope): string | Buffer {
   if (e.verbatim !== undefined) {
     if (!e.extra) return e.verbatim;
     let tail = '';
@@ -36,6 +36,11 @@ export function lineOf(e: Envelope): string {
     return `${e.verbatim.slice(0, -1)}${tail}}`;
   }
   if (e.event) return JSON.stringify(e.event);
+  if (e.raw) {
+    const r = e.raw;
+    if (r.length > 1 && r[0] === 0x7b && r[r.length - 1] === 0x7d) return r;
+    return JSON.stringify({ message: r.toString('utf8') });
+  }
   if (!e.truncated && e.text.charCodeAt(0) === 0x7b && e.text.charCodeAt(e.text.length - 1) === 0x7d) return e.text;
   return JSON.stringify(e.truncated ? { message: e.text, truncated: true } : { message: e.text });
 }
@@ -69,7 +74,7 @@ export class SinkRunner {
   async accept(e: Envelope): Promise<void> {
     const line = lineOf(e);
     this.counters.eventsIn++;
-    this.counters.bytesIn += line.length + 1; // UTF-16 units: exact for ASCII, and free
+    this.counters.bytesIn += line.length + 1; // strings: UTF-16 units, exact for ASCII, and free
     await this.batcher.add(line, e);
   }
 

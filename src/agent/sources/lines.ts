@@ -15,7 +15,10 @@ export interface LineStats {
 }
 
 export interface Line {
+  /** The line decoded; '' when the splitter does not decode (then `raw` holds it). */
   text: string;
+  /** The line's bytes, when the splitter does not decode: a view into the chunk, valid until it is reused. */
+  raw?: Buffer;
   truncated: boolean;
   /** Offset just past the line's newline, within the chunk given to split(). */
   end: number;
@@ -27,7 +30,8 @@ export class LineSplitter {
   private kept = 0;
   private skipping = false;
 
-  constructor(private readonly maxLineBytes: number) {}
+  /** @param decode false: lines stay bytes (`raw`), for pipelines that ship them without reading them */
+  constructor(private readonly maxLineBytes: number, private readonly decode = true) {}
 
   /** Bytes of a line begun but not ended yet. */
   get pending(): boolean {
@@ -50,7 +54,9 @@ export class LineSplitter {
           // The common case, a whole line inside the chunk: decode it in place, no copy.
           const cut = end > start && data[end - 1] === 0x0d ? end - 1 : end;
           this.stats.lines++;
-          out.push({ text: data.toString('utf8', start, cut), truncated: false, end: nl + 1 });
+          out.push(this.decode
+            ? { text: data.toString('utf8', start, cut), truncated: false, end: nl + 1 }
+            : { text: '', raw: data.subarray(start, cut), truncated: false, end: nl + 1 });
           start = nl + 1;
           continue;
         } else {
@@ -80,11 +86,12 @@ export class LineSplitter {
     let buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
     const truncated = this.skipping;
     if (buf.length > 0 && buf[buf.length - 1] === 0x0d && !truncated) buf = buf.subarray(0, -1);
-    // A cut may fall inside a UTF-8 character: the decoder drops the incomplete tail.
-    const text = truncated ? new StringDecoder('utf8').write(buf) : buf.toString('utf8');
     this.reset();
     this.stats.lines++;
     if (truncated) this.stats.truncated++;
+    if (!this.decode && !truncated) return { text: '', raw: buf, truncated, end };
+    // A cut may fall inside a UTF-8 character: the decoder drops the incomplete tail.
+    const text = truncated ? new StringDecoder('utf8').write(buf) : buf.toString('utf8');
     return { text, truncated, end };
   }
 }

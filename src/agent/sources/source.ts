@@ -18,7 +18,9 @@ export interface Stream {
 }
 
 export interface SourceLine {
+  /** The line; '' when the source was told nothing downstream reads it (passthrough), then `raw` holds it. */
   text: string;
+  raw?: Buffer;
   truncated: boolean;
   stream: Stream;
   offset: number;

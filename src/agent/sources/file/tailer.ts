@@ -19,6 +19,8 @@ export interface TailerOptions {
   /** A rotated or deleted file is let go after this long without new data. */
   rotateWaitMs: number;
   fingerprintBytes: number;
+  /** false: lines are handed on as bytes (nothing downstream reads their text). */
+  decode?: boolean;
 }
 
 export interface Fingerprint {
@@ -69,7 +71,7 @@ export class FileTailer implements Stream {
     this.id = `${source}:${dev}:${ino}`;
     this.offset = offset;
     this.committed = offset;
-    this.splitter = new LineSplitter(o.maxLineBytes);
+    this.splitter = new LineSplitter(o.maxLineBytes, o.decode ?? true);
   }
 
   acknowledge(offset: number, generation: number): void {
@@ -126,7 +128,7 @@ export class FileTailer implements Stream {
       for (const l of this.lines) {
         counters.linesIn++;
         if (l.truncated) counters.truncatedLines++;
-        await emit({ text: l.text, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
+        await emit({ text: l.text, raw: l.raw, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
       }
       this.lines.length = 0;
       if (bytesRead < buf.length) break;
@@ -142,7 +144,7 @@ export class FileTailer implements Stream {
     if (last) {
       counters.linesIn++;
       if (last.truncated) counters.truncatedLines++;
-      await emit({ text: last.text, truncated: last.truncated, stream: this, offset: this.offset, generation: this.generation });
+      await emit({ text: last.text, raw: last.raw, truncated: last.truncated, stream: this, offset: this.offset, generation: this.generation });
     }
     await this.fh.close();
     return 'done';
