@@ -131,6 +131,17 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
   }
 }
 
+/** A temp dir with a logs/ folder, and a receiver up (answering after `delayMs`). */
+async function remoteSetup(delayMs = 0): Promise<{ dir: string; receiver: Receiver }> {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'logs'));
+  const receiver = new Receiver();
+  receivers.push(receiver);
+  receiver.delayMs = delayMs;
+  await receiver.up();
+  return { dir, receiver };
+}
+
 function remoteConfig(dir: string, receiverUrl: string, extra = ''): string {
   const file = join(dir, 'agent.yaml');
   writeFileSync(file, `
@@ -227,11 +238,7 @@ describe('ferry agent', () => {
   });
 
   it('remote-only mode does not load the store, and delivers everything through kill -9 and receiver outages', async () => {
-    const dir = tempDir();
-    mkdirSync(join(dir, 'logs'));
-    const receiver = new Receiver();
-    receivers.push(receiver);
-    await receiver.up();
+    const { dir, receiver } = await remoteSetup();
     const config = remoteConfig(dir, receiver.url);
     const file = join(dir, 'logs', 'app.log');
     let written = 0;
@@ -275,11 +282,7 @@ describe('ferry agent', () => {
   });
 
   it('SIGHUP reloads the config: lines after the reload take the new settings, none lost or repeated', async () => {
-    const dir = tempDir();
-    mkdirSync(join(dir, 'logs'));
-    const receiver = new Receiver();
-    receivers.push(receiver);
-    await receiver.up();
+    const { dir, receiver } = await remoteSetup();
     const file = join(dir, 'logs', 'app.log');
     const config = remoteConfig(dir, receiver.url, '  enrich: { type: enrich, inputs: [parse], fields: { version: "one" } }');
     const agent = startAgent(config);
@@ -300,10 +303,7 @@ describe('ferry agent', () => {
   });
 
   it('stdin: app | ferry agent -c config/stdin.yaml exits 0 once every line is delivered, 1 when it cannot be', async () => {
-    const dir = tempDir();
-    const receiver = new Receiver();
-    receivers.push(receiver);
-    await receiver.up();
+    const { dir, receiver } = await remoteSetup();
     const run = (url: string, timeout = '60s') => new Promise<{ code: number | null; stderr: string }>((resolve) => {
       writeFileSync(join(dir, 'stdin.yaml'), readFileSync('config/stdin.yaml', 'utf8').replace('shutdown_timeout: 60s', `shutdown_timeout: ${timeout}`));
       const child = spawn(process.execPath, [CLI, 'agent', '-c', join(dir, 'stdin.yaml')], {
@@ -323,11 +323,7 @@ describe('ferry agent', () => {
   });
 
   it('passthrough: a file source feeding a sink directly ships JSON lines as written, other lines as {message}', async () => {
-    const dir = tempDir();
-    mkdirSync(join(dir, 'logs'));
-    const receiver = new Receiver();
-    receivers.push(receiver);
-    await receiver.up();
+    const { dir, receiver } = await remoteSetup();
     const config = join(dir, 'agent.yaml');
     writeFileSync(config, `
 service: { enabled: false }
@@ -347,12 +343,7 @@ sinks:
   });
 
   it('SIGTERM delivers what was read before exiting, within the deadline, even to a slow receiver', async () => {
-    const dir = tempDir();
-    mkdirSync(join(dir, 'logs'));
-    const receiver = new Receiver();
-    receivers.push(receiver);
-    receiver.delayMs = 300;
-    await receiver.up();
+    const { dir, receiver } = await remoteSetup(300);
     const agent = startAgent(remoteConfig(dir, receiver.url));
     const api = (await agent.waitLog('agent running')).api as string;
     writeFileSync(join(dir, 'logs', 'app.log'), Array.from({ length: 1000 }, (_, i) => line(i)).join(''));
