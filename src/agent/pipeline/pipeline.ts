@@ -117,7 +117,7 @@ export class Pipeline {
     const sources: Source[] = cfg.sources.map((s) => s.type === 'stdin'
       ? new StdinSource(s.name, s.maxLineBytes)
       : new FileSource(s.name, {
-        ...s, chunkBytes: 1024 * 1024, stateDir: cfg.dataDir,
+        ...s, chunkBytes: 256 * 1024, stateDir: cfg.dataDir,
         // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
         decode: cfg.transforms.some((t) => t.inputs.includes(s.name)),
         onError: (err, context) => log.warn({ err, ...context }, 'file source problem'),
