@@ -84,6 +84,15 @@ describe('file source', () => {
     expect(h.texts()).not.toContain('not a log');
   });
 
+  it('picks up files in a directory created after the start', async () => {
+    const dir = tempDir('ferry-files-');
+    const h = await tail(dir); // logs/ does not exist yet
+    mkdirSync(join(dir, 'logs'));
+    writeFileSync(join(dir, 'logs', 'late.log'), 'late line\n');
+    await until('the late file', () => h.lines.length === 1);
+    expect(h.texts()).toEqual(['late line']);
+  });
+
   it('start_at end skips what files held at the first start, but reads files that appear later from their start', async () => {
     const { dir, logs } = setup();
     writeFileSync(join(logs, 'old.log'), numbered('old', 0, 5));

@@ -9,6 +9,7 @@
  * later, and files whose checkpoint no longer fits, are read from the beginning.
  */
 import { watch, type FSWatcher } from 'chokidar';
+import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import picomatch from 'picomatch';
@@ -45,6 +46,8 @@ export class FileSource implements Source {
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private saveTimer: NodeJS.Timeout | undefined;
+  private baseTimer: NodeJS.Timeout | undefined;
+  private missingBases: string[] = [];
   rotations = 0;
 
   constructor(readonly name: string, private readonly o: FileSourceOptions) {
@@ -75,6 +78,19 @@ export class FileSource implements Source {
     });
     this.watcher.on('error', (err) => this.o.onError(err, { source: this.name, what: 'watch' }));
     await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
+    // A base directory that does not exist yet (./logs before the application's first start) cannot be
+    // watched: look for it now and then, and watch it once it is there.
+    this.missingBases = bases.filter((b) => !existsSync(b));
+    if (this.missingBases.length) {
+      this.baseTimer = setInterval(() => {
+        const found = this.missingBases.filter((b) => existsSync(b));
+        if (found.length === 0) return;
+        this.missingBases = this.missingBases.filter((b) => !found.includes(b));
+        this.watcher?.add(found);
+        if (this.missingBases.length === 0) clearInterval(this.baseTimer);
+      }, Math.max(1000, this.o.pollIntervalMs * 4));
+      this.baseTimer.unref();
+    }
     this.ready = true;
     // Files there at start are opened now, so start_at: end means the end as of this start.
     await this.openCandidates();
@@ -89,6 +105,7 @@ export class FileSource implements Source {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.baseTimer);
     this.wake?.();
     await this.watcher?.close();
     await this.loopDone;
