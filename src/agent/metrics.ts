@@ -38,12 +38,18 @@ export function renderMetrics(p: Pipeline | undefined): string {
     add('ferry_queue_depth_batches', 'gauge', 'Batches queued and not yet delivered', l, r.queue.depthRecords);
     add('ferry_queue_depth_bytes', 'gauge', 'Bytes queued and not yet delivered', l, r.queue.depthBytes);
   }
+  const mem = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  add('process_resident_memory_bytes', 'gauge', 'Resident memory of the agent process', {}, mem.rss);
+  add('process_cpu_seconds_total', 'counter', 'CPU time of the agent process (user + system)', {}, (cpu.user + cpu.system) / 1e6);
+  add('nodejs_heap_used_bytes', 'gauge', 'V8 heap in use', {}, mem.heapUsed);
+  add('nodejs_external_memory_bytes', 'gauge', 'Memory of Buffers and other objects outside the V8 heap', {}, mem.external);
   const out: string[] = [];
   for (const [name, f] of families) {
     out.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`);
     for (const s of f.samples) {
       const labels = Object.entries(s.labels).map(([k, v]) => `${k}="${escape(v)}"`).join(',');
-      out.push(`${name}{${labels}} ${s.value}`);
+      out.push(labels ? `${name}{${labels}} ${s.value}` : `${name} ${s.value}`);
     }
   }
   return `${out.join('\n')}\n`;
