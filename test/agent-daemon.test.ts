@@ -228,6 +228,7 @@ describe('ferry agent', () => {
     expect(metrics).toContain('ferry_source_lines_total{source="app_logs"} 4');
     expect(metrics).toContain('ferry_sink_events_out_total{sink="local"} 4');
     expect(metrics).toMatch(/ferry_queue_depth_batches\{sink="local"\} 0/);
+    expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
     expect(metrics).toContain(`ferry_source_file_lag_bytes{source="app_logs",path="${join(dir, 'logs', 'app.log')}"} 0`);
     const health = await fetch(`${api}/health`);
     expect(health.status).toBe(200);
