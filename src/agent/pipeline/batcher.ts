@@ -48,24 +48,32 @@ export class Batcher {
   }
 
   /**
-   * Adds a line. A full batch is handed on while the next one gathers; add() waits once MAX_HANDING
-   * batches are being handed on.
+   * Adds a line. A full batch is handed on while the next one gathers; the caller must wait (a promise is
+   * returned) only once MAX_HANDING batches are being handed on, or a line does not fit. Otherwise nothing
+   * is returned: the hot path allocates no promise per line.
    */
-  async add(line: string | Buffer, mark?: Mark): Promise<void> {
+  add(line: string | Buffer, mark?: Mark): Promise<void> | undefined {
     // Worst case 3 bytes per UTF-16 unit: only then is the exact length worth computing.
     const room = this.buf.length - this.used - 1;
     const text = typeof line === 'string';
     if ((text ? line.length * 3 : line.length) > room && (text ? Buffer.byteLength(line) : line.length) > room) {
-      if (this.count > 0) await this.cut();
-      const size = text ? Buffer.byteLength(line) : line.length;
-      if (size + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(size + 1);
+      return this.addAfterCut(line, mark);
     }
     if (this.count > 0) this.buf[this.used++] = 0x0a;
     this.used += text ? this.buf.write(line, this.used) : line.copy(this.buf, this.used);
     this.count++;
     if (mark) this.marks.set(mark.stream, mark);
-    if (this.count >= this.limits.maxEvents || this.used >= this.limits.maxBytes) await this.cut();
-    else this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
+    if (this.count >= this.limits.maxEvents || this.used >= this.limits.maxBytes) return this.cut();
+    this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
+    return undefined;
+  }
+
+  /** A line that does not fit the batch: the batch goes first; a line larger than any batch gets its own. */
+  private async addAfterCut(line: string | Buffer, mark?: Mark): Promise<void> {
+    if (this.count > 0) await this.cut();
+    const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
+    if (size + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(size + 1);
+    await this.add(line, mark);
   }
 
   private async cut(): Promise<void> {

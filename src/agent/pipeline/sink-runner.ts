@@ -71,11 +71,12 @@ export class SinkRunner {
     return r;
   }
 
-  async accept(e: Envelope): Promise<void> {
+  /** Takes an envelope; returns a promise only when the caller must wait (backpressure). */
+  accept(e: Envelope): Promise<void> | undefined {
     const line = lineOf(e);
     this.counters.eventsIn++;
     this.counters.bytesIn += line.length + 1; // strings: UTF-16 units, exact for ASCII, and free
-    await this.batcher.add(line, e);
+    return this.batcher.add(line, e);
   }
 
   /** Puts what is batched into the queue. */

@@ -37,7 +37,7 @@ export interface Source {
   readonly name: string;
   readonly counters: SourceCounters;
   /** Starts reading; `emit` is awaited, so a slow pipeline slows the reading down (backpressure). */
-  start(emit: (line: SourceLine) => Promise<void>): Promise<void>;
+  start(emit: (line: SourceLine) => Promise<void> | undefined): Promise<void>;
   /** Resolves when the source has read all it will (stdin at EOF); files never finish. */
   finished(): Promise<void>;
   /** Stops reading; resolves once no more lines will be emitted. */

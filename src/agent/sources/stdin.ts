@@ -17,7 +17,7 @@ export class StdinSource implements Source {
     this.stream = { id: `${name}:stdin`, source: name, acknowledge: () => undefined };
   }
 
-  async start(emit: (l: SourceLine) => Promise<void>): Promise<void> {
+  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
     let offset = 0;
     this.done = forEachLine(this.input, this.maxLineBytes, async (text, truncated) => {
       if (this.stopping) return;

@@ -17,7 +17,8 @@ export interface Envelope extends SourceLine {
   extra?: [string, unknown][];
 }
 
-export type Emit = (e: Envelope) => Promise<void>;
+/** Hands an envelope downstream; a returned promise must be awaited (backpressure), nothing means go on. */
+export type Emit = (e: Envelope) => Promise<void> | undefined;
 
 export interface Transform {
   readonly name: string;

@@ -61,7 +61,7 @@ export class FileSource implements Source {
     return join(this.o.stateDir, 'checkpoints', `${this.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`);
   }
 
-  async start(emit: (l: SourceLine) => Promise<void>): Promise<void> {
+  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
     this.checkpoints = CheckpointFile.open(this.checkpointFile);
     const include = this.o.include.map((p) => resolve(p));
     const bases = [...new Set(include.map((p) => picomatch.scan(p).base || '/'))];
@@ -147,7 +147,7 @@ export class FileSource implements Source {
     this.wake?.();
   }
 
-  private async loop(emit: (l: SourceLine) => Promise<void>): Promise<void> {
+  private async loop(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
     while (!this.stopping) {
       await this.openCandidates();
       let read = 0;

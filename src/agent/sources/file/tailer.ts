@@ -87,7 +87,7 @@ export class FileTailer implements Stream {
   }
 
   /** One round: identity and truncation checks, then up to `budget` bytes read. Returns bytes read. */
-  async step(emit: (l: SourceLine) => Promise<void>, counters: SourceCounters, budget: number): Promise<number> {
+  async step(emit: (l: SourceLine) => Promise<void> | undefined, counters: SourceCounters, budget: number): Promise<number> {
     if (this.state === 'active') {
       try {
         const p = await stat(this.path);
@@ -128,7 +128,8 @@ export class FileTailer implements Stream {
       for (const l of this.lines) {
         counters.linesIn++;
         if (l.truncated) counters.truncatedLines++;
-        await emit({ text: l.text, raw: l.raw, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
+        const wait = emit({ text: l.text, raw: l.raw, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
+        if (wait) await wait;
       }
       this.lines.length = 0;
       if (bytesRead < buf.length) break;
@@ -138,7 +139,7 @@ export class FileTailer implements Stream {
   }
 
   /** A draining file quiet for rotateWaitMs is finished: its last line, even without a newline, goes out. */
-  async finishIfDrained(emit: (l: SourceLine) => Promise<void>, counters: SourceCounters): Promise<StepResult> {
+  async finishIfDrained(emit: (l: SourceLine) => Promise<void> | undefined, counters: SourceCounters): Promise<StepResult> {
     if (this.state !== 'draining' || Date.now() - this.quietSince < this.o.rotateWaitMs) return 'open';
     const last = this.splitter.finish();
     if (last) {
