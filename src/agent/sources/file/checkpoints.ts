@@ -4,7 +4,8 @@
  * (temp file, fsync, rename, fsync of the directory), so a crash leaves the old or the new version, never
  * a torn one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export interface Checkpoint {
@@ -26,6 +27,7 @@ export class CheckpointFile {
   private dirty = false;
   /** Unix ms of the last successful save. */
   savedAt = 0;
+  private saving: Promise<void> = Promise.resolve();
 
   private constructor(readonly file: string) {}
 
@@ -71,28 +73,41 @@ export class CheckpointFile {
     return this.entries.size;
   }
 
-  /** Writes the entries if anything changed since the last save. */
-  save(now = Date.now()): void {
+  /**
+   * Writes the entries if anything changed since the last save, off the event loop. Saves do not overlap:
+   * one asked for while another runs waits for it, then writes what is current.
+   */
+  save(now = Date.now()): Promise<void> {
+    this.saving = this.saving.then(() => this.write(now));
+    return this.saving;
+  }
+
+  private async write(now: number): Promise<void> {
     if (!this.dirty) return;
     for (const [k, cp] of this.entries) if (now - cp.updatedAt > TTL_MS) this.entries.delete(k);
     const body = JSON.stringify({ version: 1, files: [...this.entries.values()] });
-    mkdirSync(dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    const fd = openSync(tmp, 'w', 0o600);
+    this.dirty = false; // changes from here on make the next save write again
     try {
-      writeSync(fd, body);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+      await mkdir(dirname(this.file), { recursive: true });
+      const tmp = `${this.file}.tmp`;
+      const fh = await open(tmp, 'w', 0o600);
+      try {
+        await fh.writeFile(body);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, this.file);
+      const dir = await open(dirname(this.file), 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+      this.savedAt = now;
+    } catch (e) {
+      this.dirty = true;
+      throw e;
     }
-    renameSync(tmp, this.file);
-    const dir = openSync(dirname(this.file), 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-    this.dirty = false;
-    this.savedAt = now;
   }
 }

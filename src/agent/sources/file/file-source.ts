@@ -94,7 +94,7 @@ export class FileSource implements Source {
     this.ready = true;
     // Files there at start are opened now, so start_at: end means the end as of this start.
     await this.openCandidates();
-    this.saveTimer = setInterval(() => this.saveCheckpoints(), this.o.checkpointIntervalMs);
+    this.saveTimer = setInterval(() => void this.saveCheckpoints(), this.o.checkpointIntervalMs);
     this.saveTimer.unref();
     this.loopDone = this.loop(emit);
   }
@@ -113,7 +113,7 @@ export class FileSource implements Source {
 
   async close(): Promise<void> {
     clearInterval(this.saveTimer);
-    this.saveCheckpoints();
+    await this.saveCheckpoints();
     await Promise.all([...this.tailers.values()].map((t) => t.close()));
     this.tailers.clear();
   }
@@ -229,11 +229,8 @@ export class FileSource implements Source {
     this.checkpoints.set({ path: t.path, dev: t.dev, ino: t.ino, fpLen: t.fp.len, fp: t.fp.hash, offset: t.committed, updatedAt: Date.now() });
   }
 
-  private saveCheckpoints(): void {
-    try {
-      this.checkpoints?.save();
-    } catch (err) {
-      this.o.onError(err, { source: this.name, what: 'checkpoint', file: this.checkpointFile });
-    }
+  private saveCheckpoints(): Promise<void> {
+    return (this.checkpoints?.save() ?? Promise.resolve())
+      .catch((err: unknown) => this.o.onError(err, { source: this.name, what: 'checkpoint', file: this.checkpointFile }));
   }
 }
