@@ -245,7 +245,7 @@ describe('file source', () => {
     expect(h.source.counters.truncatedLines).toBe(1);
   });
 
-  it('writes checkpoints atomically as JSON naming each file', async () => {
+  it('writes checkpoints as JSON naming each file and its acknowledged offset', async () => {
     const { dir, logs } = setup();
     writeFileSync(join(logs, 'app.log'), numbered('x', 0, 3));
     const h = await tail(dir);

@@ -3,16 +3,15 @@
  * a file's checkpoint advances to the lower of the two offsets they have queued.
  */
 import type { Mark } from './batcher.js';
-import type { Stream } from '../sources/source.js';
 
 export class AckGate {
-  private readonly pending = new WeakMap<object, { generation: number; offsets: Map<number, number> }>();
+  private readonly pending = new WeakMap<Mark['stream'], { generation: number; offsets: Map<number, number> }>();
 
   /** @param sinksOf the indices of the sinks a source's lines reach */
   constructor(private readonly sinksOf: (source: string) => readonly number[]) {}
 
   durable(sink: number, mark: Mark): void {
-    const stream = mark.stream as Stream;
+    const { stream } = mark;
     const needed = this.sinksOf(stream.source).length;
     if (needed <= 1) {
       stream.acknowledge(mark.offset, mark.generation);

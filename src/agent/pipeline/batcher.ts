@@ -3,6 +3,8 @@
  * each batch on (to the disk queue). add() waits while batches are being handed on, so a full queue slows
  * the sources down instead of growing memory.
  */
+import type { Stream } from '../sources/source.js';
+
 export interface BatchLimits {
   maxEvents: number;
   maxBytes: number;
@@ -11,7 +13,7 @@ export interface BatchLimits {
 
 /** Where a line came from: acknowledged to its stream once the batch holding it is durable. */
 export interface Mark {
-  stream: { acknowledge(offset: number, generation: number): void };
+  stream: Stream;
   offset: number;
   generation: number;
 }

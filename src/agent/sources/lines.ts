@@ -33,7 +33,7 @@ export class LineSplitter {
   /** @param decode false: lines stay bytes (`raw`), for pipelines that ship them without reading them */
   constructor(private readonly maxLineBytes: number, private readonly decode = true) {}
 
-  /** Bytes of a line begun but not ended yet. */
+  /** Whether a line has begun and not ended yet. */
   get pending(): boolean {
     return this.kept > 0 || this.skipping;
   }

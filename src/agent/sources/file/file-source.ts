@@ -49,6 +49,7 @@ export class FileSource implements Source {
   private baseTimer: NodeJS.Timeout | undefined;
   private missingBases: string[] = [];
   rotations = 0;
+  private releasedTruncations = 0;
 
   constructor(readonly name: string, private readonly o: FileSourceOptions) {
     const include = o.include.map((p) => resolve(p));
@@ -71,11 +72,9 @@ export class FileSource implements Source {
       ignoreInitial: false, persistent: true, depth,
       ignored: (p, stats) => stats?.isFile() === true && !this.matches(p),
     });
+    // Only new paths matter here: a file replaced at a known path is found by its tailer, which sees the
+    // path name another inode, drains the old file and puts the path up again.
     this.watcher.on('add', (p) => this.consider(p));
-    this.watcher.on('change', (p) => {
-      // A file replaced at the same path may show up as a change: the loop checks identities anyway.
-      if (![...this.tailers.values()].some((t) => t.path === p && t.state === 'active')) this.consider(p);
-    });
     this.watcher.on('error', (err) => this.o.onError(err, { source: this.name, what: 'watch' }));
     await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
     // A base directory that does not exist yet (./logs before the application's first start) cannot be
@@ -128,7 +127,7 @@ export class FileSource implements Source {
       { name: 'ferry_source_rotations_total', help: 'Files let go after rotation or deletion, drained to their end', labels: { source: this.name }, value: this.rotations },
       {
         name: 'ferry_source_truncations_total', help: 'Files found truncated and read again from the start',
-        labels: { source: this.name }, value: [...this.tailers.values()].reduce((a, t) => a + t.truncations, 0),
+        labels: { source: this.name }, value: [...this.tailers.values()].reduce((a, t) => a + t.truncations, this.releasedTruncations),
       },
     ];
     for (const t of this.tailers.values()) {
@@ -161,6 +160,7 @@ export class FileSource implements Source {
             if (await t.finishIfDrained(emit, this.counters) === 'done') {
               this.tailers.delete(key);
               this.rotations++;
+              this.releasedTruncations += t.truncations; // a counter never goes down
             }
           }
         } catch (err) {

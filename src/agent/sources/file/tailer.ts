@@ -115,9 +115,11 @@ export class FileTailer implements Stream {
       this.fp = await fingerprint(this.fh, this.o.fingerprintBytes);
     }
     let read = 0;
-    while (read < budget) {
+    // Up to the size just seen: an idle file costs two stats a round, no buffer and no read. What is
+    // appended meanwhile is read next round.
+    while (read < budget && this.offset < st.size) {
       // A fresh buffer per read: the splitter keeps slices of an unfinished line across reads.
-      const buf = Buffer.allocUnsafe(this.o.chunkBytes);
+      const buf = Buffer.allocUnsafe(Math.min(this.o.chunkBytes, st.size - this.offset));
       const { bytesRead } = await this.fh.read(buf, 0, buf.length, this.offset);
       if (bytesRead === 0) break;
       const base = this.offset;
