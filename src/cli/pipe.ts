@@ -1,24 +1,18 @@
 /**
  * `ferry pipe`: ships the lines of stdin (`app | ferry pipe --dataset NAME`) and exits 0 only once every
  * line is acknowledged by the receiver (or stored, with --local); otherwise it exits 1 saying what
- * happened. Lines go through the agent's own path: parser, batcher, disk queue, delivery, sink.
+ * happened. It is the agent with one stdin source, built from the flags: the same transforms, batching,
+ * disk queue (in a temporary directory) and sink.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createParser, type ParserConfig } from '../agent/parsers/index.js';
-import { Batcher, DEFAULT_BATCH } from '../agent/pipeline/batcher.js';
-import { Delivery } from '../agent/pipeline/delivery.js';
-import type { Sink } from '../agent/sinks/sink.js';
-import { DiskQueue } from '../agent/queue/disk-queue.js';
-import { forEachLine } from '../agent/sources/lines.js';
-import { Multiline, PRESETS } from '../agent/transforms/multiline.js';
-import { AxiomSink } from '../agent/sinks/axiom.js';
-import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
-import { LocalSink } from '../agent/sinks/local.js';
+import { pino } from 'pino';
+import { Pipeline } from '../agent/pipeline/pipeline.js';
+import { PRESETS } from '../agent/transforms/multiline.js';
 import { EventStore } from '../service/store/event-store.js';
-import type { FerryConfig } from '../config/load.js';
+import { buildConfig, ConfigError, type FerryConfig } from '../config/load.js';
 
 const PARSERS = ['json', 'logfmt', 'plain', 'syslog', 'docker', 'cri', 'regex'];
 
@@ -52,7 +46,6 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   if (!dataset) throw new PipeError('pipe needs --dataset NAME');
   if (!PARSERS.includes(values.parser!)) throw new PipeError(`--parser must be one of ${PARSERS.join(', ')}`);
   if (values.parser === 'regex' && !values.pattern) throw new PipeError('--parser regex needs --pattern with named groups');
-  const parser = createParser((values.parser === 'regex' ? { type: 'regex', pattern: values.pattern } : { type: values.parser }) as ParserConfig);
   const maxLineBytes = Number(values['max-line-bytes']);
   const maxAttempts = Number(values['max-attempts']);
   if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1) throw new PipeError('--max-line-bytes must be a whole number of bytes');
@@ -65,72 +58,79 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     labels[l.slice(0, at)] = l.slice(at + 1);
   }
   if (values['add-host']) labels.host = hostname();
-  let multiline: Multiline | undefined;
-  const onText = async (text: string, truncated: boolean) => {
-    const event = parser.parse(text);
-    if (event === undefined) return;
-    if (truncated) event.truncated = true;
-    await batcher.add(JSON.stringify(event));
-  };
-  if (values.multiline || values['multiline-start']) {
-    if (values.multiline && !(values.multiline in PRESETS)) throw new PipeError(`--multiline must be one of ${Object.keys(PRESETS).join(', ')}`);
-    try {
-      multiline = new Multiline({ preset: values.multiline as keyof typeof PRESETS | undefined, start: values['multiline-start'] }, (text) => onText(text, false));
-    } catch (e) {
-      throw new PipeError((e as Error).message);
-    }
+  if (values.multiline && !(values.multiline in PRESETS)) throw new PipeError(`--multiline must be one of ${Object.keys(PRESETS).join(', ')}`);
+  let url: string | undefined;
+  let token: string | undefined;
+  if (!values.local) {
+    url = values.url ?? process.env.FERRY_URL;
+    token = values.token ?? process.env.FERRY_TOKEN;
+    if (!url || !token) throw new PipeError('pipe needs --url and --token (or FERRY_URL and FERRY_TOKEN), or --local');
   }
-  const timestampField = values['timestamp-field'];
-  const timestampFormat = values['timestamp-format'];
 
   const work = mkdtempSync(join(tmpdir(), 'ferry-pipe-'));
-  const deadLetter = new DeadLetterFile(values['dead-letter'] ?? join(tmpdir(), `ferry-pipe-dead-letter-${process.pid}.ndjson`));
-  let sink: Sink;
-  let store: EventStore | undefined;
-  if (values.local) {
-    const cfg = loadConfig(values.config);
-    const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
-    store = await EventStore.open({
-      dataDir, memoryLimitBytes: cfg.service.memoryLimitBytes, checkpointThresholdBytes: cfg.service.checkpointThresholdBytes,
-      threads: cfg.service.threads, maxFieldsPerDataset: cfg.service.maxFieldsPerDataset, defaultRetentionDays: cfg.service.retention.defaultDays,
-      maxObjectBytes: 16 * 1024 * 1024,
-    });
-    // Offline use has no service to create datasets with: a missing one is created.
-    if (!store.hasDataset(dataset)) await store.createDataset({ name: dataset, who: 'ferry pipe' });
-    sink = new LocalSink(store, dataset, deadLetter, { timestampField, timestampFormat, labels });
-  } else {
-    const url = values.url ?? process.env.FERRY_URL;
-    const token = values.token ?? process.env.FERRY_TOKEN;
-    if (!url || !token) throw new PipeError('pipe needs --url and --token (or FERRY_URL and FERRY_TOKEN), or --local');
-    sink = new AxiomSink({ name: 'pipe', url, dataset, token, deadLetter, maxAttempts, timestampField, timestampFormat, labels });
+  const deadLetter = values['dead-letter'] ?? join(tmpdir(), `ferry-pipe-dead-letter-${process.pid}.ndjson`);
+  const joining = values.multiline || values['multiline-start'];
+  const topology = {
+    service: { enabled: values.local },
+    agent: { data_dir: work, api: { enabled: false } },
+    sources: { stdin: { type: 'stdin', max_line_bytes: maxLineBytes } },
+    transforms: {
+      ...(joining ? { multiline: { type: 'multiline', inputs: ['stdin'], ...(values.multiline ? { preset: values.multiline } : { start: values['multiline-start'] }) } } : {}),
+      parse: { type: 'parse', inputs: [joining ? 'multiline' : 'stdin'], parser: values.parser, ...(values.pattern ? { pattern: values.pattern } : {}) },
+    },
+    sinks: {
+      pipe: {
+        type: values.local ? 'local' : 'axiom', inputs: ['parse'], dataset, dead_letter: deadLetter, labels,
+        ...(url ? { url, token, retry: { max_attempts: maxAttempts } } : {}),
+        ...(values['timestamp-field'] ? { timestamp_field: values['timestamp-field'] } : {}),
+        ...(values['timestamp-format'] ? { timestamp_format: values['timestamp-format'] } : {}),
+      },
+    },
+  };
+  let agent;
+  try {
+    agent = buildConfig(topology, {}).agent;
+  } catch (e) {
+    rmSync(work, { recursive: true, force: true });
+    if (e instanceof ConfigError) throw new PipeError(e.message.replace(/^invalid config:\s*/, ''));
+    throw e;
   }
 
-  const queue = await DiskQueue.open(join(work, 'queue'), { maxBytes: 256 * 1024 * 1024 });
+  let store: EventStore | undefined;
+  let pipeline: Pipeline | undefined;
   let failure: unknown;
-  const delivery = new Delivery(queue, sink, (e) => (failure = e));
-  delivery.start();
-  const batcher = new Batcher(DEFAULT_BATCH, async (batch) => {
-    await queue.push(batch);
-  });
+  let failed!: () => void;
+  const stopped = new Promise<void>((r) => (failed = r));
   try {
-    const stats = await forEachLine(process.stdin, maxLineBytes, async (line, truncated) => {
-      if (failure) throw failure;
-      if (multiline && !truncated) await multiline.push(line);
-      else await onText(line, truncated);
-    });
-    await multiline?.flush();
-    await batcher.flush();
-    while (queue.depthRecords > 0 && !failure) await new Promise((r) => setTimeout(r, 20));
-    if (failure) throw failure;
-    if (deadLetter.count > 0) {
-      throw new PipeError(`${deadLetter.count} event(s) were refused by the receiver; they are in ${deadLetter.path}`);
+    if (values.local) {
+      const cfg = loadConfig(values.config);
+      store = await EventStore.open({
+        dataDir: values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir,
+        memoryLimitBytes: cfg.service.memoryLimitBytes, checkpointThresholdBytes: cfg.service.checkpointThresholdBytes,
+        threads: cfg.service.threads, maxFieldsPerDataset: cfg.service.maxFieldsPerDataset, defaultRetentionDays: cfg.service.retention.defaultDays,
+        maxObjectBytes: 16 * 1024 * 1024,
+      });
     }
-    process.stderr.write(`ferry pipe: ${stats.lines} line(s) delivered to ${dataset}${stats.truncated ? ` (${stats.truncated} cut to ${maxLineBytes} bytes)` : ''}\n`);
+    pipeline = await Pipeline.start(agent, {
+      log: pino({ level: 'silent' }), store,
+      onSinkError: (_sink, e) => {
+        failure ??= e;
+        failed();
+      },
+    });
+    await Promise.race([pipeline.finished(), stopped]);
+    // Without a deadline everything read is delivered, unless the sink gave up (--max-attempts): then
+    // there is nothing to wait for.
+    await pipeline.stop(failure === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + 1000, failure === undefined);
+    if (failure) throw failure;
+    const sink = pipeline.sinks[0]!.sink.counters;
+    if (sink.deadLettered > 0) {
+      throw new PipeError(`${sink.deadLettered} event(s) were refused by the receiver; they are in ${deadLetter}`);
+    }
+    const read = pipeline.sources[0]!.counters;
+    process.stderr.write(`ferry pipe: ${read.linesIn} line(s) delivered to ${dataset}${read.truncatedLines ? ` (${read.truncatedLines} cut to ${maxLineBytes} bytes)` : ''}\n`);
     return 0;
   } finally {
-    await sink.close();
-    await delivery.stop();
-    await queue.close();
     if (store) await store.close();
     rmSync(work, { recursive: true, force: true });
   }

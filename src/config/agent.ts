@@ -4,7 +4,7 @@
  * with defaults applied. Pure: no I/O. Every error names the key path.
  */
 import type { ParserConfig } from '../agent/parsers/index.js';
-import type { BatchLimits } from '../agent/pipeline/batcher.js';
+import { type BatchLimits, DEFAULT_BATCH } from '../agent/pipeline/batcher.js';
 import type { WhenFull } from '../agent/queue/disk-queue.js';
 import type { MultilineConfig } from '../agent/transforms/multiline.js';
 import { parseBytes, parseDuration } from '../util/units.js';
@@ -215,9 +215,9 @@ function buildSink(name: string, r: Raw): SinkConfig {
     labels: labelsOf(r.labels),
     deadLetter: r.dead_letter as string | undefined,
     batch: {
-      maxEvents: (b.max_events as number | undefined) ?? 10_000,
-      maxBytes: bytes(`${path}.batch.max_bytes`, b.max_bytes, 5 * 1024 * 1024),
-      timeoutMs: ms(`${path}.batch.timeout`, b.timeout, 1000),
+      maxEvents: (b.max_events as number | undefined) ?? DEFAULT_BATCH.maxEvents,
+      maxBytes: bytes(`${path}.batch.max_bytes`, b.max_bytes, DEFAULT_BATCH.maxBytes),
+      timeoutMs: ms(`${path}.batch.timeout`, b.timeout, DEFAULT_BATCH.timeoutMs),
     },
     queue: {
       maxBytes: bytes(`${path}.queue.max_bytes`, q.max_bytes, 256 * 1024 * 1024),

@@ -28,6 +28,8 @@ export interface PipelineDeps {
   log: Logger;
   /** The embedded service's store, for local sinks (absent in remote-only mode). */
   store?: EventStore;
+  /** A sink gave up delivering (closed, or its attempt limit); it is logged in any case. */
+  onSinkError?: (sink: string, err: unknown) => void;
 }
 
 export class Pipeline {
@@ -78,7 +80,10 @@ export class Pipeline {
         const runner = await SinkRunner.open({
           name: s.name, batch: s.batch, queue: s.queue, concurrency: s.concurrency, queueDir: join(cfg.dataDir, 'queues', s.name),
           onDurable: (m) => acks.durable(idx, m),
-          onError: (err) => log.error({ err, sink: s.name }, 'sink stopped delivering; its queue keeps the data'),
+          onError: (err) => {
+            log.error({ err, sink: s.name }, 'sink stopped delivering; its queue keeps the data');
+            deps.onSinkError?.(s.name, err);
+          },
         }, await createSink(s, cfg, deps));
         sinks.push(runner);
         feed(s.inputs, (e) => runner.accept(e));
@@ -144,7 +149,8 @@ export class Pipeline {
     const within = async (what: string, work: Promise<unknown>) => {
       const left = deadline - Date.now();
       let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.max(0, left))));
+      // setTimeout takes at most 2^31-1 ms; a later deadline (no deadline) never fires.
+      const expired = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.min(Math.max(0, left), 2 ** 31 - 1))));
       const outcome = await Promise.race([work.then(() => 'done' as const), expired]);
       clearTimeout(timer);
       if (outcome === 'late') this.log.warn({ what }, 'shutdown deadline passed; what was not queued is read again after the next start');

@@ -48,6 +48,8 @@ export function lineOf(e: Envelope): string | Buffer {
 export class SinkRunner {
   readonly counters = { eventsIn: 0, bytesIn: 0, droppedEvents: 0 };
   lastError: string | undefined;
+  /** Delivery gave up (sink closed or attempt limit): the queue will not empty in this run. */
+  private failed = false;
   private readonly batcher: Batcher;
   private readonly delivery: Delivery;
 
@@ -60,6 +62,7 @@ export class SinkRunner {
     });
     this.delivery = new Delivery(queue, sink, (err) => {
       this.lastError = (err as Error).message;
+      this.failed = true;
       o.onError(err);
     }, o.concurrency);
   }
@@ -86,7 +89,7 @@ export class SinkRunner {
 
   /** Resolves when every queued batch is delivered, or at `deadline` (epoch ms), whichever is first. */
   async drain(deadline: number): Promise<boolean> {
-    while (this.queue.depthRecords > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (this.queue.depthRecords > 0 && Date.now() < deadline && !this.failed) await new Promise((r) => setTimeout(r, 20));
     return this.queue.depthRecords === 0;
   }
 
