@@ -58,6 +58,46 @@ describe('event store', () => {
     expect((await s.readEvents('d', { order: 'asc' })).map((e) => [e.a, e.b, e['c.d']])).toEqual([[1, undefined, undefined], [2, 'new', true]]);
   });
 
+  it('finds keys new to a known nested object, and to an object that was an array in some event', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ geo: { city: 'Paris' }, a: { 0: 'x' } }]);
+    // {a:[5,6]} makes the known path /a/0 find an element that json_keys does not count; with the new key
+    // of the next event the key counts under /a would balance.
+    await load(s, 'd', [{ geo: { city: 'Lyon', zip: '69001' }, a: [5, 6] }, { geo: { city: 'Nice' }, a: { 0: 'y', fresh: 1 } }]);
+    expect(types(s, 'd')).toEqual({ 'geo.city': 'string', 'geo.zip': 'string', 'a.0': 'string', a: 'array', 'a.fresh': 'integer' });
+    const rows = (await s.readEvents('d', { order: 'asc' })).map((e) => [e['geo.city'], e['geo.zip'], e['a.0'], e.a, e['a.fresh']]);
+    expect(rows).toEqual([
+      ['Paris', undefined, 'x', undefined, undefined],
+      ['Lyon', '69001', undefined, [5, 6], undefined],
+      ['Nice', undefined, 'y', undefined, 1],
+    ]);
+  });
+
+  it('keeps nested keys that differ only by case apart in a batch shaped like the last one', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    const event = { Geo: { City: 'A' }, geo: { city: 'b', CITY: 'C' }, n: 1 };
+    await load(s, 'd', [event]);
+    await load(s, 'd', [{ ...event, n: 2 }]);
+    for (const ev of await s.readEvents('d')) expect(ev).toMatchObject({ 'Geo.City': 'A', 'geo.city': 'b', 'geo.CITY': 'C' });
+  });
+
+  it('keeps the timestamp field as a field of its own type, also when it is nested', async () => {
+    const s = await openStore();
+    await s.createDataset({ name: 'd', who: 't' });
+    for (let i = 0; i < 2; i++) await load(s, 'd', [{ ts: 1714557600000 + i, msg: 'a' }], { timestampField: 'ts', timestampFormat: 'unixms' });
+    expect(types(s, 'd')).toEqual({ ts: 'integer', msg: 'string' });
+    expect((await s.readEvents('d', { order: 'asc' })).map((e) => [e._time, e.ts])).toEqual([
+      ['2024-05-01T10:00:00Z', 1714557600000], ['2024-05-01T10:00:00.001Z', 1714557600001],
+    ]);
+    await s.createDataset({ name: 'n', who: 't' });
+    for (let i = 0; i < 2; i++) await load(s, 'n', [{ meta: { ts: `2024-05-01T10:00:0${i}Z`, id: i } }], { timestampField: 'meta.ts' });
+    expect((await s.readEvents('n', { order: 'asc' })).map((e) => [e._time, e['meta.ts'], e['meta.id']])).toEqual([
+      ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z', 0], ['2024-05-01T10:00:01Z', '2024-05-01T10:00:01Z', 1],
+    ]);
+  });
+
   it('widens a field seen with several types: integer+float → float, any other mix → string', async () => {
     const s = await openStore();
     await s.createDataset({ name: 'd', who: 't' });
@@ -203,7 +243,7 @@ describe('config file paths', () => {
 });
 
 describe('ingest planning', () => {
-  it('needs one discovery round for a nested batch shaped like the last one', async () => {
+  it('needs one discovery round for a nested batch shaped like the last one, and lists keys only where counts differ', async () => {
     const { BatchShape } = await import('../src/service/store/ingest-plan.js');
     const opts = { labels: {}, mapFields: new Set<string>() };
     const known = { objects: new Set(['']), leaves: new Set<string>() };
@@ -222,14 +262,20 @@ describe('ingest planning', () => {
     expect(first.nextQuery()).toBeUndefined();
     first.remember(known);
 
-    // Same shape again: one round.
+    // Same shape again: one round, which counts keys instead of listing them.
     const second = new BatchShape(known, opts);
     const r1 = second.firstQuery();
-    expect(r1.objects).toEqual(['', '/geo']);
+    expect(r1).toMatchObject({ mode: 'counts', objects: ['', '/geo'] });
     const bits = Object.fromEntries(r1.leaves.map((l, i) => [`t${i}`, l === '/geo' ? 32 : 1]));
-    second.absorb(r1, [{ jt: 'OBJECT', ks: [['a', 'geo'], ['city']], n: 5, ...bits }], true);
+    second.absorb(r1, [{ jt: 'OBJECT', n: 5, ...bits, k0: 10, c0: 10, k1: 5, c1: 5 }], true);
     expect(second.nextQuery()).toBeUndefined();
     expect([...second.leaves.keys()].sort()).toEqual(['/a', '/geo/city']);
+
+    // A key count above the known children's sends that object, and only it, to a keys round.
+    const third = new BatchShape(known, opts);
+    const s1 = third.firstQuery();
+    third.absorb(s1, [{ jt: 'OBJECT', n: 5, ...bits, k0: 10, c0: 10, k1: 6, c1: 5 }], true);
+    expect(third.nextQuery()).toMatchObject({ mode: 'keys', objects: ['/geo'], leaves: [] });
   });
 });
 

@@ -411,7 +411,7 @@ export class EventStore {
         const seqBase = d.nextSeq;
         d.nextSeq += BigInt(shape.counts.total);
         const mixedRoots = shape.counts.malformed + shape.counts.notObject > 0;
-        const n = await c.changes(insertSql(d.record.table, shape, plan, opts, receivedNs, seqBase, mixedRoots));
+        const n = await c.changes(insertSql(d.record.table, plan, opts, receivedNs, seqBase, mixedRoots));
         d.version++;
         return n;
       });

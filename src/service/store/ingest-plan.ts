@@ -71,28 +71,53 @@ function sqlList(items: readonly string[]): string {
   return `[${items.map(sqlString).join(', ')}]`;
 }
 
-/** The time value of an event: the first of the time pointers that holds something. */
-function timeValue(timePtrs: readonly string[]): string {
-  return timePtrs.length === 1 ? 'v[1]' : `COALESCE(${timePtrs.map((_, i) => `v[${i + 1}]`).join(', ')})`;
-}
-
 export interface DiscoveryQuery {
   sql: string;
+  /**
+   * keys: lists the keys under each of `objects` (grouped by key set).
+   * counts: only counts them, to compare with how many of their known children the events hold.
+   */
+  mode: 'keys' | 'counts';
   objects: string[];
+  /** Paths whose types are asked (t0, t1, ... in the result). */
   leaves: string[];
 }
 
+/** The pointer of the object holding a path ('' for a top-level key). */
+function parentOf(ptr: string): string {
+  return ptr.slice(0, ptr.lastIndexOf('/'));
+}
+
 /**
- * One discovery round, grouped by (root type, key sets): most batches have a handful of distinct key sets,
- * so the result is a few rows. Each row carries the type bits of every leaf within its group. Two JSON
- * parses per event: json_type over [root, leaves...] and json_keys over the objects.
+ * A discovery round that lists keys, grouped by (root type, key sets): most batches have a handful of
+ * distinct key sets, so the result is a few rows. Each row carries the type bits of every leaf within its
+ * group. Two JSON parses per event: json_type over [root, leaves...] and json_keys over the objects.
  */
 export function discoveryQuery(objects: string[], leaves: string[]): DiscoveryQuery {
   const agg = leaves.map((_, i) => `bit_or(ferry_tbit(ts[${i + 2}])) AS t${i}`);
   const sql = `SELECT ts[1] AS jt, ks, count(*) AS n${agg.length ? `, ${agg.join(', ')}` : ''}
     FROM (SELECT json_type(j, ${sqlList(['', ...leaves])}) AS ts, json_keys(j, ${sqlList(objects)}) AS ks FROM raw)
     GROUP BY ALL`;
-  return { sql, objects, leaves };
+  return { sql, mode: 'keys', objects, leaves };
+}
+
+/**
+ * A discovery round for a batch expected to look like the previous ones: types of the known paths, and for
+ * each known object its number of keys (k<i>) next to the number of its known children present (c<i>).
+ * Equal sums mean no event brought a new key there, so no key lists are built or hashed; a difference
+ * sends that object to a `keys` round. `countOnly` paths (the event time) are counted but not typed.
+ */
+export function countsQuery(objects: string[], leaves: string[], countOnly: string[]): DiscoveryQuery {
+  const paths = [...leaves, ...countOnly];
+  const agg = leaves.map((_, i) => `, bit_or(ferry_tbit(ts[${i + 2}])) AS t${i}`);
+  const counts = objects.map((o, i) => {
+    const present = paths.flatMap((p, k) => (parentOf(p) === o ? [`count(ts[${k + 2}])`] : []));
+    return `, sum(nk[${i + 1}]) AS k${i}, ${present.length ? present.join(' + ') : '0'} AS c${i}`;
+  });
+  const sql = `SELECT ts[1] AS jt, count(*) AS n${agg.join('')}${counts.join('')}
+    FROM (SELECT json_type(j, ${sqlList(['', ...paths])}) AS ts, [len(x) for x in json_keys(j, ${sqlList(objects)})] AS nk FROM raw)
+    GROUP BY ALL`;
+  return { sql, mode: 'counts', objects, leaves };
 }
 
 export const TBIT_MACRO = `CREATE OR REPLACE MACRO ferry_tbit(t) AS CASE t
@@ -122,14 +147,18 @@ export class BatchShape {
   constructor(private readonly known: KnownPaths, private readonly opts: PlanOptions) {}
 
   /**
-   * Round one asks for the keys of every known object and the types of every known path, objects included:
-   * a path that held an object before may hold a scalar now. Known objects count as asked, so a batch
-   * shaped like the previous ones needs this one round.
+   * Round one asks for the types of every known path, objects included (a path that held an object before
+   * may hold a scalar now), and checks every known object for keys not seen before. Known objects count as
+   * asked, so a batch shaped like the previous ones needs this one round. A dataset with no known fields
+   * lists its keys at once.
    */
   firstQuery(): DiscoveryQuery {
     const knownObjects = [...this.known.objects].filter((o) => o !== '');
     for (const o of knownObjects) this.objects.add(o);
-    return discoveryQuery(['', ...knownObjects], [...new Set([...this.known.leaves, ...knownObjects])]);
+    const typed = [...new Set([...this.known.leaves, ...knownObjects])];
+    if (this.known.leaves.size === 0) return discoveryQuery(['', ...knownObjects], typed);
+    const timeOnly = timePointers(this.opts.timestampField).filter((p) => !typed.includes(p));
+    return countsQuery(['', ...knownObjects], typed, timeOnly);
   }
 
   nextQuery(): DiscoveryQuery | undefined {
@@ -162,6 +191,10 @@ export class BatchShape {
     }
     if (first) this.counts = { total, malformed, notObject };
     q.leaves.forEach((ptr, i) => this.classify(ptr, bits[i]!));
+    if (q.mode === 'counts') {
+      this.checkKeyCounts(q, rows, bits);
+      return;
+    }
     q.objects.forEach((obj, i) => {
       for (const key of keys[i]!) {
         const ptr = `${obj}/${escapePointerSegment(key)}`;
@@ -169,6 +202,21 @@ export class BatchShape {
         if (this.leaves.has(ptr) || this.objects.has(ptr) || q.leaves.includes(ptr) || this.known.leaves.has(ptr)) continue;
         if (!this.pendingLeaves.includes(ptr)) this.pendingLeaves.push(ptr);
       }
+    });
+  }
+
+  /**
+   * Sends to a keys round every object whose key count differs from its known children's. An object that
+   * was an array in some event is sent too: a pointer like /a/0 finds an array's element, which json_keys
+   * does not count, so the sums could balance an unseen key.
+   */
+  private checkKeyCounts(q: DiscoveryQuery, rows: Record<string, unknown>[], bits: number[]): void {
+    const row = rows.find((r) => r.jt === 'OBJECT');
+    if (!row) return;
+    q.objects.forEach((obj, i) => {
+      const wasArray = obj !== '' && (bits[q.leaves.indexOf(obj)]! & TYPE_BIT.array) !== 0;
+      const unseenKeys = Number(row[`k${i}`] ?? 0) !== Number(row[`c${i}`] ?? 0);
+      if ((wasArray || unseenKeys) && !this.pendingObjects.includes(obj)) this.pendingObjects.push(obj);
     });
   }
 
@@ -203,14 +251,23 @@ export class BatchShape {
   }
 }
 
+/** One column a batch writes: from the event's values at some paths (COALESCEd in order), or a label. */
+export interface ColumnWrite {
+  column: string;
+  type: FieldType;
+  sources: LeafInfo[];
+  /** A label's value (as text), written to every event instead of the sources. */
+  label?: string;
+}
+
 /** The column plan of a batch against the dataset's current schema. */
 export interface ColumnPlan {
   /** Fields new to the dataset, with the column they get. */
   added: SchemaField[];
   /** Existing fields whose column must widen. */
   widened: SchemaField[];
-  /** Every field the batch writes, in insert order, with how its value is computed. */
-  writes: { column: string; expr: string }[];
+  /** Every field the batch writes, in insert order. */
+  writes: ColumnWrite[];
 }
 
 /**
@@ -223,34 +280,29 @@ export function planColumns(
   opts: PlanOptions,
   nextColumn: () => string,
 ): ColumnPlan {
-  const leafPtrs = [...shape.leaves.keys()];
-  const offset = timePointers(opts.timestampField).length; // v holds the time pointers first
-  const byField = new Map<string, { type: FieldType; exprs: string[] }>();
-  leafPtrs.forEach((ptr, i) => {
-    const leaf = shape.leaves.get(ptr)!;
-    const raw = leaf.type === 'map[string]' ? `json_extract(j, ${sqlString(ptr)})` : `v[${offset + i + 1}]`;
-    const value = leaf.alsoObject ? `CASE WHEN json_type(j, ${sqlString(ptr)}) = 'OBJECT' THEN NULL ELSE ${raw} END` : raw;
+  const byField = new Map<string, { type: FieldType; sources: LeafInfo[]; label?: string }>();
+  for (const leaf of shape.leaves.values()) {
     const entry = byField.get(leaf.field);
     if (entry) {
       entry.type = widen(entry.type, leaf.type);
-      entry.exprs.push(value);
-    } else byField.set(leaf.field, { type: leaf.type, exprs: [value] });
-  });
+      entry.sources.push(leaf);
+    } else byField.set(leaf.field, { type: leaf.type, sources: [leaf] });
+  }
   for (const [key, value] of Object.entries(opts.labels)) {
     // Labels are top-level fields, so the reserved names are renamed as an event's own would be.
     const name = fieldNameOf(`/${escapePointerSegment(key)}`, []);
     const t = typeOfJsValue(value);
     if (t === undefined) continue;
-    const literal = t === 'array' || t === 'string' && typeof value !== 'string' ? JSON.stringify(value) : String(value);
+    const label = t === 'array' || t === 'string' && typeof value !== 'string' ? JSON.stringify(value) : String(value);
     // A label replaces the event's own value of the same field.
     const prev = byField.get(name);
-    byField.set(name, { type: prev ? widen(prev.type, t) : t, exprs: [sqlString(literal)] });
+    byField.set(name, { type: prev ? widen(prev.type, t) : t, sources: [], label });
   }
 
   const added: SchemaField[] = [];
   const widened: SchemaField[] = [];
-  const writes: { column: string; expr: string }[] = [];
-  for (const [name, { type, exprs }] of byField) {
+  const writes: ColumnWrite[] = [];
+  for (const [name, { type, sources, label }] of byField) {
     const existing = schema.get(name);
     let field: SchemaField;
     if (!existing) {
@@ -261,8 +313,7 @@ export function planColumns(
       field = { ...existing, type: t };
       if (t !== existing.type) widened.push(field);
     }
-    const value = exprs.length === 1 ? exprs[0]! : `COALESCE(${exprs.join(', ')})`;
-    writes.push({ column: field.column, expr: castTo(value, field.type) });
+    writes.push({ column: field.column, type: field.type, sources, label });
   }
   return { added, widened, writes };
 }
@@ -279,11 +330,132 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** Columns every insert and failure query reads from `raw(j)`: row id, time value(s) and leaf values. */
-function extracted(timePtrs: readonly string[], leafPtrs: readonly string[], withRootType: boolean, format?: string): string {
-  const t = timeExpression(timeValue(timePtrs), format);
-  const inner = `SELECT rowid AS rid, j, json_extract_string(j, ${sqlList([...timePtrs, ...leafPtrs])}) AS v FROM raw`;
-  return `SELECT *, ${timeValue(timePtrs)} AS tv, ${t} AS t${withRootType ? ', json_type(j) AS jt' : ''} FROM (${inner})`;
+/** Paths nested deeper than this are extracted one by one rather than through the struct. */
+const STRUCT_MAX_DEPTH = 32;
+
+/**
+ * Reads an event's values at many paths with one JSON parse: json_transform(j, spec) builds a struct `s`
+ * whose fields follow the paths, each already of its column's type. Fields are reached by position
+ * (struct_extract_at), because DuckDB matches struct field names case-insensitively and events may hold
+ * keys that differ only in case. A path that must also be an object in the struct (it is the prefix of
+ * another path) is extracted on its own instead.
+ */
+class StructReader {
+  private readonly root: SpecNode = { children: new Map() };
+  private readonly planned = new Map<string, string>();
+
+  /** Plans paths before any is read; a path asked twice keeps its first type. */
+  want(ptr: string, sqlType: string): void {
+    if (!this.planned.has(ptr)) this.planned.set(ptr, sqlType);
+  }
+
+  /** Builds the struct from the planned paths; returns the SQL of `s`, or undefined if it is empty. */
+  build(): string | undefined {
+    const prefixes = new Set<string>();
+    for (const ptr of this.planned.keys()) {
+      for (let i = ptr.lastIndexOf('/'); i > 0; i = ptr.lastIndexOf('/', i - 1)) prefixes.add(ptr.slice(0, i));
+    }
+    const clashes = caseClashes([...this.planned.keys()]);
+    for (const [ptr, sqlType] of this.planned) {
+      const segs = pointerSegments(ptr);
+      if (prefixes.has(ptr) || segs.length > STRUCT_MAX_DEPTH || clashes(ptr)) continue;
+      let node = this.root;
+      for (const seg of segs) {
+        let child = node.children.get(seg);
+        if (!child) node.children.set(seg, (child = { children: new Map() }));
+        node = child;
+      }
+      node.type = sqlType;
+    }
+    return this.root.children.size ? `json_transform(j, ${sqlString(specJson(this.root))})` : undefined;
+  }
+
+  /** The SQL reading a path as `sqlType`, or undefined if the path is not in the struct with that type. */
+  read(ptr: string): { sql: string; sqlType: string } | undefined {
+    let node = this.root;
+    let sql = 's';
+    for (const seg of pointerSegments(ptr)) {
+      const keys = [...node.children.keys()];
+      const child = node.children.get(seg);
+      if (!child) return undefined;
+      sql = `struct_extract_at(${sql}, ${keys.indexOf(seg) + 1})`;
+      node = child;
+    }
+    return node.type && node.children.size === 0 ? { sql, sqlType: node.type } : undefined;
+  }
+}
+
+/**
+ * Which paths run through keys that differ from a sibling only in case. DuckDB's optimizer may rewrite a
+ * positional struct access into one by name, and names match case-insensitively, so such keys stay out of
+ * the struct (seen with DuckDB 1.5: {"Level","level"} read "INFO" twice under a projection).
+ */
+function caseClashes(ptrs: readonly string[]): (ptr: string) => boolean {
+  const fold = (seg: string) => seg.toUpperCase().toLowerCase();
+  const seen = new Map<string, string>(); // parent pointer + folded key → the exact key first seen
+  const clashing = new Set<string>();
+  const levels = (ptr: string) => {
+    let parent = '';
+    return pointerSegments(ptr).map((seg) => {
+      const level = { id: `${parent}\u0000${fold(seg)}`, seg };
+      parent += `/${escapePointerSegment(seg)}`;
+      return level;
+    });
+  };
+  for (const ptr of ptrs) {
+    for (const { id, seg } of levels(ptr)) {
+      const first = seen.get(id);
+      if (first === undefined) seen.set(id, seg);
+      else if (first !== seg) clashing.add(id);
+    }
+  }
+  return (ptr) => clashing.size > 0 && levels(ptr).some(({ id }) => clashing.has(id));
+}
+
+interface SpecNode {
+  children: Map<string, SpecNode>;
+  type?: string;
+}
+
+/** The json_transform structure text, written by hand so keys keep their order (JS objects put "1" first). */
+function specJson(node: SpecNode): string {
+  if (node.children.size === 0) return JSON.stringify(node.type);
+  return `{${[...node.children].map(([k, child]) => `${JSON.stringify(k)}:${specJson(child)}`).join(',')}}`;
+}
+
+/** The SQL type a leaf's value is read as in the struct; undefined for leaves read on their own. */
+function structType(leaf: LeafInfo, fieldType: FieldType): string | undefined {
+  if (leaf.type === 'map[string]' || leaf.alsoObject) return undefined;
+  return SQL_TYPE[fieldType];
+}
+
+/** A leaf's value as its column's type. */
+function leafValue(leaf: LeafInfo, fieldType: FieldType, reader: StructReader): string {
+  const ptr = sqlString(leaf.ptr);
+  if (leaf.type === 'map[string]') return castTo(`json_extract(j, ${ptr})`, fieldType);
+  if (leaf.alsoObject) {
+    return castTo(`CASE WHEN json_type(j, ${ptr}) = 'OBJECT' THEN NULL ELSE json_extract_string(j, ${ptr}) END`, fieldType);
+  }
+  const read = reader.read(leaf.ptr);
+  if (!read) return castTo(`json_extract_string(j, ${ptr})`, fieldType);
+  return read.sqlType === SQL_TYPE[fieldType] ? read.sql : castTo(read.sql, fieldType);
+}
+
+/** The event time's raw value: the first of the time pointers that holds something, as text. */
+function timeText(timePtrs: readonly string[], reader?: StructReader): string {
+  const values = timePtrs.map((p) => reader?.read(p)?.sql ?? `json_extract_string(j, ${sqlString(p)})`);
+  return values.length === 1 ? values[0]! : `COALESCE(${values.join(', ')})`;
+}
+
+/**
+ * The rows every insert and failure query reads from `raw(j)`: row id, the struct `s` of values, the time
+ * value `tv` and its timestamp `t`, and the root's JSON type `jt` when asked.
+ */
+function extracted(timePtrs: readonly string[], reader: StructReader | undefined, withRootType: boolean, format?: string): string {
+  const struct = reader?.build();
+  const inner = `SELECT rowid AS rid, j${struct ? `, ${struct} AS s` : ''} FROM raw`;
+  const tv = timeText(timePtrs, struct ? reader : undefined);
+  return `SELECT *, ${tv} AS tv, ${timeExpression(tv, format)} AS t${withRootType ? ', json_type(j) AS jt' : ''} FROM (${inner})`;
 }
 
 /**
@@ -292,7 +464,6 @@ function extracted(timePtrs: readonly string[], leafPtrs: readonly string[], wit
  */
 export function insertSql(
   table: string,
-  shape: BatchShape,
   plan: ColumnPlan,
   opts: PlanOptions,
   receivedNs: bigint,
@@ -300,19 +471,33 @@ export function insertSql(
   mixedRoots: boolean,
 ): string {
   const timePtrs = timePointers(opts.timestampField);
+  const reader = new StructReader();
+  // The time pointers first: a field at the same path is then read as text and cast, as the time is.
+  for (const p of timePtrs) reader.want(p, 'VARCHAR');
+  for (const w of plan.writes) {
+    for (const leaf of w.sources) {
+      const t = structType(leaf, w.type);
+      if (t) reader.want(leaf.ptr, t);
+    }
+  }
+  const rows = extracted(timePtrs, reader, mixedRoots, opts.timestampFormat);
+  const values = plan.writes.map((w) => w.label !== undefined
+    ? castTo(sqlString(w.label), w.type)
+    : w.sources.length === 1 ? leafValue(w.sources[0]!, w.type, reader)
+    : `COALESCE(${w.sources.map((l) => leafValue(l, w.type, reader)).join(', ')})`);
   const recv = `make_timestamp_ns(${receivedNs})`;
   const cols = ['_time', '_sysTime', '_seq', ...plan.writes.map((w) => w.column)].map(quoteIdent);
-  const exprs = [`COALESCE(t, ${recv})`, recv, `${seqBase} + rid`, ...plan.writes.map((w) => w.expr)];
+  const exprs = [`COALESCE(t, ${recv})`, recv, `${seqBase} + rid`, ...values];
   return `INSERT INTO ${quoteIdent(table)} (${cols.join(', ')})
     SELECT ${exprs.join(',\n      ')}
-    FROM (${extracted(timePtrs, [...shape.leaves.keys()], mixedRoots, opts.timestampFormat)})
+    FROM (${rows})
     WHERE ${mixedRoots ? "jt = 'OBJECT' AND " : ''}NOT (tv IS NOT NULL AND t IS NULL)`;
 }
 
 /** Lists the events that failed, for the response's `failures` (a slow path, run only when some failed). */
 export function failuresSql(opts: PlanOptions): string {
   const timePtrs = timePointers(opts.timestampField);
-  return `SELECT rid, jt, tv FROM (${extracted(timePtrs, [], true, opts.timestampFormat)})
+  return `SELECT rid, jt, tv FROM (${extracted(timePtrs, undefined, true, opts.timestampFormat)})
     WHERE jt IS NULL OR jt <> 'OBJECT' OR (tv IS NOT NULL AND t IS NULL)
     ORDER BY rid LIMIT ${MAX_LISTED_FAILURES}`;
 }
