@@ -6,7 +6,7 @@
  * Each run starts a fresh server and data dir; the summary is the median run by events/s, because this
  * 2-core VM's speed drifts by ±15% between runs.
  *
- * Usage: npm run bench:ingest -- [--events N] [--concurrency C] [--runs R]
+ * Usage: npm run bench:ingest -- [--events N] [--concurrency C] [--runs R] [--progress N]
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,12 +23,16 @@ const { values } = parseArgs({
     'batch-bytes': { type: 'string', default: String(1024 * 1024) },
     config: { type: 'string' },
     runs: { type: 'string', default: '3' },
+    progress: { type: 'string', default: '0' },
   },
 });
 const totalEvents = Number(values.events);
 const concurrency = Number(values.concurrency);
 const batchBytes = Number(values['batch-bytes']);
 const runs = Math.max(1, Number(values.runs));
+// Print the rate and server CPU per event of every `progress` events, to see whether ingest slows as the
+// table grows (0: only the totals).
+const progressEvery = Number(values.progress);
 
 function dirSize(dir: string): number {
   let total = 0;
@@ -95,6 +99,15 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
     const t0 = performance.now();
     let next = 0;
     let ingested = 0;
+    const mark = { events: 0, t: t0, cpu: cpu0 };
+    const reportProgress = () => {
+      const t = performance.now();
+      const c = cpuSeconds(server.child.pid!);
+      const n = ingested - mark.events;
+      console.log(`  at ${ingested.toLocaleString('en-US')} events: ${Math.round(n / ((t - mark.t) / 1000)).toLocaleString('en-US')} events/s, ` +
+        `${(((c - mark.cpu) * 1e6) / n).toFixed(1)} us server CPU/event`);
+      Object.assign(mark, { events: ingested, t, cpu: c });
+    };
     const worker = async () => {
       for (let i = next++; i < batches.length; i = next++) {
         const r = await fetch(`${server.url}/v1/ingest/access`, {
@@ -105,6 +118,7 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
         const res = (await r.json()) as { ingested: number; failed: number };
         if (r.status !== 200 || res.failed > 0) throw new Error(`batch ${i}: ${r.status} ${JSON.stringify(res)}`);
         ingested += res.ingested;
+        if (progressEvery > 0 && ingested >= mark.events + progressEvery) reportProgress();
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
