@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Batcher } from '../src/agent/pipeline/batcher.js';
+import { BufferPool } from '../src/agent/queue/buffer-pool.js';
 import { splitLines } from '../src/agent/sinks/sink.js';
 import { lineOf } from '../src/agent/pipeline/sink-runner.js';
 import { EnrichTransform } from '../src/agent/transforms/enrich.js';
@@ -70,6 +71,39 @@ describe('batcher', () => {
     await big.flush();
     expect(batches[4]).toHaveLength(1);
   });
+
+  it('reuses a batch\'s memory only after the batch was handed on, so slow hand-overs see their own lines', async () => {
+    const seen: string[][] = [];
+    // Each hand-over reads its batch only after later batches have started gathering.
+    const b = new Batcher({ maxEvents: 5, maxBytes: 1 << 20, timeoutMs: 10_000 }, async (batch) => {
+      await new Promise((r) => setTimeout(r, 5));
+      seen.push(splitLines(batch));
+    });
+    for (let i = 0; i < 200; i++) await b.add(`{"i":${i}}`);
+    await b.flush();
+    expect(seen.flat()).toEqual(Array.from({ length: 200 }, (_, i) => `{"i":${i}}`));
+  });
+});
+
+describe('buffer pool', () => {
+  it('hands a given-back buffer\'s memory out again, keeps the largest spares and leaves views alone', () => {
+    const pool = new BufferPool(2);
+    const a = pool.take(1000);
+    a.fill(1);
+    pool.give(a);
+    const again = pool.take(600);
+    expect(again.length).toBe(600);
+    expect(again.buffer).toBe(a.buffer);
+    expect(pool.take(600).buffer).not.toBe(a.buffer); // no spare left
+    pool.give(Buffer.allocUnsafeSlow(4000).subarray(10)); // a view into other memory: not kept
+    pool.give(Buffer.allocUnsafeSlow(10));
+    pool.give(Buffer.allocUnsafeSlow(20));
+    const big = Buffer.allocUnsafeSlow(5000);
+    pool.give(big); // the pool is full: the 10-byte spare makes way
+    expect(pool.take(4500).buffer).toBe(big.buffer);
+    expect(pool.take(20).length).toBe(20);
+    expect(pool.take(5).buffer.byteLength).toBe(5); // both spares taken: a fresh one
+  });
 });
 
 describe('batcher → disk queue → sink', () => {
@@ -108,6 +142,7 @@ describe('batcher → disk queue → sink', () => {
     queue = await DiskQueue.open(dir, { maxBytes: 1 << 20 });
     cleanups.push(() => queue.close());
     expect(queue.depthRecords).toBe(5);
+    expect(queue.depthBytes).toBe(5 * (8 + '{"i":0}\n{"i":1}'.length));
     delivery = new Delivery(queue, sinkTo(r.url));
     delivery.start();
     cleanups.push(() => delivery.stop());

@@ -3,6 +3,7 @@
  * each batch on (to the disk queue). add() waits while batches are being handed on, so a full queue slows
  * the sources down instead of growing memory.
  */
+import { BufferPool } from '../queue/buffer-pool.js';
 import type { Stream } from '../sources/source.js';
 
 export interface BatchLimits {
@@ -36,12 +37,18 @@ export class Batcher {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly handing: Promise<void>[] = [];
+  /** Buffers of batches already handed on: the next batches gather into them. */
+  private readonly pool = new BufferPool(MAX_HANDING + 1);
 
+  /**
+   * @param handOn takes a batch; the batch's memory is reused for a later batch once the returned promise
+   *   settles, so handOn must not keep it beyond that.
+   */
   constructor(
     private readonly limits: BatchLimits,
     private readonly handOn: (batch: Buffer, count: number, marks: Mark[]) => Promise<void>,
   ) {
-    this.buf = Buffer.allocUnsafe(this.capacity);
+    this.buf = this.pool.take(this.capacity);
   }
 
   /** Room for a batch of maxBytes plus the line that crosses it. */
@@ -74,7 +81,10 @@ export class Batcher {
   private async addAfterCut(line: string | Buffer, mark?: Mark): Promise<void> {
     if (this.count > 0) await this.cut();
     const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
-    if (size + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(size + 1);
+    if (size + 1 > this.buf.length) {
+      this.pool.give(this.buf);
+      this.buf = this.pool.take(size + 1);
+    }
     await this.add(line, mark);
   }
 
@@ -93,11 +103,11 @@ export class Batcher {
     const batch = this.buf.subarray(0, this.used);
     const count = this.count;
     const marks = [...this.marks.values()];
-    this.buf = Buffer.allocUnsafe(this.capacity);
+    this.buf = this.pool.take(this.capacity);
     this.used = 0;
     this.count = 0;
     this.marks = new Map();
-    const done = this.flushing.then(() => this.handOn(batch, count, marks));
+    const done = this.flushing.then(() => this.handOn(batch, count, marks)).finally(() => this.pool.give(batch));
     this.flushing = done;
     this.handing.push(done);
     void done.finally(() => this.handing.splice(this.handing.indexOf(done), 1)).catch(() => undefined);

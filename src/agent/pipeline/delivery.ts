@@ -54,7 +54,11 @@ export class Delivery {
             // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
             if (!this.state.closed && !failed) this.onError(e);
             failed = true;
-          }).finally(() => wake?.());
+          }).finally(() => {
+            // The sink is done with the payload (delivered, or given up on and read again next start).
+            this.queue.release(r.payload);
+            wake?.();
+          });
           inFlight.push(entry);
         }
       }

@@ -3,6 +3,7 @@
  * makes push() wait until deliveries free space, so backpressure reaches the sources and the files stay
  * the buffer; `drop_newest` refuses the new batch and counts it.
  */
+import { BufferPool } from './buffer-pool.js';
 import { comparePositions, SegmentLog, type LogPosition, type LogRecord } from './segment-log.js';
 
 export type WhenFull = 'block' | 'drop_newest';
@@ -22,16 +23,19 @@ export class DiskQueue {
   private readonly sizes: { next: LogPosition; bytes: number }[] = [];
   private bytes: number;
 
-  private constructor(private readonly log: SegmentLog, private readonly o: DiskQueueOptions, pending: LogRecord[]) {
-    for (const r of pending) this.sizes.push({ next: r.next, bytes: r.payload.length + 8 });
+  /** Memory that records are read into, handed back through release() once delivered. */
+  private readonly readPool = new BufferPool(4);
+  private readonly take = (size: number) => this.readPool.take(size);
+
+  private constructor(private readonly log: SegmentLog, private readonly o: DiskQueueOptions, pending: { next: LogPosition; bytes: number }[]) {
+    this.sizes.push(...pending);
     this.bytes = this.sizes.reduce((a, s) => a + s.bytes, 0);
   }
 
   static async open(dir: string, o: DiskQueueOptions): Promise<DiskQueue> {
     const log = await SegmentLog.open(dir, { segmentBytes: o.segmentBytes });
     // What a previous run left undelivered counts against the cap from the start.
-    const pending = await log.read(Number.MAX_SAFE_INTEGER);
-    return new DiskQueue(log, o, pending);
+    return new DiskQueue(log, o, await log.recordSizes());
   }
 
   get depthBytes(): number {
@@ -62,13 +66,18 @@ export class DiskQueue {
   /** Up to `max` batches after `from`, waiting for one if there are none. */
   async next(max: number, from: LogPosition, signal?: { closed: boolean }): Promise<LogRecord[]> {
     for (;;) {
-      const records = await this.log.read(max, from);
+      const records = await this.log.read(max, from, this.take);
       if (records.length > 0 || signal?.closed) return records;
       await new Promise<void>((r) => {
         this.readers.push(r);
         setTimeout(r, 1000).unref();
       });
     }
+  }
+
+  /** Takes back the payload of a record from next() that nothing refers to any more. */
+  release(payload: Buffer): void {
+    this.readPool.give(payload);
   }
 
   get ackedPosition(): LogPosition {

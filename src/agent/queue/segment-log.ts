@@ -136,8 +136,11 @@ export class SegmentLog {
     return { ...this.acked };
   }
 
-  /** Reads up to `max` records from `from` (the acknowledged position by default), in order. */
-  async read(max: number, from: LogPosition = this.acked): Promise<LogRecord[]> {
+  /**
+   * Reads up to `max` records from `from` (the acknowledged position by default), in order.
+   * @param alloc where payloads are read into (a pool, whose buffers the caller hands back)
+   */
+  async read(max: number, from: LogPosition = this.acked, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Promise<LogRecord[]> {
     const out: LogRecord[] = [];
     let pos = { ...from };
     while (out.length < max && pos.segment <= this.writeSegment) {
@@ -159,7 +162,7 @@ export class SegmentLog {
         while (out.length < max && pos.offset < end) {
           await fh.read(header, 0, HEADER, pos.offset);
           const len = header.readUInt32LE(0);
-          const payload = pos.offset + HEADER <= end && len <= MAX_RECORD && pos.offset + HEADER + len <= end ? Buffer.allocUnsafe(len) : undefined;
+          const payload = pos.offset + HEADER <= end && len <= MAX_RECORD && pos.offset + HEADER + len <= end ? alloc(len) : undefined;
           if (payload) await fh.read(payload, 0, len, pos.offset + HEADER);
           const trusted = comparePositions(pos, this.writtenFrom) >= 0;
           if (!payload || (!trusted && crc32(payload) !== header.readUInt32LE(4))) {
@@ -170,6 +173,34 @@ export class SegmentLog {
           }
           pos = { segment: pos.segment, offset: pos.offset + HEADER + len };
           out.push({ payload, next: { ...pos } });
+        }
+      } finally {
+        await fh.close();
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The size and end position of every record from the acknowledged position on, from their headers alone:
+   * what a queue needs to know of a backlog at start without reading it into memory. A damaged record is
+   * found (and skipped) when it is read.
+   */
+  async recordSizes(): Promise<{ next: LogPosition; bytes: number }[]> {
+    const out: { next: LogPosition; bytes: number }[] = [];
+    const header = Buffer.alloc(HEADER);
+    for (const segment of this.segments) {
+      if (segment < this.acked.segment) continue;
+      let offset = segment === this.acked.segment ? this.acked.offset : 0;
+      const end = segment === this.writeSegment ? this.writeOffset : (await stat(join(this.dir, segmentName(segment)))).size;
+      const fh = await open(join(this.dir, segmentName(segment)), 'r');
+      try {
+        while (offset + HEADER <= end) {
+          await fh.read(header, 0, HEADER, offset);
+          const len = header.readUInt32LE(0);
+          if (len > MAX_RECORD || offset + HEADER + len > end) break;
+          offset += HEADER + len;
+          out.push({ next: { segment, offset }, bytes: HEADER + len });
         }
       } finally {
         await fh.close();

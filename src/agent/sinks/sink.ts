@@ -13,7 +13,10 @@ export interface SinkCounters {
 
 export interface Sink {
   readonly counters: SinkCounters;
-  /** Delivers one batch: NDJSON, lines joined by newlines (as the queue holds it, so never re-split). */
+  /**
+   * Delivers one batch: NDJSON, lines joined by newlines (as the queue holds it, so never re-split). The
+   * batch's memory is reused once the promise settles: a sink keeps no reference to it beyond that.
+   */
   send(batch: Buffer): Promise<void>;
   /** Stops retrying; a send in progress rejects and its batch stays queued. */
   close(): Promise<void>;
