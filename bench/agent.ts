@@ -9,7 +9,7 @@
  *
  * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]
  * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
- * BENCH_CONCURRENCY (batches in flight, default 2), BENCH_NODE_ARGS (flags for the agent's node).
+ * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -117,8 +117,7 @@ sinks:
     token: xaat-bench
     dataset: bench
     compression: ${process.env.BENCH_COMPRESSION ?? 'gzip'}
-    concurrency: ${process.env.BENCH_CONCURRENCY ?? 2}
-`);
+${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRENCY}\n` : ''}`);
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env } });
   const recv0 = process.cpuUsage();

@@ -5,6 +5,7 @@
  */
 import type { ParserConfig } from '../agent/parsers/index.js';
 import { type BatchLimits, DEFAULT_BATCH } from '../agent/pipeline/batcher.js';
+import { DEFAULT_SINK_CONCURRENCY } from '../agent/pipeline/delivery.js';
 import type { WhenFull } from '../agent/queue/disk-queue.js';
 import type { MultilineConfig } from '../agent/transforms/multiline.js';
 import { parseBytes, parseDuration } from '../util/units.js';
@@ -208,7 +209,7 @@ function buildSink(name: string, r: Raw): SinkConfig {
     url: r.url as string | undefined,
     token: r.token as string | undefined,
     compression: (r.compression as SinkConfig['compression'] | undefined) ?? 'gzip',
-    concurrency: (r.concurrency as number | undefined) ?? 2,
+    concurrency: (r.concurrency as number | undefined) ?? DEFAULT_SINK_CONCURRENCY,
     timeoutMs: ms(`${path}.timeout`, r.timeout, 60_000),
     timestampField: r.timestamp_field as string | undefined,
     timestampFormat: r.timestamp_format as string | undefined,

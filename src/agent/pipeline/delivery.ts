@@ -10,6 +10,13 @@ import type { LogPosition } from '../queue/segment-log.js';
 import type { DiskQueue } from '../queue/disk-queue.js';
 import type { Sink } from '../sinks/sink.js';
 
+/**
+ * Batches in flight per sink unless configured. A batch spends about as long compressing (gzip, off the
+ * event loop) as on the wire, so with two in flight the sink idles between them; bench:agent passthrough
+ * with gzip, alternating: 2 in flight 77–86 MB/s, 3 in flight 89–100 MB/s, 4 no faster than 3.
+ */
+export const DEFAULT_SINK_CONCURRENCY = 3;
+
 export class Delivery {
   private readonly state = { closed: false };
   private running: Promise<void> | undefined;
@@ -40,6 +47,12 @@ export class Delivery {
         for (const r of records) {
           pos = r.next;
           const entry = { next: r.next, done: false, sending: Promise.resolve() };
+          // The sink is done with the payload: its memory goes back to the queue, and the slot to the next
+          // batch at once (not after the acknowledgement's fsyncs, which would idle the sink meanwhile).
+          const settle = () => {
+            this.queue.release(r.payload);
+            wake?.();
+          };
           entry.sending = this.sink.send(r.payload).then(async () => {
             entry.done = true;
             // Acknowledge the delivered run at the head, in order.
@@ -48,16 +61,14 @@ export class Delivery {
               upTo = inFlight.shift()!.next;
               this.batchesDelivered++;
             }
+            settle();
             // Acknowledgements are written one after another, so a later one never lands first.
             if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
           }, (e: unknown) => {
             // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
             if (!this.state.closed && !failed) this.onError(e);
             failed = true;
-          }).finally(() => {
-            // The sink is done with the payload (delivered, or given up on and read again next start).
-            this.queue.release(r.payload);
-            wake?.();
+            settle();
           });
           inFlight.push(entry);
         }

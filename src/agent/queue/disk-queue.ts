@@ -23,8 +23,11 @@ export class DiskQueue {
   private readonly sizes: { next: LogPosition; bytes: number }[] = [];
   private bytes: number;
 
-  /** Memory that records are read into, handed back through release() once delivered. */
-  private readonly readPool = new BufferPool(4);
+  /**
+   * Memory that records are read into, handed back through release() once delivered. Two spares serve the
+   * next reads; the batches in flight hold their own.
+   */
+  private readonly readPool = new BufferPool(2);
   private readonly take = (size: number) => this.readPool.take(size);
 
   private constructor(private readonly log: SegmentLog, private readonly o: DiskQueueOptions, pending: { next: LogPosition; bytes: number }[]) {
