@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Batcher } from '../src/agent/pipeline/batcher.js';
@@ -125,6 +127,33 @@ describe('batcher → disk queue → sink', () => {
     await until(() => r.received.length === 1000);
     expect(r.received).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     await until(() => queue.depthBytes === 0);
+  });
+
+  it('queues batches compressed by the sink, and delivers them as they were queued', async () => {
+    const r = await receiver();
+    r.state.failing = true;
+    const dir = tempDir('ferry-q-');
+    const queue = await DiskQueue.open(dir, { maxBytes: 64 * 1024 * 1024 });
+    cleanups.push(() => queue.close());
+    const sink = sinkTo(r.url);
+    const delivery = new Delivery(queue, sink);
+    delivery.start();
+    cleanups.push(() => delivery.stop());
+    const batcher = new Batcher({ maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 }, async (b) => void (await queue.push(b)), (b) => sink.encode(b));
+    let raw = 0;
+    for (let i = 0; i < 2000; i++) {
+      const line = JSON.stringify({ i, message: 'GET /api/v1/orders HTTP/1.1 200', host: 'web-1' });
+      raw += line.length + 1;
+      await batcher.add(line);
+    }
+    await batcher.flush();
+    expect(queue.depthRecords).toBe(4);
+    expect(queue.depthBytes).toBeLessThan(raw / 4);
+    const segment = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!));
+    expect([segment[8], segment[9]]).toEqual([0x1f, 0x8b]); // the first record's payload is a gzip member
+    r.state.failing = false;
+    await until(() => r.received.length === 2000);
+    expect(r.received).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
   it('keeps undelivered batches across a restart and delivers them when the receiver is back', async () => {

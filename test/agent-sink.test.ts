@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
 import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
+import { decode, encodingOf } from '../src/agent/sinks/encoding.js';
+import { LocalSink } from '../src/agent/sinks/local.js';
 import { ndjson } from '../src/agent/sinks/sink.js';
 import { backoffMs, requestedWaitMs } from '../src/agent/sinks/retry.js';
 import { ADMIN, startTestService, tempDir } from './helpers.js';
@@ -12,16 +15,17 @@ import { ADMIN, startTestService, tempDir } from './helpers.js';
 type Handler = (req: IncomingMessage, body: string[], res: ServerResponse) => void;
 
 /** A receiver on a random loopback port that answers as the test scripts it. */
-async function receiver(handler: Handler): Promise<{ url: string; requests: { lines: string[]; auth?: string }[]; close(): Promise<void> }> {
-  const requests: { lines: string[]; auth?: string }[] = [];
+async function receiver(handler: Handler): Promise<{ url: string; requests: { lines: string[]; auth?: string; encoding?: string }[]; close(): Promise<void> }> {
+  const requests: { lines: string[]; auth?: string; encoding?: string }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const text = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw).toString() : raw.toString();
+      const encoding = req.headers['content-encoding'];
+      const text = (encoding === 'gzip' ? gunzipSync(raw) : encoding === 'zstd' ? zstdDecompress(raw) : raw).toString();
       const lines = text.split('\n').filter(Boolean);
-      requests.push({ lines, auth: req.headers.authorization });
+      requests.push({ lines, auth: req.headers.authorization, ...(encoding ? { encoding } : {}) });
       handler(req, lines, res);
     });
   });
@@ -83,8 +87,25 @@ describe('axiom sink', () => {
     const { s } = sink(r.url);
     await s.send(ndjson(events(3)));
     expect(r.requests).toHaveLength(4);
-    expect(r.requests[3]).toEqual({ lines: events(3), auth: 'Bearer xaat-test' });
+    expect(r.requests[3]).toEqual({ lines: events(3), auth: 'Bearer xaat-test', encoding: 'gzip' });
     expect(s.counters).toMatchObject({ eventsOut: 3, retries: 3, deadLettered: 0 });
+  });
+
+  it('sends a batch as it was queued: compressed once by encode(), or compressed on the way if queued as NDJSON', async () => {
+    const r = await receiver((_req, lines, res) => ok(res, lines.length));
+    cleanups.push(r.close);
+    const gz = sink(r.url).s;
+    const zs = sink(r.url, { compression: 'zstd' }).s;
+    const queued = await gz.encode(ndjson(events(3)));
+    expect(encodingOf(queued)).toBe('gzip');
+    expect(decode(queued).toString()).toBe(events(3).join('\n'));
+    await gz.send(queued);
+    await gz.send(ndjson(events(2))); // queued before compression moved in front of the queue
+    await gz.send(zstdCompress(ndjson(events(1)))); // queued while the sink was configured for zstd
+    expect(encodingOf(await zs.encode(ndjson(events(1))))).toBe('zstd');
+    await zs.send(await zs.encode(ndjson(events(2))));
+    expect(r.requests.map((q) => [q.encoding, q.lines.length])).toEqual([['gzip', 3], ['gzip', 2], ['zstd', 1], ['zstd', 2]]);
+    expect(gz.counters).toMatchObject({ eventsOut: 6, deadLettered: 0 });
   });
 
   it('splits a batch the receiver finds too large (413) until it fits; a single oversized event is dead-lettered', async () => {
@@ -141,6 +162,11 @@ describe('axiom sink', () => {
     const { s } = sink(svc.url, { token });
     await s.send(ndjson(events(10)));
     expect(await svc.store.count('logs')).toBe(10);
+
+    // A batch queued compressed while the sink was an `axiom` one, delivered by a `local` sink.
+    const local = new LocalSink(svc.store, 'logs', new DeadLetterFile(join(tempDir(), 'dl.ndjson')));
+    await local.send(gzipSync(ndjson(events(4))));
+    expect(await svc.store.count('logs')).toBe(14);
 
     const down = sink('http://127.0.0.1:1', { token: ADMIN }).s;
     const pending = down.send(ndjson(events(1)));

@@ -36,7 +36,7 @@ export function renderMetrics(p: Pipeline | undefined): string {
     add('ferry_sink_dead_lettered_total', 'counter', 'Events refused by the receiver and written to the dead-letter file', l, r.sink.counters.deadLettered);
     add('ferry_sink_dropped_events_total', 'counter', 'Events dropped because the queue was full (when_full: drop_newest)', l, r.counters.droppedEvents);
     add('ferry_queue_depth_batches', 'gauge', 'Batches queued and not yet delivered', l, r.queue.depthRecords);
-    add('ferry_queue_depth_bytes', 'gauge', 'Bytes queued and not yet delivered', l, r.queue.depthBytes);
+    add('ferry_queue_depth_bytes', 'gauge', 'Bytes queued and not yet delivered (compressed, as queued)', l, r.queue.depthBytes);
   }
   const mem = process.memoryUsage();
   const cpu = process.cpuUsage();

@@ -59,7 +59,7 @@ export class SinkRunner {
       if (!queued) this.counters.droppedEvents += count;
       // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
       for (const m of marks) o.onDurable(m);
-    });
+    }, sink.encode?.bind(sink));
     this.delivery = new Delivery(queue, sink, (err) => {
       this.lastError = (err as Error).message;
       this.failed = true;

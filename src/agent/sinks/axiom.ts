@@ -9,15 +9,11 @@
  * - A 200 whose `failures` list events is delivered; the failures go to the dead-letter file.
  * A batch counts as delivered only when send() resolves; the caller acknowledges its queue after that.
  */
-import { promisify } from 'node:util';
-import { constants as zlib, gzip } from 'node:zlib';
-import { compress as zstdCompress } from 'zstd-napi';
 import { Agent, request } from 'undici';
 import { backoffMs, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
+import { decode, encode, encodingOf, type Encoding } from './encoding.js';
 import { countLines, ndjson, splitLines, type Sink, type SinkCounters } from './sink.js';
-
-const gzipAsync = promisify(gzip);
 
 export interface AxiomSinkOptions {
   name: string;
@@ -37,11 +33,8 @@ export interface AxiomSinkOptions {
   timestampFormat?: string;
   /** Fields added to every event by the receiver (`X-Axiom-Event-Labels`): host, environment… */
   labels?: Record<string, string>;
-  /**
-   * Body encoding. gzip at level 1 (the default) runs on libuv's thread pool, off the event loop, and
-   * still shrinks JSON logs about 8×; zstd (level 3) is smaller for the same CPU but runs on the loop.
-   */
-  compression?: 'gzip' | 'zstd' | 'none';
+  /** Body encoding (see encoding.ts); batches are compressed once, before they are queued. */
+  compression?: Encoding;
 }
 
 export class AxiomSink implements Sink {
@@ -60,46 +53,43 @@ export class AxiomSink implements Sink {
     this.endpoint = `${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`;
   }
 
-  /** Delivers a batch (NDJSON). Resolves once every event is delivered or dead-lettered. */
-  async send(batch: Buffer): Promise<void> {
-    if (batch.length === 0) return;
-    const body = await this.encode(batch);
-    const { status, text } = await this.post(body);
+  /** Compresses a batch before it is queued: sends and retries reuse the queued form. */
+  encode(batch: Buffer): Promise<Buffer> {
+    return encode(batch, this.o.compression ?? 'gzip');
+  }
+
+  /**
+   * Delivers a queued batch: compressed by encode(), or NDJSON (queued before it was, and compressed
+   * now), or compressed otherwise under an earlier configuration (it goes as it is: a batch says its
+   * encoding). Resolves once every event is delivered or dead-lettered.
+   */
+  async send(queued: Buffer): Promise<void> {
+    if (queued.length === 0) return;
+    const batch = encodingOf(queued) === 'none' ? await this.encode(queued) : queued;
+    const { status, text } = await this.post(batch, encodingOf(batch));
     if (status === 413) {
-      const lines = splitLines(batch);
+      const lines = splitLines(decode(batch));
       if (lines.length === 1) {
         await this.deadLetter(lines, 413, 'the receiver refused this event as too large (413)');
         return;
       }
       const half = Math.ceil(lines.length / 2);
-      await this.send(ndjson(lines.slice(0, half)));
-      await this.send(ndjson(lines.slice(half)));
+      await this.send(await this.encode(ndjson(lines.slice(0, half))));
+      await this.send(await this.encode(ndjson(lines.slice(half))));
       return;
     }
     if (status >= 200 && status < 300) {
-      this.counters.eventsOut += countLines(batch);
-      this.counters.bytesOut += body.length;
-      const failures = parseFailures(text);
-      if (failures.length > 0) {
-        await this.o.deadLetter.write(failures.map((f) => ({ time: new Date().toISOString(), sink: this.o.name, status, error: f.error })));
-        this.counters.deadLettered += failures.length;
+      const result = parseResult(text);
+      // The receiver's counts spare decompressing the batch to count its lines.
+      this.counters.eventsOut += result.events ?? countLines(decode(batch));
+      this.counters.bytesOut += batch.length;
+      if (result.failures.length > 0) {
+        await this.o.deadLetter.write(result.failures.map((f) => ({ time: new Date().toISOString(), sink: this.o.name, status, error: f.error })));
+        this.counters.deadLettered += result.failures.length;
       }
       return;
     }
-    await this.deadLetter(splitLines(batch), status, errorMessage(text, status));
-  }
-
-  private get encoding(): string | undefined {
-    const c = this.o.compression ?? 'gzip';
-    return c === 'none' ? undefined : c;
-  }
-
-  private async encode(raw: Buffer): Promise<Buffer> {
-    switch (this.o.compression ?? 'gzip') {
-      case 'gzip': return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 256 * 1024 });
-      case 'zstd': return zstdCompress(raw);
-      case 'none': return raw;
-    }
+    await this.deadLetter(splitLines(decode(batch)), status, errorMessage(text, status));
   }
 
   private async deadLetter(lines: string[], status: number, error: string): Promise<void> {
@@ -109,7 +99,7 @@ export class AxiomSink implements Sink {
   }
 
   /** POSTs until an answer that is not worth retrying (or the attempt limit). */
-  private async post(body: Buffer): Promise<{ status: number; text: string }> {
+  private async post(body: Buffer, encoding: Encoding): Promise<{ status: number; text: string }> {
     const backoff = this.o.backoff ?? { initialMs: 250, maxMs: 30_000 };
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering`);
@@ -122,7 +112,7 @@ export class AxiomSink implements Sink {
           headers: {
             authorization: `Bearer ${this.o.token}`,
             'content-type': 'application/x-ndjson',
-            ...(this.encoding ? { 'content-encoding': this.encoding } : {}),
+            ...(encoding !== 'none' ? { 'content-encoding': encoding } : {}),
             'user-agent': 'ferry',
             ...(this.o.labels && Object.keys(this.o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(this.o.labels) } : {}),
           },
@@ -166,12 +156,14 @@ export class AxiomSink implements Sink {
   }
 }
 
-function parseFailures(text: string): { error: string }[] {
+/** The events a 200 accounts for (ingested + failed, when the receiver says) and its per-event failures. */
+function parseResult(text: string): { events: number | undefined; failures: { error: string }[] } {
   try {
-    const v = JSON.parse(text) as { failures?: { error?: unknown }[] };
-    return Array.isArray(v.failures) ? v.failures.map((f) => ({ error: String(f?.error ?? 'failed') })) : [];
+    const v = JSON.parse(text) as { ingested?: unknown; failed?: unknown; failures?: { error?: unknown }[] };
+    const events = typeof v.ingested === 'number' && typeof v.failed === 'number' ? v.ingested + v.failed : undefined;
+    return { events, failures: Array.isArray(v.failures) ? v.failures.map((f) => ({ error: String(f?.error ?? 'failed') })) : [] };
   } catch {
-    return [];
+    return { events: undefined, failures: [] };
   }
 }
 

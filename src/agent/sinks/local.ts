@@ -5,6 +5,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import type { DeadLetterFile } from './dead-letter.js';
+import { decode } from './encoding.js';
 import type { Sink, SinkCounters } from './sink.js';
 
 export class LocalSink implements Sink {
@@ -16,7 +17,9 @@ export class LocalSink implements Sink {
     private readonly options: IngestOptions = {}, private readonly name = 'local',
   ) {}
 
-  async send(batch: Buffer): Promise<void> {
+  async send(queued: Buffer): Promise<void> {
+    // A batch queued compressed while this sink was an `axiom` one is still delivered.
+    const batch = decode(queued);
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {

@@ -14,8 +14,15 @@ export interface SinkCounters {
 export interface Sink {
   readonly counters: SinkCounters;
   /**
-   * Delivers one batch: NDJSON, lines joined by newlines (as the queue holds it, so never re-split). The
-   * batch's memory is reused once the promise settles: a sink keeps no reference to it beyond that.
+   * Turns a batch (NDJSON, lines joined by newlines) into the form it is queued in, once: a sink that
+   * compresses its bodies compresses here, so the queue holds less and retries do not compress again.
+   * Without it, batches are queued as NDJSON.
+   */
+  encode?(batch: Buffer): Promise<Buffer>;
+  /**
+   * Delivers one batch as the queue holds it (never re-split): NDJSON, or compressed by encode() under
+   * this or an earlier configuration (see encoding.ts). The batch's memory is reused once the promise
+   * settles: a sink keeps no reference to it beyond that.
    */
   send(batch: Buffer): Promise<void>;
   /** Stops retrying; a send in progress rejects and its batch stays queued. */
