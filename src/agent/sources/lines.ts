@@ -17,7 +17,10 @@ export interface LineStats {
 export interface Line {
   /** The line decoded; '' when the splitter does not decode (then `raw` holds it). */
   text: string;
-  /** The line's bytes, when the splitter does not decode: a view into the chunk, valid until it is reused. */
+  /**
+   * The line's bytes, when the splitter does not decode: a view into the chunk, valid until the chunk's
+   * memory is reused for the next read (a line that spans chunks is a copy of its own).
+   */
   raw?: Buffer;
   truncated: boolean;
   /** Offset just past the line's newline, within the chunk given to split(). */
@@ -46,8 +49,9 @@ export class LineSplitter {
       const end = nl < 0 ? data.length : nl;
       if (!this.skipping) {
         const room = this.maxLineBytes - this.kept;
+        // Parts of a line that goes on in the next chunk are copied: readers reuse a chunk's memory.
         if (end - start > room) {
-          this.parts.push(data.subarray(start, start + room));
+          this.parts.push(Buffer.from(data.subarray(start, start + room)));
           this.kept += room;
           this.skipping = true;
         } else if (nl >= 0 && this.parts.length === 0) {
@@ -60,7 +64,7 @@ export class LineSplitter {
           start = nl + 1;
           continue;
         } else {
-          this.parts.push(data.subarray(start, end));
+          this.parts.push(Buffer.from(data.subarray(start, end)));
           this.kept += end - start;
         }
       }

@@ -15,7 +15,6 @@ import type { SourceCounters, SourceLine, Stream } from '../source.js';
 
 export interface TailerOptions {
   maxLineBytes: number;
-  chunkBytes: number;
   /** A rotated or deleted file is let go after this long without new data. */
   rotateWaitMs: number;
   fingerprintBytes: number;
@@ -86,8 +85,12 @@ export class FileTailer implements Stream {
     this.state = 'active';
   }
 
-  /** One round: identity and truncation checks, then up to `budget` bytes read. Returns bytes read. */
-  async step(emit: (l: SourceLine) => Promise<void> | undefined, counters: SourceCounters, budget: number): Promise<number> {
+  /**
+   * One round: identity and truncation checks, then up to `budget` bytes read into `chunk`. Returns bytes
+   * read. `chunk` is read into again once every line of the last read was emitted (and its emit awaited):
+   * a line's `raw` view is valid only until then, which is as long as a sink takes to copy it in.
+   */
+  async step(emit: (l: SourceLine) => Promise<void> | undefined, counters: SourceCounters, budget: number, chunk: Buffer): Promise<number> {
     if (this.state === 'active') {
       try {
         const p = await stat(this.path);
@@ -118,8 +121,7 @@ export class FileTailer implements Stream {
     // Up to the size just seen: an idle file costs two stats a round, no buffer and no read. What is
     // appended meanwhile is read next round.
     while (read < budget && this.offset < st.size) {
-      // A fresh buffer per read: the splitter keeps slices of an unfinished line across reads.
-      const buf = Buffer.allocUnsafe(Math.min(this.o.chunkBytes, st.size - this.offset));
+      const buf = chunk.subarray(0, Math.min(chunk.length, st.size - this.offset));
       const { bytesRead } = await this.fh.read(buf, 0, buf.length, this.offset);
       if (bytesRead === 0) break;
       const base = this.offset;
