@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventStore, type StoreOptions } from '../src/service/store/event-store.js';
-import { SharedLock } from '../src/service/store/db.js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { SharedLock, STORAGE_VERSION } from '../src/service/store/db.js';
 import { tempDir } from './helpers.js';
 
 const open: EventStore[] = [];
@@ -230,6 +231,31 @@ describe('concurrency and checkpoints', () => {
     expect(statSync(db).size).toBeGreaterThan(before);
     expect(existsSync(wal) ? statSync(wal).size : 0).toBeLessThan(64 * 1024);
     expect(await s.count('d')).toBe(1300);
+  });
+});
+
+describe('storage format', () => {
+  const storageVersion = async (s: EventStore) =>
+    String((await s.db.all(`SELECT tags::VARCHAR AS t FROM duckdb_databases() WHERE database_name = current_database()`))[0]!.t);
+
+  it('writes new data dirs in the current format, and keeps using one written in the older format', async () => {
+    const fresh = await openStore();
+    expect(await storageVersion(fresh)).toContain(STORAGE_VERSION);
+
+    // A data dir from before: DuckDB's default, the v0.10-compatible format.
+    const dir = tempDir();
+    const old = await DuckDBInstance.create(join(dir, 'ferry.duckdb'));
+    const c = await old.connect();
+    await c.run('CREATE TABLE earlier (x INTEGER)');
+    c.closeSync();
+    old.closeSync();
+    let s = await openStore({}, dir);
+    expect(await storageVersion(s)).not.toContain(STORAGE_VERSION);
+    await s.createDataset({ name: 'd', who: 't' });
+    await load(s, 'd', [{ a: 1 }, { a: 2 }]);
+    await s.close();
+    s = await openStore({}, dir);
+    expect(await s.count('d')).toBe(2);
   });
 });
 
