@@ -175,13 +175,13 @@ export interface OpenOptions {
   tempDir: string;
 }
 
+/** The DuckDB storage format of the files the store writes (see Database.open). */
+export const STORAGE_VERSION = 'v1.5.0';
+
 /**
  * The database: one DuckDB file. Extension auto-install is off because nothing may be downloaded at run
  * time; json, icu and parquet are linked into the binding.
  */
-/** The DuckDB storage format of the files the store writes (see Database.open). */
-export const STORAGE_VERSION = 'v1.5.0';
-
 export class Database {
   private readonly pools: ConnPool[] = [];
 
