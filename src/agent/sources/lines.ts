@@ -23,7 +23,7 @@ export interface Line {
    */
   raw?: Buffer;
   truncated: boolean;
-  /** Offset just past the line's newline, within the chunk given to split(). */
+  /** Offset just past the line's newline, within the chunk fed. */
   end: number;
 }
 
@@ -32,6 +32,8 @@ export class LineSplitter {
   private parts: Buffer[] = [];
   private kept = 0;
   private skipping = false;
+  private data: Buffer = Buffer.alloc(0);
+  private pos = 0;
 
   /** @param decode false: lines stay bytes (`raw`), for pipelines that ship them without reading them */
   constructor(private readonly maxLineBytes: number, private readonly decode = true) {}
@@ -41,10 +43,21 @@ export class LineSplitter {
     return this.kept > 0 || this.skipping;
   }
 
-  /** Appends the complete lines of `data` to `out`; the unfinished tail waits for the next chunk. */
-  split(data: Buffer, out: Line[]): void {
-    let start = 0;
-    while (start < data.length) {
+  /** Takes the next chunk of the stream; its lines come out of next(). */
+  feed(data: Buffer): void {
+    this.data = data;
+    this.pos = 0;
+  }
+
+  /**
+   * The next complete line of the chunk fed, or undefined once the rest of it is an unfinished line (kept
+   * for the next chunk). One line at a time, decoded only when asked for: a chunk's lines are not all
+   * alive at once, so they die young, before the garbage collector has to move them.
+   */
+  next(): Line | undefined {
+    const data = this.data;
+    while (this.pos < data.length) {
+      const start = this.pos;
       const nl = data.indexOf(0x0a, start);
       const end = nl < 0 ? data.length : nl;
       if (!this.skipping) {
@@ -58,20 +71,21 @@ export class LineSplitter {
           // The common case, a whole line inside the chunk: decode it in place, no copy.
           const cut = end > start && data[end - 1] === 0x0d ? end - 1 : end;
           this.stats.lines++;
-          out.push(this.decode
+          this.pos = nl + 1;
+          return this.decode
             ? { text: data.toString('utf8', start, cut), truncated: false, end: nl + 1 }
-            : { text: '', raw: data.subarray(start, cut), truncated: false, end: nl + 1 });
-          start = nl + 1;
-          continue;
+            : { text: '', raw: data.subarray(start, cut), truncated: false, end: nl + 1 };
         } else {
           this.parts.push(Buffer.from(data.subarray(start, end)));
           this.kept += end - start;
         }
       }
       if (nl < 0) break;
-      out.push(this.take(nl + 1));
-      start = nl + 1;
+      this.pos = nl + 1;
+      return this.take(nl + 1);
     }
+    this.pos = data.length;
+    return undefined;
   }
 
   /** The unfinished last line (end of input), if any; `end` is 0. */
@@ -107,11 +121,9 @@ export async function forEachLine(
   onLine: (line: string, truncated: boolean) => Promise<void>,
 ): Promise<LineStats> {
   const splitter = new LineSplitter(maxLineBytes);
-  const lines: Line[] = [];
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
-    splitter.split(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, lines);
-    for (const l of lines) await onLine(l.text, l.truncated);
-    lines.length = 0;
+    splitter.feed(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    for (let l = splitter.next(); l; l = splitter.next()) await onLine(l.text, l.truncated);
   }
   const last = splitter.finish();
   if (last) await onLine(last.text, last.truncated);

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { stat } from 'node:fs/promises';
-import { type Line, LineSplitter } from '../lines.js';
+import { LineSplitter } from '../lines.js';
 import type { SourceCounters, SourceLine, Stream } from '../source.js';
 
 export interface TailerOptions {
@@ -54,7 +54,6 @@ export class FileTailer implements Stream {
   truncations = 0;
   private readonly splitter: LineSplitter;
   private quietSince = Date.now();
-  private readonly lines: Line[] = [];
 
   constructor(
     readonly source: string,
@@ -128,14 +127,13 @@ export class FileTailer implements Stream {
       this.offset += bytesRead;
       read += bytesRead;
       counters.bytesIn += bytesRead;
-      this.splitter.split(buf.subarray(0, bytesRead), this.lines);
-      for (const l of this.lines) {
+      this.splitter.feed(buf.subarray(0, bytesRead));
+      for (let l = this.splitter.next(); l; l = this.splitter.next()) {
         counters.linesIn++;
         if (l.truncated) counters.truncatedLines++;
         const wait = emit({ text: l.text, raw: l.raw, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
         if (wait) await wait;
       }
-      this.lines.length = 0;
       if (bytesRead < buf.length) break;
     }
     if (read > 0) this.quietSince = Date.now();
