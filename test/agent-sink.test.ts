@@ -91,6 +91,25 @@ describe('axiom sink', () => {
     expect(s.counters).toMatchObject({ eventsOut: 3, retries: 3, deadLettered: 0 });
   });
 
+  it('gives up on a silent receiver after the timeout and tries again; posts share kept-alive connections', async () => {
+    let n = 0;
+    const connections = new Set<unknown>();
+    const r = await receiver((req, lines, res) => {
+      connections.add(req.socket);
+      if (++n === 1) return; // never answers
+      ok(res, lines.length);
+    });
+    cleanups.push(r.close);
+    const { s } = sink(r.url, { timeoutMs: 300 });
+    await s.send(ndjson(events(2)));
+    await s.send(ndjson(events(3)));
+    await s.send(ndjson(events(4)));
+    expect(r.requests.map((q) => q.lines.length)).toEqual([2, 2, 3, 4]);
+    expect(s.counters).toMatchObject({ eventsOut: 9, retries: 1 });
+    // The silent connection was dropped; the three posts after it went over one connection.
+    expect(connections.size).toBe(2);
+  });
+
   it('sends a batch as it was queued: compressed once by encode(), or compressed on the way if queued as NDJSON', async () => {
     const r = await receiver((_req, lines, res) => ok(res, lines.length));
     cleanups.push(r.close);

@@ -9,10 +9,10 @@
  * - A 200 whose `failures` list events is delivered; the failures go to the dead-letter file.
  * A batch counts as delivered only when send() resolves; the caller acknowledges its queue after that.
  */
-import { Agent, request } from 'undici';
 import { backoffMs, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode, encode, encodingOf, type Encoding } from './encoding.js';
+import { HttpPoster } from './http-post.js';
 import { countLines, ndjson, splitLines, type Sink, type SinkCounters } from './sink.js';
 
 export interface AxiomSinkOptions {
@@ -39,23 +39,22 @@ export interface AxiomSinkOptions {
 
 export class AxiomSink implements Sink {
   readonly counters: SinkCounters = { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
-  private readonly agent: Agent;
-  private readonly endpoint: string;
+  private readonly http: HttpPoster;
   private closed = false;
   private wake: (() => void) | undefined;
 
   constructor(private readonly o: AxiomSinkOptions) {
-    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 4 });
     const params = new URLSearchParams();
     if (o.timestampField) params.set('timestamp-field', o.timestampField);
     if (o.timestampFormat) params.set('timestamp-format', o.timestampFormat);
     const query = params.toString();
-    this.endpoint = `${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`;
+    const endpoint = new URL(`${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`);
+    this.http = new HttpPoster(endpoint, { connections: 4, idleMs: 30_000 });
   }
 
-  /** Compresses a batch before it is queued: sends and retries reuse the queued form. */
-  encode(batch: Buffer): Promise<Buffer> {
-    return encode(batch, this.o.compression ?? 'gzip');
+  /** Compresses part of a batch before it is queued: sends and retries reuse the queued form. */
+  encode(part: Buffer): Promise<Buffer> {
+    return encode(part, this.o.compression ?? 'gzip');
   }
 
   /**
@@ -107,24 +106,16 @@ export class AxiomSink implements Sink {
       let waitMs: number | undefined;
       let lastError: string;
       try {
-        const res = await request(this.endpoint, {
-          method: 'POST',
-          dispatcher: this.agent,
-          headers: {
-            authorization: `Bearer ${this.o.token}`,
-            'content-type': 'application/x-ndjson',
-            ...(encoding !== 'none' ? { 'content-encoding': encoding } : {}),
-            'user-agent': 'ferry',
-            ...(this.o.labels && Object.keys(this.o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(this.o.labels) } : {}),
-          },
-          body,
-          headersTimeout: this.o.timeoutMs ?? 60_000,
-          bodyTimeout: this.o.timeoutMs ?? 60_000,
-        });
-        const text = await res.body.text();
-        if (!isRetryable(res.statusCode)) return { status: res.statusCode, text };
+        const res = await this.http.post(body, {
+          authorization: `Bearer ${this.o.token}`,
+          'content-type': 'application/x-ndjson',
+          ...(encoding !== 'none' ? { 'content-encoding': encoding } : {}),
+          'user-agent': 'ferry',
+          ...(this.o.labels && Object.keys(this.o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(this.o.labels) } : {}),
+        }, this.o.timeoutMs ?? 60_000);
+        if (!isRetryable(res.status)) return { status: res.status, text: res.text };
         waitMs = requestedWaitMs(res.headers, Date.now());
-        lastError = `${res.statusCode} ${errorMessage(text, res.statusCode)}`;
+        lastError = `${res.status} ${errorMessage(res.text, res.status)}`;
       } catch (e) {
         lastError = (e as Error).message;
       }
@@ -153,7 +144,7 @@ export class AxiomSink implements Sink {
     if (this.closed) return;
     this.closed = true;
     this.wake?.();
-    await this.agent.close();
+    await this.http.close();
   }
 }
 
