@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Batcher } from '../src/agent/pipeline/batcher.js';
+import { Batcher, STAGE_BYTES } from '../src/agent/pipeline/batcher.js';
 import { BufferPool } from '../src/agent/queue/buffer-pool.js';
 import { splitLines } from '../src/agent/sinks/sink.js';
 import { lineOf } from '../src/agent/pipeline/sink-runner.js';
@@ -62,13 +62,14 @@ const until = async (cond: () => boolean, ms = 10_000) => {
 describe('batcher', () => {
   it('cuts batches by count, by bytes, and by time', async () => {
     const batches: string[][] = [];
-    const b = new Batcher({ maxEvents: 10, maxBytes: 1000, timeoutMs: 50 }, async (b) => void batches.push(splitLines(b)));
+    const b = new Batcher({ maxEvents: 10, maxBytes: 1000, timeoutMs: 50 }, async (b) => void batches.push(splitLines(Buffer.concat(b))));
     for (let i = 0; i < 25; i++) await b.add(`{"i":${i}}`);
     expect(batches.map((x) => x.length)).toEqual([10, 10]);
     await until(() => batches.length === 3);
     expect(batches[2]).toHaveLength(5);
-    const big = new Batcher({ maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 }, async (b) => void batches.push(splitLines(b)));
+    const big = new Batcher({ maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 }, async (b) => void batches.push(splitLines(Buffer.concat(b))));
     for (let i = 0; i < 4; i++) await big.add('x'.repeat(40));
+    await until(() => batches.length === 4);
     expect(batches[3]).toHaveLength(3); // 3 × 41 bytes passes 100
     await big.flush();
     expect(batches[4]).toHaveLength(1);
@@ -79,11 +80,57 @@ describe('batcher', () => {
     // Each hand-over reads its batch only after later batches have started gathering.
     const b = new Batcher({ maxEvents: 5, maxBytes: 1 << 20, timeoutMs: 10_000 }, async (batch) => {
       await new Promise((r) => setTimeout(r, 5));
-      seen.push(splitLines(batch));
+      seen.push(splitLines(Buffer.concat(batch)));
     });
     for (let i = 0; i < 200; i++) await b.add(`{"i":${i}}`);
     await b.flush();
     expect(seen.flat()).toEqual(Array.from({ length: 200 }, (_, i) => `{"i":${i}}`));
+  });
+
+  it('compresses a large batch stage by stage into gzip members that decompress to the whole batch', async () => {
+    const bodies: Buffer[] = [];
+    const encoded: number[] = [];
+    // A slow encoder: stages must not be filled again while they are still being read.
+    const encode = async (stage: Buffer) => {
+      encoded.push(stage.length);
+      await new Promise((r) => setTimeout(r, 3));
+      return gzipSync(stage);
+    };
+    const b = new Batcher({ maxEvents: 100_000, maxBytes: 3 * STAGE_BYTES, timeoutMs: 10_000 }, async (batch) => {
+      await new Promise((r) => setTimeout(r, 5));
+      bodies.push(Buffer.concat(batch));
+    }, encode);
+    const lines = Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(i % 300) }));
+    for (const [i, l] of lines.entries()) await b.add(i % 2 ? l : Buffer.from(l)); // strings and bytes alike
+    await b.flush();
+    expect(encoded.length).toBeGreaterThan(bodies.length * 2); // several stages per batch
+    expect(Math.max(...encoded)).toBeLessThanOrEqual(STAGE_BYTES);
+    expect(bodies.flatMap((body) => splitLines(gunzipSync(body)))).toEqual(lines);
+  });
+
+  it('gives a line longer than a stage a part of its own, between the lines around it', async () => {
+    const bodies: Buffer[][] = [];
+    const b = new Batcher({ maxEvents: 100, maxBytes: 8 * STAGE_BYTES, timeoutMs: 10_000 }, async (batch) => void bodies.push(batch), async (s) => gzipSync(s));
+    const long = JSON.stringify({ big: 'y'.repeat(STAGE_BYTES + 10) });
+    await b.add('{"a":1}');
+    await b.add(long);
+    await b.add('{"b":2}');
+    await b.flush();
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]!.length).toBe(3);
+    expect(splitLines(gunzipSync(Buffer.concat(bodies[0]!)))).toEqual(['{"a":1}', long, '{"b":2}']);
+  });
+
+  it('hands raw stages on whole when there is no encoder, and reuses them only after the hand-over', async () => {
+    const seen: string[] = [];
+    const b = new Batcher({ maxEvents: 100_000, maxBytes: 2 * STAGE_BYTES, timeoutMs: 10_000 }, async (batch) => {
+      await new Promise((r) => setTimeout(r, 5));
+      seen.push(...splitLines(Buffer.concat(batch)));
+    });
+    const lines = Array.from({ length: 30_000 }, (_, i) => `{"i":${i},"p":"${'z'.repeat(i % 200)}"}`);
+    for (const l of lines) await b.add(l);
+    await b.flush();
+    expect(seen).toEqual(lines);
   });
 });
 

@@ -2,6 +2,12 @@
  * Groups serialised events into batches by count, by bytes and by time, whichever comes first, and hands
  * each batch on (to the disk queue). add() waits while batches are being handed on, so a full queue slows
  * the sources down instead of growing memory.
+ *
+ * A batch gathers in stages of STAGE_BYTES. With an encoder (a compressing sink), each stage is compressed
+ * as soon as it is full, while the next one fills: gzip members and zstd frames concatenate into one body
+ * that decompresses to the whole batch, so the batch is never held uncompressed in full, and stages
+ * compress side by side on libuv's threads. Without one, the stages are the batch and are handed on as
+ * they are.
  */
 import { BufferPool } from '../queue/buffer-pool.js';
 import type { Stream } from '../sources/source.js';
@@ -22,77 +28,149 @@ export interface Mark {
 export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
 
 /**
- * Batches being encoded and handed on (queued) while the next one gathers: two, because compressing a
- * batch (gzip level 1) takes longer than gathering the next one, and each batch held costs megabytes of
- * resident memory.
+ * The size of a stage. Each compressed stage restarts the compressor's dictionary: on access logs, gzip
+ * level 1 shrinks 1 MiB stages 6.86× against 6.89× for whole 3.6 MB batches, and zstd 8.03× against
+ * 8.23×, for a quarter of the memory or less.
  */
+export const STAGE_BYTES = 1024 * 1024;
+
+/**
+ * Stages being compressed at once: as many as the machine's cores can work on beside the event loop, and
+ * each costs a stage of resident memory.
+ */
+const MAX_ENCODING = 3;
+
+/** Batches being handed on (queued: an append waits for its fsync) while the next one gathers. */
 const MAX_HANDING = 2;
+
+/** A stage of the batch being gathered, once full: its encoding, and whether its memory went back. */
+interface Part {
+  out: Promise<Buffer>;
+  stage: Buffer;
+  given: boolean;
+}
 
 export class Batcher {
   /**
-   * The batch being gathered, already as NDJSON bytes: each line is encoded into it as it comes, so line
+   * The stage being filled, already as NDJSON bytes: each line is encoded into it as it comes, so line
    * strings die young (cheap for the garbage collector) and a full batch needs no join.
    */
-  private buf: Buffer;
+  private stage: Buffer;
   private used = 0;
+  /** Full stages of the batch being gathered, in order, and their bytes. */
+  private parts: Part[] = [];
+  private sealed = 0;
   private count = 0;
   /** The last mark of each stream in the batch being gathered (offsets only grow within a stream). */
   private marks = new Map<Mark['stream'], Mark>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly handing: Promise<void>[] = [];
-  /** Buffers of batches already handed on: the next batches gather into them. */
-  private readonly pool = new BufferPool(MAX_HANDING + 1);
+  private encoding = 0;
+  private readonly encodeWaiters: (() => void)[] = [];
+  private readonly stageBytes: number;
+  /** Stages whose bytes were encoded or handed on: later stages fill them again. */
+  private readonly pool: BufferPool;
 
   /**
-   * @param handOn takes each batch, one after another in order; the batch's memory is reused for a later
-   *   batch once the returned promise settles, so handOn must not keep it beyond that.
-   * @param encode turns a batch into what handOn gets (compression), as soon as the batch is cut: batches
-   *   encode side by side while the hand-overs stay in order.
+   * @param handOn takes each batch, one after another in order, as its body in pieces (to be written one
+   *   after another); their memory may be reused once the returned promise settles, so handOn must not
+   *   keep them beyond that.
+   * @param encode compresses a stage into a self-contained member of the body (a gzip member, a zstd
+   *   frame); it may return the stage itself (no compression).
    */
   constructor(
     private readonly limits: BatchLimits,
-    private readonly handOn: (batch: Buffer, count: number, marks: Mark[]) => Promise<void>,
-    private readonly encode?: (batch: Buffer) => Promise<Buffer>,
+    private readonly handOn: (batch: Buffer[], count: number, marks: Mark[]) => Promise<void>,
+    private readonly encode?: (stage: Buffer) => Promise<Buffer>,
   ) {
-    this.buf = this.pool.take(this.capacity);
-  }
-
-  /** Room for a batch of maxBytes plus the line that crosses it. */
-  private get capacity(): number {
-    return this.limits.maxBytes + 64 * 1024;
+    this.stageBytes = Math.min(STAGE_BYTES, limits.maxBytes + 1024);
+    // Compressed, a stage comes back as soon as it is encoded; raw, only with its batch.
+    this.pool = new BufferPool(encode ? MAX_ENCODING + 1 : (Math.ceil(limits.maxBytes / this.stageBytes) + 1) * (MAX_HANDING + 2));
+    this.stage = this.pool.take(this.stageBytes);
   }
 
   /**
    * Adds a line. A full batch is handed on while the next one gathers; the caller must wait (a promise is
-   * returned) only once MAX_HANDING batches are being handed on, or a line does not fit. Otherwise nothing
-   * is returned: the hot path allocates no promise per line.
+   * returned) only once MAX_HANDING batches are being handed on, MAX_ENCODING stages are compressing, or
+   * a line does not fit the stage. Otherwise nothing is returned: the hot path allocates no promise per line.
    */
   add(line: string | Buffer, mark?: Mark): Promise<void> | undefined {
     // Worst case 3 bytes per UTF-16 unit: only then is the exact length worth computing.
-    const room = this.buf.length - this.used - 1;
+    const room = this.stage.length - this.used - 1;
     const text = typeof line === 'string';
     if ((text ? line.length * 3 : line.length) > room && (text ? Buffer.byteLength(line) : line.length) > room) {
-      return this.addAfterCut(line, mark);
+      return this.addToNextStage(line, mark);
     }
-    if (this.count > 0) this.buf[this.used++] = 0x0a;
-    this.used += text ? this.buf.write(line, this.used) : line.copy(this.buf, this.used);
+    if (this.count > 0) this.stage[this.used++] = 0x0a;
+    this.used += text ? this.stage.write(line, this.used) : line.copy(this.stage, this.used);
+    return this.added(mark);
+  }
+
+  private added(mark: Mark | undefined): Promise<void> | undefined {
     this.count++;
     if (mark) this.marks.set(mark.stream, mark);
-    if (this.count >= this.limits.maxEvents || this.used >= this.limits.maxBytes) return this.cut();
+    if (this.count >= this.limits.maxEvents || this.sealed + this.used >= this.limits.maxBytes) return this.cut();
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
     return undefined;
   }
 
-  /** A line that does not fit the batch: the batch goes first; a line larger than any batch gets its own. */
-  private async addAfterCut(line: string | Buffer, mark?: Mark): Promise<void> {
-    if (this.count > 0) await this.cut();
-    const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
-    if (size + 1 > this.buf.length) {
-      this.pool.give(this.buf);
-      this.buf = this.pool.take(size + 1);
+  /** A line that does not fit the stage: the stage is sealed first; a line larger than a stage is a part of its own. */
+  private async addToNextStage(line: string | Buffer, mark?: Mark): Promise<void> {
+    if (this.used > 0) {
+      this.seal();
+      await this.encodeSlot();
     }
-    await this.add(line, mark);
+    const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
+    if (size + 1 <= this.stage.length) {
+      await this.add(line, mark);
+      return;
+    }
+    // Its own memory, not a pooled stage's: lines this long are rare, and it is let go once handed on.
+    const own = Buffer.allocUnsafeSlow(size + 1);
+    let at = 0;
+    if (this.count > 0) own[at++] = 0x0a;
+    at += typeof line === 'string' ? own.write(line, at) : line.copy(own, at);
+    this.seal(own.subarray(0, at));
+    await this.encodeSlot();
+    await this.added(mark);
+  }
+
+  /** Ends the stage being filled, or adds `own` (a part not from the pool), and starts encoding it. */
+  private seal(own?: Buffer): void {
+    let stage: Buffer;
+    if (own) {
+      stage = own;
+    } else {
+      stage = this.stage.subarray(0, this.used);
+      this.stage = this.pool.take(this.stageBytes);
+      this.used = 0;
+    }
+    this.sealed += stage.length;
+    const part: Part = { out: Promise.resolve(stage), stage, given: own !== undefined };
+    if (this.encode) {
+      this.encoding++;
+      part.out = this.encode(stage);
+      void part.out.then((out) => {
+        // Compressed into memory of its own: the stage can fill again at once.
+        if (out.buffer !== stage.buffer) this.giveBack(part);
+      }, () => undefined).finally(() => {
+        this.encoding--;
+        this.encodeWaiters.splice(0).forEach((wake) => wake());
+      });
+    }
+    this.parts.push(part);
+  }
+
+  /** Waits while MAX_ENCODING stages are being compressed: the memory of stages is bounded. */
+  private async encodeSlot(): Promise<void> {
+    while (this.encoding >= MAX_ENCODING) await new Promise<void>((r) => this.encodeWaiters.push(r));
+  }
+
+  private giveBack(part: Part): void {
+    if (part.given) return;
+    part.given = true;
+    this.pool.give(part.stage);
   }
 
   private async cut(): Promise<void> {
@@ -107,17 +185,17 @@ export class Batcher {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.count === 0) return this.flushing;
-    const batch = this.buf.subarray(0, this.used);
+    if (this.used > 0) this.seal();
+    const parts = this.parts;
     const count = this.count;
     const marks = [...this.marks.values()];
-    this.buf = this.pool.take(this.capacity);
-    this.used = 0;
+    this.parts = [];
+    this.sealed = 0;
     this.count = 0;
     this.marks = new Map();
-    const encoded = this.encode ? this.encode(batch) : Promise.resolve(batch);
-    const done = this.flushing.then(async () => this.handOn(await encoded, count, marks));
-    // The memory goes back only when neither the encoder nor the hand-over can still be reading it.
-    void Promise.allSettled([encoded, done]).then(() => this.pool.give(batch));
+    const done = this.flushing.then(async () => this.handOn(await Promise.all(parts.map((p) => p.out)), count, marks));
+    // Stages not given back yet (raw, or still encoding) go back once nothing can read them any more.
+    void Promise.allSettled([done, ...parts.map((p) => p.out)]).then(() => parts.forEach((p) => this.giveBack(p)));
     this.flushing = done;
     this.handing.push(done);
     void done.finally(() => this.handing.splice(this.handing.indexOf(done), 1)).catch(() => undefined);

@@ -15,6 +15,12 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileH
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
+/** A record's payload, whole or in pieces written one after another (a batch compressed in stages). */
+export type Payload = Buffer | readonly Buffer[];
+
+const piecesOf = (p: Payload): readonly Buffer[] => (Buffer.isBuffer(p) ? [p] : p);
+const sizeOf = (p: Payload): number => piecesOf(p).reduce((n, b) => n + b.length, 0);
+
 /** A position in the log: a segment number and a byte offset in it. */
 export interface LogPosition {
   segment: number;
@@ -36,13 +42,32 @@ const HEADER = 8;
 const MAX_RECORD = 256 * 1024 * 1024;
 const segmentName = (n: number) => `${String(n).padStart(10, '0')}.log`;
 
+/** writev until every byte is written: one call may write less (a signal, a nearly full disk). */
+async function writeAll(fh: FileHandle, pieces: Buffer[], total: number): Promise<void> {
+  let written = (await fh.writev(pieces)).bytesWritten;
+  while (written < total) {
+    const rest: Buffer[] = [];
+    let skip = written;
+    for (const p of pieces) {
+      if (skip >= p.length) skip -= p.length;
+      else {
+        rest.push(skip > 0 ? p.subarray(skip) : p);
+        skip = 0;
+      }
+    }
+    const n = (await fh.writev(rest)).bytesWritten;
+    if (n === 0) throw new Error('the queue file takes no more bytes (is the disk full?)');
+    written += n;
+  }
+}
+
 export function comparePositions(a: LogPosition, b: LogPosition): number {
   return a.segment !== b.segment ? a.segment - b.segment : a.offset - b.offset;
 }
 
 export class SegmentLog {
   private writer!: FileHandle;
-  private pending: { payloads: Buffer[]; resolve: (next: LogPosition[]) => void; reject: (e: unknown) => void }[] = [];
+  private pending: { payloads: readonly Payload[]; resolve: (next: LogPosition[]) => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
   private closed = false;
   /** Records found damaged and skipped while reading sealed segments. */
@@ -83,9 +108,12 @@ export class SegmentLog {
    * Appends records; resolves once they are on disk (fsync), with the position after each record.
    * Concurrent appends share one fsync.
    */
-  append(payloads: Buffer[]): Promise<LogPosition[]> {
+  append(payloads: readonly Payload[]): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new Error(`queue ${this.dir} is closed`));
-    for (const p of payloads) if (p.length > MAX_RECORD) return Promise.reject(new Error(`a queue record of ${p.length} bytes is over the ${MAX_RECORD}-byte limit`));
+    for (const p of payloads) {
+      const size = sizeOf(p);
+      if (size > MAX_RECORD) return Promise.reject(new Error(`a queue record of ${size} bytes is over the ${MAX_RECORD}-byte limit`));
+    }
     return new Promise((resolve, reject) => {
       this.pending.push({ payloads, resolve, reject });
       if (!this.flushing) void this.flush();
@@ -103,11 +131,18 @@ export class SegmentLog {
           const mine: LogPosition[] = [];
           for (const p of payloads) {
             if (this.writeOffset >= this.segmentBytes) await this.roll();
+            const pieces = piecesOf(p);
+            let size = 0;
+            let crc = 0;
+            for (const piece of pieces) {
+              size += piece.length;
+              crc = crc32(piece, crc);
+            }
             const header = Buffer.allocUnsafe(HEADER);
-            header.writeUInt32LE(p.length, 0);
-            header.writeUInt32LE(crc32(p), 4);
-            await this.writer.writev([header, p]);
-            this.writeOffset += HEADER + p.length;
+            header.writeUInt32LE(size, 0);
+            header.writeUInt32LE(crc, 4);
+            await writeAll(this.writer, [header, ...pieces], HEADER + size);
+            this.writeOffset += HEADER + size;
             mine.push({ segment: this.writeSegment, offset: this.writeOffset });
           }
           positions.push(mine);

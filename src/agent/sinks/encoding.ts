@@ -6,6 +6,10 @@
  * A queued batch says its own encoding by its first bytes: gzip and zstd frames start with magic numbers
  * that no NDJSON batch can start with (0x1f is a control character, 0x28 `(`; a batch's first line is JSON).
  * Batches queued raw by an earlier version or another configuration therefore still read right.
+ *
+ * A batch is compressed in parts (the batcher's stages), one after another in the body: gzip members and
+ * zstd frames concatenate, and every decoder (Go's gzip and zstd readers at Axiom, Node's zlib, zstd)
+ * reads such a body as the whole batch.
  */
 import { promisify } from 'node:util';
 import { constants as zlib, gunzipSync, gzip } from 'node:zlib';

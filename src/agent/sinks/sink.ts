@@ -14,11 +14,12 @@ export interface SinkCounters {
 export interface Sink {
   readonly counters: SinkCounters;
   /**
-   * Turns a batch (NDJSON, lines joined by newlines) into the form it is queued in, once: a sink that
-   * compresses its bodies compresses here, so the queue holds less and retries do not compress again.
-   * Without it, batches are queued as NDJSON.
+   * Turns part of a batch (NDJSON bytes, a stage of the batcher) into the form it is queued in, once: a
+   * sink that compresses its bodies compresses here, so the queue holds less and retries do not compress
+   * again. The parts of a batch are queued one after another as its body, so each must be self-contained
+   * and concatenate (gzip members, zstd frames). Without it, batches are queued as NDJSON.
    */
-  encode?(batch: Buffer): Promise<Buffer>;
+  encode?(part: Buffer): Promise<Buffer>;
   /**
    * Delivers one batch as the queue holds it (never re-split): NDJSON, or compressed by encode() under
    * this or an earlier configuration (see encoding.ts). The batch's memory is reused once the promise
