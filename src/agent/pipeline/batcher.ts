@@ -43,11 +43,20 @@ const MAX_ENCODING = 3;
 /** Batches being handed on (queued: an append waits for its fsync) while the next one gathers. */
 const MAX_HANDING = 2;
 
+/**
+ * Compressed parts are copied into reused memory as soon as they are made, in these steps. The
+ * compressor's own output then dies young, at the next scavenge; kept until the batch is queued (an
+ * fsync later) it would be promoted and freed only by a full collection, and meanwhile fragment the C heap.
+ */
+const OUT_STEP = 64 * 1024;
+
 /** A stage of the batch being gathered, once full: its encoding, and whether its memory went back. */
 interface Part {
   out: Promise<Buffer>;
   stage: Buffer;
   given: boolean;
+  /** The encoded part in memory from outPool, given back after the hand-over. */
+  kept?: Buffer;
 }
 
 export class Batcher {
@@ -71,6 +80,8 @@ export class Batcher {
   private readonly stageBytes: number;
   /** Stages whose bytes were encoded or handed on: later stages fill them again. */
   private readonly pool: BufferPool;
+  /** Memory for encoded parts: a few per batch for the batches being handed on. */
+  private readonly outPool = new BufferPool(8 * (MAX_HANDING + 2));
 
   /**
    * @param handOn takes each batch, one after another in order, as its body in pieces (to be written one
@@ -150,11 +161,16 @@ export class Batcher {
     const part: Part = { out: Promise.resolve(stage), stage, given: own !== undefined };
     if (this.encode) {
       this.encoding++;
-      part.out = this.encode(stage);
-      void part.out.then((out) => {
+      part.out = this.encode(stage).then((out) => {
+        if (out.buffer === stage.buffer) return out; // not compressed: the stage is the part
         // Compressed into memory of its own: the stage can fill again at once.
-        if (out.buffer !== stage.buffer) this.giveBack(part);
-      }, () => undefined).finally(() => {
+        this.giveBack(part);
+        const kept = this.outPool.take(Math.ceil(out.length / OUT_STEP) * OUT_STEP).subarray(0, out.length);
+        out.copy(kept);
+        part.kept = kept;
+        return kept;
+      });
+      void part.out.catch(() => undefined).finally(() => {
         this.encoding--;
         this.encodeWaiters.splice(0).forEach((wake) => wake());
       });
@@ -171,6 +187,13 @@ export class Batcher {
     if (part.given) return;
     part.given = true;
     this.pool.give(part.stage);
+  }
+
+  /** After the hand-over: the part's memory, raw and encoded, is free for later batches. */
+  private release(part: Part): void {
+    this.giveBack(part);
+    if (part.kept) this.outPool.give(part.kept);
+    part.kept = undefined;
   }
 
   private async cut(): Promise<void> {
@@ -195,7 +218,7 @@ export class Batcher {
     this.marks = new Map();
     const done = this.flushing.then(async () => this.handOn(await Promise.all(parts.map((p) => p.out)), count, marks));
     // Stages not given back yet (raw, or still encoding) go back once nothing can read them any more.
-    void Promise.allSettled([done, ...parts.map((p) => p.out)]).then(() => parts.forEach((p) => this.giveBack(p)));
+    void Promise.allSettled([done, ...parts.map((p) => p.out)]).then(() => parts.forEach((p) => this.release(p)));
     this.flushing = done;
     this.handing.push(done);
     void done.finally(() => this.handing.splice(this.handing.indexOf(done), 1)).catch(() => undefined);

@@ -32,7 +32,7 @@ export function lineOf(e: Envelope): string | Buffer {
   if (e.verbatim !== undefined) {
     if (!e.extra) return e.verbatim;
     let tail = '';
-    for (const [k, v] of e.extra) tail += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
+    for (const f of e.extra) tail += f.member;
     return `${e.verbatim.slice(0, -1)}${tail}}`;
   }
   if (e.event) return JSON.stringify(e.event);

@@ -14,7 +14,19 @@ export interface Envelope extends SourceLine {
    * Whatever changes the event otherwise must clear it.
    */
   verbatim?: string;
-  extra?: [string, unknown][];
+  extra?: AddedField[];
+}
+
+/** A field a transform adds to events, with its JSON member text made once, not once per event. */
+export interface AddedField {
+  readonly key: string;
+  readonly value: unknown;
+  /** `,"key":value`: what is spliced into an event's verbatim text before its closing brace. */
+  readonly member: string;
+}
+
+export function addedField(key: string, value: unknown): AddedField {
+  return { key, value, member: `,${JSON.stringify(key)}:${JSON.stringify(value)}` };
 }
 
 /** Hands an envelope downstream; a returned promise must be awaited (backpressure), nothing means go on. */
