@@ -27,5 +27,6 @@ EXPOSE 8077
 # Default: local mode (config/ferry.yaml), tailing /var/log/app/*.log into the embedded service. Inside a
 # container the service must leave loopback to be reachable; publish the port deliberately.
 # As a sidecar shipping to Axiom: CMD ["agent", "--config", "config/sidecar.yaml"] with AXIOM_TOKEN set.
-ENTRYPOINT ["node", "dist/src/cli/main.js"]
+# --max-semi-space-size=4 caps V8's young generation (src/cli/node-flags.ts: ~15 MiB less resident).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/src/cli/main.js"]
 CMD ["agent", "--config", "config/ferry.yaml"]

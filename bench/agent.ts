@@ -9,7 +9,8 @@
  *
  * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]
  * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
- * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node).
+ * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node,
+ * after the daemon's own DAEMON_NODE_FLAGS).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decompress as zstdDecompress } from 'zstd-napi';
+import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { AccessLogGenerator } from './access-log.js';
 import { cpuSeconds, peakRss } from './server-process.js';
 
@@ -119,7 +121,8 @@ sinks:
     compression: ${process.env.BENCH_COMPRESSION ?? 'gzip'}
 ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRENCY}\n` : ''}`);
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env } });
+  // Started as systemd, Docker and npm start start it; BENCH_NODE_ARGS come after, so they can override.
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env } });
   const recv0 = process.cpuUsage();
   const t0 = performance.now();
   let agentCpu = 0;

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 
 export const BENCH_ADMIN = 'xapt-00000000-0000-4000-8000-0000000bench';
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -15,9 +16,9 @@ export interface ServerProcess {
 }
 
 export async function startServer(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
-  // BENCH_NODE_ARGS passes flags such as --cpu-prof to the server process only.
+  // Started with the daemon's flags; BENCH_NODE_ARGS (such as --cpu-prof) come after, for the server only.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
     env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
