@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Batcher, STAGE_BYTES } from '../src/agent/pipeline/batcher.js';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
 import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
 import { decode, encodingOf } from '../src/agent/sinks/encoding.js';
@@ -171,6 +172,27 @@ describe('axiom sink', () => {
       { time: expect.any(String), sink: 'out', status: 200, error: 'event 2: invalid JSON' },
     ]);
     expect(s.counters).toMatchObject({ eventsOut: 3, deadLettered: 2 });
+  });
+
+  it('delivers batches compressed in stages (several gzip members or zstd frames) into Ferry\'s own service', async () => {
+    const svc = await startTestService();
+    cleanups.push(() => svc.stop());
+    await svc.createDataset('staged');
+    const token = await svc.apiToken();
+    for (const compression of ['gzip', 'zstd'] as const) {
+      const { s } = sink(svc.url, { token, dataset: 'staged', compression });
+      const bodies: Buffer[] = [];
+      const batcher = new Batcher({ maxEvents: 1_000_000, maxBytes: 16 * STAGE_BYTES, timeoutMs: 10_000 }, async (parts) => {
+        expect(parts.length).toBeGreaterThan(1);
+        bodies.push(Buffer.concat(parts));
+      }, (part) => s.encode(part));
+      for (let i = 0; i < 6000; i++) await batcher.add(JSON.stringify({ i, compression, pad: 'p'.repeat(300 + (i % 100)) }));
+      await batcher.flush();
+      expect(bodies).toHaveLength(1);
+      await s.send(bodies[0]!);
+      expect(s.counters.eventsOut).toBe(6000);
+    }
+    expect(await svc.store.count('staged')).toBe(12_000);
   });
 
   it('delivers into Ferry\'s own service, and closing stops a retry loop without losing the batch', async () => {

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { hostname } from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '../src/service/store/event-store.js';
 import { startTestService, tempDir, type TestService } from './helpers.js';
@@ -28,6 +31,31 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 describe('ferry pipe', () => {
+  it('ships to an https endpoint (a private CA trusted through NODE_EXTRA_CA_CERTS)', async () => {
+    // A self-signed certificate for 127.0.0.1, made once for these tests (test/fixtures/tls).
+    const tls = new URL('./fixtures/tls/', import.meta.url);
+    const received: string[] = [];
+    const server = createHttpsServer({ key: readFileSync(new URL('key.pem', tls)), cert: readFileSync(new URL('cert.pem', tls)) }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const lines = gunzipSync(Buffer.concat(chunks)).toString().split('\n').filter(Boolean);
+        received.push(...lines);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ingested: lines.length, failed: 0, failures: [], processedBytes: 0, blocksCreated: 0, walLength: 0 }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const r = await ferryPipe(['--dataset', 'app', '--url', url, '--token', 'xaat-tls'], lines(300), { NODE_EXTRA_CA_CERTS: new URL('cert.pem', tls).pathname });
+      expect(r).toMatchObject({ code: 0 });
+      expect(received).toHaveLength(301);
+    } finally {
+      server.close();
+    }
+  });
+
   it('ships stdin to the service and exits 0 once every line is acknowledged', async () => {
     const r = await ferryPipe(['--dataset', 'app', '--url', svc.url, '--token', token], lines(25_000));
     expect(r).toMatchObject({ code: 0 });
