@@ -121,6 +121,29 @@ describe('batcher', () => {
     expect(splitLines(gunzipSync(Buffer.concat(bodies[0]!)))).toEqual(['{"a":1}', long, '{"b":2}']);
   });
 
+  it('keeps every line whole when two sources add at once, long lines and encoding waits included', async () => {
+    const bodies: Buffer[] = [];
+    const b = new Batcher({ maxEvents: 100_000, maxBytes: 4 * STAGE_BYTES, timeoutMs: 5 }, async (batch) => void bodies.push(Buffer.concat(batch)), async (stage) => {
+      await new Promise((r) => setTimeout(r, 2)); // slow: adds wait for an encoding slot
+      return gzipSync(stage);
+    });
+    const long = (i: number) => JSON.stringify({ a: i, big: 'L'.repeat(STAGE_BYTES + (i % 7)) });
+    const short = (src: string, i: number) => JSON.stringify({ [src]: i, pad: 's'.repeat(i % 500) });
+    const expected: string[] = [];
+    const feed = async (src: string) => {
+      for (let i = 0; i < 3000; i++) {
+        const line = src === 'a' && i % 500 === 0 ? long(i) : short(src, i);
+        expected.push(line);
+        await b.add(line);
+      }
+    };
+    await Promise.all([feed('a'), feed('b')]);
+    await b.flush();
+    const got = bodies.flatMap((body) => splitLines(gunzipSync(body)));
+    expect(got.length).toBe(expected.length);
+    expect([...got].sort()).toEqual([...expected].sort());
+  });
+
   it('hands raw stages on whole when there is no encoder, and reuses them only after the hand-over', async () => {
     const seen: string[] = [];
     const b = new Batcher({ maxEvents: 100_000, maxBytes: 2 * STAGE_BYTES, timeoutMs: 10_000 }, async (batch) => {

@@ -127,25 +127,25 @@ export class Batcher {
     return undefined;
   }
 
-  /** A line that does not fit the stage: the stage is sealed first; a line larger than a stage is a part of its own. */
+  /**
+   * A line that does not fit the stage: the stage is sealed first; a line larger than a stage is a part of
+   * its own. Other callers (sources feeding the same sink) may add lines while this one waits for an
+   * encoding slot, so everything after the wait happens without another await until the line is counted.
+   */
   private async addToNextStage(line: string | Buffer, mark?: Mark): Promise<void> {
-    if (this.used > 0) {
-      this.seal();
-      await this.encodeSlot();
-    }
+    if (this.used > 0) this.seal();
+    await this.encodeSlot();
     const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
-    if (size + 1 <= this.stage.length) {
-      await this.add(line, mark);
-      return;
-    }
+    // add() looks at the room again: lines may have come into the new stage meanwhile.
+    if (size + 1 <= this.stage.length) return this.add(line, mark);
     // Its own memory, not a pooled stage's: lines this long are rare, and it is let go once handed on.
     const own = Buffer.allocUnsafeSlow(size + 1);
     let at = 0;
     if (this.count > 0) own[at++] = 0x0a;
     at += typeof line === 'string' ? own.write(line, at) : line.copy(own, at);
+    if (this.used > 0) this.seal();
     this.seal(own.subarray(0, at));
-    await this.encodeSlot();
-    await this.added(mark);
+    return this.added(mark);
   }
 
   /** Ends the stage being filled, or adds `own` (a part not from the pool), and starts encoding it. */
