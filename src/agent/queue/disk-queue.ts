@@ -4,7 +4,7 @@
  * the buffer; `drop_newest` refuses the new batch and counts it.
  */
 import { BufferPool } from './buffer-pool.js';
-import { comparePositions, SegmentLog, type LogPosition, type LogRecord, type Payload } from './segment-log.js';
+import { comparePositions, payloadSize, SegmentLog, type LogPosition, type LogRecord, type Payload } from './segment-log.js';
 
 export type WhenFull = 'block' | 'drop_newest';
 
@@ -51,7 +51,7 @@ export class DiskQueue {
 
   /** Appends a batch (whole or in pieces) once it fits; resolves after fsync. false: dropped (drop_newest, queue full). */
   async push(batch: Payload): Promise<boolean> {
-    const size = (Buffer.isBuffer(batch) ? batch.length : batch.reduce((n, b) => n + b.length, 0)) + 8;
+    const size = payloadSize(batch) + 8;
     while (this.bytes > 0 && this.bytes + size > this.o.maxBytes) {
       if (this.o.whenFull === 'drop_newest') {
         this.dropped++;

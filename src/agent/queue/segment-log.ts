@@ -19,7 +19,8 @@ import { crc32 } from 'node:zlib';
 export type Payload = Buffer | readonly Buffer[];
 
 const piecesOf = (p: Payload): readonly Buffer[] => (Buffer.isBuffer(p) ? [p] : p);
-const sizeOf = (p: Payload): number => piecesOf(p).reduce((n, b) => n + b.length, 0);
+/** The bytes of a payload, whole or in pieces. */
+export const payloadSize = (p: Payload): number => piecesOf(p).reduce((n, b) => n + b.length, 0);
 
 /** A position in the log: a segment number and a byte offset in it. */
 export interface LogPosition {
@@ -111,7 +112,7 @@ export class SegmentLog {
   append(payloads: readonly Payload[]): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new Error(`queue ${this.dir} is closed`));
     for (const p of payloads) {
-      const size = sizeOf(p);
+      const size = payloadSize(p);
       if (size > MAX_RECORD) return Promise.reject(new Error(`a queue record of ${size} bytes is over the ${MAX_RECORD}-byte limit`));
     }
     return new Promise((resolve, reject) => {
