@@ -173,6 +173,22 @@ describe('time', () => {
     });
   });
 
+  it('reads exponent notation, and reports an epoch beyond the timestamp range instead of failing the batch', async () => {
+    const ds = await freshDataset();
+    const body = ['{"_time":"1.7145576e9","i":0}', '{"_time":"12345678901234567890123456789.5","i":1}', '{"_time":1e28,"i":2}'].join('\n');
+    for (const format of ['', '?timestamp-format=unix']) {
+      const { status, json } = await ingest(ds, body, NDJSON, format);
+      expect(status).toBe(200);
+      expect(json).toMatchObject({ ingested: 1, failed: 2 });
+      expect((json.failures as { error: string }[]).map((f) => f.error)).toEqual([
+        expect.stringMatching(/^event 2: cannot parse _time value "12345678901234567890123456789.5"/),
+        expect.stringMatching(/^event 3: cannot parse _time value/),
+      ]);
+    }
+    const events = await svc.store.readEvents(ds);
+    expect(events.map((e) => e._time)).toEqual(['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z']);
+  });
+
   it('uses timestamp-field and a Go timestamp-format, keeping the original field', async () => {
     const ds = await freshDataset();
     const body = '{"ts":"1/May/2024:10:00:00 +0200","msg":"a"}\n{"ts":"garbage","msg":"b"}';
