@@ -1,7 +1,8 @@
 /**
  * bench:ingest — sustained ingest over loopback: 1 MiB gzip NDJSON batches of realistic ~350-byte
  * access-log events, several requests in flight. Prints events/s, MB/s (uncompressed), bytes stored per
- * event and the server's peak RSS.
+ * event and the server's peak RSS. Each run ends by checking that a count query sees every acknowledged
+ * event.
  *
  * Each run starts a fresh server and data dir; the summary is the median run by events/s, because this
  * 2-core VM's speed drifts by ±15% between runs.
@@ -127,6 +128,12 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
     const clientUsage = process.cpuUsage(client0);
     const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
     const rss = peakRss(server.child.pid!);
+    // The rate counts what the server acknowledged; a query must see every one of those events.
+    const counted = (await api(server.url, 'POST', '/v1/datasets/_apl?format=tabular', {
+      apl: "['access'] | count", startTime: '1970-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z',
+    })) as { tables: { columns: number[][] }[] };
+    const stored = Number(counted.tables[0]!.columns[0]![0]);
+    if (stored !== ingested) throw new Error(`acknowledged ${ingested} events but a count query sees ${stored}`);
     await server.stop();
     return { ingested, secs, cpu, clientCpu, stored: dirSize(dataDir), rss };
   } finally {
