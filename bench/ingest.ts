@@ -132,8 +132,8 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
     const counted = (await api(server.url, 'POST', '/v1/datasets/_apl?format=tabular', {
       apl: "['access'] | count", startTime: '1970-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z',
     })) as { tables: { columns: number[][] }[] };
-    const stored = Number(counted.tables[0]!.columns[0]![0]);
-    if (stored !== ingested) throw new Error(`acknowledged ${ingested} events but a count query sees ${stored}`);
+    const seen = Number(counted.tables[0]!.columns[0]![0]);
+    if (seen !== ingested) throw new Error(`acknowledged ${ingested} events but a count query sees ${seen}`);
     await server.stop();
     return { ingested, secs, cpu, clientCpu, stored: dirSize(dataDir), rss };
   } finally {
