@@ -18,6 +18,8 @@ class Receiver {
   readonly lines: string[] = [];
   requests = 0;
   delayMs = 0;
+  /** When set, requests with another bearer token are answered 401, as Axiom does. */
+  token: string | undefined;
   private server: Server | undefined;
   port = 0;
 
@@ -48,6 +50,11 @@ class Receiver {
     for await (const c of req) chunks.push(c as Buffer);
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     this.requests++;
+    if (this.token !== undefined && req.headers.authorization !== `Bearer ${this.token}`) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 401, message: 'invalid or expired token' }));
+      return;
+    }
     const raw = Buffer.concat(chunks);
     const enc = req.headers['content-encoding'];
     const body = enc === 'gzip' ? gunzipSync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
@@ -232,7 +239,11 @@ describe('ferry agent', () => {
     expect(metrics).toContain(`ferry_source_file_lag_bytes{source="app_logs",path="${join(dir, 'logs', 'app.log')}"} 0`);
     const health = await fetch(`${api}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', sinks: [{ name: 'local', queuedBatches: 0 }] });
+    expect(await health.json()).toEqual({ status: 'ok', sources: [{ name: 'app_logs', files: 1 }], sinks: [{ name: 'local', state: 'ok', queuedBatches: 0 }] });
+    // Start-up says what runs: the pattern and the files it matches, and where the sink delivers.
+    expect(agent.logs.find((l) => l.msg === 'source started')).toMatchObject({ source: 'app_logs', include: [join(dir, 'logs', '*.log')], files: [join(dir, 'logs', 'app.log')] });
+    expect(agent.logs.find((l) => l.msg === 'file opened')).toMatchObject({ path: join(dir, 'logs', 'app.log'), offset: 0 });
+    expect(agent.logs.find((l) => l.msg === 'sink started')).toMatchObject({ sink: 'local', type: 'local', dataset: 'logs' });
 
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
@@ -303,24 +314,90 @@ describe('ferry agent', () => {
     expect(await agent.exited).toBe(0);
   });
 
-  it('stdin: app | ferry agent -c config/stdin.yaml exits 0 once every line is delivered, 1 when it cannot be', async () => {
+  it('stdin: app | ferry agent -c config/stdin.yaml exits 0 once every line is delivered, 1 saying why when it cannot be', async () => {
     const { dir, receiver } = await remoteSetup();
-    const run = (url: string, timeout = '60s') => new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const run = (url: string, timeout = '60s', token = 'xaat-test') => new Promise<{ code: number | null; stderr: string; ms: number }>((resolve) => {
       writeFileSync(join(dir, 'stdin.yaml'), readFileSync('config/stdin.yaml', 'utf8').replace('shutdown_timeout: 60s', `shutdown_timeout: ${timeout}`));
+      const started = Date.now();
       const child = spawn(process.execPath, [CLI, 'agent', '-c', join(dir, 'stdin.yaml')], {
-        env: { ...process.env, FERRY_URL: url, FERRY_TOKEN: 'xaat-test', FERRY_AGENT_DATA_DIR: join(dir, 'state') }, stdio: ['pipe', 'ignore', 'pipe'],
+        env: { ...process.env, FERRY_URL: url, FERRY_TOKEN: token, FERRY_AGENT_DATA_DIR: join(dir, 'state') }, stdio: ['pipe', 'ignore', 'pipe'],
       });
       children.push(child);
       let stderr = '';
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('exit', (code) => resolve({ code, stderr }));
+      child.on('exit', (code) => resolve({ code, stderr, ms: Date.now() - started }));
       child.stdin!.end(Array.from({ length: 500 }, (_, i) => line(i)).join(''));
     });
     expect((await run(receiver.url)).code).toBe(0);
     expect(receiver.seen.size).toBe(500);
     const down = await run('http://127.0.0.1:9', '1s');
     expect(down.code).toBe(1);
-    expect(down.stderr).toContain('not every line was delivered');
+    expect(down.stderr).toContain('ferry: not every line was delivered within agent.shutdown_timeout');
+    // A refused token: exit 1 at once (not after the 60 s deadline), naming the status and the reason.
+    receiver.token = 'xaat-right';
+    const refused = await run(receiver.url, '60s', 'xaat-wrong');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^ferry: sink out: refused: 401 Unauthorized: invalid or expired token; what was not delivered stays queued in .*queues$/m);
+    expect(refused.ms).toBeLessThan(30_000);
+    // Nothing was dropped: the held batches go out with the right token.
+    const fixed = await run(receiver.url, '60s', 'xaat-right');
+    expect(fixed.code).toBe(0);
+  });
+
+  it('a refused token holds the queue, shows in /health (503) and the log, and SIGHUP with the fixed token delivers everything; counters survive the reload', async () => {
+    const { dir, receiver } = await remoteSetup();
+    receiver.token = 'xaat-right';
+    const file = join(dir, 'logs', 'app.log');
+    const config = remoteConfig(dir, receiver.url);
+    writeFileSync(config, readFileSync(config, 'utf8').replace('token: xaat-test', 'token: xaat-wrong'));
+    const agent = startAgent(config);
+    const api = (await agent.waitLog('agent running')).api as string;
+    appendFileSync(file, Array.from({ length: 300 }, (_, i) => line(i)).join(''));
+    const refusal = await agent.waitLog('refused: 401 Unauthorized: invalid or expired token; the queue is held, nothing is dropped: fix the token or dataset and reload (SIGHUP); retrying (1/∞)');
+    expect(refusal).toMatchObject({ level: 50, sink: 'out', status: 401 });
+    const health = await fetch(`${api}/health`);
+    expect(health.status).toBe(503);
+    const body = await health.json() as { status: string; sinks: Record<string, unknown>[] };
+    expect(body.status).toBe('failing');
+    expect(body.sinks[0]).toMatchObject({ name: 'out', state: 'refused', lastError: 'refused: 401 Unauthorized: invalid or expired token', since: expect.any(String) });
+    expect(existsSync(join(dir, 'state', 'dead-letter', 'out.ndjson'))).toBe(false);
+    const before = await (await fetch(`${api}/metrics`)).text();
+    expect(before).toContain('ferry_source_lines_total{source="app"} 300');
+
+    writeFileSync(config, readFileSync(config, 'utf8').replace('token: xaat-wrong', 'token: xaat-right'));
+    agent.child.kill('SIGHUP');
+    await agent.waitLog('config reloaded');
+    await until('every line delivered', () => receiver.seen.size === 300);
+    await until('healthy again', async () => (await fetch(`${api}/health`)).status === 200);
+    appendFileSync(file, line(300));
+    await until('301', () => receiver.seen.size === 301);
+    const after = await (await fetch(`${api}/metrics`)).text();
+    expect(after).toContain('ferry_source_lines_total{source="app"} 301');
+    expect(after).toMatch(/ferry_sink_events_out_total\{sink="out"\} 301/);
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+  });
+
+  it('says what it does: a pattern matching nothing is a warning at start and in /health, files found later are read whole', async () => {
+    const { dir, receiver } = await remoteSetup();
+    const config = remoteConfig(dir, receiver.url);
+    writeFileSync(config, readFileSync(config, 'utf8').replace(`${join(dir, 'logs')}/*.log`, `${join(dir, 'later')}/*.log`));
+    const agent = startAgent(config);
+    const api = (await agent.waitLog('agent running')).api as string;
+    const warning = await agent.waitLog('include pattern matches no file: directory ' + join(dir, 'later') + ' does not exist (yet); watching for files to appear');
+    expect(warning).toMatchObject({ level: 40, source: 'app', pattern: `${join(dir, 'later')}/*.log` });
+    const health = await (await fetch(`${api}/health`)).json() as { status: string; sources: unknown[] };
+    expect(health).toMatchObject({ status: 'degraded', sources: [{ name: 'app', files: 0, warnings: [`include pattern ${join(dir, 'later')}/*.log matches no file (directory ${join(dir, 'later')} does not exist)`] }] });
+    mkdirSync(join(dir, 'later'));
+    writeFileSync(join(dir, 'later', 'a.log'), `${line(1)}${line(2)}`);
+    await until('2 delivered', () => receiver.seen.size === 2);
+    await agent.waitLog('include pattern matches files now');
+    expect((await (await fetch(`${api}/health`)).json() as { status: string }).status).toBe('ok');
+    renameSync(join(dir, 'later', 'a.log'), join(dir, 'later', 'a.log.1'));
+    await agent.waitLog('file rotated');
+    await agent.waitLog('file released');
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
   });
 
   it('passthrough: a file source feeding a sink directly ships JSON lines as written, other lines as {message}', async () => {

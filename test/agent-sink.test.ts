@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
@@ -10,6 +11,7 @@ import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
 import { decode, encodingOf } from '../src/agent/sinks/encoding.js';
 import { LocalSink } from '../src/agent/sinks/local.js';
 import { ndjson } from '../src/agent/sinks/sink.js';
+import { SinkHealth } from '../src/agent/sinks/sink-health.js';
 import { backoffMs, requestedWaitMs } from '../src/agent/sinks/retry.js';
 import { ADMIN, startTestService, tempDir } from './helpers.js';
 
@@ -41,6 +43,14 @@ const ok = (res: ServerResponse, n: number, failures: unknown[] = []) => {
 };
 
 const events = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ i }));
+
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
@@ -151,14 +161,14 @@ describe('axiom sink', () => {
     const delivered = r.requests.filter((q) => q.lines.length <= 2 && !q.lines.some((l) => l.includes('big'))).flatMap((q) => q.lines);
     expect(delivered.sort()).toEqual(events(5).sort());
     const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(dead).toEqual([{ time: expect.any(String), sink: 'out', status: 413, error: 'the receiver refused this event as too large (413)', event: { big: 'x' } }]);
+    expect(dead).toEqual([{ time: expect.any(String), sink: 'out', status: 413, error: '413 Payload Too Large: the receiver refused this event as too large', event: { big: 'x' } }]);
   });
 
-  it('dead-letters a batch refused with another 4xx, and the failures of a 200, with status and error', async () => {
+  it('dead-letters a batch refused with a 4xx other than 401/403/404, and the failures of a 200, with status and error', async () => {
     const r = await receiver((req, lines, res) => {
       if (lines[0]!.includes('"bad"')) {
-        res.writeHead(403, { 'content-type': 'application/json' });
-        res.end('{"code":403,"message":"Forbidden: no ingest capability"}');
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end('{"code":400,"message":"invalid timestamp format"}');
       } else ok(res, lines.length, [{ timestamp: 'now', error: 'event 2: invalid JSON' }]);
       void req;
     });
@@ -168,10 +178,63 @@ describe('axiom sink', () => {
     await s.send(ndjson(events(3)));
     const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(dead).toEqual([
-      { time: expect.any(String), sink: 'out', status: 403, error: 'Forbidden: no ingest capability', event: { bad: 1 } },
+      { time: expect.any(String), sink: 'out', status: 400, error: '400 Bad Request: invalid timestamp format', event: { bad: 1 } },
       { time: expect.any(String), sink: 'out', status: 200, error: 'event 2: invalid JSON' },
     ]);
     expect(s.counters).toMatchObject({ eventsOut: 3, deadLettered: 2 });
+  });
+
+  it('holds the batch on 401, 403 and 404 (no dead letter), says so at once and then at most once per period, and delivers once the receiver accepts', async () => {
+    for (const status of [401, 403, 404]) {
+      let refuse = 4;
+      const r = await receiver((_req, lines, res) => {
+        if (refuse-- > 0) {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ code: status, message: status === 404 ? 'dataset logs not found' : 'invalid or expired token' }));
+        } else ok(res, lines.length);
+      });
+      cleanups.push(r.close);
+      const reports: { level: string; msg: string }[] = [];
+      let clock = 1_000_000;
+      const health = new SinkHealth('out', (level, msg) => reports.push({ level, msg }), 60_000, () => clock);
+      const { s, deadLetter } = sink(r.url, { health });
+      const sending = s.send(ndjson(events(2)));
+      await until(() => r.requests.length >= 2);
+      expect(health.state).toBe('refused');
+      expect(health.lastError).toMatch(new RegExp(`^refused: ${status} ${STATUS_CODES[status]}: `));
+      clock += 61_000; // a minute later the next failure is summarised once more
+      await sending;
+      expect(r.requests).toHaveLength(5);
+      expect(existsSync(deadLetter.path)).toBe(false);
+      expect(s.counters).toMatchObject({ eventsOut: 2, deadLettered: 0, retries: 4 });
+      expect(health.state).toBe('ok');
+      const errors = reports.filter((x) => x.level === 'error').map((x) => x.msg);
+      expect(errors[0]).toContain(`refused: ${status} ${STATUS_CODES[status]}`);
+      expect(errors[0]).toContain('the queue is held');
+      expect(errors.length).toBeLessThanOrEqual(2); // the first, and one summary after the minute passed
+      expect(reports.at(-1)).toMatchObject({ level: 'info', msg: expect.stringMatching(/^delivering again after \d+s \(4 failed attempts\)$/) });
+    }
+  });
+
+  it('says at once that the receiver is unreachable, and keeps lastError from the first failure', async () => {
+    const reports: string[] = [];
+    const health = new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`));
+    const { s } = sink('http://127.0.0.1:9', { health, maxAttempts: 3 });
+    await expect(s.send(ndjson(events(1)))).rejects.toThrow(/giving up after 3 attempts: connect ECONNREFUSED 127\.0\.0\.1:9/);
+    expect(reports[0]).toBe('warn receiver unreachable: connect ECONNREFUSED 127.0.0.1:9, retrying (1/3)');
+    expect(reports).toHaveLength(1); // the second failure is within the minute: no second line
+    expect(health).toMatchObject({ state: 'retrying', failures: 2, lastError: 'receiver unreachable: connect ECONNREFUSED 127.0.0.1:9' });
+  });
+
+  it('fails at once, without retrying, when the request cannot be sent (a token with a control character)', async () => {
+    const r = await receiver((_req, lines, res) => ok(res, lines.length));
+    cleanups.push(r.close);
+    const { s } = sink(r.url, { token: 'xaat-test\r' });
+    const started = Date.now();
+    await expect(s.send(ndjson(events(1)))).rejects.toThrow(/cannot be sent .*Invalid character in header content \["authorization"\]\); check the sink's url and token/);
+    expect(s.counters.retries).toBe(0);
+    expect(r.requests).toHaveLength(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('delivers batches compressed in stages (several gzip members or zstd frames) into Ferry\'s own service', async () => {

@@ -102,16 +102,52 @@ describe('ferry pipe', () => {
     expect(messages).toEqual(['start', 'java.lang.RuntimeException: x\n\tat a.B.c(B.java:1)\n\tat a.B.d(B.java:2)', 'end']);
   });
 
-  it('exits non-zero saying why: refused events, an unreachable receiver, bad arguments', async () => {
+  it('exits 1 saying why, with the status and reason, and keeps what was not delivered in the dead-letter file', async () => {
     const dead = `${tempDir()}/dead.ndjson`;
     const refused = await ferryPipe(['--dataset', 'app', '--url', svc.url, '--token', 'xaat-wrong', '--dead-letter', dead], lines(3));
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain(`4 event(s) were refused by the receiver; they are in ${dead}`);
-    const down = await ferryPipe(['--dataset', 'app', '--url', 'http://127.0.0.1:9', '--token', token, '--max-attempts', '2'], lines(3));
-    expect(down.code).not.toBe(0);
-    expect(down.stderr).toMatch(/giving up after 2 attempts/);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`^ferry pipe: 4 event\\(s\\) refused by the receiver and written to ${dead}: 401 Unauthorized: `, 'm'));
+    expect(refused.stderr).toMatch(new RegExp(`^ferry pipe: 4 event\\(s\\) refused: 401 Unauthorized: [^;]+; kept in ${dead}$`, 'm'));
+    const kept = readFileSync(dead, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { status: number; event: unknown });
+    expect(kept.map((k) => k.event)).toEqual([{ i: 0, msg: 'line 0' }, { i: 1, msg: 'line 1' }, { i: 2, msg: 'line 2' }, { message: 'not json at all' }]);
+    expect(kept.every((k) => k.status === 401)).toBe(true);
+
+    const dead2 = `${tempDir()}/dead.ndjson`;
+    const down = await ferryPipe(['--dataset', 'app', '--url', 'http://127.0.0.1:9', '--token', token, '--max-attempts', '2', '--dead-letter', dead2], lines(3));
+    expect(down.code).toBe(1);
+    // The first failure is said at once, with the attempt count.
+    expect(down.stderr).toMatch(/^ferry pipe: receiver unreachable: connect ECONNREFUSED 127\.0\.0\.1:9, retrying \(1\/2\)$/m);
+    expect(down.stderr).toMatch(new RegExp(`4 event\\(s\\) not delivered: giving up after 2 attempts: connect ECONNREFUSED 127\\.0\\.0\\.1:9; kept in ${dead2}$`, 'm'));
+    expect(readFileSync(dead2, 'utf8').trim().split('\n')).toHaveLength(4);
+
     const noDataset = await ferryPipe(['--url', svc.url, '--token', token], 'x\n');
-    expect(noDataset.stderr).toContain('pipe needs --dataset NAME');
+    expect(noDataset).toMatchObject({ code: 2, stderr: 'ferry: pipe needs --dataset NAME\n' });
+    const badToken = await ferryPipe(['-d', 'app', '--url', svc.url, '--token', `${token}\r`], 'x\n');
+    expect(badToken.code).toBe(2);
+    expect(badToken.stderr).toMatch(/^ferry: --token: contains \\r at character \d+; a token is printable ASCII/);
+  });
+
+  it('on SIGINT delivers what was read and says how many events were and were not delivered', async () => {
+    await svc.createDataset('interrupted');
+    const run = async (url: string) => {
+      const dead = `${tempDir()}/dead.ndjson`;
+      const child = spawn(process.execPath, [CLI, 'pipe', '-d', 'interrupted', '--url', url, '--token', token, '--dead-letter', dead, '--shutdown-timeout', '2s'], { stdio: ['pipe', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      child.stdin.write(lines(99)); // the input stays open: only the signal ends the run
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill('SIGINT');
+      return { code: await exited, stderr, dead };
+    };
+    const up = await run(svc.url);
+    expect(up.stderr).toContain('ferry pipe: interrupted: 100 event(s) delivered, 0 not delivered');
+    expect(up.code).toBe(0);
+    expect(await svc.store.count('interrupted')).toBe(100);
+    const down = await run('http://127.0.0.1:9');
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain(`ferry pipe: interrupted: 0 event(s) delivered, 100 not delivered (kept in ${down.dead})`);
+    expect(readFileSync(down.dead, 'utf8').trim().split('\n')).toHaveLength(100);
   });
 
   it('--local writes into a store on disk, creating the dataset', async () => {

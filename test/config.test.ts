@@ -29,6 +29,19 @@ describe('config', () => {
     expect((thrown as ConfigError).path).toBe('service.threads');
   });
 
+  it('refuses a sink token with whitespace or control characters and a URL the client cannot use, naming the key', () => {
+    const doc = (token: string, url = 'https://api.axiom.co') => ({
+      service: { enabled: false }, sources: { s: { type: 'stdin' } }, sinks: { out: { type: 'axiom', inputs: ['s'], dataset: 'd', url, token } },
+    });
+    expect(() => buildConfig(doc('xaat-1234\r'), {})).toThrow(/sinks\.out\.token: contains \\r at character 10; a token is printable ASCII without spaces/);
+    expect(() => buildConfig(doc('xaat-1234\n'), {})).toThrow(/sinks\.out\.token: contains \\n at character 10/);
+    expect(() => buildConfig(doc('xaat 1234'), {})).toThrow(/sinks\.out\.token: contains a space at character 5/);
+    expect(() => buildConfig(doc('${T}'), { T: 'xaat-\u00e9' })).toThrow(/sinks\.out\.token: contains U\+00E9/);
+    expect(() => buildConfig(doc('xaat-ok', 'http://exa mple.com'), {})).toThrow(/sinks\.out\.url: "http:\/\/exa mple.com" is not a valid URL/);
+    expect(() => buildConfig(doc('xaat-ok', 'https://api.axiom.co/?x=1'), {})).toThrow(/sinks\.out\.url: .* no query or fragment/);
+    expect(buildConfig(doc('xaat-0b5e-ok'), {}).agent.sinks[0]!.token).toBe('xaat-0b5e-ok');
+  });
+
   it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
     const c = buildConfig({ service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } }, { PORT: '9000' });
     expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 9000 });

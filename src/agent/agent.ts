@@ -10,8 +10,17 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { FerryConfig } from '../config/load.js';
 import type { RunningService } from '../service/service.js';
+import { CounterBook } from './counters.js';
 import { renderMetrics } from './metrics.js';
 import { Pipeline } from './pipeline/pipeline.js';
+import type { SinkState } from './sinks/sink-health.js';
+
+export interface AgentHealth {
+  /** `ok`; `degraded` (200): a sink retrying, a pattern matching nothing; `failing` (503): a sink refused or stopped; `stopping` (503). */
+  status: 'ok' | 'degraded' | 'failing' | 'stopping' | 'starting';
+  sources: { name: string; files?: number; warnings?: string[] }[];
+  sinks: { name: string; state: SinkState; queuedBatches: number; lastError?: string; since?: string; failedAttempts?: number }[];
+}
 
 export class Agent {
   private stopping = false;
@@ -22,9 +31,11 @@ export class Agent {
     private readonly log: Logger,
     readonly service: RunningService | undefined,
     private readonly api: Server | undefined,
+    private readonly counters: CounterBook,
   ) {}
 
   static async start(cfg: FerryConfig, log: Logger): Promise<Agent> {
+    const counters = new CounterBook();
     let service: RunningService | undefined;
     if (cfg.service.enabled) {
       const { startService } = await import('../service/service.js');
@@ -32,7 +43,7 @@ export class Agent {
     }
     let pipeline: Pipeline;
     try {
-      pipeline = await Pipeline.start(cfg.agent, { log, store: service?.store });
+      pipeline = await Pipeline.start(cfg.agent, { log, store: service?.store, counters });
     } catch (e) {
       await service?.close();
       throw e;
@@ -49,7 +60,7 @@ export class Agent {
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(renderMetrics(agent?.pipeline));
         } else if (path === '/health') {
           const body = agent?.health() ?? { status: 'starting' };
-          res.writeHead(body.status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          res.writeHead(body.status === 'ok' || body.status === 'degraded' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         } else {
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 404, message: `${path} not found (try /metrics or /health)` }));
         }
@@ -64,7 +75,7 @@ export class Agent {
         throw e;
       });
     }
-    agent = new Agent(cfg, pipeline, log, service, api);
+    agent = new Agent(cfg, pipeline, log, service, api, counters);
     log.info({ sources: cfg.agent.sources.length, transforms: cfg.agent.transforms.length, sinks: cfg.agent.sinks.length, api: agent.apiUrl }, 'agent running');
     return agent;
   }
@@ -74,11 +85,38 @@ export class Agent {
     return addr && typeof addr === 'object' ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
   }
 
-  health(): { status: string; sinks: { name: string; queuedBatches: number; lastError?: string }[] } {
-    return {
-      status: this.stopping ? 'stopping' : 'ok',
-      sinks: this.pipeline.sinks.map((s) => ({ name: s.o.name, queuedBatches: s.queue.depthRecords, ...(s.lastError ? { lastError: s.lastError } : {}) })),
-    };
+  health(): AgentHealth {
+    const sources = this.pipeline.sources.map((s) => {
+      const st = s.status?.();
+      return { name: s.name, ...(st?.files !== undefined ? { files: st.files } : {}), ...(st?.warnings.length ? { warnings: st.warnings } : {}) };
+    });
+    const sinks = this.pipeline.sinks.map((r) => {
+      const h = r.sink.health;
+      return {
+        name: r.o.name, state: h.state, queuedBatches: r.queue.depthRecords,
+        ...(h.lastError ? { lastError: h.lastError } : {}),
+        ...(h.since !== undefined && h.state !== 'ok' ? { since: new Date(h.since).toISOString(), failedAttempts: h.failures } : {}),
+      };
+    });
+    const status = this.stopping ? 'stopping'
+      : sinks.some((s) => s.state === 'refused' || s.state === 'failed') ? 'failing'
+        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.warnings) ? 'degraded' : 'ok';
+    return { status, sources, sinks };
+  }
+
+  /**
+   * What kept events from being delivered in this run, one line per sink: events refused and
+   * dead-lettered, a refusal that holds the queue, a sink that stopped.
+   */
+  undelivered(): string[] {
+    const out: string[] = [];
+    for (const r of this.pipeline.sinks) {
+      const h = r.sink.health;
+      const n = r.sink.counters.deadLettered;
+      if (n > 0) out.push(`sink ${r.o.name}: ${n} event(s) refused: ${h.firstRefusal ?? 'see the file'}; kept in ${r.sink.deadLetterPath ?? 'the dead-letter file'}`);
+      if (h.state === 'refused' || h.state === 'failed') out.push(`sink ${r.o.name}: ${h.lastError}`);
+    }
+    return out;
   }
 
   /** Resolves when the sources have read all they will (stdin at EOF). */
@@ -93,10 +131,10 @@ export class Agent {
     }
     await this.pipeline.stop(Date.now() + next.agent.shutdownTimeoutMs, false);
     try {
-      this.pipeline = await Pipeline.start(next.agent, { log: this.log, store: this.service?.store });
+      this.pipeline = await Pipeline.start(next.agent, { log: this.log, store: this.service?.store, counters: this.counters });
     } catch (e) {
       this.log.error({ err: e }, 'the new config failed to start; going on with the old one');
-      this.pipeline = await Pipeline.start(this.cfg.agent, { log: this.log, store: this.service?.store });
+      this.pipeline = await Pipeline.start(this.cfg.agent, { log: this.log, store: this.service?.store, counters: this.counters });
       throw e;
     }
     this.cfg = { ...next, service: this.cfg.service };
@@ -107,9 +145,10 @@ export class Agent {
    * Shutdown: stop reading, queue what was read, deliver until the deadline, then close everything.
    * Resolves true when everything read was delivered.
    */
-  async stop(): Promise<boolean> {
+  async stop(giveUpOnRefusal = false): Promise<boolean> {
     this.stopping = true;
-    const delivered = await this.pipeline.stop(Date.now() + this.cfg.agent.shutdownTimeoutMs, true);
+    const refused = () => this.pipeline.sinks.some((r) => r.sink.health.state === 'refused');
+    const delivered = await this.pipeline.stop(Date.now() + this.cfg.agent.shutdownTimeoutMs, true, giveUpOnRefusal ? refused : undefined);
     await new Promise<void>((r) => (this.api ? this.api.close(() => r()) : r()));
     await this.service?.close();
     return delivered;

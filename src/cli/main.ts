@@ -4,47 +4,100 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from '../config/load.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
+import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const USAGE = `usage: ferry <command> [options]
+const HELP: Record<string, string> = {
+  serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
+  run the embedded event service alone (the config's sources, transforms and sinks are ignored)
+    --config, -c FILE     config file (YAML); default: built-in defaults (also: ferry serve FILE)
+    --data-dir DIR        data directory (env FERRY_DATA_DIR; config service.data_dir)
+    --listen HOST:PORT    listen address (env FERRY_LISTEN; config service.listen)
+`,
+  agent: `ferry agent --config FILE      (or: ferry agent FILE)
+  run the agent: the config's sources, transforms and sinks, and the embedded service if enabled
+    SIGHUP reloads FILE; SIGTERM or SIGINT drains the queues within agent.shutdown_timeout, then exits 0
+    with only a stdin source it ends with its input: exit 0 once every line is delivered, 1 if not
+    (refused, or the deadline passed), saying why
+`,
+  validate: `ferry validate --config FILE   (or: ferry validate FILE)
+  check a config and say what it runs; exit 2 naming the bad key path
+`,
+  query: `ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv]
+  run an APL query against a running service and print the result
+    --start, --end        time range: RFC 3339 or relative (now-1h); default: everything up to now
+    --format, -f FMT      table (default, aligned for reading), json (the whole response), ndjson, csv
+    --url URL             service URL (env FERRY_URL; default: service.listen of the config)
+    --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
+    --config, -c FILE     config file to take the URL and token from
+`,
+  pipe: `app | ferry pipe --dataset NAME [--parser P] [--url URL --token T | --local]
+  ship the lines of stdin; exit 0 once every line is acknowledged (or stored, with --local),
+  1 when some were not delivered or were refused (kept in the dead-letter file, named), 2 on a usage error
+    --dataset, -d NAME    where the events go
+    --parser, -p P        json (default; other lines become {message}), logfmt, plain, syslog, docker, cri, regex
+    --pattern RE          the regex parser's pattern, with named groups
+    --url, --token        an Axiom-compatible API (env FERRY_URL, FERRY_TOKEN)
+    --local               write into the local store instead (--data-dir, or the config's service.data_dir);
+                          the dataset is created if missing; the service must not be running on that dir
+    --max-attempts N      delivery attempts per batch before giving up (0: forever; default 10)
+    --max-line-bytes N    longer lines are cut and marked truncated (default 1 MiB)
+    --dead-letter FILE    where refused and undelivered events go (default: a file in the temp directory)
+    --timestamp-field F, --timestamp-format FMT
+                          take each event's time from field F (format: a Go layout, RFC3339, unix, unixms…)
+    --label, -l k=v       a field added to every event (repeatable); --add-host adds host=<hostname>
+    --multiline P         join stack traces before parsing: java, python or go; or --multiline-start RE
+    --shutdown-timeout D  on SIGINT or SIGTERM, how long to deliver what was read (default 10s)
+  the first failed attempt is said at once; SIGINT delivers what was read and says how much was and was not
+`,
+};
+
+const USAGE = `usage: ferry <command> [options]        ferry <command> --help   ferry --version
 
 commands:
-  serve     run the embedded event service
-            --config, -c FILE     config file (YAML); default: built-in defaults
-            --data-dir DIR        data directory (env FERRY_DATA_DIR; config service.data_dir)
-            --listen HOST:PORT    listen address (env FERRY_LISTEN; config service.listen)
-  query     run an APL query against a running service and print the result
-            ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv]
-            --start, --end        time range: RFC 3339 or relative (now-1h); default: everything up to now
-            --format, -f FMT      table (default, aligned for reading), json (the whole response), ndjson, csv
-            --url URL             service URL (env FERRY_URL; default: service.listen of the config)
-            --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
-            --config, -c FILE     config file to take the URL and token from
-  pipe      ship the lines of stdin: app | ferry pipe --dataset NAME [--parser P] [--url URL --token T | --local]
-            exits 0 once every line is acknowledged (or stored, with --local); 1 otherwise, saying why
-            --parser, -p P        json (default; other lines become {message}), logfmt, plain, syslog, docker, cri, regex
-            --pattern RE          the regex parser's pattern, with named groups
-            --url, --token        an Axiom-compatible API (env FERRY_URL, FERRY_TOKEN)
-            --local               write into the local store instead (--data-dir, or the config's service.data_dir);
-                                  the dataset is created if missing; the service must not be running on that dir
-            --max-attempts N      delivery attempts per batch before giving up (0: forever; default 10)
-            --max-line-bytes N    longer lines are cut and marked truncated (default 1 MiB)
-            --dead-letter FILE    where refused events go (default: a file in the temp directory, named on exit)
-            --timestamp-field F, --timestamp-format FMT
-                                  take each event's time from field F (format: a Go layout, RFC3339, unix, unixms…)
-            --label, -l k=v       a field added to every event (repeatable); --add-host adds host=<hostname>
-            --multiline P         join stack traces before parsing: java, python or go; or --multiline-start RE
-  agent     run the agent: the config's sources, transforms and sinks, and the embedded service if enabled
-            ferry agent --config FILE   (-c; SIGHUP reloads FILE, SIGTERM drains within agent.shutdown_timeout)
-            with only a stdin source it ends with its input: exit 0 once every line is delivered, 1 if not
-  validate  check a config file and say what it runs: ferry validate --config FILE (exit 2 naming the bad key)
-  help      show this text
+  agent     run the agent (and the embedded service if enabled) on a config
+  serve     run the embedded event service alone
+  pipe      ship the lines of stdin: app | ferry pipe --dataset NAME ...
+  query     run an APL query against a running service
+  validate  check a config file and say what it runs
+  help      show this text, or a command's: ferry help pipe
+
+exit codes: 0 success; 1 failure (not delivered, cannot start), saying why in one line; 2 usage or config error
 `;
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `--help` or `-h` among a command's arguments: its help goes to stdout, and the command does not run. */
+function wantsHelp(command: string, argv: string[]): boolean {
+  if (!argv.includes('--help') && !argv.includes('-h')) return false;
+  process.stdout.write(HELP[command] ?? USAGE);
+  return true;
+}
+
+/** `--config FILE`, `-c FILE`, or the config path as the one positional argument. */
+function configArg(command: string, values: { config?: string }, positionals: string[]): string | undefined {
+  if (positionals.length > 1 || (positionals.length === 1 && values.config)) {
+    fail(`${command} takes one config file, got ${[values.config, ...positionals].filter(Boolean).join(', ')}`);
+  }
+  return values.config ?? positionals[0];
+}
 
 function fail(message: string): never {
   process.stderr.write(`ferry: ${message}\n`);
   process.exit(2);
+}
+
+/** A failure to run (not a usage error): one line, exit 1. */
+function die(message: string): never {
+  process.stderr.write(`ferry: ${message}\n`);
+  process.exit(1);
 }
 
 function loadConfig(file: string | undefined): FerryConfig {
@@ -52,16 +105,18 @@ function loadConfig(file: string | undefined): FerryConfig {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: argv,
     options: {
       config: { type: 'string', short: 'c' },
       'data-dir': { type: 'string' },
       listen: { type: 'string' },
     },
+    allowPositionals: true,
     strict: true,
   });
-  const cfg = loadConfig(values.config);
+  const cfg = loadConfig(configArg('serve', values, positionals));
+  started = cfg;
   const listen = values.listen ?? process.env.FERRY_LISTEN;
   if (listen) cfg.service.listen = parseListen(listen, values.listen ? '--listen' : 'FERRY_LISTEN');
   const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR;
@@ -88,13 +143,15 @@ async function serve(argv: string[]): Promise<void> {
 }
 
 async function agent(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
-  if (!values.config) fail('agent needs --config FILE (e.g. config/ferry.yaml)');
-  const file = values.config;
+  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true, strict: true });
+  const file = configArg('agent', values, positionals);
+  if (!file) fail('agent needs a config: ferry agent --config FILE (e.g. config/ferry.yaml)');
   const cfg = loadConfigFile(file);
+  started = cfg;
   const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
   const { Agent } = await import('../agent/agent.js');
   const running = await Agent.start(cfg, log);
+  const stdinOnly = cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin');
   let signals = 0;
   const stop = (sig: string, requireDelivered = false) => {
     if (++signals > 1) {
@@ -102,9 +159,12 @@ async function agent(argv: string[]): Promise<void> {
       process.exit(1);
     }
     log.info({ sig, deadlineMs: cfg.agent.shutdownTimeoutMs }, 'shutting down: queueing what was read, delivering until the deadline');
-    running.stop().then((delivered) => {
-      if (requireDelivered && !delivered) {
-        process.stderr.write(`ferry: not every line was delivered within agent.shutdown_timeout; the rest stays queued in ${cfg.agent.dataDir}\n`);
+    // A stdin agent has nobody to fix a refused token: it stops waiting at once and says so.
+    running.stop(stdinOnly).then((delivered) => {
+      const problems = running.undelivered();
+      if (requireDelivered && (!delivered || problems.length > 0)) {
+        const why = problems.length > 0 ? problems.join('; ') : 'not every line was delivered within agent.shutdown_timeout';
+        process.stderr.write(`ferry: ${why}${delivered ? '' : `; what was not delivered stays queued in ${cfg.agent.dataDir}/queues`}\n`);
         process.exit(1);
       }
       process.exit(0);
@@ -130,18 +190,19 @@ async function agent(argv: string[]): Promise<void> {
     });
   });
   // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
-  if (cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin')) {
+  if (stdinOnly) {
     await running.finished();
     stop('end of input', true);
   }
 }
 
 function validateCommand(argv: string[]): void {
-  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
-  if (!values.config) fail('validate needs --config FILE');
-  const cfg = loadConfigFile(values.config);
+  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true, strict: true });
+  const file = configArg('validate', values, positionals);
+  if (!file) fail('validate needs a config: ferry validate --config FILE');
+  const cfg = loadConfigFile(file);
   const a = cfg.agent;
-  process.stdout.write(`${values.config}: valid (${a.sources.length} source(s), ${a.transforms.length} transform(s), ${a.sinks.length} sink(s); ` +
+  process.stdout.write(`${file}: valid (${a.sources.length} source(s), ${a.transforms.length} transform(s), ${a.sinks.length} sink(s); ` +
     `service ${cfg.service.enabled ? `on ${cfg.service.listen.host}:${cfg.service.listen.port}` : 'disabled'})\n`);
 }
 
@@ -206,33 +267,51 @@ function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** The config of the command that is starting, to name the right key when it cannot. */
+let started: FerryConfig | undefined;
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  if (command && command in HELP && wantsHelp(command, rest)) return;
   switch (command) {
     case 'serve': return serve(rest);
     case 'agent': return agent(rest);
     case 'validate': return validateCommand(rest);
     case 'query': return query(rest);
     case 'pipe': {
+      const { pipe, PipeError } = await import('./pipe.js');
       try {
-        const { pipe } = await import('./pipe.js');
-        process.exitCode = await pipe(rest, loadConfig);
+        // Exits at once: after a signal, standard input may still be open and would keep the process alive.
+        process.exit(await pipe(rest, loadConfig));
       } catch (e) {
-        fail(e instanceof Error ? e.message : String(e));
+        if (e instanceof PipeError) fail(e.message);
+        throw e;
       }
       return;
     }
-    case undefined: case 'help': case '--help': case '-h':
+    case '--version': case '-V': case 'version':
+      process.stdout.write(`ferry ${version()} (node ${process.version})\n`);
+      return;
+    case 'help':
+      process.stdout.write(rest[0] && HELP[rest[0]] ? HELP[rest[0]]! : USAGE);
+      return;
+    case undefined: case '--help': case '-h':
       process.stdout.write(USAGE);
       return;
     default:
-      fail(`unknown command "${command}"\n${USAGE}`);
+      fail(`unknown command "${command}" (try ferry --help)`);
   }
 }
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(err.message);
-  if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') fail((err as Error).message);
+  const code = (err as { code?: string }).code;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    fail(`${(err as Error).message.split('\n')[0]} (try ferry ${process.argv[2] ?? ''} --help)`);
+  }
+  const explained = explainStartupError(err, started);
+  if (explained) die(explained);
+  // Not a mistake of the user's: the stack says where it went wrong.
   process.stderr.write(`ferry: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

@@ -10,9 +10,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Pipeline } from '../agent/pipeline/pipeline.js';
+import { DiskQueue } from '../agent/queue/disk-queue.js';
+import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
+import { decode } from '../agent/sinks/encoding.js';
+import { splitLines } from '../agent/sinks/sink.js';
 import { PRESETS } from '../agent/transforms/multiline.js';
 import { EventStore } from '../service/store/event-store.js';
 import { buildConfig, ConfigError, type FerryConfig } from '../config/load.js';
+import { parseDuration } from '../util/units.js';
 
 const PARSERS = ['json', 'logfmt', 'plain', 'syslog', 'docker', 'cri', 'regex'];
 
@@ -39,6 +44,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
       multiline: { type: 'string' },
       'multiline-start': { type: 'string' },
       'add-host': { type: 'boolean', default: false },
+      'shutdown-timeout': { type: 'string', default: '10s' },
     },
     strict: true,
   });
@@ -50,6 +56,12 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   const maxAttempts = Number(values['max-attempts']);
   if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1) throw new PipeError('--max-line-bytes must be a whole number of bytes');
   if (!Number.isInteger(maxAttempts) || maxAttempts < 0) throw new PipeError('--max-attempts must be 0 (forever) or more');
+  let shutdownMs: number;
+  try {
+    shutdownMs = Number(parseDuration(values['shutdown-timeout']!) / 1_000_000n);
+  } catch (e) {
+    throw new PipeError(`--shutdown-timeout: ${(e as Error).message}`);
+  }
 
   const labels: Record<string, string> = {};
   for (const l of values.label ?? []) {
@@ -92,15 +104,34 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     agent = buildConfig(topology, {}).agent;
   } catch (e) {
     rmSync(work, { recursive: true, force: true });
-    if (e instanceof ConfigError) throw new PipeError(e.message.replace(/^invalid config:\s*/, ''));
+    if (e instanceof ConfigError) {
+      throw new PipeError(e.message.replace(/^invalid config:\s*/, '').replace(/sinks\.pipe\.(url|token)/, '--$1').replace(/sources\.stdin\.|sinks\.pipe\.|transforms\.\w+\./, '--'));
+    }
     throw e;
   }
 
   let store: EventStore | undefined;
   let pipeline: Pipeline | undefined;
   let failure: unknown;
-  let failed!: () => void;
-  const stopped = new Promise<void>((r) => (failed = r));
+  /** The first refusal of the token or dataset: nothing more can be delivered in this run. */
+  let refusal: { status: number; reason: string } | undefined;
+  let interrupted: string | undefined;
+  let stopNow!: () => void;
+  const stopped = new Promise<void>((r) => (stopNow = r));
+  const say = (msg: string) => process.stderr.write(`ferry pipe: ${msg}\n`);
+  const onSignal = (sig: string) => {
+    if (interrupted) {
+      say(`${sig} again: exiting at once; what was not delivered is lost`);
+      process.exit(1);
+    }
+    interrupted = sig;
+    say(`${sig}: delivering what was read (up to ${values['shutdown-timeout']})`);
+    stopNow();
+  };
+  const onInt = () => onSignal('SIGINT');
+  const onTerm = () => onSignal('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
   try {
     if (values.local) {
       const cfg = loadConfig(values.config);
@@ -112,26 +143,81 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
       });
     }
     pipeline = await Pipeline.start(agent, {
-      log: pino({ level: 'silent' }), store,
+      log: pino({ level: 'silent' }), store, refusal: 'dead-letter',
+      // The first failed attempt is said at once, then a summary while it lasts (see SinkHealth).
+      reportSink: (_level, msg, context) => {
+        if (context.stopped) return; // the closing message says it, with where the events are kept
+        say(msg);
+        const status = context.status as number | undefined;
+        if (context.events !== undefined && status !== undefined && (status === 401 || status === 403 || status === 404)) {
+          refusal ??= { status, reason: String(context.reason) };
+          stopNow();
+        }
+      },
       onSinkError: (_sink, e) => {
         failure ??= e;
-        failed();
+        stopNow();
       },
     });
     await Promise.race([pipeline.finished(), stopped]);
-    // Without a deadline everything read is delivered, unless the sink gave up (--max-attempts): then
-    // there is nothing to wait for.
-    await pipeline.stop(failure === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + 1000, failure === undefined);
-    if (failure) throw failure;
-    const sink = pipeline.sinks[0]!.sink.counters;
-    if (sink.deadLettered > 0) {
-      throw new PipeError(`${sink.deadLettered} event(s) were refused by the receiver; they are in ${deadLetter}`);
-    }
+    // Without a deadline everything read is delivered, unless the sink gave up (--max-attempts) or the
+    // receiver refused the token: then there is nothing to wait for.
+    const deadline = failure !== undefined || refusal ? Date.now() : interrupted ? Date.now() + shutdownMs : Number.MAX_SAFE_INTEGER;
+    await pipeline.stop(deadline, failure === undefined && !refusal);
+    const runner = pipeline.sinks[0]!;
+    const sink = runner.sink.counters;
+    // What is still queued goes to the dead-letter file too: the queue's directory is removed on exit.
+    const why = refusal ? `not sent after ${refusal.reason}` : failure !== undefined ? `not delivered: ${(failure as Error).message}` : `not delivered before ${interrupted ?? 'exit'}`;
+    const kept = await spillQueue(runner.o.queueDir, deadLetter, 'pipe', why, refusal?.status ?? 0);
     const read = pipeline.sources[0]!.counters;
-    process.stderr.write(`ferry pipe: ${read.linesIn} line(s) delivered to ${dataset}${read.truncatedLines ? ` (${read.truncatedLines} cut to ${maxLineBytes} bytes)` : ''}\n`);
+    const problems: string[] = [];
+    if (sink.deadLettered > 0) problems.push(`${sink.deadLettered} event(s) refused: ${runner.sink.health.firstRefusal ?? 'see the file'}`);
+    if (kept > 0) problems.push(`${kept} event(s) ${why}`);
+    if (interrupted) {
+      say(`interrupted: ${sink.eventsOut - sink.deadLettered} event(s) delivered, ${kept + sink.deadLettered} not delivered${kept + sink.deadLettered ? ` (kept in ${deadLetter})` : ''}`);
+      return kept + sink.deadLettered > 0 ? 1 : 0;
+    }
+    if (problems.length > 0) {
+      say(`${problems.join('; ')}; kept in ${deadLetter}`);
+      return 1;
+    }
+    say(`${read.linesIn} line(s) delivered to ${dataset}${read.truncatedLines ? ` (${read.truncatedLines} cut to ${maxLineBytes} bytes)` : ''}`);
     return 0;
   } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
     if (store) await store.close();
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Writes every batch left in a queue to the dead-letter file, one entry per event; returns the count. */
+async function spillQueue(dir: string, file: string, sink: string, error: string, status: number): Promise<number> {
+  const queue = await DiskQueue.open(dir, { maxBytes: Number.MAX_SAFE_INTEGER });
+  const deadLetter = new DeadLetterFile(file);
+  let count = 0;
+  try {
+    let pos = queue.ackedPosition;
+    const signal = { closed: true }; // read what is there, never wait
+    for (let records = await queue.next(16, pos, signal); records.length > 0; records = await queue.next(16, pos, signal)) {
+      for (const r of records) {
+        const lines = splitLines(decode(r.payload));
+        const time = new Date().toISOString();
+        await deadLetter.write(lines.map((l) => ({ time, sink, status, error, event: parseOrText(l) })));
+        count += lines.length;
+        pos = r.next;
+      }
+    }
+  } finally {
+    await queue.close();
+  }
+  return count;
+}
+
+function parseOrText(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return line;
   }
 }

@@ -195,10 +195,44 @@ function buildTransform(name: string, r: Raw): TransformConfig {
   }
 }
 
+/**
+ * A token goes into an HTTP header as it is: whitespace or a control character (a token file's trailing
+ * newline or `\r`) either cannot be sent or is refused by the receiver, forever. Said at load time instead.
+ */
+export function tokenProblem(token: string): string | undefined {
+  const bad = /[^\x21-\x7e]/.exec(token);
+  if (!bad) return undefined;
+  const ch = bad[0]!;
+  const shown = ch === '\r' ? '\\r' : ch === '\n' ? '\\n' : ch === '\t' ? '\\t' : ch === ' ' ? 'a space' : `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `contains ${shown} at character ${bad.index + 1}; a token is printable ASCII without spaces (a trailing newline or \\r from a file or an env file?)`;
+}
+
+/** An ingest URL the HTTP client can use: http or https, a host, no query or fragment. */
+export function urlProblem(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `"${url}" is not a valid URL`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `"${url}" must start with http:// or https://`;
+  if (!u.hostname) return `"${url}" has no host`;
+  if (u.search || u.hash) return `"${url}" is the API root (e.g. https://api.axiom.co): no query or fragment`;
+  return undefined;
+}
+
 function buildSink(name: string, r: Raw): SinkConfig {
   const path = `sinks.${name}`;
   const type = r.type as SinkConfig['type'];
   checkKeys(path, r, type, SINK_KEYS, COMMON_SINK_KEYS);
+  if (typeof r.token === 'string') {
+    const problem = tokenProblem(r.token);
+    if (problem) throw new ComponentError(`${path}.token`, problem);
+  }
+  if (typeof r.url === 'string') {
+    const problem = urlProblem(r.url);
+    if (problem) throw new ComponentError(`${path}.url`, problem);
+  }
   const b = (r.batch as Raw | undefined) ?? {};
   const q = (r.queue as Raw | undefined) ?? {};
   const rt = (r.retry as Raw | undefined) ?? {};

@@ -77,6 +77,11 @@ export class Delivery {
     await Promise.all(inFlight.map((e) => e.sending));
   }
 
+  /** From now on a send that fails is the stop's doing, not the sink's: call before closing the sink. */
+  closing(): void {
+    this.state.closed = true;
+  }
+
   /** Stops after the batches in flight (whose sink the caller closes to cut their retries short). */
   async stop(): Promise<void> {
     this.state.closed = true;

@@ -10,13 +10,15 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentConfig, SinkConfig } from '../../config/agent.js';
 import type { EventStore } from '../../service/store/event-store.js';
+import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
 import { SinkRunner } from './sink-runner.js';
 import { AxiomSink } from '../sinks/axiom.js';
 import { DeadLetterFile } from '../sinks/dead-letter.js';
 import { LocalSink } from '../sinks/local.js';
-import type { Sink } from '../sinks/sink.js';
-import { FileSource } from '../sources/file/file-source.js';
+import { newSinkCounters, type Sink } from '../sinks/sink.js';
+import { SinkHealth, type HealthReporter } from '../sinks/sink-health.js';
+import { FileSource, type FileSourceCounters } from '../sources/file/file-source.js';
 import type { Source } from '../sources/source.js';
 import { StdinSource } from '../sources/stdin.js';
 import { EnrichTransform } from '../transforms/enrich.js';
@@ -30,6 +32,12 @@ export interface PipelineDeps {
   store?: EventStore;
   /** A sink gave up delivering (closed, or its attempt limit); it is logged in any case. */
   onSinkError?: (sink: string, err: unknown) => void;
+  /** Counters that outlive this pipeline (the agent's, across reloads). */
+  counters?: CounterBook;
+  /** Where sinks say how delivery goes; by default the log. */
+  reportSink?: HealthReporter;
+  /** 401, 403 and 404 from a receiver: hold the queue (the daemon) or dead-letter (`ferry pipe`). */
+  refusal?: 'hold' | 'dead-letter';
 }
 
 export class Pipeline {
@@ -43,6 +51,7 @@ export class Pipeline {
 
   static async start(cfg: AgentConfig, deps: PipelineDeps): Promise<Pipeline> {
     const { log } = deps;
+    const book = deps.counters ?? new CounterBook();
     const consumers = new Map<string, Emit[]>();
     const feed = (inputs: string[], emit: Emit) => {
       for (const i of inputs) consumers.set(i, [...(consumers.get(i) ?? []), emit]);
@@ -80,11 +89,9 @@ export class Pipeline {
         const runner = await SinkRunner.open({
           name: s.name, batch: s.batch, queue: s.queue, concurrency: s.concurrency, queueDir: join(cfg.dataDir, 'queues', s.name),
           onDurable: (m) => acks.durable(idx, m),
-          onError: (err) => {
-            log.error({ err, sink: s.name }, 'sink stopped delivering; its queue keeps the data');
-            deps.onSinkError?.(s.name, err);
-          },
-        }, await createSink(s, cfg, deps));
+          onError: (err) => deps.onSinkError?.(s.name, err),
+          counters: book.get(`runner:${s.name}`, () => ({ eventsIn: 0, bytesIn: 0, droppedEvents: 0 })),
+        }, await createSink(s, cfg, deps, book));
         sinks.push(runner);
         feed(s.inputs, (e) => runner.accept(e));
       }
@@ -120,17 +127,19 @@ export class Pipeline {
     cfg.transforms.forEach((t) => place(t.name));
 
     const sources: Source[] = cfg.sources.map((s) => s.type === 'stdin'
-      ? new StdinSource(s.name, s.maxLineBytes)
+      ? new StdinSource(s.name, s.maxLineBytes, undefined, book.get(`source:${s.name}`, () => ({ linesIn: 0, bytesIn: 0, truncatedLines: 0 })))
       : new FileSource(s.name, {
         ...s, chunkBytes: 256 * 1024, stateDir: cfg.dataDir,
         // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
         decode: cfg.transforms.some((t) => t.inputs.includes(s.name)),
         onError: (err, context) => log.warn({ err, ...context }, 'file source problem'),
-      }));
+        onInfo: (msg, context) => log.info(context, msg),
+        onWarning: (msg, context) => log.warn(context, msg),
+      }, book.get<FileSourceCounters>(`source:${s.name}`, () => ({ linesIn: 0, bytesIn: 0, truncatedLines: 0, rotations: 0, truncations: 0 }))));
     const pipeline = new Pipeline(sources, ordered, sinks, log);
     for (const [i, s] of sources.entries()) {
       await s.start(emitterOf(cfg.sources[i]!.name));
-      log.info({ source: s.name }, 'source started');
+      if (s instanceof StdinSource) log.info({ source: s.name }, 'source started: reading standard input');
     }
     return pipeline;
   }
@@ -145,7 +154,7 @@ export class Pipeline {
    * the sinks stop (shutdown); without, the queues keep what they hold for the next pipeline (reload).
    * Resolves true when everything read was queued (and, with `drain`, delivered).
    */
-  async stop(deadline: number, drain: boolean): Promise<boolean> {
+  async stop(deadline: number, drain: boolean, giveUp?: () => boolean): Promise<boolean> {
     const within = async (what: string, work: Promise<unknown>) => {
       const left = deadline - Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -163,7 +172,7 @@ export class Pipeline {
     await Promise.all(this.sources.map((s) => s.close()));
     let delivered = queued;
     if (drain) {
-      const drained = await Promise.all(this.sinks.map((s) => s.drain(deadline)));
+      const drained = await Promise.all(this.sinks.map((s) => s.drain(deadline, giveUp)));
       this.sinks.forEach((s, i) => {
         if (!drained[i]) this.log.warn({ sink: s.o.name, batches: s.queue.depthRecords }, 'undelivered batches stay queued for the next start');
       });
@@ -174,17 +183,26 @@ export class Pipeline {
   }
 }
 
-async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps): Promise<Sink> {
+/** What a sink does, for the start-up log: where it delivers (never its token). */
+export function describeSink(s: SinkConfig): Record<string, unknown> {
+  return s.type === 'local' ? { sink: s.name, type: s.type, dataset: s.dataset } : { sink: s.name, type: s.type, url: s.url, dataset: s.dataset };
+}
+
+async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, book: CounterBook): Promise<Sink> {
   const deadLetter = new DeadLetterFile(s.deadLetter ?? join(cfg.dataDir, 'dead-letter', `${s.name}.ndjson`));
+  const report: HealthReporter = deps.reportSink ?? ((level, msg, context) => deps.log[level](context, msg));
+  const shared = { counters: book.get(`sink:${s.name}`, newSinkCounters), health: new SinkHealth(s.name, report) };
+  deps.log.info({ ...describeSink(s), deadLetter: deadLetter.path }, 'sink started');
   if (s.type === 'local') {
     const store = deps.store!;
     // As with `ferry pipe --local`: the host's own store has nobody to create datasets for it.
     if (!store.hasDataset(s.dataset)) await store.createDataset({ name: s.dataset, who: `agent sink ${s.name}` });
-    return new LocalSink(store, s.dataset, deadLetter, { timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels }, s.name);
+    return new LocalSink(store, s.dataset, deadLetter, { timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels }, s.name, shared);
   }
   return new AxiomSink({
     name: s.name, url: s.url!, dataset: s.dataset, token: s.token!, deadLetter,
     backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs }, maxAttempts: s.retry.maxAttempts, timeoutMs: s.timeoutMs,
     timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels, compression: s.compression,
+    refusal: deps.refusal ?? 'hold', ...shared,
   });
 }

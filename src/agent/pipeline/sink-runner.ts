@@ -19,7 +19,16 @@ export interface SinkRunnerOptions {
   /** Batches in flight to the sink at once. */
   concurrency: number;
   onDurable: (mark: Mark) => void;
+  /** Delivery stopped (the sink's health has said why). */
   onError: (err: unknown) => void;
+  /** Counters that outlive this runner (across reloads). */
+  counters?: RunnerCounters;
+}
+
+export interface RunnerCounters {
+  eventsIn: number;
+  bytesIn: number;
+  droppedEvents: number;
 }
 
 /**
@@ -46,14 +55,14 @@ export function lineOf(e: Envelope): string | Buffer {
 }
 
 export class SinkRunner {
-  readonly counters = { eventsIn: 0, bytesIn: 0, droppedEvents: 0 };
-  lastError: string | undefined;
+  readonly counters: RunnerCounters;
   /** Delivery gave up (sink closed or attempt limit): the queue will not empty in this run. */
   private failed = false;
   private readonly batcher: Batcher;
   private readonly delivery: Delivery;
 
   private constructor(readonly o: SinkRunnerOptions, readonly sink: Sink, readonly queue: DiskQueue) {
+    this.counters = o.counters ?? { eventsIn: 0, bytesIn: 0, droppedEvents: 0 };
     this.batcher = new Batcher(o.batch, async (batch, count, marks) => {
       const queued = await queue.push(batch);
       if (!queued) this.counters.droppedEvents += count;
@@ -61,8 +70,8 @@ export class SinkRunner {
       for (const m of marks) o.onDurable(m);
     }, sink.encode?.bind(sink));
     this.delivery = new Delivery(queue, sink, (err) => {
-      this.lastError = (err as Error).message;
       this.failed = true;
+      sink.health.gaveUp(err);
       o.onError(err);
     }, o.concurrency);
   }
@@ -87,14 +96,18 @@ export class SinkRunner {
     return this.batcher.flush();
   }
 
-  /** Resolves when every queued batch is delivered, or at `deadline` (epoch ms), whichever is first. */
-  async drain(deadline: number): Promise<boolean> {
-    while (this.queue.depthRecords > 0 && Date.now() < deadline && !this.failed) await new Promise((r) => setTimeout(r, 20));
+  /**
+   * Resolves when every queued batch is delivered, or at `deadline` (epoch ms), or when `giveUp` says so
+   * (a sink held by a refusal when nobody will fix it), whichever is first.
+   */
+  async drain(deadline: number, giveUp: () => boolean = () => false): Promise<boolean> {
+    while (this.queue.depthRecords > 0 && Date.now() < deadline && !this.failed && !giveUp()) await new Promise((r) => setTimeout(r, 20));
     return this.queue.depthRecords === 0;
   }
 
   /** Cuts retries short and stops; what is still queued is delivered after the next start. */
   async stop(): Promise<void> {
+    this.delivery.closing();
     await this.sink.close();
     await this.delivery.stop();
     await this.queue.close();

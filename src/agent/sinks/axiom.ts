@@ -4,16 +4,23 @@
  *
  * - Network errors, 408, 429 and 5xx are retried forever by default (maxAttempts 0), with exponential
  *   backoff and full jitter up to a cap, or as long as Retry-After / X-RateLimit-Reset ask.
+ * - 401, 403 (the token) and 404 (the dataset) are the operator's to fix: the batch is retried the same
+ *   way and the queue held, so fixing the config and reloading loses nothing (`ferry pipe`, which cannot
+ *   wait for that, dead-letters them instead: refusal `dead-letter`).
  * - 413 splits the batch in two and sends each half; a single event still too large is dead-lettered.
  * - Other 4xx refuse the batch for good: its events go to the dead-letter file with status and error.
  * - A 200 whose `failures` list events is delivered; the failures go to the dead-letter file.
- * A batch counts as delivered only when send() resolves; the caller acknowledges its queue after that.
+ * - Errors no retry can fix (a header value that cannot be sent, a URL the client cannot use) fail the
+ *   send at once with their cause.
+ * Every failure is reported to the sink's health, which logs it and shows it in /health. A batch counts
+ * as delivered only when send() resolves; the caller acknowledges its queue after that.
  */
 import { backoffMs, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode, encode, encodingOf, type Encoding } from './encoding.js';
 import { HttpPoster } from './http-post.js';
-import { countLines, ndjson, splitLines, type Sink, type SinkCounters } from './sink.js';
+import { countLines, newSinkCounters, ndjson, PermanentSinkError, splitLines, type Sink, type SinkCounters } from './sink.js';
+import { SinkHealth, statusText, type Trouble } from './sink-health.js';
 
 export interface AxiomSinkOptions {
   name: string;
@@ -35,21 +42,42 @@ export interface AxiomSinkOptions {
   labels?: Record<string, string>;
   /** Body encoding (see encoding.ts); batches are compressed once, before they are queued. */
   compression?: Encoding;
+  /** 401, 403 and 404: `hold` the queue and retry (the default), or `dead-letter` the batch like any refusal. */
+  refusal?: 'hold' | 'dead-letter';
+  /** Where failures are said; by default a health that tells nobody (tests). */
+  health?: SinkHealth;
+  /** Counters that outlive this sink (across reloads). */
+  counters?: SinkCounters;
+}
+
+/** Node's errors for a request that cannot be made at all: the same request will fail the same way. */
+const UNSENDABLE = new Set(['ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_URL', 'ERR_INVALID_PROTOCOL', 'ERR_UNESCAPED_CHARACTERS', 'ERR_HTTP_INVALID_HEADER_VALUE']);
+
+/** 401 and 403 (the token), 404 (the dataset): refusals an operator fixes in the config. */
+function isConfigRefusal(status: number): boolean {
+  return status === 401 || status === 403 || status === 404;
 }
 
 export class AxiomSink implements Sink {
-  readonly counters: SinkCounters = { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
+  readonly counters: SinkCounters;
+  readonly health: SinkHealth;
   private readonly http: HttpPoster;
   private closed = false;
   private wake: (() => void) | undefined;
 
   constructor(private readonly o: AxiomSinkOptions) {
+    this.counters = o.counters ?? newSinkCounters();
+    this.health = o.health ?? new SinkHealth(o.name, () => undefined);
     const params = new URLSearchParams();
     if (o.timestampField) params.set('timestamp-field', o.timestampField);
     if (o.timestampFormat) params.set('timestamp-format', o.timestampFormat);
     const query = params.toString();
     const endpoint = new URL(`${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`);
     this.http = new HttpPoster(endpoint, { connections: 4, idleMs: 30_000 });
+  }
+
+  get deadLetterPath(): string {
+    return this.o.deadLetter.path;
   }
 
   /** Compresses part of a batch before it is queued: sends and retries reuse the queued form. */
@@ -69,7 +97,7 @@ export class AxiomSink implements Sink {
     if (status === 413) {
       const lines = splitLines(decode(batch));
       if (lines.length === 1) {
-        await this.deadLetter(lines, 413, 'the receiver refused this event as too large (413)');
+        await this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'));
         return;
       }
       const half = Math.ceil(lines.length / 2);
@@ -86,25 +114,28 @@ export class AxiomSink implements Sink {
       if (result.failures.length > 0) {
         await this.o.deadLetter.write(result.failures.map((f) => ({ time: new Date().toISOString(), sink: this.o.name, status, error: f.error })));
         this.counters.deadLettered += result.failures.length;
+        this.health.deadLettered(result.failures.length, `failed at ingest: ${result.failures[0]!.error}`, this.o.deadLetter.path);
       }
       return;
     }
-    await this.deadLetter(splitLines(decode(batch)), status, errorMessage(text, status));
+    await this.deadLetter(splitLines(decode(batch)), status, statusText(status, errorMessage(text, status)));
   }
 
   private async deadLetter(lines: string[], status: number, error: string): Promise<void> {
     const time = new Date().toISOString();
     await this.o.deadLetter.write(lines.map((l) => ({ time, sink: this.o.name, status, error, event: safeJson(l) })));
     this.counters.deadLettered += lines.length;
+    this.health.deadLettered(lines.length, error, this.o.deadLetter.path, status);
   }
 
   /** POSTs until an answer that is not worth retrying (or the attempt limit). */
   private async post(body: Buffer, encoding: Encoding): Promise<{ status: number; text: string }> {
     const backoff = this.o.backoff ?? { initialMs: 250, maxMs: 30_000 };
+    const hold = (this.o.refusal ?? 'hold') === 'hold';
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering`);
       let waitMs: number | undefined;
-      let lastError: string;
+      let trouble: Trouble;
       try {
         const res = await this.http.post(body, {
           authorization: `Bearer ${this.o.token}`,
@@ -113,14 +144,26 @@ export class AxiomSink implements Sink {
           'user-agent': 'ferry',
           ...(this.o.labels && Object.keys(this.o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(this.o.labels) } : {}),
         }, this.o.timeoutMs ?? 60_000);
-        if (!isRetryable(res.status)) return { status: res.status, text: res.text };
+        const held = hold && isConfigRefusal(res.status);
+        if (!isRetryable(res.status) && !held) {
+          if (res.status < 300) this.health.delivered();
+          return { status: res.status, text: res.text };
+        }
         waitMs = requestedWaitMs(res.headers, Date.now());
-        lastError = `${res.status} ${errorMessage(res.text, res.status)}`;
+        const message = errorMessage(res.text, res.status);
+        trouble = { kind: held ? 'refused' : res.status === 429 ? 'throttled' : 'failing', status: res.status, message };
       } catch (e) {
-        lastError = (e as Error).message;
+        const err = e as NodeJS.ErrnoException;
+        if (err.code && UNSENDABLE.has(err.code)) {
+          throw new PermanentSinkError(`sink ${this.o.name}: the request to ${this.o.url} cannot be sent (${err.message}); check the sink's url and token`);
+        }
+        trouble = { kind: 'unreachable', message: err.message };
       }
-      if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering (${lastError})`);
-      if (this.o.maxAttempts && attempt >= this.o.maxAttempts) throw new Error(`sink ${this.o.name}: giving up after ${attempt} attempts: ${lastError}`);
+      if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering (${trouble.message})`);
+      if (this.o.maxAttempts && attempt >= this.o.maxAttempts) {
+        throw new Error(`giving up after ${attempt} attempts: ${describeAttempt(trouble)}`);
+      }
+      this.health.failed(trouble, attempt, this.o.maxAttempts ?? 0);
       this.counters.retries++;
       await this.sleep(waitMs ?? backoffMs(attempt, backoff));
     }
@@ -157,6 +200,10 @@ function parseResult(text: string): { events: number | undefined; failures: { er
   } catch {
     return { events: undefined, failures: [] };
   }
+}
+
+function describeAttempt(t: Trouble): string {
+  return t.status === undefined ? t.message : statusText(t.status, t.message);
 }
 
 function errorMessage(text: string, status: number): string {

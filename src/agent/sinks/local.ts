@@ -6,16 +6,26 @@ import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode } from './encoding.js';
-import type { Sink, SinkCounters } from './sink.js';
+import { newSinkCounters, type Sink, type SinkCounters } from './sink.js';
+import { SinkHealth } from './sink-health.js';
 
 export class LocalSink implements Sink {
-  readonly counters: SinkCounters = { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
+  readonly counters: SinkCounters;
+  readonly health: SinkHealth;
 
   /** @param options time field and format, and labels, applied as on HTTP ingest */
   constructor(
     private readonly store: EventStore, private readonly dataset: string, private readonly deadLetter: DeadLetterFile,
     private readonly options: IngestOptions = {}, private readonly name = 'local',
-  ) {}
+    shared: { counters?: SinkCounters; health?: SinkHealth } = {},
+  ) {
+    this.counters = shared.counters ?? newSinkCounters();
+    this.health = shared.health ?? new SinkHealth(name, () => undefined);
+  }
+
+  get deadLetterPath(): string {
+    return this.deadLetter.path;
+  }
 
   async send(queued: Buffer): Promise<void> {
     // A batch queued compressed while this sink was an `axiom` one is still delivered.
@@ -30,6 +40,7 @@ export class LocalSink implements Sink {
       if (r.failures.length > 0) {
         const time = new Date().toISOString();
         await this.deadLetter.write(r.failures.map((f) => ({ time, sink: this.name, status: 200, error: f.error })));
+        this.health.deadLettered(r.failed, `failed at ingest: ${r.failures[0]!.error}`, this.deadLetter.path);
       }
     } finally {
       await rm(file, { force: true });

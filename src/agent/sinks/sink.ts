@@ -4,6 +4,8 @@
  * send() resolves only once the batch is delivered (or its refused events are dead-lettered); the
  * queue in front of the sink is acknowledged after that.
  */
+import type { SinkHealth } from './sink-health.js';
+
 export interface SinkCounters {
   eventsOut: number;
   bytesOut: number;
@@ -11,8 +13,21 @@ export interface SinkCounters {
   deadLettered: number;
 }
 
+export function newSinkCounters(): SinkCounters {
+  return { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
+}
+
+/** A failure no retry can fix: delivery stops at once (the queue keeps the batch for the next start). */
+export class PermanentSinkError extends Error {
+  override readonly name = 'PermanentSinkError';
+}
+
 export interface Sink {
   readonly counters: SinkCounters;
+  /** How delivery is going, for /health and the log. */
+  readonly health: SinkHealth;
+  /** Where refused events go. */
+  readonly deadLetterPath?: string;
   /**
    * Turns part of a batch (NDJSON bytes, a stage of the batcher) into the form it is queued in, once: a
    * sink that compresses its bodies compresses here, so the queue holds less and retries do not compress

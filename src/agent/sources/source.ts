@@ -46,6 +46,14 @@ export interface Source {
   close(): Promise<void>;
   /** Prometheus samples beyond the counters (per-file lag, open files, checkpoint age). */
   gauges?(): Gauge[];
+  /** What /health shows of the source: files open, and what keeps data from flowing (a pattern matching nothing). */
+  status?(): SourceStatus;
+}
+
+export interface SourceStatus {
+  files?: number;
+  /** Problems that keep lines from being read, each in one line. */
+  warnings: string[];
 }
 
 /** One Prometheus sample of a gauge (or a counter kept outside SourceCounters). */

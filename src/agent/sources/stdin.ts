@@ -8,12 +8,13 @@ import { forEachLine } from './lines.js';
 import type { Source, SourceCounters, SourceLine, Stream } from './source.js';
 
 export class StdinSource implements Source {
-  readonly counters: SourceCounters = { linesIn: 0, bytesIn: 0, truncatedLines: 0 };
+  readonly counters: SourceCounters;
   private done: Promise<void> | undefined;
   private stopping = false;
   private readonly stream: Stream;
 
-  constructor(readonly name: string, private readonly maxLineBytes: number, private readonly input: Readable = process.stdin) {
+  constructor(readonly name: string, private readonly maxLineBytes: number, private readonly input: Readable = process.stdin, counters?: SourceCounters) {
+    this.counters = counters ?? { linesIn: 0, bytesIn: 0, truncatedLines: 0 };
     this.stream = { id: `${name}:stdin`, source: name, acknowledge: () => undefined };
   }
 

@@ -1,6 +1,7 @@
 /**
  * The owner's personal access token (xapt-...). From FERRY_ADMIN_TOKEN, or generated on first start into
- * <data-dir>/admin-token with mode 0600; the generated value is logged once, when it is created.
+ * <data-dir>/admin-token with mode 0600. The token itself is never logged (logs travel: journald, log
+ * shippers, support tickets); the log says where the file is.
  */
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,6 @@ export function resolveAdminToken(dataDir: string, env: NodeJS.ProcessEnv, log: 
   const token = `xapt-${randomUUID()}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
-  log.warn({ file }, `generated the owner's personal access token ${token}; it is stored in ${file} and not logged again`);
+  log.warn({ file }, `generated the owner's personal access token into ${file} (mode 0600); read it from there`);
   return token;
 }

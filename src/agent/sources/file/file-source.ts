@@ -1,7 +1,8 @@
 /**
- * The `file` source: tails every file matching its include globs (and none of its exclude globs), found at
- * start and while running (chokidar watches the globs' base directories). Files are read by one loop, a
- * bounded number of bytes per file per round, so one busy file cannot starve the others, and every emit
+ * The `file` source: tails every file matching its include globs (and none of its exclude globs). Files
+ * are found by a scan of the globs at start and at every poll, so no file can be missed whatever the
+ * timing of a rotation; chokidar's events only make a new file show up sooner. Files are read by one loop,
+ * a bounded number of bytes per file per round, so one busy file cannot starve the others, and every emit
  * is awaited, so a full queue slows reading down and the files themselves are the buffer.
  *
  * A file is known by its device and inode plus the fingerprint of its first bytes (so a recycled inode
@@ -13,9 +14,10 @@ import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import picomatch from 'picomatch';
+import { glob } from 'tinyglobby';
 import { CheckpointFile } from './checkpoints.js';
-import { fingerprint, FileTailer, type TailerOptions } from './tailer.js';
-import type { Gauge, Source, SourceCounters, SourceLine } from '../source.js';
+import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
+import type { Gauge, Source, SourceCounters, SourceLine, SourceStatus } from '../source.js';
 
 export interface FileSourceOptions extends TailerOptions {
   include: string[];
@@ -29,15 +31,34 @@ export interface FileSourceOptions extends TailerOptions {
   chunkBytes: number;
   /** Problems that have no caller: a file that cannot be opened or read, a checkpoint that cannot be saved. */
   onError: (err: unknown, context: Record<string, unknown>) => void;
+  /** What the source does, for the log: files opened, rotated, truncated, released; patterns matching nothing. */
+  onInfo?: (msg: string, context: Record<string, unknown>) => void;
+  onWarning?: (msg: string, context: Record<string, unknown>) => void;
+}
+
+/** Counters of a file source beyond lines and bytes; they outlive the source across reloads. */
+export interface FileSourceCounters extends SourceCounters {
+  rotations: number;
+  truncations: number;
+}
+
+/** What one include pattern finds, for the start-up log, /health and the metrics. */
+export interface PatternState {
+  pattern: string;
+  /** The directory the pattern starts from. */
+  base: string;
+  matches: number;
 }
 
 /** Bytes read from one file per round before the loop moves on to the next. */
 const ROUND_BUDGET = 4 * 1024 * 1024;
 
 export class FileSource implements Source {
-  readonly counters: SourceCounters = { linesIn: 0, bytesIn: 0, truncatedLines: 0 };
+  readonly counters: FileSourceCounters;
   private readonly tailers = new Map<string, FileTailer>();
   private readonly candidates = new Map<string, boolean>(); // path → found in the initial scan
+  private readonly patterns: PatternState[];
+  private lastScan = 0;
   private readonly isIncluded: (p: string) => boolean;
   private readonly isExcluded: (p: string) => boolean;
   private readonly unreadable = new Set<string>();
@@ -52,12 +73,20 @@ export class FileSource implements Source {
   private saveTimer: NodeJS.Timeout | undefined;
   private baseTimer: NodeJS.Timeout | undefined;
   private missingBases: string[] = [];
-  rotations = 0;
-  private releasedTruncations = 0;
+  private readonly hooks: TailerHooks;
 
-  constructor(readonly name: string, private readonly o: FileSourceOptions) {
+  constructor(readonly name: string, private readonly o: FileSourceOptions, counters?: FileSourceCounters) {
+    this.counters = counters ?? { linesIn: 0, bytesIn: 0, truncatedLines: 0, rotations: 0, truncations: 0 };
     this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
     const include = o.include.map((p) => resolve(p));
+    this.patterns = include.map((pattern) => ({ pattern, base: picomatch.scan(pattern).base || '/', matches: 0 }));
+    this.hooks = {
+      acknowledged: (t) => this.remember(t),
+      changed: (t, what, detail) => {
+        if (what === 'truncated') this.counters.truncations++;
+        this.info(`file ${what}`, { path: t.path, ...detail });
+      },
+    };
     this.isIncluded = picomatch(include, { dot: true });
     const exclude = o.exclude.map((p) => (p.includes('/') ? resolve(p) : p));
     this.isExcluded = exclude.length ? picomatch(exclude, { dot: true, basename: true }) : () => false;
@@ -73,12 +102,12 @@ export class FileSource implements Source {
     const bases = [...new Set(include.map((p) => picomatch.scan(p).base || '/'))];
     const deep = include.some((p) => p.includes('**'));
     const depth = deep ? undefined : Math.max(...include.map((p) => picomatch.scan(p).glob.split('/').length - 1));
+    // The watcher is a shortcut: the scan at every poll finds whatever it misses. `atomic` is off because
+    // it reports a path unlinked and created again within 100 ms (a rename rotation) as a change, not an add.
     this.watcher = watch(bases, {
-      ignoreInitial: false, persistent: true, depth,
+      ignoreInitial: true, persistent: true, depth, atomic: false,
       ignored: (p, stats) => stats?.isFile() === true && !this.matches(p),
     });
-    // Only new paths matter here: a file replaced at a known path is found by its tailer, which sees the
-    // path name another inode, drains the old file and puts the path up again.
     this.watcher.on('add', (p) => this.consider(p));
     this.watcher.on('error', (err) => this.o.onError(err, { source: this.name, what: 'watch' }));
     await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
@@ -95,9 +124,15 @@ export class FileSource implements Source {
       }, Math.max(1000, this.o.pollIntervalMs * 4));
       this.baseTimer.unref();
     }
-    this.ready = true;
     // Files there at start are opened now, so start_at: end means the end as of this start.
+    await this.scan();
+    this.ready = true;
     await this.openCandidates();
+    this.info('source started', {
+      include: this.o.include, ...(this.o.exclude.length ? { exclude: this.o.exclude } : {}),
+      files: [...this.tailers.values()].map((t) => t.path).slice(0, 50), open: this.tailers.size,
+    });
+    for (const p of this.patterns) if (p.matches === 0) this.warnUnmatched(p);
     this.saveTimer = setInterval(() => void this.saveCheckpoints(), this.o.checkpointIntervalMs);
     this.saveTimer.unref();
     this.loopDone = this.loop(emit);
@@ -122,6 +157,14 @@ export class FileSource implements Source {
     this.tailers.clear();
   }
 
+  status(): SourceStatus {
+    return {
+      files: this.tailers.size,
+      warnings: this.patterns.filter((p) => p.matches === 0)
+        .map((p) => `include pattern ${p.pattern} matches no file${existsSync(p.base) ? '' : ` (directory ${p.base} does not exist)`}`),
+    };
+  }
+
   gauges(): Gauge[] {
     const out: Gauge[] = [
       { name: 'ferry_source_open_files', help: 'Files the source holds open', labels: { source: this.name }, value: this.tailers.size },
@@ -129,10 +172,11 @@ export class FileSource implements Source {
         name: 'ferry_source_checkpoint_age_seconds', help: 'Seconds since the checkpoints were last written',
         labels: { source: this.name }, value: this.checkpoints?.savedAt ? (Date.now() - this.checkpoints.savedAt) / 1000 : 0,
       },
-      { name: 'ferry_source_rotations_total', help: 'Files let go after rotation or deletion, drained to their end', labels: { source: this.name }, value: this.rotations },
+      { name: 'ferry_source_rotations_total', help: 'Files let go after rotation or deletion, drained to their end', labels: { source: this.name }, value: this.counters.rotations },
+      { name: 'ferry_source_truncations_total', help: 'Files found truncated and read again from the start', labels: { source: this.name }, value: this.counters.truncations },
       {
-        name: 'ferry_source_truncations_total', help: 'Files found truncated and read again from the start',
-        labels: { source: this.name }, value: [...this.tailers.values()].reduce((a, t) => a + t.truncations, this.releasedTruncations),
+        name: 'ferry_source_unmatched_patterns', help: 'Include patterns that matched no file at the last scan',
+        labels: { source: this.name }, value: this.patterns.filter((p) => p.matches === 0).length,
       },
     ];
     for (const t of this.tailers.values()) {
@@ -151,8 +195,47 @@ export class FileSource implements Source {
     this.wake?.();
   }
 
+  private info(msg: string, context: Record<string, unknown>): void {
+    this.o.onInfo?.(msg, { source: this.name, ...context });
+  }
+
+  private warnUnmatched(p: PatternState): void {
+    const why = existsSync(p.base) ? 'matches no file yet' : `matches no file: directory ${p.base} does not exist (yet)`;
+    this.o.onWarning?.(`include pattern ${why}; watching for files to appear`, { source: this.name, pattern: p.pattern });
+  }
+
+  /**
+   * Lists what every include pattern matches now and puts up each path no active tailer reads. A path
+   * whose file was renamed away is matched again as soon as a new file is there, at whatever moment it
+   * appeared; a path an active tailer holds is its tailer's to check (replaced, truncated).
+   */
+  private async scan(): Promise<void> {
+    this.lastScan = Date.now();
+    const held = new Set<string>();
+    for (const t of this.tailers.values()) if (t.state === 'active') held.add(t.path);
+    for (const p of this.patterns) {
+      let found: string[];
+      try {
+        found = await glob(p.pattern, { absolute: true, dot: true, onlyFiles: true, expandDirectories: false });
+      } catch (err) {
+        this.o.onError(err, { source: this.name, pattern: p.pattern, what: 'scan' });
+        continue;
+      }
+      let matches = 0;
+      for (const path of found) {
+        if (this.isExcluded(path)) continue;
+        matches++;
+        if (!held.has(path) && !this.candidates.has(path)) this.candidates.set(path, !this.ready);
+      }
+      if (this.ready && matches > 0 && p.matches === 0) this.info('include pattern matches files now', { pattern: p.pattern, files: matches });
+      else if (this.ready && matches === 0 && p.matches > 0) this.warnUnmatched(p);
+      p.matches = matches;
+    }
+  }
+
   private async loop(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
     while (!this.stopping) {
+      if (Date.now() - this.lastScan >= this.o.pollIntervalMs) await this.scan();
       await this.openCandidates();
       let read = 0;
       for (const [key, t] of this.tailers) {
@@ -164,8 +247,8 @@ export class FileSource implements Source {
             if (!this.candidates.has(t.path)) this.candidates.set(t.path, false);
             if (await t.finishIfDrained(emit, this.counters) === 'done') {
               this.tailers.delete(key);
-              this.rotations++;
-              this.releasedTruncations += t.truncations; // a counter never goes down
+              this.counters.rotations++;
+              this.info('file released', { path: t.path, offset: t.offset, why: `drained, and no new data for ${this.o.rotateWaitMs} ms` });
             }
           }
         } catch (err) {
@@ -211,8 +294,12 @@ export class FileSource implements Source {
     if (!st.isFile() || known) {
       await fh.close();
       if (known && (known.path !== path || known.state === 'draining')) {
-        // Renamed into another included name: its old path may already hold the file that replaced it.
-        if (known.path !== path) this.candidates.set(known.path, false);
+        // Renamed into another included name: its old path may already hold the file that replaced it
+        // (and if not yet, the scan finds the new file whenever it comes).
+        if (known.path !== path) {
+          this.candidates.set(known.path, false);
+          this.info('file renamed', { path, from: known.path, offset: known.offset });
+        }
         known.movedTo(path);
       }
       return;
@@ -220,14 +307,17 @@ export class FileSource implements Source {
     const fp = await fingerprint(fh, this.o.fingerprintBytes);
     const cp = this.checkpoints.get(st.dev, st.ino);
     let offset: number;
+    let from: string;
     if (cp && cp.fpLen <= fp.len && (cp.fpLen === fp.len ? cp.fp === fp.hash : (await fingerprint(fh, cp.fpLen)).hash === cp.fp)) {
-      offset = cp.offset <= st.size ? cp.offset : 0; // shrank while we were away: truncated, read it anew
+      // Shrank while we were away: truncated, read it anew.
+      [offset, from] = cp.offset <= st.size ? [cp.offset, 'checkpoint'] : [0, 'start (truncated since the checkpoint)'];
     } else {
-      offset = initial && this.o.startAt === 'end' ? st.size : 0;
+      [offset, from] = initial && this.o.startAt === 'end' ? [st.size, 'end (start_at: end)'] : [0, 'start'];
     }
-    const t = new FileTailer(this.name, fh, st.dev, st.ino, path, offset, fp, this.o, (x) => this.remember(x));
+    const t = new FileTailer(this.name, fh, st.dev, st.ino, path, offset, fp, this.o, this.hooks);
     this.tailers.set(key, t);
     this.remember(t);
+    this.info('file opened', { path, offset, from, size: st.size });
   }
 
   private remember(t: FileTailer): void {

@@ -41,6 +41,13 @@ export async function fingerprint(fh: FileHandle, bytes: number): Promise<Finger
 
 export type StepResult = 'open' | 'done';
 
+/** What a tailer tells its source: offsets made durable, and what happened to the file (for the log). */
+export interface TailerHooks {
+  acknowledged(t: FileTailer): void;
+  /** The path no longer names this file (`renamed`: another file or none is there; `deleted`: no link left), or it was truncated. */
+  changed(t: FileTailer, what: 'rotated' | 'deleted' | 'truncated', detail: Record<string, unknown>): void;
+}
+
 export class FileTailer implements Stream {
   readonly id: string;
   state: 'active' | 'draining' = 'active';
@@ -51,9 +58,10 @@ export class FileTailer implements Stream {
   generation = 0;
   /** File size at the last step, for the lag gauge. */
   size = 0;
-  truncations = 0;
   private readonly splitter: LineSplitter;
   private quietSince = Date.now();
+  /** The source was told this file is draining (once per rotation). */
+  private told = false;
 
   constructor(
     readonly source: string,
@@ -64,7 +72,7 @@ export class FileTailer implements Stream {
     offset: number,
     public fp: Fingerprint,
     private readonly o: TailerOptions,
-    private readonly onAcknowledge: (t: FileTailer) => void,
+    private readonly hooks: TailerHooks,
   ) {
     this.id = `${source}:${dev}:${ino}`;
     this.offset = offset;
@@ -75,13 +83,14 @@ export class FileTailer implements Stream {
   acknowledge(offset: number, generation: number): void {
     if (generation !== this.generation || offset <= this.committed) return;
     this.committed = offset;
-    this.onAcknowledge(this);
+    this.hooks.acknowledged(this);
   }
 
   /** Found again at `path` (renamed into an included name): tailing goes on there. */
   movedTo(path: string): void {
     this.path = path;
     this.state = 'active';
+    this.told = false;
   }
 
   /**
@@ -100,18 +109,22 @@ export class FileTailer implements Stream {
     }
     const st = await this.fh.stat();
     this.size = st.size;
+    if (this.state === 'draining' && !this.told) {
+      this.told = true;
+      this.hooks.changed(this, st.nlink === 0 ? 'deleted' : 'rotated', { unread: Math.max(0, st.size - this.offset) });
+    }
     // Truncated in place (copytruncate, or `> file`): the file shrank, or it grew back past where we
     // were before we looked, which only its first bytes changing can tell.
     const replaced = st.size > this.offset && this.offset > 0 && this.fp.len > 0
       && (await fingerprint(this.fh, this.fp.len)).hash !== this.fp.hash;
     if (st.size < this.offset || replaced) {
-      this.truncations++;
+      this.hooks.changed(this, 'truncated', { at: this.offset, size: st.size });
       this.generation++;
       this.offset = 0;
       this.committed = 0;
       this.splitter.reset();
       this.fp = await fingerprint(this.fh, this.o.fingerprintBytes);
-      this.onAcknowledge(this);
+      this.hooks.acknowledged(this);
     } else if (this.fp.len < this.o.fingerprintBytes && st.size > this.fp.len) {
       // A file shorter than the fingerprint when first seen: extend it as the file grows.
       this.fp = await fingerprint(this.fh, this.o.fingerprintBytes);
