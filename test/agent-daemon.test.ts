@@ -400,6 +400,30 @@ describe('ferry agent', () => {
     expect(await agent.exited).toBe(0);
   });
 
+  it('config/host.yaml reads syslog files as rsyslog writes them (no PRI) and ships hostname, app, pid, message and time', async () => {
+    const { dir, receiver } = await remoteSetup();
+    const logDir = join(dir, 'var-log');
+    mkdirSync(join(logDir, 'app'), { recursive: true });
+    writeFileSync(join(logDir, 'syslog'), 'Nov 20 10:00:00 oldhost cron[1]: history, before the first start\n');
+    const agent = startAgent('config/host.yaml', {
+      AXIOM_URL: receiver.url, AXIOM_TOKEN: 'xaat-test', FERRY_LOG_DIR: logDir, FERRY_TIMEZONE: 'Europe/Paris',
+      FERRY_AGENT_DATA_DIR: join(dir, 'state'), FERRY_AGENT_LISTEN: '127.0.0.1:0',
+    });
+    const api = (await agent.waitLog('agent running')).api as string;
+    // Debian has no /var/log/messages: a warning, but the source reads the others and is healthy.
+    expect(agent.logs.filter((l) => l.msg === 'include pattern matches no file yet; watching for files to appear' && l.source === 'system').map((l) => l.pattern))
+      .toEqual([join(logDir, 'messages'), join(logDir, 'auth.log')]);
+    expect((await (await fetch(`${api}/health`)).json() as { sources: unknown[] }).sources).toContainEqual({ name: 'system', files: 1, warnings: [`include pattern ${join(logDir, 'messages')} matches no file`, `include pattern ${join(logDir, 'auth.log')} matches no file`] });
+    appendFileSync(join(logDir, 'syslog'), 'Nov 23 19:05:01 myhost sshd[123]: Accepted publickey for deploy\n');
+    writeFileSync(join(logDir, 'auth.log'), 'Nov 23 19:05:02 myhost sudo: deploy : TTY=pts/0 ; COMMAND=/bin/true\n');
+    await until('2 events', () => receiver.events.length === 2);
+    const byApp = Object.fromEntries(receiver.events.map((e) => [e.appname, e]));
+    expect(byApp.sshd).toMatchObject({ hostname: 'myhost', procid: '123', message: 'Accepted publickey for deploy', _time: expect.stringMatching(/^\d{4}-11-23T18:05:01\.000Z$/), environment: 'production', 'log.file.path': join(logDir, 'syslog') });
+    expect(byApp.sudo).toMatchObject({ hostname: 'myhost', message: 'deploy : TTY=pts/0 ; COMMAND=/bin/true', 'log.file.path': join(logDir, 'auth.log') });
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+  });
+
   it('passthrough: a file source feeding a sink directly ships JSON lines as written, other lines as {message}', async () => {
     const { dir, receiver } = await remoteSetup();
     const config = join(dir, 'agent.yaml');

@@ -40,13 +40,35 @@ describe('agent parsers', () => {
   });
 
   it('syslog RFC 3164 infers the year', () => {
-    const p = new SyslogParser('auto', () => new Date('2024-01-02T00:00:00Z'));
+    const p = new SyslogParser('auto', () => new Date('2024-01-02T00:00:00Z'), 'UTC');
     expect(p.parse('<13>Jan  1 12:00:01 web1 sshd[4242]: Accepted publickey for root')).toEqual({
       facility: 'user', severity: 'notice', _time: '2024-01-01T12:00:01.000Z', hostname: 'web1', appname: 'sshd', procid: '4242', message: 'Accepted publickey for root',
     });
     // December seen in early January is last year's.
     expect(p.parse('<13>Dec 31 23:59:59 web1 cron: job')._time).toBe('2023-12-31T23:59:59.000Z');
     expect(p.parse('plain text')).toEqual({ message: 'plain text' });
+  });
+
+  it('syslog files as rsyslog and syslog-ng write them (no PRI): time in the configured zone, year across New Year, host, app, pid, message', () => {
+    const paris = new SyslogParser('auto', () => new Date('2026-11-23T19:30:00Z'), 'Europe/Paris');
+    expect(paris.parse('Nov 23 19:05:01 myhost sshd[123]: Accepted publickey for deploy from 10.0.0.1 port 50022 ssh2')).toEqual({
+      _time: '2026-11-23T18:05:01.000Z', hostname: 'myhost', appname: 'sshd', procid: '123', message: 'Accepted publickey for deploy from 10.0.0.1 port 50022 ssh2',
+    });
+    // Summer time: Paris is UTC+2 in July.
+    expect(paris.parse('Jul  4 09:00:00 myhost CRON[77]: (root) CMD (run-parts /etc/cron.hourly)')._time).toBe('2026-07-04T07:00:00.000Z');
+    expect(paris.parse('Nov 23 19:05:02 myhost kernel: [  12.345678] eth0: link up')).toEqual({
+      _time: '2026-11-23T18:05:02.000Z', hostname: 'myhost', appname: 'kernel', message: '[  12.345678] eth0: link up',
+    });
+    // Read on New Year's morning in Tokyo, a stamp of Dec 31 is last year's; one of Jan 1 is this year's.
+    const tokyo = new SyslogParser('auto', () => new Date('2026-12-31T15:30:00Z'), 'Asia/Tokyo'); // 00:30 on Jan 1 2027 there
+    expect(tokyo.parse('Dec 31 23:59:59 h app: last of the year')._time).toBe('2026-12-31T14:59:59.000Z');
+    expect(tokyo.parse('Jan  1 00:10:00 h app: first of the year')._time).toBe('2026-12-31T15:10:00.000Z');
+    // rsyslog's high-precision file format keeps its own stamp.
+    expect(paris.parse('2026-11-23T19:05:01.123456+01:00 myhost systemd[1]: Started Session 4.')).toEqual({
+      _time: '2026-11-23T19:05:01.123456+01:00', hostname: 'myhost', appname: 'systemd', procid: '1', message: 'Started Session 4.',
+    });
+    expect(createParser({ type: 'syslog', rfc: '3164', timezone: 'UTC' }).parse('Nov 23 19:05:01 h su: x')._time).toMatch(/-11-23T19:05:01\.000Z$/);
+    expect(paris.parse('not syslog at all')).toEqual({ message: 'not syslog at all' });
   });
 
   it('docker json-file joins partial lines per stream', () => {

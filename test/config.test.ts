@@ -42,6 +42,12 @@ describe('config', () => {
     expect(buildConfig(doc('xaat-0b5e-ok'), {}).agent.sinks[0]!.token).toBe('xaat-0b5e-ok');
   });
 
+  it('takes a syslog parser\'s time zone, and names an unknown one', () => {
+    const doc = (extra: object) => ({ service: { enabled: false }, sources: { s: { type: 'stdin' } }, transforms: { t: { type: 'parse', inputs: ['s'], parser: 'syslog', ...extra } }, sinks: { out: { type: 'axiom', inputs: ['t'], dataset: 'd', url: 'http://x', token: 't' } } });
+    expect(buildConfig(doc({ timezone: 'Europe/Paris' }), {}).agent.transforms[0]).toMatchObject({ parser: { type: 'syslog', timezone: 'Europe/Paris' } });
+    expect(() => buildConfig(doc({ timezone: 'Mars/Olympus' }), {})).toThrow(/transforms\.t\.timezone: unknown time zone "Mars\/Olympus"/);
+  });
+
   it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
     const c = buildConfig({ service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } }, { PORT: '9000' });
     expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 9000 });

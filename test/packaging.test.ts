@@ -9,7 +9,7 @@ const flags = DAEMON_NODE_FLAGS.join(' ');
 describe('how the daemon is started', () => {
   it('starts node with the daemon\'s flags from npm start, systemd and the Docker image', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.start).toContain(`node ${flags} dist/src/cli/main.js agent`);
+    expect(pkg.scripts.start).toContain(`exec node ${flags} dist/src/cli/main.js agent`);
     expect(read('systemd/ferry.service')).toMatch(new RegExp(`^ExecStart=/usr/bin/node ${flags} /opt/ferry/dist/src/cli/main\\.js agent`, 'm'));
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(JSON.parse(entrypoint ?? '[]')).toEqual(['node', ...DAEMON_NODE_FLAGS, 'dist/src/cli/main.js']);

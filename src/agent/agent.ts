@@ -16,7 +16,7 @@ import { Pipeline } from './pipeline/pipeline.js';
 import type { SinkState } from './sinks/sink-health.js';
 
 export interface AgentHealth {
-  /** `ok`; `degraded` (200): a sink retrying, a pattern matching nothing; `failing` (503): a sink refused or stopped; `stopping` (503). */
+  /** `ok`; `degraded` (200): a sink retrying, a file source reading no file; `failing` (503): a sink refused or stopped; `stopping` (503). */
   status: 'ok' | 'degraded' | 'failing' | 'stopping' | 'starting';
   sources: { name: string; files?: number; warnings?: string[] }[];
   sinks: { name: string; state: SinkState; queuedBatches: number; lastError?: string; since?: string; failedAttempts?: number }[];
@@ -100,7 +100,8 @@ export class Agent {
     });
     const status = this.stopping ? 'stopping'
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed') ? 'failing'
-        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.warnings) ? 'degraded' : 'ok';
+        // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded.
+        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.files === 0) ? 'degraded' : 'ok';
     return { status, sources, sinks };
   }
 

@@ -81,7 +81,7 @@ const SOURCE_KEYS: Record<string, string[]> = {
   stdin: ['max_line_bytes'],
 };
 const TRANSFORM_KEYS: Record<string, string[]> = {
-  parse: ['parser', 'pattern', 'rfc'],
+  parse: ['parser', 'pattern', 'rfc', 'timezone'],
   multiline: ['preset', 'start', 'continuation', 'timeout', 'max_lines', 'max_bytes'],
   enrich: ['host', 'source_path', 'fields'],
 };
@@ -163,9 +163,17 @@ function buildTransform(name: string, r: Raw): TransformConfig {
       const parser = r.parser as ParserConfig['type'];
       if (r.pattern !== undefined && parser !== 'regex') throw new ComponentError(`${path}.pattern`, 'only the regex parser takes a pattern');
       if (r.rfc !== undefined && parser !== 'syslog') throw new ComponentError(`${path}.rfc`, 'only the syslog parser takes rfc');
+      if (r.timezone !== undefined && parser !== 'syslog') throw new ComponentError(`${path}.timezone`, 'only the syslog parser takes timezone');
+      if (typeof r.timezone === 'string' && r.timezone !== 'local') {
+        try {
+          new Intl.DateTimeFormat('en-US', { timeZone: r.timezone });
+        } catch {
+          throw new ComponentError(`${path}.timezone`, `unknown time zone "${r.timezone}" (an IANA name such as Europe/Paris, UTC, or local)`);
+        }
+      }
       regexOk(`${path}.pattern`, r.pattern as string | undefined);
       const cfg = parser === 'regex' ? { type: parser, pattern: r.pattern as string }
-        : parser === 'syslog' ? { type: parser, rfc: r.rfc as '3164' | '5424' | 'auto' | undefined } : { type: parser };
+        : parser === 'syslog' ? { type: parser, rfc: r.rfc as '3164' | '5424' | 'auto' | undefined, timezone: r.timezone as string | undefined } : { type: parser };
       return { name, inputs, type, parser: cfg as ParserConfig };
     }
     case 'multiline': {

@@ -37,6 +37,7 @@ const transform = {
     parser: { enum: ['json', 'logfmt', 'plain', 'regex', 'syslog', 'docker', 'cri'] },
     pattern: { type: 'string', minLength: 1 },
     rfc: { enum: ['3164', '5424', 'auto'] },
+    timezone: { type: 'string', minLength: 1 },
     // multiline
     preset: { enum: ['java', 'python', 'go'] },
     start: { type: 'string', minLength: 1 },

@@ -12,7 +12,7 @@ export type ParserConfig =
   | { type: 'logfmt' }
   | { type: 'plain' }
   | { type: 'regex'; pattern: string }
-  | { type: 'syslog'; rfc?: '3164' | '5424' | 'auto' }
+  | { type: 'syslog'; rfc?: '3164' | '5424' | 'auto'; timezone?: string }
   | { type: 'docker' }
   | { type: 'cri' };
 
@@ -23,7 +23,7 @@ export function createParser(cfg: ParserConfig): Parser {
     case 'logfmt': return new LogfmtParser();
     case 'plain': return new PlainParser();
     case 'regex': return new RegexParser(cfg.pattern);
-    case 'syslog': return new SyslogParser(cfg.rfc ?? 'auto');
+    case 'syslog': return new SyslogParser(cfg.rfc ?? 'auto', undefined, cfg.timezone ?? 'local');
     case 'docker': return new ContainerParser('docker');
     case 'cri': return new ContainerParser('cri');
   }

@@ -6,16 +6,31 @@ const FACILITY = ['kern', 'user', 'mail', 'daemon', 'auth', 'syslog', 'lpr', 'ne
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 const RFC5424 = /^<(\d{1,3})>(\d{1,2}) (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (.*))?$/s;
-const RFC3164 = /^<(\d{1,3})>([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2}) (\S+) ([^:[\s]+)(?:\[([^\]]*)\])?:? ?(.*)$/s;
+/**
+ * RFC 3164, and what rsyslog and syslog-ng write to /var/log/syslog, messages and auth.log: the same line
+ * without its `<PRI>` (`Nov 23 19:05:01 myhost sshd[123]: text`), or with an RFC 3339 stamp instead
+ * (`2026-11-23T19:05:01.123456+01:00 myhost sshd[123]: text`, rsyslog's high-precision file format).
+ */
+const RFC3164 = /^(?:<(\d{1,3})>)?(?:([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2})|(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))) (\S+) ([^:[\s]+)(?:\[([^\]]*)\])?:? ?(.*)$/s;
 
 /**
- * Syslog lines, RFC 5424 or RFC 3164 (`auto` tries 5424 first). Fields: facility, severity, hostname,
- * appname, procid, msgid, structured data (`sd.<id>.<param>`), message; the timestamp becomes `_time`.
- * RFC 3164 stamps carry no year or zone: the year is the one that puts the stamp no more than a day
- * ahead of now, read as UTC. A line that is not syslog is kept as `{message}`.
+ * Syslog lines, RFC 5424 or RFC 3164 (`auto` tries 5424 first), as sent (with `<PRI>`) or as written to
+ * files (without). Fields: facility and severity (when there is a PRI), hostname, appname, procid, msgid,
+ * structured data (`sd.<id>.<param>`), message; the timestamp becomes `_time`. RFC 3164 stamps carry no
+ * year or zone: the year is the one that puts the stamp no more than a day ahead of now, and the wall
+ * clock is read in `timezone` (an IANA name, `UTC`, or `local`: the agent's host, which wrote the file).
+ * A line that is not syslog is kept as `{message}`.
  */
 export class SyslogParser implements Parser {
-  constructor(private readonly rfc: '3164' | '5424' | 'auto' = 'auto', private readonly now: () => Date = () => new Date()) {}
+  private readonly zone: WallClock;
+
+  constructor(
+    private readonly rfc: '3164' | '5424' | 'auto' = 'auto',
+    private readonly now: () => Date = () => new Date(),
+    timezone = 'local',
+  ) {
+    this.zone = new WallClock(timezone);
+  }
 
   parse(line: string): LogEvent {
     if (this.rfc !== '3164') {
@@ -50,20 +65,70 @@ export class SyslogParser implements Parser {
   }
 
   private rfc3164(m: RegExpExecArray): LogEvent {
-    const out: LogEvent = priority(Number(m[1]));
-    const month = MONTHS.indexOf(m[2]!);
-    if (month >= 0) {
-      const now = this.now();
-      const [h, mi, s] = m[4]!.split(':').map(Number) as [number, number, number];
-      let t = Date.UTC(now.getUTCFullYear(), month, Number(m[3]!.trim()), h, mi, s);
-      if (t > now.getTime() + 86_400_000) t = Date.UTC(now.getUTCFullYear() - 1, month, Number(m[3]!.trim()), h, mi, s);
-      out._time = new Date(t).toISOString();
+    const out: LogEvent = m[1] !== undefined ? priority(Number(m[1])) : {};
+    if (m[5] !== undefined) {
+      out._time = m[5];
+    } else {
+      const month = MONTHS.indexOf(m[2]!);
+      if (month >= 0) {
+        const now = this.now();
+        const [h, mi, s] = m[4]!.split(':').map(Number) as [number, number, number];
+        const day = Number(m[3]!.trim());
+        const year = this.zone.yearOf(now.getTime());
+        let t = this.zone.toEpoch(year, month, day, h, mi, s);
+        if (t > now.getTime() + 86_400_000) t = this.zone.toEpoch(year - 1, month, day, h, mi, s);
+        out._time = new Date(t).toISOString();
+      }
     }
-    out.hostname = m[5];
-    out.appname = m[6];
-    setIf(out, 'procid', m[7]);
-    out.message = m[8];
+    out.hostname = m[6];
+    out.appname = m[7];
+    setIf(out, 'procid', m[8]);
+    out.message = m[9];
     return out;
+  }
+}
+
+/**
+ * Wall-clock times of one time zone to instants. An offset is looked up once per zone and hour (through
+ * Intl, which is slow) and then reused, so a file of syslog lines costs one lookup an hour of stamps.
+ */
+export class WallClock {
+  private readonly parts: Intl.DateTimeFormat | undefined;
+  private readonly offsets = new Map<number, number>();
+
+  /** @param zone an IANA name (`Europe/Paris`), `UTC`, or `local`; throws RangeError for an unknown one */
+  constructor(zone: string) {
+    this.parts = zone === 'local' ? undefined : new Intl.DateTimeFormat('en-US', {
+      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+    });
+  }
+
+  /** The calendar year in this zone at `epochMs`. */
+  yearOf(epochMs: number): number {
+    if (!this.parts) return new Date(epochMs).getFullYear();
+    return new Date(epochMs + this.offsetAt(epochMs)).getUTCFullYear();
+  }
+
+  /** The instant at which the zone's clock showed this date and time (month 0-11). */
+  toEpoch(year: number, month: number, day: number, h: number, mi: number, s: number): number {
+    if (!this.parts) return new Date(year, month, day, h, mi, s).getTime();
+    const asUtc = Date.UTC(year, month, day, h, mi, s);
+    // The offset at the guess, then at the corrected instant (they differ only across a DST change).
+    const first = asUtc - this.offsetAt(asUtc);
+    return asUtc - this.offsetAt(first);
+  }
+
+  /** The zone's offset from UTC at an instant, in ms. */
+  private offsetAt(epochMs: number): number {
+    const hour = Math.floor(epochMs / 3_600_000);
+    let off = this.offsets.get(hour);
+    if (off === undefined) {
+      const p = Object.fromEntries(this.parts!.formatToParts(new Date(hour * 3_600_000)).map((x) => [x.type, x.value]));
+      off = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)) - hour * 3_600_000;
+      if (this.offsets.size > 1000) this.offsets.clear();
+      this.offsets.set(hour, off);
+    }
+    return off;
   }
 }
 

@@ -12,7 +12,7 @@
 import { watch, type FSWatcher } from 'chokidar';
 import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
 import { CheckpointFile } from './checkpoints.js';
@@ -50,6 +50,12 @@ export interface PatternState {
   matches: number;
 }
 
+/** The directory a pattern starts from, and the rest; a literal path (`/var/log/syslog`) starts from its directory. */
+function splitPattern(pattern: string): { base: string; glob: string } {
+  const scan = picomatch.scan(pattern);
+  return scan.isGlob ? { base: scan.base || '/', glob: scan.glob } : { base: dirname(pattern), glob: basename(pattern) };
+}
+
 /** Bytes read from one file per round before the loop moves on to the next. */
 const ROUND_BUDGET = 4 * 1024 * 1024;
 
@@ -79,7 +85,7 @@ export class FileSource implements Source {
     this.counters = counters ?? { linesIn: 0, bytesIn: 0, truncatedLines: 0, rotations: 0, truncations: 0 };
     this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
     const include = o.include.map((p) => resolve(p));
-    this.patterns = include.map((pattern) => ({ pattern, base: picomatch.scan(pattern).base || '/', matches: 0 }));
+    this.patterns = include.map((pattern) => ({ pattern, base: splitPattern(pattern).base, matches: 0 }));
     this.hooks = {
       acknowledged: (t) => this.remember(t),
       changed: (t, what, detail) => {
@@ -99,9 +105,9 @@ export class FileSource implements Source {
   async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
     this.checkpoints = CheckpointFile.open(this.checkpointFile);
     const include = this.o.include.map((p) => resolve(p));
-    const bases = [...new Set(include.map((p) => picomatch.scan(p).base || '/'))];
+    const bases = [...new Set(this.patterns.map((p) => p.base))];
     const deep = include.some((p) => p.includes('**'));
-    const depth = deep ? undefined : Math.max(...include.map((p) => picomatch.scan(p).glob.split('/').length - 1));
+    const depth = deep ? undefined : Math.max(...include.map((p) => splitPattern(p).glob.split('/').length - 1));
     // The watcher is a shortcut: the scan at every poll finds whatever it misses. `atomic` is off because
     // it reports a path unlinked and created again within 100 ms (a rename rotation) as a change, not an add.
     this.watcher = watch(bases, {

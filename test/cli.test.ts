@@ -1,0 +1,112 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestService, tempDir } from './helpers.js';
+
+const CLI = 'dist/src/cli/main.js';
+const ferry = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, FERRY_LOG_LEVEL: 'error' } });
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+});
+
+async function busyPort(): Promise<number> {
+  const s = createServer();
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return (s.address() as { port: number }).port;
+}
+
+describe('the ferry command', () => {
+  it('says its version, its commands, and each command\'s help; exits 2 on a usage error', () => {
+    const pkg = JSON.parse(spawnSync('cat', ['package.json'], { encoding: 'utf8' }).stdout) as { version: string };
+    expect(ferry('--version')).toMatchObject({ status: 0, stdout: `ferry ${pkg.version} (node ${process.version})\n` });
+    const usage = ferry('--help');
+    expect(usage.status).toBe(0);
+    for (const c of ['agent', 'serve', 'pipe', 'query', 'validate']) expect(usage.stdout).toContain(`  ${c} `);
+    for (const [c, text] of [['agent', 'ferry agent --config FILE'], ['pipe', '--dataset, -d NAME'], ['serve', '--data-dir DIR'], ['query', '--format, -f FMT'], ['validate', 'ferry validate --config FILE']]) {
+      const r = ferry(c!, '--help');
+      expect(r.status, c).toBe(0);
+      expect(r.stdout, c).toContain(text);
+      expect(ferry('help', c!).stdout).toBe(r.stdout);
+    }
+    const pipeHelp = ferry('pipe', '-h').stdout;
+    expect(pipeHelp).toContain('1 when some were not delivered or were refused');
+    expect(ferry('agent', '--bogus')).toMatchObject({ status: 2, stderr: expect.stringMatching(/^ferry: Unknown option '--bogus'.*\(try ferry agent --help\)\n$/) });
+    expect(ferry('frobnicate')).toMatchObject({ status: 2, stderr: 'ferry: unknown command "frobnicate" (try ferry --help)\n' });
+  });
+
+  it('takes the config path without --config, and refuses two', () => {
+    expect(ferry('validate', 'config/ferry.yaml')).toMatchObject({ status: 0, stdout: expect.stringContaining('config/ferry.yaml: valid') });
+    expect(ferry('validate', 'config/ferry.yaml', 'config/host.yaml')).toMatchObject({ status: 2, stderr: 'ferry: validate takes one config file, got config/ferry.yaml, config/host.yaml\n' });
+    expect(ferry('agent')).toMatchObject({ status: 2, stderr: expect.stringContaining('agent needs a config') });
+  });
+
+  it('fails to start with one line naming what to change, exit 1: an address in use, a locked store, a path that is not a directory', async () => {
+    const dir = tempDir();
+    const port = await busyPort();
+    const inUse = ferry('serve', '--listen', `127.0.0.1:${port}`, '--data-dir', join(dir, 'a'));
+    expect(inUse.status).toBe(1);
+    expect(inUse.stderr).toBe(`ferry: cannot listen on 127.0.0.1:${port}: it is already in use (another ferry running?); set service.listen (env FERRY_LISTEN) to another host:port\n`);
+
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(config, `service: { enabled: false }\nagent: { data_dir: ${join(dir, 'state')}, api: { listen: "127.0.0.1:${port}" } }\nsources: { s: { type: file, include: ["${dir}/*.log"] } }\nsinks: { out: { type: axiom, inputs: [s], url: "http://127.0.0.1:9", token: t, dataset: d } }\n`);
+    const apiInUse = ferry('agent', config);
+    expect(apiInUse.status).toBe(1);
+    expect(apiInUse.stderr).toBe(`ferry: cannot listen on 127.0.0.1:${port}: it is already in use (another ferry running?); set agent.api.listen (env FERRY_AGENT_LISTEN) to another host:port\n`);
+
+    const svc = await startTestService();
+    try {
+      const locked = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', svc.dataDir);
+      expect(locked.status).toBe(1);
+      expect(locked.stderr).toMatch(new RegExp(`^ferry: the store ${join(svc.dataDir, 'ferry.duckdb')} is in use by another process \\(.*PID ${process.pid}\\): stop it, or set service.data_dir \\(env FERRY_DATA_DIR\\) to another directory\\n$`));
+    } finally {
+      await svc.stop();
+    }
+
+    writeFileSync(join(dir, 'plain-file'), '');
+    const notDir = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'plain-file', 'data'));
+    expect(notDir.status).toBe(1);
+    expect(notDir.stderr).toMatch(/^ferry: cannot use .*plain-file\/data: a part of the path is not a directory \(mkdir\); check the path/);
+    expect(notDir.stderr.split('\n')).toHaveLength(2);
+  });
+
+  it('npm start passes SIGTERM on to the agent, which stops cleanly', async () => {
+    const dir = tempDir();
+    // The start script as it is, less its build step (the suite already built, and rebuilding here would
+    // rewrite dist/ under the other tests), run by npm in a copy of the project's layout.
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+    expect(pkg.scripts.start).toMatch(/^npm run build && /);
+    const project = join(dir, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'ferry-start', private: true, scripts: { start: pkg.scripts.start.replace(/^npm run build && /, '') } }));
+    symlinkSync(resolve('dist'), join(project, 'dist'));
+    symlinkSync(resolve('config'), join(project, 'config'));
+    symlinkSync(resolve('node_modules'), join(project, 'node_modules'));
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: project,
+      env: {
+        ...process.env, FERRY_LISTEN: '127.0.0.1:0', FERRY_AGENT_LISTEN: '127.0.0.1:0', FERRY_DATA_DIR: join(dir, 'data'),
+        FERRY_AGENT_DATA_DIR: join(dir, 'agent'), FERRY_LOG_GLOB: join(dir, '*.log'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const end = Date.now() + 60_000;
+    while (!out.includes('agent running') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain('agent running');
+    const agentPid = Number(/"pid":(\d+)/.exec(out)![1]);
+    child.kill('SIGTERM'); // npm itself, as a service manager or a terminal would
+    expect(await exited).toBe(0);
+    // The agent stopped too: it drained, said so, and its process is gone.
+    const gone = Date.now() + 15_000;
+    while (Date.now() < gone && (() => { try { process.kill(agentPid, 0); return true; } catch { return false; } })()) await new Promise((r) => setTimeout(r, 100));
+    expect(() => process.kill(agentPid, 0)).toThrow();
+    expect(out).toContain('shutting down');
+  });
+});
