@@ -67,7 +67,7 @@ describe('agent parsers', () => {
     expect(paris.parse('2026-11-23T19:05:01.123456+01:00 myhost systemd[1]: Started Session 4.')).toEqual({
       _time: '2026-11-23T19:05:01.123456+01:00', hostname: 'myhost', appname: 'systemd', procid: '1', message: 'Started Session 4.',
     });
-    expect(createParser({ type: 'syslog', rfc: '3164', timezone: 'UTC' }).parse('Nov 23 19:05:01 h su: x')._time).toMatch(/-11-23T19:05:01\.000Z$/);
+    expect(createParser({ type: 'syslog', rfc: '3164', timezone: 'UTC' }).parse('Nov 23 19:05:01 h su: x')?._time).toMatch(/-11-23T19:05:01\.000Z$/);
     expect(paris.parse('not syslog at all')).toEqual({ message: 'not syslog at all' });
   });
 
