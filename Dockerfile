@@ -1,12 +1,18 @@
 # Multi-stage build: compile TypeScript (and native addons) in a full image, run as a non-root user.
+#   docker build -t ferry .                          # without GeoIP data
+#   docker build -t ferry --build-arg GEOIP=true .   # with geoip-lite's GeoLite2 data (~154 MB more), for
+#                                                    # APL's geo_info_from_ip_address()
 FROM node:20-bookworm AS build
+ARG GEOIP=false
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY bench ./bench
-RUN npm run build && npm prune --omit=dev
+# geoip-lite is an optional dependency: without it, geo_info_from_ip_address() answers a clear 400.
+RUN npm run build && npm prune --omit=dev \
+ && if [ "$GEOIP" != "true" ]; then rm -rf node_modules/geoip-lite; fi
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
@@ -19,11 +25,17 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config ./config
-RUN useradd --system --home /var/lib/ferry --shell /usr/sbin/nologin ferry \
- && mkdir -p /var/lib/ferry && chown ferry:ferry /var/lib/ferry
-USER ferry
+# A fixed UID and GID (10001), so volumes can be prepared for it: chown 10001:10001 on the host.
+RUN groupadd --system --gid 10001 ferry \
+ && useradd --system --uid 10001 --gid 10001 --home /var/lib/ferry --shell /usr/sbin/nologin ferry \
+ && mkdir -p /var/lib/ferry && chown 10001:10001 /var/lib/ferry
+USER 10001:10001
 VOLUME ["/var/lib/ferry"]
 EXPOSE 8077
+# The agent's /health (FERRY_AGENT_LISTEN, loopback by default): 200 while delivering or retrying, 503
+# when a sink is refused (a bad token) or stopped.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://' + (process.env.FERRY_AGENT_LISTEN || '127.0.0.1:8078').replace(/^0\\.0\\.0\\.0:/, '127.0.0.1:') + '/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Default: local mode (config/ferry.yaml), tailing /var/log/app/*.log into the embedded service. Inside a
 # container the service must leave loopback to be reachable; publish the port deliberately.
 # As a sidecar shipping to Axiom: CMD ["agent", "--config", "config/sidecar.yaml"] with AXIOM_TOKEN set.

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from '../config/load.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
+import { notifyReady } from './readiness.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -151,6 +152,7 @@ async function agent(argv: string[]): Promise<void> {
   const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
   const { Agent } = await import('../agent/agent.js');
   const running = await Agent.start(cfg, log);
+  notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) => log.warn(msg));
   const stdinOnly = cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin');
   let signals = 0;
   const stop = (sig: string, requireDelivered = false) => {
