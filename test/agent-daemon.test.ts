@@ -20,6 +20,8 @@ class Receiver {
   delayMs = 0;
   /** When set, requests with another bearer token are answered 401, as Axiom does. */
   token: string | undefined;
+  /** When set, every batch is refused with 400 and this message. */
+  refuse: string | undefined;
   private server: Server | undefined;
   port = 0;
 
@@ -53,6 +55,11 @@ class Receiver {
     if (this.token !== undefined && req.headers.authorization !== `Bearer ${this.token}`) {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ code: 401, message: 'invalid or expired token' }));
+      return;
+    }
+    if (this.refuse !== undefined) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 400, message: this.refuse }));
       return;
     }
     const raw = Buffer.concat(chunks);
@@ -342,6 +349,11 @@ describe('ferry agent', () => {
     // Nothing was dropped: the held batches go out with the right token.
     const fixed = await run(receiver.url, '60s', 'xaat-right');
     expect(fixed.code).toBe(0);
+    // Events refused for good (400) are dead-lettered, and the run says so with exit 1.
+    receiver.refuse = 'invalid timestamp format';
+    const dead = await run(receiver.url, '60s', 'xaat-right');
+    expect(dead.code).toBe(1);
+    expect(dead.stderr).toBe(`ferry: sink out: 500 event(s) refused: 400 Bad Request: invalid timestamp format; kept in ${join(dir, 'state', 'dead-letter', 'out.ndjson')}\n`);
   });
 
   it('a refused token holds the queue, shows in /health (503) and the log, and SIGHUP with the fixed token delivers everything; counters survive the reload', async () => {

@@ -173,9 +173,15 @@ describe('axiom sink', () => {
       void req;
     });
     cleanups.push(r.close);
-    const { s, deadLetter } = sink(r.url);
+    const reports: string[] = [];
+    const { s, deadLetter } = sink(r.url, { health: new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`)) });
     await s.send(ndjson([JSON.stringify({ bad: 1 })]));
     await s.send(ndjson(events(3)));
+    // Each time, with the count and the first reason.
+    expect(reports).toEqual([
+      `warn 1 event(s) refused by the receiver and written to ${deadLetter.path}: 400 Bad Request: invalid timestamp format`,
+      `warn 1 event(s) refused by the receiver and written to ${deadLetter.path}: failed at ingest: event 2: invalid JSON`,
+    ]);
     const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(dead).toEqual([
       { time: expect.any(String), sink: 'out', status: 400, error: '400 Bad Request: invalid timestamp format', event: { bad: 1 } },

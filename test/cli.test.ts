@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTestService, tempDir } from './helpers.js';
 
 const CLI = 'dist/src/cli/main.js';
-const ferry = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, FERRY_LOG_LEVEL: 'error' } });
+const ferry = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, FERRY_LOG_LEVEL: 'info' } });
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -51,6 +51,11 @@ describe('the ferry command', () => {
     const inUse = ferry('serve', '--listen', `127.0.0.1:${port}`, '--data-dir', join(dir, 'a'));
     expect(inUse.status).toBe(1);
     expect(inUse.stderr).toBe(`ferry: cannot listen on 127.0.0.1:${port}: it is already in use (another ferry running?); set service.listen (env FERRY_LISTEN) to another host:port\n`);
+    // The owner token was generated on the way: the log says where it is, never what it is.
+    const ownerToken = readFileSync(join(dir, 'a', 'admin-token'), 'utf8').trim();
+    expect(ownerToken).toMatch(/^xapt-/);
+    expect(inUse.stdout).toContain(`generated the owner's personal access token into ${join(dir, 'a', 'admin-token')}`);
+    expect(inUse.stdout + inUse.stderr).not.toContain(ownerToken);
 
     const config = join(dir, 'agent.yaml');
     writeFileSync(config, `service: { enabled: false }\nagent: { data_dir: ${join(dir, 'state')}, api: { listen: "127.0.0.1:${port}" } }\nsources: { s: { type: file, include: ["${dir}/*.log"] } }\nsinks: { out: { type: axiom, inputs: [s], url: "http://127.0.0.1:9", token: t, dataset: d } }\n`);
