@@ -148,7 +148,15 @@ export class BatchShape {
   private pendingLeaves: string[] = [];
   counts = { total: 0, malformed: 0, notObject: 0 };
 
-  constructor(private readonly known: KnownPaths, private readonly opts: PlanOptions) {}
+  /** The dataset's known paths as this batch began: a concurrent batch extends the shared set meanwhile. */
+  private readonly known: KnownPaths;
+
+  constructor(known: KnownPaths, private readonly opts: PlanOptions) {
+    // A snapshot, so every round of this batch's discovery sees the same known paths: reading the live set,
+    // a key another batch made known between two rounds was neither asked for in the first round nor
+    // discovered in the next, and the batch was stored without its values.
+    this.known = { objects: new Set(known.objects), leaves: new Set(known.leaves) };
+  }
 
   /**
    * Round one asks for the types of every known path, objects included (a path that held an object before
