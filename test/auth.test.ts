@@ -74,6 +74,34 @@ describe('authentication', () => {
 });
 
 describe('tokens', () => {
+  it('checks query|read on every dataset a query reads, on every route, the same whether the dataset exists or not', async () => {
+    await svc.call('POST', '/v1/ingest/other', '{"secret":"of other"}\n', await svc.apiToken({ other: { ingest: ['create'] } }), NDJSON);
+    const t = await svc.apiToken({ secure: { query: ['read'] } });
+    const apl = (q: string) => status(svc.call('POST', '/v1/query/_apl?format=tabular', { apl: q }, t));
+    expect((await apl("['secure'] | count"))[0]).toBe(200);
+    for (const q of ["['other']", "['secure'] | union ['other']", "['secure'] | join (['other']) on secret", "['no-such-dataset']", "union ['secure'], ['no-such-dataset']"]) {
+      const [code, message] = await apl(q);
+      expect(code, q).toBe(403);
+      expect(message, q).toMatch(/^Forbidden: this token lacks the query\|read capability on dataset "(other|no-such-dataset)"$/);
+    }
+    // A pattern expands only to the datasets the token may query.
+    expect((await apl("union ['*'] | count"))[0]).toBe(200);
+    // The owner sees that a missing dataset is missing.
+    expect((await status(svc.call('POST', '/v1/query/_apl', { apl: "['no-such-dataset']" })))[0]).toBe(404);
+
+    const legacy = (ds: string, body: object) => status(svc.call('POST', `/v1/datasets/${ds}/query`, { startTime: '2000-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z', ...body }, t));
+    expect((await legacy('secure', {}))[0]).toBe(200);
+    expect(await legacy('other', {})).toEqual([403, 'Forbidden: this token lacks the query|read capability on dataset "other"']);
+    expect((await legacy('no-such-dataset', {}))[0]).toBe(403);
+    // A virtual field is an expression, never more query text.
+    const leak = await legacy('secure', { virtualFields: [{ alias: 'v', expr: "1\n| union ['other']" }] });
+    expect(leak[0]).toBe(400);
+    expect(leak[1]).toMatch(/^virtualFields\[0\]\.expr: not an APL expression: /);
+    const sub = (await legacy('secure', { virtualFields: [{ alias: 'v', expr: "toscalar(['other'] | count)" }] }))[0];
+    expect([400, 403]).toContain(sub);
+    expect((await legacy('secure', { virtualFields: [{ alias: 'v', expr: 'strlen("abc") + 1' }] }))[0]).toBe(200);
+  });
+
   it('returns the secret once, stores it hashed, and lists and deletes tokens', async () => {
     const r = await svc.call('POST', '/v2/tokens', { name: 'ci', description: 'for CI', datasetCapabilities: { secure: { ingest: ['create'] } } });
     expect(r.status).toBe(200);

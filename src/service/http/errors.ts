@@ -1,6 +1,6 @@
 /** HTTP errors: every error response is JSON {code, message} with the status as code. */
 import { AplError } from '../../apl/errors.js';
-import { QueryInputError } from '../query/engine.js';
+import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { StoreError } from '../store/errors.js';
 import { QueryTimeout } from '../store/db.js';
 
@@ -25,6 +25,7 @@ export function toHttp(err: unknown): { status: number; message: string; headers
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
   if (err instanceof AplError) return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
   if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };
+  if (err instanceof QueryForbidden) return { status: 403, message: err.message, headers: {} };
   if (err instanceof QueryTimeout) return { status: 408, message: `${err.message} (service.query_timeout); narrow the time range or the query`, headers: {} };
   const text = (err as Error)?.message ?? '';
   // A query that fails while it runs on data it cannot handle (a bad regex, a number out of range) is the

@@ -27,6 +27,13 @@ const SAMPLE_PERCENT = 0.2;
 
 export class QueryInputError extends Error {}
 
+/** The query reads a dataset the caller may not query (whether or not it exists: the answer is the same). */
+export class QueryForbidden extends Error {
+  constructor(readonly dataset: string) {
+    super(`Forbidden: this token lacks the query|read capability on dataset "${dataset}"`);
+  }
+}
+
 export interface QueryRequest {
   apl: string;
   startTime?: unknown;
@@ -37,8 +44,11 @@ export interface QueryRequest {
   limit?: number;
   /** The result shows each event's _sysTime (legacy format). */
   sysTime?: boolean;
-  /** Which datasets the caller may query: dataset patterns (union *, search) expand only to those. */
-  canQuery?: (dataset: string) => boolean;
+  /**
+   * Which datasets the caller may query. Every dataset the query names is checked here, before it is
+   * looked up, whatever the route; dataset patterns (union *, search) expand only to these.
+   */
+  canQuery: (dataset: string) => boolean;
 }
 
 export interface PreparedQuery {
@@ -124,13 +134,19 @@ export class QueryEngine {
     }
     const ast = parseQuery(request.apl);
     const effectiveEnd = endNs ?? nowNs;
-    const bindWith = (rangeNs: bigint) => bind(ast, request.apl, { schema: this.schemaOf, nowNs, binAutoNs: binAutoSize(rangeNs), rangeNs, datasets: () => this.store.listDatasets().map((d) => d.name).filter((d) => request.canQuery?.(d) ?? true) });
+    // The binder reaches datasets only through these two: access is checked before existence.
+    const schema = (name: string): DatasetSchema | undefined => {
+      if (!request.canQuery(name)) throw new QueryForbidden(name);
+      return this.schemaOf(name);
+    };
+    const bindWith = (rangeNs: bigint) => bind(ast, request.apl, { schema, nowNs, binAutoNs: binAutoSize(rangeNs), rangeNs, datasets: () => this.store.listDatasets().map((d) => d.name).filter((d) => request.canQuery(d)) });
     let bound = bindWith(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n));
     if (startNs === undefined && bound.datasets.length > 0 && bound.usesRangeLength) {
       // No start: bin_auto and rate span the data actually there.
       const ex = await this.store.examine(bound.datasets, undefined, effectiveEnd);
       if (ex.minNs !== undefined) bound = bindWith(effectiveEnd - ex.minNs);
     }
+    for (const ds of bound.datasets) if (!request.canQuery(ds)) throw new QueryForbidden(ds);
     return { request, bound, nowNs, startNs, endNs: effectiveEnd, implicitEnd: endNs === undefined, cursor };
   }
 

@@ -4,6 +4,7 @@
  * engine. Pure functions; a request the translation cannot express throws LegacyRequestError (400).
  */
 
+import { parseExpression } from '../../apl/parser/parser.js';
 import { parseDuration } from '../../util/units.js';
 
 export class LegacyRequestError extends Error {}
@@ -125,7 +126,13 @@ export function legacyToApl(dataset: string, q: LegacyQuery): string {
   const ops: string[] = [fieldRef(dataset, 'dataset')];
   for (const [i, v] of (q.virtualFields ?? []).entries()) {
     if (!v || typeof v.expr !== 'string') fail(`virtualFields[${i}]: needs alias and expr`);
-    ops.push(`extend ${fieldRef(v.alias, `virtualFields[${i}]`)} = ${v.expr}`);
+    // An expression, and nothing more: pasted as it was, `1\n| union ['other']` would add a stage.
+    try {
+      parseExpression(v.expr);
+    } catch (e) {
+      fail(`virtualFields[${i}].expr: not an APL expression: ${(e as Error).message}`);
+    }
+    ops.push(`extend ${fieldRef(v.alias, `virtualFields[${i}]`)} = (${v.expr})`);
   }
   const where = q.filter ? filterToApl(q.filter) : undefined;
   if (where) ops.push(`where ${where}`);

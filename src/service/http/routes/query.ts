@@ -48,8 +48,7 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, queryTimeou
       sysTime: format === 'legacy',
       canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
     };
-    const prepared = await engine.prepare(request);
-    for (const ds of prepared.bound.datasets) requireDataset(req, ds, 'query', 'read');
+    const prepared = await engine.prepare(request); // checks query|read on every dataset the query reads
     const outcome = await engine.execute(prepared);
     return format === 'tabular' ? tabularResult(outcome, meta) : legacyResult(outcome, meta, { apl: request.apl, startTime: body.startTime, endTime: body.endTime });
   };
@@ -79,6 +78,7 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, queryTimeou
       includeCursor: body.includeCursor === true,
       limit: typeof body.limit === 'number' && body.limit > 0 ? body.limit : undefined,
       sysTime: true,
+      canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
     };
     const prepared = await engine.prepare(request);
     const outcome = await engine.execute(prepared);
