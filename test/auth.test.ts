@@ -34,6 +34,17 @@ describe('authentication', () => {
     }
   });
 
+  it('checks credentials before reading the body: a bad body from an anonymous caller is 401, not 400', async () => {
+    const anon = (method: string, path: string, body: string, headers: Record<string, string>) => fetch(`${svc.url}${path}`, { method, body, headers });
+    for (const [path, body, type] of [['/v2/datasets', '{"name": 12', 'application/json'], ['/v1/ingest/secure', '[{"a":', 'application/json'], ['/v1/query/_apl', 'not json', 'application/json']] as const) {
+      const r = await anon('POST', path, body, { 'content-type': type });
+      expect(r.status, path).toBe(401);
+      expect(await r.json(), path).toEqual({ code: 401, message: 'Unauthorized: send Authorization: Bearer <token>' });
+      const wrong = await anon('POST', path, body, { 'content-type': type, authorization: 'Bearer xaat-nope' });
+      expect(wrong.status, path).toBe(401);
+    }
+  });
+
   it('answers 401 for an expired token', async () => {
     const past = new Date(Date.now() - 1000).toISOString();
     const token = await svc.apiToken({ secure: { ingest: ['create'] } }, {}, { expiresAt: past });

@@ -46,16 +46,16 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
   app.decorateRequest('principal', null as never);
 
+  // Credentials first, before the body is read or validated: an anonymous client learns nothing about
+  // what it sent and cannot make the server parse bodies.
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Axiom-Trace-Id', req.id);
+    req.principal = auth.principalOf(req.headers.authorization);
   });
   app.addHook('onSend', async (_req, reply) => {
     // While closing, the server no longer listens; telling keep-alive clients to close lets close() finish
     // as soon as the in-flight requests are answered.
     if (!app.server.listening) reply.header('connection', 'close');
-  });
-  app.addHook('preHandler', async (req) => {
-    req.principal = auth.principalOf(req.headers.authorization);
   });
 
   app.setErrorHandler((err, req, reply) => {
