@@ -151,6 +151,25 @@ describe('tokens', () => {
     expect(message).toMatch(/datasetCapabilities\.other\.ingest/);
   });
 
+  it('a token that expires cannot create or regenerate a token that outlives it', async () => {
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    const creator = await svc.apiToken({ secure: { ingest: ['create'] } }, { apiTokens: ['create', 'read', 'update'] }, { expiresAt: inAnHour });
+    const make = (expiresAt: string | null) => status(svc.call('POST', '/v2/tokens', { name: 'child', datasetCapabilities: { secure: { ingest: ['create'] } }, expiresAt }, creator));
+    const [forever, why] = await make(null);
+    expect(forever).toBe(403);
+    expect(why).toMatch(/^Forbidden: the new token would outlive the token making it, which expires at .*; give an expiry no later than that$/);
+    expect((await make(new Date(Date.now() + 7_200_000).toISOString()))[0]).toBe(403);
+    expect((await make(new Date(Date.now() + 1_800_000).toISOString()))[0]).toBe(200);
+    // Regenerating: neither the new secret nor the old one may outlive the caller.
+    const target = await (await svc.call('POST', '/v2/tokens', { name: 'target', datasetCapabilities: { secure: { ingest: ['create'] } }, expiresAt: new Date(Date.now() + 600_000).toISOString() }, creator)).json() as { id: string };
+    const regen = (body: object) => status(svc.call('POST', `/v2/tokens/${target.id}/regenerate`, body, creator));
+    expect((await regen({ existingTokenExpiresAt: new Date(Date.now() + 7_200_000).toISOString(), newTokenExpiresAt: new Date(Date.now() + 600_000).toISOString() }))[0]).toBe(403);
+    expect((await regen({ existingTokenExpiresAt: new Date().toISOString(), newTokenExpiresAt: null }))[0]).toBe(403);
+    expect((await regen({ existingTokenExpiresAt: new Date().toISOString(), newTokenExpiresAt: new Date(Date.now() + 600_000).toISOString() }))[0]).toBe(200);
+    // The owner's token does not expire: it may make tokens that never do.
+    expect((await status(svc.call('POST', '/v2/tokens', { name: 'forever', datasetCapabilities: {} })))[0]).toBe(200);
+  });
+
   it('regenerates: a new id and secret, the old one valid until its new expiry', async () => {
     const created = (await (await svc.call('POST', '/v2/tokens', { name: 'rot', datasetCapabilities: { secure: { ingest: ['create'] } } })).json()) as { id: string; token: string };
     const r = await svc.call('POST', `/v2/tokens/${created.id}/regenerate`, { existingTokenExpiresAt: new Date(Date.now() + 3600_000).toISOString() });

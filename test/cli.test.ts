@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestService, tempDir } from './helpers.js';
@@ -77,6 +77,33 @@ describe('the ferry command', () => {
     expect(notDir.status).toBe(1);
     expect(notDir.stderr).toMatch(/^ferry: cannot use .*plain-file\/data: a part of the path is not a directory \(mkdir\); check the path/);
     expect(notDir.stderr.split('\n')).toHaveLength(2);
+  });
+
+  it('keeps the store to its owner: data dir 0700, files 0600; refuses an owner token file others can read', async () => {
+    const dir = join(tempDir(), 'data');
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const end = Date.now() + 30_000;
+      while (!out.includes('event service listening') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const url = (JSON.parse(out.split('\n').find((l) => l.includes('event service listening'))!) as { url: string }).url;
+      const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
+      const r = await fetch(`${url}/v2/datasets`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"name":"modes"}' });
+      expect(r.status).toBe(200);
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      for (const f of readdirSync(dir)) {
+        const st = statSync(join(dir, f));
+        expect(st.mode & 0o077, `${f} is ${(st.mode & 0o777).toString(8)}`).toBe(0);
+      }
+      expect(readdirSync(dir)).toEqual(expect.arrayContaining(['admin-token', 'ferry.duckdb']));
+    } finally {
+      child.kill('SIGKILL');
+    }
+    chmodSync(join(dir, 'admin-token'), 0o644);
+    const refused = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', dir);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(`ferry: ${join(dir, 'admin-token')} is readable by others (mode 0644); it holds the owner's token: chmod 600 ${join(dir, 'admin-token')}\n`);
   });
 
   it('npm start passes SIGTERM on to the agent, which stops cleanly', async () => {

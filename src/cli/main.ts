@@ -275,6 +275,9 @@ let started: FerryConfig | undefined;
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   if (command && command in HELP && wantsHelp(command, rest)) return;
+  // What the daemon writes (the store, queues, checkpoints, dead letters, the owner token) holds the
+  // user's events and secrets: readable by its owner only, as the systemd unit's UMask=0077 also says.
+  if (command === 'serve' || command === 'agent' || command === 'pipe') process.umask(0o077);
   switch (command) {
     case 'serve': return serve(rest);
     case 'agent': return agent(rest);

@@ -4,10 +4,7 @@
  * user causes, which then is reported with its stack).
  */
 import type { FerryConfig } from '../config/load.js';
-
-export class StartupError extends Error {
-  override readonly name = 'StartupError';
-}
+import { StartupError } from '../util/startup-error.js';
 
 const CODES: Record<string, string> = {
   EACCES: 'permission denied', EPERM: 'operation not permitted', ENOENT: 'no such file or directory',

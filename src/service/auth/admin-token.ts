@@ -4,9 +4,10 @@
  * shippers, support tickets); the log says where the file is.
  */
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { StartupError } from '../../util/startup-error.js';
 
 export function resolveAdminToken(dataDir: string, env: NodeJS.ProcessEnv, log: Logger): string {
   const fromEnv = env.FERRY_ADMIN_TOKEN?.trim();
@@ -15,7 +16,14 @@ export function resolveAdminToken(dataDir: string, env: NodeJS.ProcessEnv, log: 
     return fromEnv;
   }
   const file = join(dataDir, 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    // The owner's token opens everything: a copy others can read is refused, not used.
+    const mode = statSync(file).mode & 0o777;
+    if ((mode & 0o077) !== 0) {
+      throw new StartupError(`${file} is readable by others (mode ${mode.toString(8).padStart(4, '0')}); it holds the owner's token: chmod 600 ${file}`);
+    }
+    return readFileSync(file, 'utf8').trim();
+  }
   const token = `xapt-${randomUUID()}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);

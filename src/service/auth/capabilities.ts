@@ -25,7 +25,7 @@ export type OrgArea = keyof typeof ORG_CAPABILITIES;
 /** Who is calling: the owner's personal token acts as the owner with every right; API tokens carry capabilities. */
 export type Principal =
   | { kind: 'personal'; userId: string; name: string }
-  | { kind: 'api'; tokenId: string; name: string; datasetCapabilities: DatasetCapabilities; orgCapabilities: OrgCapabilities };
+  | { kind: 'api'; tokenId: string; name: string; datasetCapabilities: DatasetCapabilities; orgCapabilities: OrgCapabilities; expiresAt?: string | null };
 
 export function principalId(p: Principal): string {
   return p.kind === 'personal' ? p.userId : p.tokenId;

@@ -25,7 +25,7 @@ export class Authenticator {
     const t = this.tokens.lookup(secret);
     if (!t || isExpired(t)) throw unauthorized('Unauthorized: invalid or expired token');
     return {
-      kind: 'api', tokenId: t.id, name: t.name, datasetCapabilities: t.datasetCapabilities, orgCapabilities: t.orgCapabilities,
+      kind: 'api', tokenId: t.id, name: t.name, datasetCapabilities: t.datasetCapabilities, orgCapabilities: t.orgCapabilities, expiresAt: t.expiresAt,
     };
   }
 }

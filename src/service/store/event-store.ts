@@ -6,7 +6,7 @@
  * its write-ahead log, so a crash (even kill -9) after the response loses nothing, and any query started
  * after the response sees the rows (read-your-writes).
  */
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -96,7 +96,9 @@ export class EventStore {
   }
 
   static async open(opts: StoreOptions): Promise<EventStore> {
-    mkdirSync(opts.dataDir, { recursive: true });
+    // The events are the user's: the data directory is the owner's alone (files in it are 0600 under the
+    // daemon's umask, see cli/main.ts).
+    if (!existsSync(opts.dataDir)) mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });

@@ -1,7 +1,7 @@
 /** API tokens: /v2/tokens. The secret is in the response of create and regenerate only. */
 import type { FastifyInstance } from 'fastify';
 import {
-  type DatasetCapabilities, excessRights, type OrgCapabilities, principalId, validateCapabilities,
+  type DatasetCapabilities, excessRights, type OrgCapabilities, type Principal, principalId, validateCapabilities,
 } from '../../auth/capabilities.js';
 import type { TokenStore } from '../../auth/token-store.js';
 import { requireOrg } from '../authenticate.js';
@@ -38,6 +38,17 @@ function expiry(value: string | null | undefined, what: string): string | null {
   return new Date(ms).toISOString();
 }
 
+/**
+ * A token that expires cannot make a token (or keep one alive) past its own expiry: otherwise a
+ * short-lived token could mint itself a permanent successor.
+ */
+function checkLifetime(creator: Principal, expiresAt: string | null, what: string): void {
+  if (creator.kind !== 'api' || !creator.expiresAt) return;
+  if (expiresAt === null || Date.parse(expiresAt) > Date.parse(creator.expiresAt)) {
+    throw forbidden(`Forbidden: ${what} would outlive the token making it, which expires at ${creator.expiresAt}; give an expiry no later than that`);
+  }
+}
+
 export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
   const create = async (creatorReq: Parameters<typeof requireOrg>[0], body: CreateToken) => {
     const problem = validateCapabilities(body.datasetCapabilities, body.orgCapabilities);
@@ -46,9 +57,11 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
     const orgCapabilities = body.orgCapabilities ?? {};
     const excess = excessRights(creatorReq.principal, datasetCapabilities, orgCapabilities);
     if (excess) throw forbidden(`Forbidden: a token cannot grant a right its creator lacks (${excess})`);
+    const expiresAt = expiry(body.expiresAt, 'expiresAt');
+    checkLifetime(creatorReq.principal, expiresAt, 'the new token');
     return tokens.create({
       name: body.name, description: body.description ?? '', datasetCapabilities, orgCapabilities,
-      expiresAt: expiry(body.expiresAt, 'expiresAt'), createdBy: principalId(creatorReq.principal),
+      expiresAt, createdBy: principalId(creatorReq.principal),
     });
   };
 
@@ -94,6 +107,7 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
       };
       const body = { ...base, expiresAt: req.body.newToken?.expiresAt ?? req.body.newTokenExpiresAt ?? null };
       const oldExpiry = expiry(req.body.existingTokenExpiresAt, 'existingTokenExpiresAt') ?? new Date().toISOString();
+      checkLifetime(req.principal, oldExpiry, 'the regenerated token\'s old secret');
       const { record, secret } = await create(req, body);
       await tokens.setExpiry(old.id, oldExpiry);
       return tokenView(record, secret);
