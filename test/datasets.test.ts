@@ -10,6 +10,28 @@ afterAll(async () => svc.stop());
 const DATASET_KEYS = ['canWrite', 'created', 'description', 'id', 'kind', 'mapFields', 'name', 'retentionDays', 'updatedAt', 'useRetentionPeriod', 'who'];
 
 describe('datasets', () => {
+  it('a name of the full 128 characters works in every route; the router\'s refusals are {code, message} too', async () => {
+    const name = `a${'b'.repeat(126)}c`;
+    expect((await svc.call('POST', '/v2/datasets', { name })).status).toBe(200);
+    expect((await svc.call('GET', `/v2/datasets/${name}`)).status).toBe(200);
+    expect((await svc.call('PUT', `/v2/datasets/${name}`, { description: 'long' })).status).toBe(200);
+    expect((await svc.call('GET', `/v2/datasets/${name}/fields`)).status).toBe(200);
+    const token = await svc.apiToken({ [name]: { ingest: ['create'], query: ['read'] } });
+    expect((await svc.call('POST', `/v1/ingest/${name}`, '{"x":1}\n', token, { 'content-type': 'application/x-ndjson' })).status).toBe(200);
+    expect((await svc.call('POST', `/v1/datasets/${name}/query`, { startTime: '2000-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z' }, token)).status).toBe(200);
+    expect((await svc.call('DELETE', `/v2/datasets/${name}`)).status).toBe(204);
+
+    for (const [path, status, message] of [
+      ['/v2/datasets/%ff', 400, 'the path /v2/datasets/%ff is not valid percent-encoding'],
+      [`/v2/datasets/${'x'.repeat(3000)}`, 414, `a segment of the path /v2/datasets/${'x'.repeat(187)}… is longer than 2048 characters`],
+    ] as const) {
+      const r = await svc.call('GET', path);
+      expect(r.status, path.slice(0, 40)).toBe(status);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await r.json()).toEqual({ code: status, message });
+    }
+  });
+
   it('creates, gets, lists, updates and deletes on /v2 with every Dataset field', async () => {
     const created = await svc.call('POST', '/v2/datasets', { name: 'web-logs', description: 'nginx' });
     expect(created.status).toBe(200);

@@ -3,7 +3,7 @@
  * Every response carries X-Axiom-Trace-Id; every error is JSON {code, message}.
  */
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { TokenStore } from '../auth/token-store.js';
 import type { EventStore } from '../store/event-store.js';
@@ -26,6 +26,9 @@ export interface ServerDeps {
   queryTimeoutMs?: number;
 }
 
+/** The longest path segment (a dataset, field or token id) the router takes. */
+const MAX_PATH_SEGMENT = 2048;
+
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -35,6 +38,16 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // Management bodies are small JSON; ingest bodies bypass this limit (streamed with their own limits).
     bodyLimit: 10 * 1024 * 1024,
     return503OnClosing: true,
+    // Dataset names run to 128 characters and field names further; the router's own limit is 100.
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
+    // What the router refuses before any route runs answers in the same {code, message} shape.
+    frameworkErrors: (err, req, reply) => {
+      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      const path = req.url.split('?')[0]!.slice(0, 200);
+      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `a segment of the path ${path}… is longer than ${MAX_PATH_SEGMENT} characters`
+        : err.code === 'FST_ERR_BAD_URL' ? `the path ${path} is not valid percent-encoding` : err.message;
+      void (reply as FastifyReply).code(status).header('X-Axiom-Trace-Id', req.id).type('application/json').send({ code: status, message });
+    },
   });
   const auth = new Authenticator(deps.adminToken, deps.tokens);
   // @axiomhq/js sends Content-Type: application/json with an empty body on DELETE; that means "no body".
