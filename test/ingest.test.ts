@@ -71,6 +71,7 @@ describe('ingest bodies', () => {
     expect(r.status).toBe(400);
     expect(r.json.code).toBe(400);
     expect(String(r.json.message)).toMatch(/invalid JSON body/);
+    expect(String(r.json.message)).not.toMatch(/\/tmp|ingest-\d+/); // no server paths
     expect(await svc.store.count(ds)).toBe(0);
   });
 
@@ -85,6 +86,17 @@ describe('ingest bodies', () => {
       expect(r.json).toMatchObject({ ingested: 2, failed: 0, processedBytes: body.length });
     }
     expect(await svc.store.count(ds)).toBe(6);
+  });
+
+  it('refuses a JSON array cut short (no closing bracket) whole, storing nothing', async () => {
+    const ds = await freshDataset();
+    for (const body of ['[{"a":1},', '[{"a":1},\n  ', '[{"a":1}, {"b":2}']) {
+      const r = await ingest(ds, body, { 'content-type': 'application/json' });
+      expect(r.status, body).toBe(400);
+      expect(String(r.json.message), body).toMatch(/^invalid JSON body/);
+    }
+    expect(await svc.store.count(ds)).toBe(0);
+    expect((await ingest(ds, '[{"a":1}, {"b":2}]\n\n', { 'content-type': 'application/json' })).json).toMatchObject({ ingested: 2, failed: 0 });
   });
 
   it('answers 400 for corrupt gzip and 415 for an unknown encoding', async () => {

@@ -7,6 +7,7 @@
  * after the response sees the rows (read-your-writes).
  */
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -354,6 +355,9 @@ export class EventStore {
         throw invalid((e as Error).message);
       }
     }
+    // DuckDB's array reader takes `[{"a":1},` (a body cut short) as one event: refuse it whole, as any
+    // array that does not parse.
+    if (format === 'array' && !(await endsWithByte(file, 0x5d))) throw invalid('invalid JSON body: the JSON array is not closed with "]" (a truncated body?)');
     const receivedNs = this.now();
     return this.ingestPool.use(async (c) => {
       const source = format === 'array'
@@ -365,7 +369,7 @@ export class EventStore {
         const msg = (e as Error).message;
         // Only a parse error is the client's fault; anything else (memory, disk) is ours and stays a 500.
         if (/Invalid Input Error|Malformed JSON|JSON/i.test(msg) && !/Out of Memory|IO Error/i.test(msg)) {
-          throw invalid(`invalid JSON body: ${firstLine(msg)}`);
+          throw invalid(`invalid JSON body: ${firstLine(msg).replace(/ in file "[^"]*"/, ' in the body')}`); // the spool file's path is ours
         }
         throw e;
       }
@@ -549,6 +553,27 @@ export class EventStore {
     const { table } = this.schema(dataset);
     const rows = await this.db.all(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
     return Number(rows[0]!.n);
+  }
+}
+
+/** Whether the file's last byte other than JSON whitespace is `byte`. */
+async function endsWithByte(file: string, byte: number): Promise<boolean> {
+  const fh = await open(file, 'r');
+  try {
+    const { size } = await fh.stat();
+    const tail = Buffer.alloc(Math.min(size, 4096));
+    for (let end = size; end > 0;) {
+      const start = Math.max(0, end - tail.length);
+      await fh.read(tail, 0, end - start, start);
+      for (let i = end - start - 1; i >= 0; i--) {
+        const b = tail[i]!;
+        if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return b === byte;
+      }
+      end = start;
+    }
+    return false;
+  } finally {
+    await fh.close();
   }
 }
 
