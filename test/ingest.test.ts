@@ -99,6 +99,20 @@ describe('ingest bodies', () => {
     expect((await ingest(ds, '[{"a":1}, {"b":2}]\n\n', { 'content-type': 'application/json' })).json).toMatchObject({ ingested: 2, failed: 0 });
   });
 
+  it('stores an empty key under the name _empty, at any depth, and queries read it', async () => {
+    const ds = await freshDataset();
+    const body = ['{"":1,"k":"top"}', '{"a":{"":2},"k":"nested"}', '{"x":{"":{"y":3}},"k":"deeper"}'].join('\n');
+    expect((await ingest(ds, body, NDJSON)).json).toMatchObject({ ingested: 3, failed: 0 });
+    const byK = Object.fromEntries((await svc.store.readEvents(ds)).map((e) => [e.k, e]));
+    expect(byK.top).toMatchObject({ _empty: 1 });
+    expect(byK.nested).toMatchObject({ 'a._empty': 2 });
+    expect(byK.deeper).toMatchObject({ 'x._empty.y': 3 });
+    const q = await svc.call('POST', '/v1/query/_apl', { apl: `['${ds}'] | where isnotnull(['a._empty']) | project k, v = ['a._empty']` }, token);
+    expect(q.status).toBe(200);
+    const t = ((await q.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!;
+    expect(t.columns).toEqual([['nested'], [2]]);
+  });
+
   it('answers 400 for corrupt gzip and 415 for an unknown encoding', async () => {
     const ds = await freshDataset();
     expect((await ingest(ds, 'not gzip at all', { ...NDJSON, 'content-encoding': 'gzip' })).status).toBe(400);

@@ -26,9 +26,12 @@ export function pointerSegments(ptr: string): string[] {
   return ptr.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-/** The field name of a path: segments joined by dots, reserved top-level names renamed. */
+/** What an empty key is called in a field name (`{"a":{"":1}}` is field `a._empty`). */
+export const EMPTY_KEY_NAME = '_empty';
+
+/** The field name of a path: segments joined by dots, empty keys named, reserved top-level names renamed. */
 export function fieldNameOf(ptr: string, timePointers: readonly string[]): string {
-  const segs = pointerSegments(ptr);
+  const segs = pointerSegments(ptr).map((s) => (s === '' ? EMPTY_KEY_NAME : s));
   if (segs.length === 1) {
     const top = segs[0]!;
     if (RESERVED_NAMES.has(top)) return `_user_${top.slice(1)}`;
@@ -370,7 +373,8 @@ class StructReader {
     const clashes = caseClashes([...this.planned.keys()]);
     for (const [ptr, sqlType] of this.planned) {
       const segs = pointerSegments(ptr);
-      if (prefixes.has(ptr) || segs.length > STRUCT_MAX_DEPTH || clashes(ptr)) continue;
+      // A struct field needs a name: a path through an empty key is read on its own (a JSON pointer can name it).
+      if (prefixes.has(ptr) || segs.length > STRUCT_MAX_DEPTH || clashes(ptr) || segs.includes('')) continue;
       let node = this.root;
       for (const seg of segs) {
         let child = node.children.get(seg);
