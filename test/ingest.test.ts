@@ -113,6 +113,22 @@ describe('ingest bodies', () => {
     expect(t.columns).toEqual([['nested'], [2]]);
   });
 
+  it('an array nested thousands deep is stored, and every query returning it answers, with it as JSON text past 100 levels', async () => {
+    const ds = await freshDataset();
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const body = [`{"d":${deep},"k":"deep"}`, '{"d":[[1,"]]"],[2]],"k":"shallow"}'].join('\n');
+    expect((await ingest(ds, body, NDJSON)).json).toMatchObject({ ingested: 2, failed: 0 });
+    for (const format of ['tabular', 'legacy']) {
+      const r = await svc.call('POST', `/v1/query/_apl?format=${format}`, { apl: `['${ds}'] | project k, d` }, token);
+      expect(r.status, format).toBe(200);
+      const text = await r.text();
+      expect(text).toContain(JSON.stringify(deep));
+      expect(text).toContain('[[1,"]]"],[2]]');
+    }
+    const events = Object.fromEntries((await svc.store.readEvents(ds)).map((e) => [e.k, e.d]));
+    expect(events).toEqual({ deep, shallow: [[1, ']]'], [2]] });
+  });
+
   it('answers 400 for corrupt gzip and 415 for an unknown encoding', async () => {
     const ds = await freshDataset();
     expect((await ingest(ds, 'not gzip at all', { ...NDJSON, 'content-encoding': 'gzip' })).status).toBe(400);

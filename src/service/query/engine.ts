@@ -3,6 +3,7 @@
  * collect the figures of the result's status. Access checks happen between prepare() (which names the
  * datasets a query reads) and execute().
  */
+import { parseJsonText } from '../../util/json-text.js';
 import { bind, type DatasetSchema } from '../../apl/binder/binder.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
 import { compile, compileCount, type CompileOptions, type Cursor } from '../../apl/compiler/compiler.js';
@@ -322,12 +323,7 @@ function jsonValue(v: unknown, c: BoundColumn): unknown {
     case 'datetime': return formatRfc3339Nano(BigInt(v as bigint));
     case 'long': return Number(v);
     case 'real': return typeof v === 'number' && !Number.isFinite(v) ? null : Number(v);
-    case 'dynamic':
-      try {
-        return JSON.parse(String(v));
-      } catch {
-        return String(v);
-      }
+    case 'dynamic': return parseJsonText(String(v));
     default: return typeof v === 'bigint' ? Number(v) : v;
   }
 }

@@ -24,6 +24,7 @@ import {
 import { checkTimestampFormat, sqlString, TIME_MACROS } from './time-sql.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
 import { geoInfoFunction } from '../query/geoip.js';
+import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 
 export const DATASET_KINDS = ['service:events:v1', 'axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'];
@@ -594,13 +595,7 @@ function toEvent(r: Row, fields: SchemaField[]): StoredEvent {
 /** A stored value as JSON would carry it. Integers beyond 2^53 lose precision, as in any JSON client. */
 export function jsValue(v: unknown, type: FieldType): unknown {
   if (typeof v === 'bigint') return Number(v);
-  if ((type === 'array' || type === 'map[string]') && typeof v === 'string') {
-    try {
-      return JSON.parse(v);
-    } catch {
-      return v;
-    }
-  }
+  if ((type === 'array' || type === 'map[string]') && typeof v === 'string') return parseJsonText(v);
   return v;
 }
 
