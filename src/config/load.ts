@@ -3,6 +3,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { type AgentConfig, buildAgentConfig, ComponentError } from './agent.js';
 import { configSchema } from './schema.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../service/query/limits.js';
 import { parseBytes, parseDuration } from '../util/units.js';
 
 /** The service section after defaults and unit parsing. */
@@ -18,6 +19,8 @@ export interface ServiceConfig {
   maxFieldsPerDataset: number;
   /** A query running longer is interrupted and answered 408. */
   queryTimeoutMs: number;
+  /** Bounds on one query, each refused with a 400 naming its key. */
+  queryLimits: QueryLimits;
   retention: { defaultDays: number; checkIntervalMs: number };
 }
 
@@ -101,7 +104,10 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
   }
   const r = raw as {
     log?: { level?: string };
-    service?: Record<string, unknown> & { retention?: { default_days?: number; check_interval?: string } };
+    service?: Record<string, unknown> & {
+      retention?: { default_days?: number; check_interval?: string };
+      query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number };
+    };
   };
   const s = r.service ?? {};
   const service: ServiceConfig = {
@@ -118,6 +124,11 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
     maxFieldsPerDataset: (s.max_fields_per_dataset as number | undefined) ?? 2048,
     queryTimeoutMs: withUnit('service.query_timeout', s.query_timeout as string | undefined,
       (v: string) => Number(parseDuration(v) / 1_000_000n), 60_000),
+    queryLimits: {
+      maxQueryBytes: withUnit('service.query_limits.max_query_bytes', s.query_limits?.max_query_bytes, parseBytes, DEFAULT_QUERY_LIMITS.maxQueryBytes),
+      maxStages: s.query_limits?.max_stages ?? DEFAULT_QUERY_LIMITS.maxStages,
+      maxColumns: s.query_limits?.max_columns ?? DEFAULT_QUERY_LIMITS.maxColumns,
+    },
     retention: {
       defaultDays: s.retention?.default_days ?? 0,
       checkIntervalMs: withUnit('service.retention.check_interval', s.retention?.check_interval,

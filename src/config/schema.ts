@@ -134,6 +134,15 @@ export const configSchema = {
         max_decompressed_bytes: { type: ['string', 'integer'] },
         max_fields_per_dataset: { type: 'integer', minimum: 1 },
         query_timeout: { type: 'string' },
+        query_limits: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            max_query_bytes: { type: ['string', 'integer'] },
+            max_stages: { type: 'integer', minimum: 1 },
+            max_columns: { type: 'integer', minimum: 1 },
+          },
+        },
         retention: {
           type: 'object',
           additionalProperties: false,

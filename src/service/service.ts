@@ -33,6 +33,7 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
     store, tokens, adminToken, logger: log,
     limits: { maxBodyBytes: cfg.maxBodyBytes, maxDecompressedBytes: cfg.maxDecompressedBytes },
     queryTimeoutMs: cfg.queryTimeoutMs,
+    queryLimits: cfg.queryLimits,
   });
   const retention = new RetentionTask(store, cfg.retention.checkIntervalMs, log);
   try {

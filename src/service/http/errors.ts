@@ -33,6 +33,12 @@ export function toHttp(err: unknown): { status: number; message: string; headers
   if (/^(Invalid Input Error|Conversion Error|Out of Range Error)/.test(text)) {
     return { status: 400, message: `the query failed while running: ${text.split('\n')[0]}`, headers: {} };
   }
+  if ((err as { aplQuery?: boolean }).aplQuery && /^Parser Error/.test(text)) {
+    return { status: 400, message: `the query is too complex for the engine: ${text.split('\n')[0]}; simplify it (fewer operators or columns)`, headers: {}, log: true };
+  }
+  if ((err as { aplQuery?: boolean }).aplQuery && /^Out of Memory Error/.test(text)) {
+    return { status: 400, message: `the query needs more memory than service.memory_limit allows: ${text.split('\n')[0]}; narrow the time range, the columns or the groups`, headers: {}, log: true };
+  }
   if (/^Binder Error/.test(text) && (err as { aplQuery?: boolean }).aplQuery) {
     // A combination of types the APL binder let through but DuckDB cannot run: the query's operands are
     // the cause, so the user gets the reason (the server also logs it, see server.ts, to close the gap).

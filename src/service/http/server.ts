@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { QueryLimits } from '../query/limits.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../ingest/body.js';
@@ -24,6 +25,8 @@ export interface ServerDeps {
   limits: BodyLimits;
   /** service.query_timeout in ms (0: none). */
   queryTimeoutMs?: number;
+  /** service.query_limits. */
+  queryLimits?: QueryLimits;
 }
 
 /** The longest path segment (a dataset, field or token id) the router takes. */
@@ -82,7 +85,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   datasetRoutes(app, deps.store);
-  queryRoutes(app, deps.store, deps.queryTimeoutMs);
+  queryRoutes(app, deps.store, { timeoutMs: deps.queryTimeoutMs, limits: deps.queryLimits });
   tokenRoutes(app, deps.tokens);
   userRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));

@@ -4,6 +4,8 @@
  * datasets a query reads) and execute().
  */
 import { parseJsonText } from '../../util/json-text.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
+import { AplError } from '../../apl/errors.js';
 import { bind, type DatasetSchema } from '../../apl/binder/binder.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
 import { compile, compileCount, type CompileOptions, type Cursor } from '../../apl/compiler/compiler.js';
@@ -99,7 +101,13 @@ export class QueryEngine {
    * @param timeoutMs a query's statements together may run this long (0: no limit); then the one running is
    *                  interrupted and the query fails with QueryTimeout.
    */
-  constructor(private readonly store: EventStore, private readonly timeoutMs = 0, private readonly now: () => bigint = () => store.now()) {}
+  private readonly timeoutMs: number;
+  private readonly limits: QueryLimits;
+
+  constructor(private readonly store: EventStore, o: { timeoutMs?: number; limits?: QueryLimits } = {}, private readonly now: () => bigint = () => store.now()) {
+    this.timeoutMs = o.timeoutMs ?? 0;
+    this.limits = o.limits ?? DEFAULT_QUERY_LIMITS;
+  }
 
   /** Runs one statement of a query within what is left of its time limit. */
   private async read(sql: string, deadline: number): Promise<unknown[][]> {
@@ -133,7 +141,12 @@ export class QueryEngine {
       cursor = decodeCursor(request.cursor);
       if (!cursor) throw new QueryInputError(`cursor "${request.cursor}" is not a cursor this service returned`);
     }
+    const bytes = Buffer.byteLength(request.apl);
+    if (bytes > this.limits.maxQueryBytes) {
+      throw new QueryInputError(`the query is ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`);
+    }
     const ast = parseQuery(request.apl);
+    checkStages(ast, request.apl, this.limits.maxStages);
     const effectiveEnd = endNs ?? nowNs;
     // The binder reaches datasets only through these two: access is checked before existence.
     const schema = (name: string): DatasetSchema | undefined => {
@@ -148,6 +161,12 @@ export class QueryEngine {
       if (ex.minNs !== undefined) bound = bindWith(effectiveEnd - ex.minNs);
     }
     for (const ds of bound.datasets) if (!request.canQuery(ds)) throw new QueryForbidden(ds);
+    for (const st of [...bound.stages, ...(bound.totals ?? [])]) {
+      const n = st.out.columns.length;
+      if (n > this.limits.maxColumns) {
+        throw new QueryInputError(`the query makes ${n} columns, more than the limit of ${this.limits.maxColumns} (service.query_limits.max_columns)`);
+      }
+    }
     return { request, bound, nowNs, startNs, endNs: effectiveEnd, implicitEnd: endNs === undefined, cursor };
   }
 
@@ -296,6 +315,32 @@ export class QueryEngine {
 }
 
 /** Marks a DuckDB error as coming from a compiled APL query (errors.ts answers its Binder Errors with 400). */
+/**
+ * Counts the tabular operators of the whole query (subqueries of union, join, lookup and let included):
+ * DuckDB's planner refuses plans beyond a fixed depth, so a long pipeline is refused here first, naming
+ * the operator past the limit. The tree is walked without recursion: its depth is the user's.
+ */
+/** Expression nodes also carry an `op` (a binary operator); tabular operators are the other nodes with one. */
+const EXPR_KINDS = new Set(['literal', 'name', 'member', 'index', 'call', 'unary', 'binary', 'list', 'between', 'star', 'typeof']);
+
+function checkStages(ast: unknown, source: string, max: number): void {
+  const positions: number[] = [];
+  const todo: unknown[] = [ast];
+  while (todo.length > 0) {
+    const node = todo.pop();
+    if (Array.isArray(node)) {
+      for (const x of node) if (x && typeof x === 'object') todo.push(x);
+    } else if (node && typeof node === 'object') {
+      const o = node as Record<string, unknown>;
+      if (typeof o.op === 'string' && typeof o.pos === 'number' && !EXPR_KINDS.has(o.kind as string)) positions.push(o.pos);
+      for (const v of Object.values(o)) if (v && typeof v === 'object') todo.push(v);
+    }
+  }
+  if (positions.length <= max) return;
+  positions.sort((a, b) => a - b);
+  throw new AplError(`the query has ${positions.length} operators, more than the limit of ${max} (service.query_limits.max_stages)`, source, positions[max]!);
+}
+
 function markAplQuery(e: unknown): unknown {
   if (e instanceof Error) Object.assign(e, { aplQuery: true });
   return e;

@@ -11,6 +11,7 @@ import { requireDataset } from '../authenticate.js';
 import { canDataset } from '../../auth/capabilities.js';
 import { badRequest } from '../errors.js';
 import { parseDuration } from '../../../util/units.js';
+import type { QueryLimits } from '../../query/limits.js';
 
 type AplRequest = FastifyRequest<{ Querystring: Record<string, string | undefined>; Body: Record<string, unknown> | undefined }>;
 
@@ -27,8 +28,8 @@ function checkFlags(q: Record<string, string | undefined>): void {
   }
 }
 
-export function queryRoutes(app: FastifyInstance, store: EventStore, queryTimeoutMs = 0): void {
-  const engine = new QueryEngine(store, queryTimeoutMs);
+export function queryRoutes(app: FastifyInstance, store: EventStore, o: { timeoutMs?: number; limits?: QueryLimits } = {}): void {
+  const engine = new QueryEngine(store, o);
   const meta = (ds: string) => store.listFields(ds);
 
   const apl = async (req: AplRequest) => {

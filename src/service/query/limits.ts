@@ -1,0 +1,16 @@
+/** Bounds on one query (service.query_limits), each refused with a 400 naming its config key. */
+export interface QueryLimits {
+  /** service.query_limits.max_query_bytes: the APL text's size. */
+  maxQueryBytes: number;
+  /** service.query_limits.max_stages: tabular operators in the whole query, subqueries included. */
+  maxStages: number;
+  /** service.query_limits.max_columns: columns of any stage's output. */
+  maxColumns: number;
+}
+
+/**
+ * DuckDB's planner refuses plans deeper than 1000 nodes, which ~400 `take` stages reach; an extend of
+ * 2,500 computed columns ran out of 512 MB. The defaults stay clear of both, and above the widest
+ * dataset (service.max_fields_per_dataset, 2048) with its built-in columns.
+ */
+export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxQueryBytes: 256 * 1024, maxStages: 200, maxColumns: 2100 };
