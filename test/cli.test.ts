@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestService, tempDir } from './helpers.js';
+import { ADMIN, startTestService, tempDir } from './helpers.js';
 
 const CLI = 'dist/src/cli/main.js';
 const ferry = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, FERRY_LOG_LEVEL: 'info' } });
@@ -104,6 +104,38 @@ describe('the ferry command', () => {
     const refused = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', dir);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toBe(`ferry: ${join(dir, 'admin-token')} is readable by others (mode 0644); it holds the owner's token: chmod 600 ${join(dir, 'admin-token')}\n`);
+  });
+
+  it('SIGTERM interrupts a long query (answered 503) instead of waiting for it', async () => {
+    const dir = join(tempDir(), 'data');
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dir], { env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      const end = Date.now() + 30_000;
+      while (!out.includes('event service listening') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const url = (JSON.parse(out.split('\n').find((l) => l.includes('event service listening'))!) as { url: string }).url;
+      const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+      await fetch(`${url}/v2/datasets`, { method: 'POST', headers: admin, body: '{"name":"e"}' });
+      const { token } = await (await fetch(`${url}/v2/tokens`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 't', datasetCapabilities: { e: { ingest: ['create'] } } }) })).json() as { token: string };
+      for (let b = 0; b < 3; b++) {
+        const body = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ k: 1, i: b * 20_000 + i })).join('\n');
+        expect((await fetch(`${url}/v1/ingest/e`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' }, body })).status).toBe(200);
+      }
+      // 3.6 billion joined rows: tens of seconds of work.
+      const query = fetch(`${url}/v1/query/_apl`, { method: 'POST', headers: admin, body: JSON.stringify({ apl: "['e'] | join kind=inner (['e'] | project k, j = i) on k | summarize sum(j)" }) });
+      await new Promise((r) => setTimeout(r, 1500));
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      const answer = await query;
+      expect(answer.status).toBe(503);
+      expect(await answer.json()).toEqual({ code: 503, message: 'the service is shutting down; try again once it is back' });
+      expect(await exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(8_000);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('npm start passes SIGTERM on to the agent, which stops cleanly', async () => {

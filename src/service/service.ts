@@ -55,6 +55,8 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {
         await retention.stop();
+        // A long query must not hold the shutdown up: it is interrupted and answered 503.
+        store.stopReads();
         log.debug('closing http');
         await app.close();
         log.debug('closing store');

@@ -2,7 +2,7 @@
 import { AplError } from '../../apl/errors.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { StoreError } from '../store/errors.js';
-import { QueryTimeout } from '../store/db.js';
+import { QueryTimeout, ServiceStopping } from '../store/db.js';
 
 export class HttpError extends Error {
   constructor(readonly status: number, message: string, readonly headers: Record<string, string> = {}) {
@@ -26,6 +26,7 @@ export function toHttp(err: unknown): { status: number; message: string; headers
   if (err instanceof AplError) return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
   if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };
   if (err instanceof QueryForbidden) return { status: 403, message: err.message, headers: {} };
+  if (err instanceof ServiceStopping) return { status: 503, message: err.message, headers: { 'retry-after': '5' } };
   if (err instanceof QueryTimeout) return { status: 408, message: `${err.message} (service.query_timeout); narrow the time range or the query`, headers: {} };
   const text = (err as Error)?.message ?? '';
   // A query that fails while it runs on data it cannot handle (a bad regex, a number out of range) is the

@@ -82,8 +82,21 @@ export class QueryTimeout extends Error {
   }
 }
 
+/** The service is stopping: queries running are interrupted and new ones refused. */
+export class ServiceStopping extends Error {
+  constructor() {
+    super('the service is shutting down; try again once it is back');
+    this.name = 'ServiceStopping';
+  }
+}
+
 export class ConnOps {
   constructor(private readonly raw: DuckDBConnection) {}
+
+  /** Interrupts the statement running on this connection (it fails with DuckDB's INTERRUPT error). */
+  interrupt(): void {
+    this.raw.interrupt();
+  }
 
   async run(sql: string, params?: unknown[]): Promise<void> {
     await this.raw.run(sql, params as never);

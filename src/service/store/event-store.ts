@@ -14,7 +14,7 @@ import {
   CATALOG_DDL, type DatasetRecord, type FieldRecord, deleteDatasetRows, getMeta, insertDataset, insertField,
   loadDatasets, loadFields, setMeta, updateDataset, updateField,
 } from './catalog.js';
-import { type ConnOps, type ConnPool, Database, Mutex, type Row, SharedLock } from './db.js';
+import { type ConnOps, type ConnPool, Database, Mutex, type Row, ServiceStopping, SharedLock } from './db.js';
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
@@ -90,6 +90,8 @@ export class EventStore {
   private readonly catalogLock = new Mutex();
   private ingestPool!: ConnPool;
   private tempSeq = 0;
+  private readonly activeReads = new Set<ConnOps>();
+  private readsStopped = false;
   private checkpointing: Promise<void> | undefined;
   readonly now: () => bigint;
 
@@ -498,7 +500,27 @@ export class EventStore {
 
   /** Runs a read-only query (compiled APL) and returns its columns, column-major; see ConnOps.columns. */
   async readColumns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
-    return this.db.use((c) => c.columns(sql, timeoutMs));
+    if (this.readsStopped) throw new ServiceStopping();
+    return this.db.use(async (c) => {
+      this.activeReads.add(c);
+      try {
+        return await c.columns(sql, timeoutMs);
+      } catch (e) {
+        if (this.readsStopped) throw new ServiceStopping();
+        throw e;
+      } finally {
+        this.activeReads.delete(c);
+      }
+    });
+  }
+
+  /**
+   * On shutdown: interrupts the queries running and refuses new ones, so a long query cannot hold the
+   * service up (ingest and catalog work finish as usual).
+   */
+  stopReads(): void {
+    this.readsStopped = true;
+    for (const c of this.activeReads) c.interrupt();
   }
 
   /** Rows and time bounds of a whole dataset, cached until its next write. */
