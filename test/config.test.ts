@@ -48,6 +48,14 @@ describe('config', () => {
     expect(() => buildConfig(doc({ timezone: 'Mars/Olympus' }), {})).toThrow(/transforms\.t\.timezone: unknown time zone "Mars\/Olympus"/);
   });
 
+  it('bounds max_fields_per_dataset by what memory_limit can write, naming both keys', () => {
+    expect(buildConfig({}, {}).service.maxFieldsPerDataset).toBe(512);
+    expect(buildConfig({ service: { memory_limit: '2GiB' } }, {}).service.maxFieldsPerDataset).toBe(2048);
+    expect(buildConfig({ service: { max_fields_per_dataset: 500 } }, {}).service.maxFieldsPerDataset).toBe(500);
+    expect(() => buildConfig({ service: { max_fields_per_dataset: 2048 } }, {}))
+      .toThrow(/service\.max_fields_per_dataset: 2048 fields cannot be written with service\.memory_limit 512MiB \(at most 512: 1 MiB per field\)/);
+  });
+
   it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
     const c = buildConfig({ service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } }, { PORT: '9000' });
     expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 9000 });

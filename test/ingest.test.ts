@@ -132,6 +132,12 @@ describe('ingest bodies', () => {
   it('answers 400 for corrupt gzip and 415 for an unknown encoding', async () => {
     const ds = await freshDataset();
     expect((await ingest(ds, 'not gzip at all', { ...NDJSON, 'content-encoding': 'gzip' })).status).toBe(400);
+    // zstd names its errors its own way ("Unknown frame descriptor", "Dictionary mismatch"): still the body's fault.
+    for (const bad of ['not zstd at all', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3])]) {
+      const z = await ingest(ds, bad, { ...NDJSON, 'content-encoding': 'zstd' });
+      expect(z.status).toBe(400);
+      expect(String(z.json.message)).toMatch(/^cannot decompress zstd body: /);
+    }
     const r = await ingest(ds, '{}', { ...NDJSON, 'content-encoding': 'br' });
     expect(r.status).toBe(415);
     expect(r.json.message).toMatch(/Content-Encoding/);

@@ -71,6 +71,10 @@ export async function decodeBody(
   const wire = new Counter(limits.maxBodyBytes, 'request body');
   const plain = new Counter(limits.maxDecompressedBytes, 'decompressed request body');
   const inflate = decompressor(encoding);
+  // Whatever the decompressor itself fails on is the body's fault (zstd names its errors freely:
+  // "Unknown frame descriptor", "Dictionary mismatch", "Data corruption detected"...).
+  let inflateError: unknown;
+  inflate?.once('error', (e) => (inflateError = e));
   try {
     const stages = [source, wire, ...(inflate ? [inflate] : []), plain, ...sinks] as unknown as [Readable, Writable];
     await pipeline(stages);
@@ -79,7 +83,7 @@ export async function decodeBody(
     const err = e as NodeJS.ErrnoException;
     // csv-parse's fatal errors (a quote never closed, bad characters after a quote) are the body's fault.
     if (err.code?.startsWith('CSV_')) throw badRequest(`invalid CSV body: ${err.message}`);
-    if (inflate && (err.code?.startsWith('Z_') || /zstd|incorrect header|unexpected end|invalid/i.test(err.message))) {
+    if (inflate && (e === inflateError || err.code?.startsWith('Z_') || /zstd|incorrect header|unexpected end|invalid/i.test(err.message))) {
       throw badRequest(`cannot decompress ${encoding} body: ${err.message}`);
     }
     throw e;

@@ -110,12 +110,22 @@ export function discoveryQuery(objects: string[], leaves: string[]): DiscoveryQu
  * Equal sums mean no event brought a new key there, so no key lists are built or hashed; a difference
  * sends that object to a `keys` round. `countOnly` paths (the event time) are counted but not typed.
  */
+/**
+ * `a + b + c + …` as a balanced tree: DuckDB refuses expressions deeper than 1000, which a chain over the
+ * children of an object with a thousand keys is.
+ */
+function balancedSum(terms: readonly string[]): string {
+  if (terms.length === 1) return terms[0]!;
+  const mid = terms.length >> 1;
+  return `(${balancedSum(terms.slice(0, mid))} + ${balancedSum(terms.slice(mid))})`;
+}
+
 export function countsQuery(objects: string[], leaves: string[], countOnly: string[]): DiscoveryQuery {
   const paths = [...leaves, ...countOnly];
   const agg = leaves.map((_, i) => `, bit_or(ferry_tbit(ts[${i + 2}])) AS t${i}`);
   const counts = objects.map((o, i) => {
     const present = paths.flatMap((p, k) => (parentOf(p) === o ? [`count(ts[${k + 2}])`] : []));
-    return `, sum(nk[${i + 1}]) AS k${i}, ${present.length ? present.join(' + ') : '0'} AS c${i}`;
+    return `, sum(nk[${i + 1}]) AS k${i}, ${present.length ? balancedSum(present) : '0'} AS c${i}`;
   });
   const sql = `SELECT ts[1] AS jt, count(*) AS n${agg.join('')}${counts.join('')}
     FROM (SELECT json_type(j, ${sqlList(['', ...paths])}) AS ts, [len(x) for x in json_keys(j, ${sqlList(objects)})] AS nk FROM raw)

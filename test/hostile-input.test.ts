@@ -1,0 +1,21 @@
+/**
+ * The service under hostile input (bench/fuzz.ts) against the real `ferry serve`: ingest bodies of every
+ * format and encoding, whole and broken; APL token soups and pipelines of every operator; legacy queries;
+ * odd paths and credentials. Every answer is a 2xx or a 4xx with {code, message}, never a 5xx, and the
+ * events acknowledged before are all still there. The seed is random unless FERRY_FUZZ_SEED is set, and
+ * is printed in any failure; `npm run fuzz -- --minutes N` runs it for longer.
+ */
+import { describe, expect, it } from 'vitest';
+import { fuzz } from '../bench/fuzz.js';
+
+describe('hostile input (seeded fuzz)', () => {
+  it('no input answers 5xx or breaks the error shape, and acknowledged events stay', async () => {
+    const seed = process.env.FERRY_FUZZ_SEED ? Number(process.env.FERRY_FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+    const r = await fuzz({ seed, durationMs: 30_000 });
+    const summary = `seed ${seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)} (replay: FERRY_FUZZ_SEED=${seed} npx vitest run test/hostile-input.test.ts)`;
+    console.log(summary);
+    expect(r.requests, summary).toBeGreaterThan(200);
+    expect(Object.keys(r.byStatus).some((s) => s.startsWith('4')), summary).toBe(true);
+    expect(r.violations, summary).toEqual([]);
+  }, 120_000);
+});
