@@ -2,15 +2,17 @@
  * The service under hostile input (bench/fuzz.ts) against the real `ferry serve`: ingest bodies of every
  * format and encoding, whole and broken; APL token soups and pipelines of every operator; legacy queries;
  * odd paths and credentials. Every answer is a 2xx or a 4xx with {code, message}, never a 5xx, and the
- * events acknowledged before are all still there. The seed is random unless FERRY_FUZZ_SEED is set, and
- * is printed in any failure; `npm run fuzz -- --minutes N` runs it for longer.
+ * events acknowledged before are all still there. The suite replays one schedule (FERRY_FUZZ_SEED picks
+ * another) so that a landing never depends on which seed was drawn; `npm run fuzz -- --minutes N` draws
+ * new seeds, and a bug it finds gets a test of its own and may become this seed.
  */
 import { describe, expect, it } from 'vitest';
 import { fuzz } from '../bench/fuzz.js';
 
 describe('hostile input (seeded fuzz)', () => {
   it('no input answers 5xx or breaks the error shape, and acknowledged events stay', async () => {
-    const seed = process.env.FERRY_FUZZ_SEED ? Number(process.env.FERRY_FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+    // This schedule found zstd errors and too-wide datasets answering 500 (fixed since).
+    const seed = process.env.FERRY_FUZZ_SEED ? Number(process.env.FERRY_FUZZ_SEED) : 1150404200;
     const r = await fuzz({ seed, durationMs: 30_000 });
     const summary = `seed ${seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)} (replay: FERRY_FUZZ_SEED=${seed} npx vitest run test/hostile-input.test.ts)`;
     console.log(summary);

@@ -41,6 +41,16 @@ async function page(apl: string, body: Record<string, unknown>): Promise<Page> {
   return { ids: col('id') as number[], times: col('_time') as string[], minCursor: res.status.minCursor, maxCursor: res.status.maxCursor };
 }
 
+describe('legacy summaries with rows that have no time', () => {
+  it('answer 200: a datatable unioned with a dataset and summarised by a time bin (found by the fuzz)', async () => {
+    const apl = "datatable(a:long)[1,2] | union ['other'] | summarize c = count() by bin(_time, 1h)";
+    const r = await svc.call('POST', '/v1/query/_apl?format=legacy', { apl, ...RANGE });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { buckets: { series: { startTime: string }[]; totals: unknown[] } };
+    expect(body.buckets.series.every((s) => typeof s.startTime === 'string')).toBe(true);
+  });
+});
+
 describe('pagination over 10,000 events with equal timestamps', () => {
   for (const dir of ['desc', 'asc'] as const) {
     it(`cursor paging (${dir}) returns every event exactly once, in order`, async () => {

@@ -67,7 +67,9 @@ export function legacyResult(o: QueryOutcome, meta: FieldsMeta, request?: unknow
       const timeIdx = main.columns.findIndex((c) => c.name === main.buckets!.field);
       const series = new Map<string, { startTime: string; endTime: string; groups: unknown[] }>();
       entries(main, [timeIdx]).forEach((e, i) => {
-        const start = main.values[timeIdx]![i] as string;
+        const start = main.values[timeIdx]![i] as string | null;
+        // Rows without a time (a datatable's, through a union) belong to no bucket; totals count them.
+        if (start === null || Number.isNaN(Date.parse(start))) return;
         let s = series.get(start);
         if (!s) {
           const ns = BigInt(Date.parse(start)) * 1_000_000n;
