@@ -13,6 +13,7 @@ import { Pipeline } from '../agent/pipeline/pipeline.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
 import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
 import { decode } from '../agent/sinks/encoding.js';
+import { isConfigRefusal } from '../agent/sinks/retry.js';
 import { splitLines } from '../agent/sinks/sink.js';
 import { PRESETS } from '../agent/transforms/multiline.js';
 import { EventStore } from '../service/store/event-store.js';
@@ -105,7 +106,9 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   } catch (e) {
     rmSync(work, { recursive: true, force: true });
     if (e instanceof ConfigError) {
-      throw new PipeError(e.message.replace(/^invalid config:\s*/, '').replace(/sinks\.pipe\.(url|token)/, '--$1').replace(/sources\.stdin\.|sinks\.pipe\.|transforms\.\w+\./, '--'));
+      // The config's key path names the flag it came from: sinks.pipe.timestamp_format → --timestamp-format.
+      throw new PipeError(e.message.replace(/^invalid config:\s*/, '')
+        .replace(/(?:sources\.stdin|sinks\.pipe|transforms\.\w+)\.([a-z_]+)/, (_m, key: string) => `--${key.replace(/_/g, '-')}`));
     }
     throw e;
   }
@@ -149,7 +152,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
         if (context.stopped) return; // the closing message says it, with where the events are kept
         say(msg);
         const status = context.status as number | undefined;
-        if (context.events !== undefined && status !== undefined && (status === 401 || status === 403 || status === 404)) {
+        if (context.events !== undefined && status !== undefined && isConfigRefusal(status)) {
           refusal ??= { status, reason: String(context.reason) };
           stopNow();
         }
@@ -174,8 +177,10 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     if (sink.deadLettered > 0) problems.push(`${sink.deadLettered} event(s) refused: ${runner.sink.health.firstRefusal ?? 'see the file'}`);
     if (kept > 0) problems.push(`${kept} event(s) ${why}`);
     if (interrupted) {
-      say(`interrupted: ${sink.eventsOut - sink.deadLettered} event(s) delivered, ${kept + sink.deadLettered} not delivered${kept + sink.deadLettered ? ` (kept in ${deadLetter})` : ''}`);
-      return kept + sink.deadLettered > 0 ? 1 : 0;
+      // Every event handed to the sink was delivered, refused (dead-lettered) or is kept from the queue.
+      const notDelivered = kept + sink.deadLettered;
+      say(`interrupted: ${runner.counters.eventsIn - notDelivered} event(s) delivered, ${notDelivered} not delivered${notDelivered ? ` (kept in ${deadLetter})` : ''}`);
+      return notDelivered > 0 ? 1 : 0;
     }
     if (problems.length > 0) {
       say(`${problems.join('; ')}; kept in ${deadLetter}`);
@@ -202,8 +207,7 @@ async function spillQueue(dir: string, file: string, sink: string, error: string
     for (let records = await queue.next(16, pos, signal); records.length > 0; records = await queue.next(16, pos, signal)) {
       for (const r of records) {
         const lines = splitLines(decode(r.payload));
-        const time = new Date().toISOString();
-        await deadLetter.write(lines.map((l) => ({ time, sink, status, error, event: parseOrText(l) })));
+        await deadLetter.writeEvents(lines, sink, status, error);
         count += lines.length;
         pos = r.next;
       }
@@ -212,12 +216,4 @@ async function spillQueue(dir: string, file: string, sink: string, error: string
     await queue.close();
   }
   return count;
-}
-
-function parseOrText(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return line;
-  }
 }

@@ -113,18 +113,28 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
     };
   };
   const s = r.service ?? {};
+  const memoryLimitBytes = withUnit('service.memory_limit', s.memory_limit, parseBytes, 512 * 1024 * 1024);
+  // An insert pins about half a MiB per column of the table (DuckDB blocks of 256 KiB, data and validity):
+  // with 512 MiB a commit into a table of ~1,050 columns failed, and at ~920 columns the batch's own work
+  // no longer fitted beside them. A dataset may only get as wide as half the memory limit can write.
+  const widest = Math.max(1, Math.floor(memoryLimitBytes / FIELD_MEMORY_BYTES));
+  const asked = s.max_fields_per_dataset as number | undefined;
+  if (asked !== undefined && asked > widest) {
+    throw new ConfigError(`invalid config:\n  service.max_fields_per_dataset: ${asked} fields cannot be written with service.memory_limit ` +
+      `${Math.round(memoryLimitBytes / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`, 'service.max_fields_per_dataset');
+  }
   const service: ServiceConfig = {
     enabled: (s.enabled as boolean | undefined) ?? true,
     listen: parseListen((s.listen as string | undefined) ?? '127.0.0.1:8077'),
     dataDir: (s.data_dir as string | undefined) ?? './data',
-    memoryLimitBytes: withUnit('service.memory_limit', s.memory_limit, parseBytes, 512 * 1024 * 1024),
+    memoryLimitBytes,
     checkpointThresholdBytes: withUnit('service.checkpoint_threshold', s.checkpoint_threshold, parseBytes, 256 * 1024 * 1024),
     // One DuckDB worker: requests already run in parallel on their own connections, and on 2 cores extra
     // DuckDB workers cost more in contention than they give (bench:ingest: 87k → 136k events/s).
     threads: (s.threads as number | undefined) ?? 1,
     maxBodyBytes: withUnit('service.max_body_bytes', s.max_body_bytes, parseBytes, 100 * 1024 * 1024),
     maxDecompressedBytes: withUnit('service.max_decompressed_bytes', s.max_decompressed_bytes, parseBytes, 1024 * 1024 * 1024),
-    maxFieldsPerDataset: 0, // below: its default and its bound follow from memory_limit
+    maxFieldsPerDataset: asked ?? Math.min(2048, widest),
     queryTimeoutMs: withUnit('service.query_timeout', s.query_timeout as string | undefined,
       (v: string) => Number(parseDuration(v) / 1_000_000n), 60_000),
     queryLimits: {
@@ -138,16 +148,6 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
         (v: string) => Number(parseDuration(v) / 1_000_000n), 3_600_000),
     },
   };
-  // An insert pins about half a MiB per column of the table (DuckDB blocks of 256 KiB, data and validity):
-  // with 512 MiB a commit into a table of ~1,050 columns failed, and at ~920 columns the batch's own work
-  // no longer fitted beside them. A dataset may only get as wide as half the memory limit can write.
-  const widest = Math.max(1, Math.floor(service.memoryLimitBytes / FIELD_MEMORY_BYTES));
-  const asked = s.max_fields_per_dataset as number | undefined;
-  if (asked !== undefined && asked > widest) {
-    throw new ConfigError(`invalid config:\n  service.max_fields_per_dataset: ${asked} fields cannot be written with service.memory_limit ` +
-      `${Math.round(service.memoryLimitBytes / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`, 'service.max_fields_per_dataset');
-  }
-  service.maxFieldsPerDataset = asked ?? Math.min(2048, widest);
   let agent: AgentConfig;
   try {
     agent = buildAgentConfig(raw as Record<string, unknown>, service.enabled, parseListen);

@@ -12,14 +12,14 @@ import type { AgentConfig, SinkConfig } from '../../config/agent.js';
 import type { EventStore } from '../../service/store/event-store.js';
 import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
-import { SinkRunner } from './sink-runner.js';
+import { newRunnerCounters, SinkRunner } from './sink-runner.js';
 import { AxiomSink } from '../sinks/axiom.js';
 import { DeadLetterFile } from '../sinks/dead-letter.js';
 import { LocalSink } from '../sinks/local.js';
 import { newSinkCounters, type Sink } from '../sinks/sink.js';
 import { SinkHealth, type HealthReporter } from '../sinks/sink-health.js';
-import { FileSource, type FileSourceCounters } from '../sources/file/file-source.js';
-import type { Source } from '../sources/source.js';
+import { FileSource, newFileSourceCounters } from '../sources/file/file-source.js';
+import { newSourceCounters, type Source } from '../sources/source.js';
 import { StdinSource } from '../sources/stdin.js';
 import { EnrichTransform } from '../transforms/enrich.js';
 import { MultilineTransform } from '../transforms/multiline.js';
@@ -90,7 +90,7 @@ export class Pipeline {
           name: s.name, batch: s.batch, queue: s.queue, concurrency: s.concurrency, queueDir: join(cfg.dataDir, 'queues', s.name),
           onDurable: (m) => acks.durable(idx, m),
           onError: (err) => deps.onSinkError?.(s.name, err),
-          counters: book.get(`runner:${s.name}`, () => ({ eventsIn: 0, bytesIn: 0, droppedEvents: 0 })),
+          counters: book.get(`runner:${s.name}`, newRunnerCounters),
         }, await createSink(s, cfg, deps, book));
         sinks.push(runner);
         feed(s.inputs, (e) => runner.accept(e));
@@ -127,7 +127,7 @@ export class Pipeline {
     cfg.transforms.forEach((t) => place(t.name));
 
     const sources: Source[] = cfg.sources.map((s) => s.type === 'stdin'
-      ? new StdinSource(s.name, s.maxLineBytes, undefined, book.get(`source:${s.name}`, () => ({ linesIn: 0, bytesIn: 0, truncatedLines: 0 })))
+      ? new StdinSource(s.name, s.maxLineBytes, undefined, book.get(`source:${s.name}`, newSourceCounters))
       : new FileSource(s.name, {
         ...s, chunkBytes: 256 * 1024, stateDir: cfg.dataDir,
         // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
@@ -135,7 +135,7 @@ export class Pipeline {
         onError: (err, context) => log.warn({ err, ...context }, 'file source problem'),
         onInfo: (msg, context) => log.info(context, msg),
         onWarning: (msg, context) => log.warn(context, msg),
-      }, book.get<FileSourceCounters>(`source:${s.name}`, () => ({ linesIn: 0, bytesIn: 0, truncatedLines: 0, rotations: 0, truncations: 0 }))));
+      }, book.get(`source:${s.name}`, newFileSourceCounters)));
     const pipeline = new Pipeline(sources, ordered, sinks, log);
     for (const [i, s] of sources.entries()) {
       await s.start(emitterOf(cfg.sources[i]!.name));
@@ -184,7 +184,7 @@ export class Pipeline {
 }
 
 /** What a sink does, for the start-up log: where it delivers (never its token). */
-export function describeSink(s: SinkConfig): Record<string, unknown> {
+function describeSink(s: SinkConfig): Record<string, unknown> {
   return s.type === 'local' ? { sink: s.name, type: s.type, dataset: s.dataset } : { sink: s.name, type: s.type, url: s.url, dataset: s.dataset };
 }
 

@@ -31,6 +31,10 @@ export interface RunnerCounters {
   droppedEvents: number;
 }
 
+export function newRunnerCounters(): RunnerCounters {
+  return { eventsIn: 0, bytesIn: 0, droppedEvents: 0 };
+}
+
 /**
  * The line shipped for an envelope. A parsed JSON line goes as its own text, with enrichment fields spliced
  * in before the closing brace; another event is serialised; a line nobody parsed goes as it is when it
@@ -62,7 +66,7 @@ export class SinkRunner {
   private readonly delivery: Delivery;
 
   private constructor(readonly o: SinkRunnerOptions, readonly sink: Sink, readonly queue: DiskQueue) {
-    this.counters = o.counters ?? { eventsIn: 0, bytesIn: 0, droppedEvents: 0 };
+    this.counters = o.counters ?? newRunnerCounters();
     this.batcher = new Batcher(o.batch, async (batch, count, marks) => {
       const queued = await queue.push(batch);
       if (!queued) this.counters.droppedEvents += count;

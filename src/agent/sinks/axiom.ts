@@ -15,7 +15,7 @@
  * Every failure is reported to the sink's health, which logs it and shows it in /health. A batch counts
  * as delivered only when send() resolves; the caller acknowledges its queue after that.
  */
-import { backoffMs, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
+import { backoffMs, isConfigRefusal, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode, encode, encodingOf, type Encoding } from './encoding.js';
 import { HttpPoster } from './http-post.js';
@@ -53,10 +53,6 @@ export interface AxiomSinkOptions {
 /** Node's errors for a request that cannot be made at all: the same request will fail the same way. */
 const UNSENDABLE = new Set(['ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_URL', 'ERR_INVALID_PROTOCOL', 'ERR_UNESCAPED_CHARACTERS', 'ERR_HTTP_INVALID_HEADER_VALUE']);
 
-/** 401 and 403 (the token), 404 (the dataset): refusals an operator fixes in the config. */
-function isConfigRefusal(status: number): boolean {
-  return status === 401 || status === 403 || status === 404;
-}
 
 export class AxiomSink implements Sink {
   readonly counters: SinkCounters;
@@ -122,8 +118,7 @@ export class AxiomSink implements Sink {
   }
 
   private async deadLetter(lines: string[], status: number, error: string): Promise<void> {
-    const time = new Date().toISOString();
-    await this.o.deadLetter.write(lines.map((l) => ({ time, sink: this.o.name, status, error, event: safeJson(l) })));
+    await this.o.deadLetter.writeEvents(lines, this.o.name, status, error);
     this.counters.deadLettered += lines.length;
     this.health.deadLettered(lines.length, error, this.o.deadLetter.path, status);
   }
@@ -216,10 +211,3 @@ function errorMessage(text: string, status: number): string {
   return text.slice(0, 500) || `HTTP ${status}`;
 }
 
-function safeJson(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return line;
-  }
-}

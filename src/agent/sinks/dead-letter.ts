@@ -14,11 +14,26 @@ export interface DeadLetter {
   event?: unknown;
 }
 
+/** A line as its JSON value, or as text when it is not JSON. */
+function eventOf(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return line;
+  }
+}
+
 export class DeadLetterFile {
   count = 0;
   private ready: Promise<unknown> | undefined;
 
   constructor(readonly path: string) {}
+
+  /** Refused events (NDJSON lines as sent) with the status and the reason they were refused for. */
+  writeEvents(lines: readonly string[], sink: string, status: number, error: string): Promise<void> {
+    const time = new Date().toISOString();
+    return this.write(lines.map((l) => ({ time, sink, status, error, event: eventOf(l) })));
+  }
 
   async write(entries: DeadLetter[]): Promise<void> {
     if (entries.length === 0) return;

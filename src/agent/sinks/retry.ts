@@ -32,6 +32,11 @@ export function requestedWaitMs(headers: Record<string, string | string[] | unde
   return undefined;
 }
 
+/** 401 and 403 (the token), 404 (the dataset): refusals an operator fixes in the config. */
+export function isConfigRefusal(status: number): boolean {
+  return status === 401 || status === 403 || status === 404;
+}
+
 /** Network errors, 408, 429 and 5xx are worth trying again; other answers are final. */
 export function isRetryable(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;

@@ -33,6 +33,10 @@ export interface SourceCounters {
   truncatedLines: number;
 }
 
+export function newSourceCounters(): SourceCounters {
+  return { linesIn: 0, bytesIn: 0, truncatedLines: 0 };
+}
+
 export interface Source {
   readonly name: string;
   readonly counters: SourceCounters;

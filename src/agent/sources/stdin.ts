@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { forEachLine } from './lines.js';
-import type { Source, SourceCounters, SourceLine, Stream } from './source.js';
+import { newSourceCounters, type Source, type SourceCounters, type SourceLine, type Stream } from './source.js';
 
 export class StdinSource implements Source {
   readonly counters: SourceCounters;
@@ -14,7 +14,7 @@ export class StdinSource implements Source {
   private readonly stream: Stream;
 
   constructor(readonly name: string, private readonly maxLineBytes: number, private readonly input: Readable = process.stdin, counters?: SourceCounters) {
-    this.counters = counters ?? { linesIn: 0, bytesIn: 0, truncatedLines: 0 };
+    this.counters = counters ?? newSourceCounters();
     this.stream = { id: `${name}:stdin`, source: name, acknowledge: () => undefined };
   }
 

@@ -17,7 +17,7 @@ import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
-import type { Gauge, Source, SourceCounters, SourceLine, SourceStatus } from '../source.js';
+import { newSourceCounters, type Gauge, type Source, type SourceCounters, type SourceLine, type SourceStatus } from '../source.js';
 
 export interface FileSourceOptions extends TailerOptions {
   include: string[];
@@ -40,6 +40,10 @@ export interface FileSourceOptions extends TailerOptions {
 export interface FileSourceCounters extends SourceCounters {
   rotations: number;
   truncations: number;
+}
+
+export function newFileSourceCounters(): FileSourceCounters {
+  return { ...newSourceCounters(), rotations: 0, truncations: 0 };
 }
 
 /** What one include pattern finds, for the start-up log, /health and the metrics. */
@@ -82,7 +86,7 @@ export class FileSource implements Source {
   private readonly hooks: TailerHooks;
 
   constructor(readonly name: string, private readonly o: FileSourceOptions, counters?: FileSourceCounters) {
-    this.counters = counters ?? { linesIn: 0, bytesIn: 0, truncatedLines: 0, rotations: 0, truncations: 0 };
+    this.counters = counters ?? newFileSourceCounters();
     this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
     const include = o.include.map((p) => resolve(p));
     this.patterns = include.map((pattern) => ({ pattern, base: splitPattern(pattern).base, matches: 0 }));
@@ -249,8 +253,7 @@ export class FileSource implements Source {
         try {
           read += await t.step(emit, this.counters, ROUND_BUDGET, this.chunk);
           if (t.state === 'draining') {
-            // The path may already hold the file that replaced this one.
-            if (!this.candidates.has(t.path)) this.candidates.set(t.path, false);
+            // The file that replaces this one at its path is found by the next scan.
             if (await t.finishIfDrained(emit, this.counters) === 'done') {
               this.tailers.delete(key);
               this.counters.rotations++;

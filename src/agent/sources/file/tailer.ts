@@ -44,7 +44,7 @@ export type StepResult = 'open' | 'done';
 /** What a tailer tells its source: offsets made durable, and what happened to the file (for the log). */
 export interface TailerHooks {
   acknowledged(t: FileTailer): void;
-  /** The path no longer names this file (`renamed`: another file or none is there; `deleted`: no link left), or it was truncated. */
+  /** The path no longer names this file (`rotated`: another file or none is there; `deleted`: no link left), or it was truncated. */
   changed(t: FileTailer, what: 'rotated' | 'deleted' | 'truncated', detail: Record<string, unknown>): void;
 }
 
