@@ -138,6 +138,37 @@ describe('the ferry command', () => {
     }
   });
 
+  it('a second SIGTERM exits at once while the first waits for a request in flight', async () => {
+    const dir = join(tempDir(), 'data');
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dir], { env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    let stillRunning = true;
+    void exited.then(() => (stillRunning = false));
+    try {
+      const end = Date.now() + 30_000;
+      while (!out.includes('event service listening') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const url = new URL((JSON.parse(out.split('\n').find((l) => l.includes('event service listening'))!) as { url: string }).url);
+      await fetch(`${url.origin}/v2/datasets`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"e"}' });
+      // An upload that has sent a tenth of its body: the first SIGTERM waits for it to finish.
+      const { request } = await import('node:http');
+      const upload = request({ host: url.hostname, port: url.port, method: 'POST', path: '/v1/ingest/e', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/x-ndjson', 'content-length': '1000' } });
+      upload.on('error', () => undefined);
+      upload.write('{"a":1}\n'.repeat(12));
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(stillRunning).toBe(true);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(1);
+      expect(out).toContain('second signal: exiting without waiting');
+      upload.destroy();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   it('npm start passes SIGTERM on to the agent, which stops cleanly', async () => {
     const dir = tempDir();
     // The start script as it is, less its build step (the suite already built, and rebuilding here would

@@ -56,6 +56,14 @@ describe('config', () => {
       .toThrow(/service\.max_fields_per_dataset: 2048 fields cannot be written with service\.memory_limit 512MiB \(at most 512: 1 MiB per field\)/);
   });
 
+  it('reads service.query_limits, bounding the expression depth by the parser\'s own cap', () => {
+    expect(buildConfig({}, {}).service.queryLimits).toEqual({ maxQueryBytes: 262144, maxStages: 200, maxColumns: 2100, maxExpressionDepth: 256 });
+    expect(buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service.queryLimits)
+      .toMatchObject({ maxExpressionDepth: 32, maxQueryBytes: 1 << 20 });
+    expect(() => buildConfig({ service: { query_limits: { max_expression_depth: 257 } } }, {})).toThrow(/service\.query_limits\.max_expression_depth: must be <= 256/);
+    expect(() => buildConfig({ service: { query_limits: { max_stages: 0 } } }, {})).toThrow(/service\.query_limits\.max_stages: must be >= 1/);
+  });
+
   it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
     const c = buildConfig({ service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } }, { PORT: '9000' });
     expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 9000 });

@@ -7,16 +7,19 @@ import { startTestService, type TestService } from './helpers.js';
 
 let svc: TestService;
 let loose: TestService;
+let shallow: TestService;
 beforeAll(async () => {
   svc = await startTestService();
   await svc.createDataset('e');
   // Limits raised past what the engine can plan, to see the engine's own refusal.
-  loose = await startTestService({ queryLimits: { maxQueryBytes: 1 << 20, maxStages: 5000, maxColumns: 100_000 } });
+  loose = await startTestService({ queryLimits: { maxQueryBytes: 1 << 20, maxStages: 5000, maxColumns: 100_000, maxExpressionDepth: 256 } });
   await loose.createDataset('e');
+  shallow = await startTestService({ queryLimits: { maxQueryBytes: 1 << 20, maxStages: 200, maxColumns: 2100, maxExpressionDepth: 10 } });
 });
 afterAll(async () => {
   await svc?.stop();
   await loose?.stop();
+  await shallow?.stop();
 });
 
 async function apl(s: TestService, q: string): Promise<{ status: number; message: string }> {
@@ -40,6 +43,28 @@ describe('query limits', () => {
     expect(await apl(svc, wide)).toEqual({ status: 400, message: 'the query makes 2202 columns, more than the limit of 2100 (service.query_limits.max_columns)' });
     const long = `['e'] | where x == '${'y'.repeat(300_000)}'`;
     expect(await apl(svc, long)).toEqual({ status: 400, message: `the query is ${long.length} bytes, more than the limit of 262144 (service.query_limits.max_query_bytes)` });
+  });
+
+  it('refuses expressions nested deeper than service.query_limits.max_expression_depth, and runs those within it', async () => {
+    const nest = (n: number, shape: (inner: string) => string, leaf: string) => {
+      let e = leaf;
+      for (let i = 0; i < n; i++) e = shape(e);
+      return e;
+    };
+    // Just under the default cap, each shape runs to the end in DuckDB.
+    for (const shape of [(x: string) => `abs(${x})`, (x: string) => `(1 + ${x})`, (x: string) => `iff(true, ${x}, 0)`]) {
+      const ok = await apl(svc, `print v = ${nest(250, shape, '1')}`);
+      expect(ok.status, ok.message).toBe(200);
+    }
+    const tooDeep = await apl(svc, `print v = ${nest(300, (x) => `abs(${x})`, '1')}`);
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.message).toMatch(/^line 1, column \d+: the expression is nested too deeply \(more than 256 levels, service.query_limits.max_expression_depth\)$/);
+    // A lower setting is honoured, and named.
+    const r = await apl(shallow, `print v = ${nest(12, (x) => `abs(${x})`, '1')}`);
+    expect(r.message).toMatch(/nested too deeply \(more than 10 levels, service.query_limits.max_expression_depth\)/);
+    expect((await apl(shallow, `print v = ${nest(8, (x) => `abs(${x})`, '1')}`)).status).toBe(200);
+    const dyn = await apl(shallow, `print v = dynamic(${nest(12, (x) => `[${x}]`, '1')})`);
+    expect(dyn.message).toMatch(/dynamic literal is nested too deeply \(more than 10 levels/);
   });
 
   it('what the engine cannot plan or hold is a 400 with its reason, never a 500', async () => {

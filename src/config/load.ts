@@ -109,7 +109,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
     log?: { level?: string };
     service?: Record<string, unknown> & {
       retention?: { default_days?: number; check_interval?: string };
-      query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number };
+      query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number; max_expression_depth?: number };
     };
   };
   const s = r.service ?? {};
@@ -141,6 +141,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
       maxQueryBytes: withUnit('service.query_limits.max_query_bytes', s.query_limits?.max_query_bytes, parseBytes, DEFAULT_QUERY_LIMITS.maxQueryBytes),
       maxStages: s.query_limits?.max_stages ?? DEFAULT_QUERY_LIMITS.maxStages,
       maxColumns: s.query_limits?.max_columns ?? DEFAULT_QUERY_LIMITS.maxColumns,
+      maxExpressionDepth: s.query_limits?.max_expression_depth ?? DEFAULT_QUERY_LIMITS.maxExpressionDepth,
     },
     retention: {
       defaultDays: s.retention?.default_days ?? 0,

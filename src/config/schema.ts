@@ -1,3 +1,4 @@
+import { MAX_EXPRESSION_DEPTH } from '../service/query/limits.js';
 /** JSON schema of the Ferry config file. ajv validates against it; errors name the key path. */
 
 const size = { type: ['string', 'integer'] } as const;
@@ -141,6 +142,7 @@ export const configSchema = {
             max_query_bytes: { type: ['string', 'integer'] },
             max_stages: { type: 'integer', minimum: 1 },
             max_columns: { type: 'integer', minimum: 1 },
+            max_expression_depth: { type: 'integer', minimum: 1, maximum: MAX_EXPRESSION_DEPTH },
           },
         },
         retention: {

@@ -34,13 +34,19 @@ export const TYPE_NAMES: Record<string, LiteralType> = {
   datetime: 'datetime', date: 'datetime', timespan: 'timespan', time: 'timespan', dynamic: 'dynamic',
 };
 
-export function parseQuery(source: string): Query {
-  return new Parser(source).query();
+/** How deep the parser lets a query nest, and the setting a refusal names so the user knows what to raise. */
+export interface ParseLimits {
+  maxDepth: number;
+  setting?: string;
+}
+
+export function parseQuery(source: string, limits?: ParseLimits): Query {
+  return new Parser(source, limits).query();
 }
 
 /** Parses a single expression (used by tests and by the legacy query endpoint's virtual fields). */
-export function parseExpression(source: string): Expr {
-  const p = new Parser(source);
+export function parseExpression(source: string, limits?: ParseLimits): Expr {
+  const p = new Parser(source, limits);
   const e = p.expression();
   p.expectEnd();
   return e;
@@ -51,9 +57,14 @@ class Parser {
   private i = 0;
   private nesting = 0;
   private expressionNesting = 0;
+  private readonly maxDepth: number;
+  private readonly depthLimit: string;
 
-  constructor(private readonly src: string) {
+  constructor(private readonly src: string, limits?: ParseLimits) {
     this.toks = tokenize(src);
+    // Never above the hard cap: the binder and compiler walk the tree recursively.
+    this.maxDepth = Math.min(limits?.maxDepth ?? MAX_DEPTH, MAX_DEPTH);
+    this.depthLimit = `more than ${this.maxDepth} levels${limits?.setting ? `, ${limits.setting}` : ''}`;
   }
 
   // ---- token helpers ------------------------------------------------------------------------------------
@@ -214,7 +225,7 @@ class Parser {
   // ---- tabular expressions -------------------------------------------------------------------------------
 
   private tabular(): TabularExpr {
-    if (++this.nesting > MAX_DEPTH) this.fail(`the query is nested too deeply (more than ${MAX_DEPTH} levels)`);
+    if (++this.nesting > this.maxDepth) this.fail(`the query is nested too deeply (${this.depthLimit})`);
     try {
       return this.tabularBody();
     } finally {
@@ -632,12 +643,12 @@ class Parser {
    * or of the binder and compiler, which walk the tree recursively.
    */
   expression(): Expr {
-    if (++this.nesting > MAX_DEPTH) this.fail(`the expression is nested too deeply (more than ${MAX_DEPTH} levels)`);
+    if (++this.nesting > this.maxDepth) this.fail(`the expression is nested too deeply (${this.depthLimit})`);
     this.expressionNesting++;
     try {
       const e = this.or();
       // The outermost expression checks the whole tree once (operator chains nest without recursion here).
-      if (this.expressionNesting === 1) checkDepth(e, (pos) => this.fail(`the expression is nested too deeply (more than ${MAX_DEPTH} levels)`, pos));
+      if (this.expressionNesting === 1) checkDepth(e, this.maxDepth, (pos) => this.fail(`the expression is nested too deeply (${this.depthLimit})`, pos));
       return e;
     } finally {
       this.nesting--;
@@ -714,7 +725,7 @@ class Parser {
   private unary(): Expr {
     if (this.isPunct('-') || this.isPunct('+')) {
       const t = this.next();
-      if (++this.nesting > MAX_DEPTH) this.fail(`the expression is nested too deeply (more than ${MAX_DEPTH} levels)`, t);
+      if (++this.nesting > this.maxDepth) this.fail(`the expression is nested too deeply (${this.depthLimit})`, t);
       let operand: Expr;
       try {
         operand = this.unary();
@@ -852,7 +863,7 @@ class Parser {
 
   /** JSON, leniently: single-quoted strings, bare keys, timespans and datetimes inside. */
   private dynamicValue(): DynamicValue {
-    if (++this.nesting > MAX_DEPTH) this.fail(`the dynamic literal is nested too deeply (more than ${MAX_DEPTH} levels)`);
+    if (++this.nesting > this.maxDepth) this.fail(`the dynamic literal is nested too deeply (${this.depthLimit})`);
     try {
       return this.dynamicValueBody();
     } finally {
@@ -899,15 +910,15 @@ class Parser {
   }
 }
 
-/** How deep an expression tree may be: far beyond any real query, far below the stack's limit. */
-const MAX_DEPTH = 256;
+/** The hard cap on nesting: far beyond any real query, far below the stack's limit. */
+export const MAX_DEPTH = 256;
 
-/** Fails (with the position of the deepest node) when an expression tree is deeper than MAX_DEPTH. Iterative. */
-function checkDepth(root: Expr, fail: (pos: number) => never): void {
+/** Fails (with the position of the deepest node) when an expression tree is deeper than maxDepth. Iterative. */
+function checkDepth(root: Expr, maxDepth: number, fail: (pos: number) => never): void {
   const stack: [Expr, number][] = [[root, 1]];
   while (stack.length) {
     const [e, d] = stack.pop()!;
-    if (d > MAX_DEPTH) fail(e.pos);
+    if (d > maxDepth) fail(e.pos);
     const push = (c: Expr) => stack.push([c, d + 1]);
     switch (e.kind) {
       case 'member': push(e.target); break;

@@ -145,7 +145,7 @@ export class QueryEngine {
     if (bytes > this.limits.maxQueryBytes) {
       throw new QueryInputError(`the query is ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`);
     }
-    const ast = parseQuery(request.apl);
+    const ast = parseQuery(request.apl, { maxDepth: this.limits.maxExpressionDepth, setting: 'service.query_limits.max_expression_depth' });
     checkStages(ast, request.apl, this.limits.maxStages);
     const effectiveEnd = endNs ?? nowNs;
     // The binder reaches datasets only through these two: access is checked before existence.

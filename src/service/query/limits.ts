@@ -1,3 +1,8 @@
+import { MAX_DEPTH } from '../../apl/parser/parser.js';
+
+/** The highest service.query_limits.max_expression_depth: the parser's own cap, which keeps its recursion and the binder's off the stack's limit. */
+export const MAX_EXPRESSION_DEPTH = MAX_DEPTH;
+
 /** Bounds on one query (service.query_limits), each refused with a 400 naming its config key. */
 export interface QueryLimits {
   /** service.query_limits.max_query_bytes: the APL text's size. */
@@ -6,6 +11,8 @@ export interface QueryLimits {
   maxStages: number;
   /** service.query_limits.max_columns: columns of any stage's output. */
   maxColumns: number;
+  /** service.query_limits.max_expression_depth: nesting of expressions, dynamic literals and subqueries. */
+  maxExpressionDepth: number;
 }
 
 /**
@@ -13,4 +20,4 @@ export interface QueryLimits {
  * 2,500 computed columns ran out of 512 MB. The defaults stay clear of both, and above the widest
  * dataset (service.max_fields_per_dataset, 2048) with its built-in columns.
  */
-export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxQueryBytes: 256 * 1024, maxStages: 200, maxColumns: 2100 };
+export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxQueryBytes: 256 * 1024, maxStages: 200, maxColumns: 2100, maxExpressionDepth: MAX_EXPRESSION_DEPTH };
