@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildConfig, type ServiceConfig } from '../src/config/load.js';
-import { startService, type RunningService } from '../src/service/service.js';
+import { startService, type RunningService, type ServiceOptions } from '../src/service/service.js';
 
 export const ADMIN = 'xapt-00000000-0000-4000-8000-000000000001';
 
@@ -21,9 +21,9 @@ export interface TestService extends RunningService {
   stop(): Promise<void>;
 }
 
-export async function startTestService(overrides: Partial<ServiceConfig> = {}, dataDir = tempDir()): Promise<TestService> {
+export async function startTestService(overrides: Partial<ServiceConfig> = {}, dataDir = tempDir(), o: ServiceOptions = {}): Promise<TestService> {
   const cfg = buildConfig({ service: { listen: '127.0.0.1:0', data_dir: dataDir, memory_limit: '256MB' } }, {});
-  const svc = await startService({ ...cfg.service, ...overrides }, pino({ level: 'silent' }), { FERRY_ADMIN_TOKEN: ADMIN });
+  const svc = await startService({ ...cfg.service, ...overrides }, pino({ level: 'silent' }), { FERRY_ADMIN_TOKEN: ADMIN }, o);
   const call: TestService['call'] = async (method, path, body, token = ADMIN, headers = {}) => fetch(`${svc.url}${path}`, {
     method,
     headers: {

@@ -7,7 +7,7 @@ import { renderResult, type OutputFormat, type TabularTable } from './query-outp
 import { notifyReady } from './readiness.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { callService, ServiceCallError, serviceTarget } from './service-client.js';
 
 const HELP: Record<string, string> = {
   serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
@@ -32,6 +32,14 @@ const HELP: Record<string, string> = {
     --url URL             service URL (env FERRY_URL; default: service.listen of the config)
     --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
     --config, -c FILE     config file to take the URL and token from
+`,
+  monitors: `ferry monitors [list] | ferry monitors show ID [--runs N]
+  the monitors of a running service with their state and last run; or one monitor's recent runs and
+  alert changes (runs are read from service.monitors.runs_dataset with APL)
+    --runs N              how many recent runs show prints (default 20)
+    --url URL             service URL (env FERRY_URL; default: service.listen of the config)
+    --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
+    --config, -c FILE     config file to take the URL, token and runs dataset from
 `,
   pipe: `app | ferry pipe --dataset NAME [--parser P] [--url URL --token T | --local]
   ship the lines of stdin; exit 0 once every line is acknowledged (or stored, with --local),
@@ -61,6 +69,7 @@ commands:
   serve     run the embedded event service alone
   pipe      ship the lines of stdin: app | ferry pipe --dataset NAME ...
   query     run an APL query against a running service
+  monitors  list monitors with their state and last run, or show one's runs
   validate  check a config file and say what it runs
   help      show this text, or a command's: ferry help pipe
 
@@ -227,46 +236,22 @@ async function query(argv: string[]): Promise<void> {
   const format = values.format as OutputFormat;
   if (!['table', 'json', 'ndjson', 'csv'].includes(format)) fail(`--format must be table, json, ndjson or csv, not "${values.format}"`);
   const cfg = loadConfig(values.config);
-  const url = (values.url ?? process.env.FERRY_URL ?? `http://${hostForUrl(cfg.service.listen.host)}:${cfg.service.listen.port}`).replace(/\/+$/, '');
-  let token = values.token ?? process.env.FERRY_TOKEN;
-  if (!token) {
-    const dataDir = process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
-    try {
-      token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-    } catch {
-      fail(`no token: pass --token, set FERRY_TOKEN, or run where ${join(dataDir, 'admin-token')} is readable`);
-    }
-  }
   const body: Record<string, string> = { apl };
   if (values.start) body.startTime = values.start;
   if (values.end) body.endTime = values.end;
-  let res: Response;
+  let answer: Awaited<ReturnType<typeof callService<{ tables?: TabularTable[]; status?: { messages?: { priority: string; msg: string }[] } }>>>;
   try {
-    res = await fetch(`${url}/v1/query/_apl?format=tabular`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    answer = await callService(serviceTarget(values, cfg), 'POST', '/v1/query/_apl?format=tabular', body);
   } catch (e) {
-    fail(`cannot reach ${url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+    if (e instanceof ServiceCallError) fail(e.message);
+    throw e;
   }
-  const text = await res.text();
-  let json: { message?: string; tables?: TabularTable[]; status?: { messages?: { priority: string; msg: string }[] } };
-  try {
-    json = JSON.parse(text);
-  } catch {
-    fail(`${url} answered ${res.status} with a body that is not JSON`);
-  }
-  if (!res.ok) fail(`query failed (${res.status}): ${json.message ?? text}`);
+  const { json } = answer;
+  if (!answer.ok) fail(`query failed (${answer.status}): ${json.message ?? answer.text}`);
   for (const m of json.status?.messages ?? []) {
     if (m.priority === 'warn' || m.priority === 'error') process.stderr.write(`${m.priority}: ${m.msg}\n`);
   }
   process.stdout.write(renderResult({ ...json, tables: json.tables ?? [] }, format));
-}
-
-function hostForUrl(host: string): string {
-  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** The config of the command that is starting, to name the right key when it cannot. */
@@ -283,6 +268,16 @@ async function main(): Promise<void> {
     case 'agent': return agent(rest);
     case 'validate': return validateCommand(rest);
     case 'query': return query(rest);
+    case 'monitors': {
+      const { monitorsCommand, MonitorsCliError } = await import('./monitors.js');
+      try {
+        await monitorsCommand(rest, loadConfig, (t) => process.stdout.write(t));
+      } catch (e) {
+        if (e instanceof MonitorsCliError) (e.exitCode === 2 ? fail : die)(e.message);
+        throw e;
+      }
+      return;
+    }
     case 'pipe': {
       const { pipe, PipeError } = await import('./pipe.js');
       try {

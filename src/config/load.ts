@@ -5,6 +5,7 @@ import { type AgentConfig, buildAgentConfig, ComponentError } from './agent.js';
 import { configSchema } from './schema.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../service/query/limits.js';
 import { parseBytes, parseDuration } from '../util/units.js';
+import { datasetNameProblem } from '../service/store/dataset-name.js';
 
 /** The service section after defaults and unit parsing. */
 export interface ServiceConfig {
@@ -22,6 +23,26 @@ export interface ServiceConfig {
   /** Bounds on one query, each refused with a 400 naming its key. */
   queryLimits: QueryLimits;
   retention: { defaultDays: number; checkIntervalMs: number };
+  monitors: MonitorsConfig;
+  notifiers: NotifiersConfig;
+}
+
+export interface MonitorsConfig {
+  /** Whether the scheduler runs monitors (the API answers either way). */
+  enabled: boolean;
+  /** Monitor queries running at once. */
+  concurrency: number;
+  /** The dataset each run is recorded in. */
+  runsDataset: string;
+}
+
+export interface NotifiersConfig {
+  /** One HTTP request or SMTP session may take this long. */
+  timeoutMs: number;
+  /** Tries per notification, the first included. */
+  attempts: number;
+  urls: { pagerduty: string; opsgenie: string; opsgenie_eu: string; discord: string };
+  smtp?: { host: string; port: number; secure: boolean; starttls: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
 }
 
 export interface FerryConfig {
@@ -97,6 +118,23 @@ function withUnit<T>(path: string, raw: unknown, parse: (v: never) => T, fallbac
   }
 }
 
+function baseUrl(path: string, v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(`${path}: "${v}" is not a URL`, path);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${path}: "${v}" is not an http or https URL`, path);
+  return u.toString();
+}
+
+function datasetName(path: string, v: string): string {
+  const problem = datasetNameProblem(v);
+  if (problem) throw new ConfigError(`${path}: ${problem}`, path);
+  return v;
+}
+
 /** Validates a parsed document and applies defaults. Pure: no I/O. */
 export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env): FerryConfig {
   const raw = interpolate(doc ?? {}, env);
@@ -110,6 +148,11 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
     service?: Record<string, unknown> & {
       retention?: { default_days?: number; check_interval?: string };
       query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number; max_expression_depth?: number };
+      monitors?: { enabled?: boolean; concurrency?: number; runs_dataset?: string };
+      notifiers?: {
+        timeout?: string; attempts?: number; pagerduty_url?: string; opsgenie_url?: string; opsgenie_eu_url?: string; discord_url?: string;
+        smtp?: { host: string; port?: number; secure?: boolean; starttls?: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
+      };
     };
   };
   const s = r.service ?? {};
@@ -142,6 +185,30 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
       maxStages: s.query_limits?.max_stages ?? DEFAULT_QUERY_LIMITS.maxStages,
       maxColumns: s.query_limits?.max_columns ?? DEFAULT_QUERY_LIMITS.maxColumns,
       maxExpressionDepth: s.query_limits?.max_expression_depth ?? DEFAULT_QUERY_LIMITS.maxExpressionDepth,
+    },
+    monitors: {
+      enabled: s.monitors?.enabled ?? true,
+      concurrency: s.monitors?.concurrency ?? 1,
+      runsDataset: datasetName('service.monitors.runs_dataset', s.monitors?.runs_dataset ?? 'ferry-monitor-runs'),
+    },
+    notifiers: {
+      timeoutMs: withUnit('service.notifiers.timeout', s.notifiers?.timeout, (v: string) => Number(parseDuration(v) / 1_000_000n), 10_000),
+      attempts: s.notifiers?.attempts ?? 5,
+      urls: {
+        pagerduty: baseUrl('service.notifiers.pagerduty_url', s.notifiers?.pagerduty_url ?? 'https://events.pagerduty.com'),
+        opsgenie: baseUrl('service.notifiers.opsgenie_url', s.notifiers?.opsgenie_url ?? 'https://api.opsgenie.com'),
+        opsgenie_eu: baseUrl('service.notifiers.opsgenie_eu_url', s.notifiers?.opsgenie_eu_url ?? 'https://api.eu.opsgenie.com'),
+        discord: baseUrl('service.notifiers.discord_url', s.notifiers?.discord_url ?? 'https://discord.com'),
+      },
+      smtp: s.notifiers?.smtp && {
+        host: s.notifiers.smtp.host,
+        port: s.notifiers.smtp.port ?? (s.notifiers.smtp.secure ? 465 : 587),
+        secure: s.notifiers.smtp.secure ?? false,
+        starttls: s.notifiers.smtp.starttls ?? 'opportunistic',
+        user: s.notifiers.smtp.user,
+        password: s.notifiers.smtp.password,
+        from: s.notifiers.smtp.from,
+      },
     },
     retention: {
       defaultDays: s.retention?.default_days ?? 0,

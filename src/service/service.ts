@@ -7,16 +7,25 @@ import { TokenStore } from './auth/token-store.js';
 import { buildServer } from './http/server.js';
 import { RetentionTask } from './retention-task.js';
 import { EventStore } from './store/event-store.js';
+import { QueryEngine } from './query/engine.js';
+import { Alerting } from './monitors/alerting.js';
+import type { Clock } from './monitors/scheduler.js';
 
 export interface RunningService {
   app: FastifyInstance;
   store: EventStore;
+  alerting: Alerting;
   url: string;
   adminToken: string;
   close(): Promise<void>;
 }
 
-export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
+export interface ServiceOptions {
+  /** The clock monitors are scheduled by (tests walk a schedule with their own). */
+  clock?: Clock;
+}
+
+export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.ProcessEnv = process.env, o: ServiceOptions = {}): Promise<RunningService> {
   const store = await EventStore.open({
     dataDir: cfg.dataDir,
     memoryLimitBytes: cfg.memoryLimitBytes,
@@ -29,11 +38,11 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
   });
   const tokens = await TokenStore.open(store.db);
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);
+  const engine = new QueryEngine(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
+  const alerting = await Alerting.open(store, engine, tokens, log, { monitors: cfg.monitors, notifiers: cfg.notifiers, clock: o.clock });
   const app = buildServer({
-    store, tokens, adminToken, logger: log,
+    store, tokens, adminToken, logger: log, engine, alerting,
     limits: { maxBodyBytes: cfg.maxBodyBytes, maxDecompressedBytes: cfg.maxDecompressedBytes },
-    queryTimeoutMs: cfg.queryTimeoutMs,
-    queryLimits: cfg.queryLimits,
   });
   const retention = new RetentionTask(store, cfg.retention.checkIntervalMs, log);
   try {
@@ -43,6 +52,7 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
     throw e;
   }
   retention.start();
+  alerting.start();
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
   const host = cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host;
@@ -50,13 +60,15 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
   log.info({ url, dataDir: cfg.dataDir }, 'event service listening');
   let closing: Promise<void> | undefined;
   return {
-    app, store, url, adminToken,
+    app, store, alerting, url, adminToken,
     close() {
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {
         await retention.stop();
         // A long query must not hold the shutdown up: it is interrupted and answered 503.
         store.stopReads();
+        // Monitor runs in progress end (their queries interrupted) and are recorded before the store closes.
+        await alerting.close();
         log.debug('closing http');
         await app.close();
         log.debug('closing store');

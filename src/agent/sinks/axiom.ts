@@ -18,7 +18,7 @@
 import { backoffMs, isConfigRefusal, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode, encode, encodingOf, type Encoding } from './encoding.js';
-import { HttpPoster } from './http-post.js';
+import { HttpPoster } from '../../util/http-post.js';
 import { countLines, newSinkCounters, ndjson, PermanentSinkError, splitLines, type Sink, type SinkCounters } from './sink.js';
 import { SinkHealth, statusText, type Trouble } from './sink-health.js';
 

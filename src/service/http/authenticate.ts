@@ -6,8 +6,9 @@ import {
 } from '../auth/capabilities.js';
 import { hashSecret, isExpired, type TokenStore } from '../auth/token-store.js';
 import { forbidden, unauthorized } from './errors.js';
+import { ownerPrincipal, tokenPrincipal } from '../auth/principals.js';
 
-export const OWNER_ID = 'owner';
+export { OWNER_ID } from '../auth/principals.js';
 
 export class Authenticator {
   private readonly adminHash: Buffer;
@@ -20,13 +21,11 @@ export class Authenticator {
     if (!m) throw unauthorized('Unauthorized: send Authorization: Bearer <token>');
     const secret = m[1]!;
     if (timingSafeEqual(Buffer.from(hashSecret(secret), 'hex'), this.adminHash)) {
-      return { kind: 'personal', userId: OWNER_ID, name: 'Owner' };
+      return ownerPrincipal();
     }
     const t = this.tokens.lookup(secret);
     if (!t || isExpired(t)) throw unauthorized('Unauthorized: invalid or expired token');
-    return {
-      kind: 'api', tokenId: t.id, name: t.name, datasetCapabilities: t.datasetCapabilities, orgCapabilities: t.orgCapabilities, expiresAt: t.expiresAt,
-    };
+    return tokenPrincipal(t);
   }
 }
 

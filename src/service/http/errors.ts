@@ -1,5 +1,6 @@
 /** HTTP errors: every error response is JSON {code, message} with the status as code. */
 import { AplError } from '../../apl/errors.js';
+import { FieldError } from './body-fields.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { StoreError } from '../store/errors.js';
 import { QueryTimeout, ServiceStopping } from '../store/db.js';
@@ -22,6 +23,7 @@ const STORE_STATUS: Record<StoreError['kind'], number> = { not_found: 404, confl
 /** The status and message to answer for any thrown value. Unknown errors are 500 and their text is not leaked. */
 export function toHttp(err: unknown): { status: number; message: string; headers: Record<string, string>; log?: boolean } {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
+  if (err instanceof FieldError) return { status: 400, message: err.message, headers: {} };
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
   if (err instanceof AplError) return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
   if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };

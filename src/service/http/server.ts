@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { QueryLimits } from '../query/limits.js';
+import type { QueryEngine } from '../query/engine.js';
+import type { Alerting } from '../monitors/alerting.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../ingest/body.js';
@@ -14,6 +15,9 @@ import { toHttp } from './errors.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { queryRoutes } from './routes/query.js';
+import { monitorRoutes } from './routes/monitors.js';
+import { notifierRoutes } from './routes/notifiers.js';
+import { annotationRoutes } from './routes/annotations.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { userRoutes } from './routes/user.js';
 
@@ -23,10 +27,8 @@ export interface ServerDeps {
   adminToken: string;
   logger: Logger;
   limits: BodyLimits;
-  /** service.query_timeout in ms (0: none). */
-  queryTimeoutMs?: number;
-  /** service.query_limits. */
-  queryLimits?: QueryLimits;
+  engine: QueryEngine;
+  alerting: Alerting;
 }
 
 /** The longest path segment (a dataset, field or token id) the router takes. */
@@ -85,7 +87,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   datasetRoutes(app, deps.store);
-  queryRoutes(app, deps.store, { timeoutMs: deps.queryTimeoutMs, limits: deps.queryLimits });
+  queryRoutes(app, deps.store, deps.engine);
+  monitorRoutes(app, deps.alerting);
+  notifierRoutes(app, deps.alerting);
+  annotationRoutes(app, deps.alerting, deps.store);
   tokenRoutes(app, deps.tokens);
   userRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));

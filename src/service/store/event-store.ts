@@ -26,9 +26,9 @@ import { APL_MACROS } from '../../apl/functions/macros.js';
 import { geoInfoFunction } from '../query/geoip.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
+import { datasetNameProblem } from './dataset-name.js';
 
 export const DATASET_KINDS = ['service:events:v1', 'axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'];
-const DATASET_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 const MAP_FIELD_NAME = /^[a-zA-Z0-9]+([a-zA-Z0-9_.-]*[a-zA-Z0-9]+)?$/;
 const NS_PER_DAY = 86_400_000_000_000n;
 
@@ -203,10 +203,8 @@ export class EventStore {
     name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean; who: string;
   }): Promise<DatasetRecord> {
     const { name } = input;
-    if (typeof name !== 'string' || name.length < 1 || name.length > 128 || !DATASET_NAME.test(name)) {
-      throw invalid(`invalid dataset name "${name}": 1 to 128 characters of letters, digits, ".", "_" and "-", starting and ending with a letter or digit`);
-    }
-    if (name.startsWith('axiom-')) throw invalid(`invalid dataset name "${name}": the prefix "axiom-" is reserved`);
+    const problem = datasetNameProblem(name);
+    if (problem) throw invalid(problem);
     const kind = input.kind || 'service:events:v1';
     if (!DATASET_KINDS.includes(kind)) throw invalid(`invalid dataset kind "${kind}": one of ${DATASET_KINDS.join(', ')}`);
     const retention = checkRetention(input.retentionDays, input.useRetentionPeriod);

@@ -3,7 +3,7 @@
  * POST /v1/datasets/{dataset}/query. A query needs query|read on every dataset it reads.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { QueryEngine, type QueryRequest } from '../../query/engine.js';
+import type { QueryEngine, QueryRequest } from '../../query/engine.js';
 import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
 import { LegacyRequestError, legacyToApl, type LegacyQuery } from '../../query/legacy-request.js';
@@ -11,7 +11,6 @@ import { requireDataset } from '../authenticate.js';
 import { canDataset } from '../../auth/capabilities.js';
 import { badRequest } from '../errors.js';
 import { parseDuration } from '../../../util/units.js';
-import type { QueryLimits } from '../../query/limits.js';
 
 type AplRequest = FastifyRequest<{ Querystring: Record<string, string | undefined>; Body: Record<string, unknown> | undefined }>;
 
@@ -28,8 +27,7 @@ function checkFlags(q: Record<string, string | undefined>): void {
   }
 }
 
-export function queryRoutes(app: FastifyInstance, store: EventStore, o: { timeoutMs?: number; limits?: QueryLimits } = {}): void {
-  const engine = new QueryEngine(store, o);
+export function queryRoutes(app: FastifyInstance, store: EventStore, engine: QueryEngine): void {
   const meta = (ds: string) => store.listFields(ds);
 
   const apl = async (req: AplRequest) => {

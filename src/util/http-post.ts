@@ -1,6 +1,6 @@
 /**
- * POSTs bodies to one URL over keep-alive connections and reads each (small) answer whole: all the
- * axiom sink needs from an HTTP client.
+ * POSTs bodies over keep-alive connections and reads each (small) answer whole: all the axiom sink and
+ * the notifiers need from an HTTP client.
  *
  * Node's own client rather than undici, for the agent's memory: loading undici costs 4.8 MiB of V8 heap
  * and 19.5 MiB resident (node:http: 0.4 and 2.3), and its first request compiles llhttp's WebAssembly,
@@ -32,6 +32,7 @@ export class HttpPoster {
   private readonly client: typeof http | typeof https;
   private readonly inFlight = new Set<Promise<HttpAnswer>>();
 
+  /** `url`: where post() sends; an https poster may also post() to other https URLs, an http one to http. */
   constructor(private readonly url: URL, o: HttpPostOptions) {
     this.client = url.protocol === 'https:' ? https : http;
     this.agent = new this.client.Agent({ keepAlive: true, maxSockets: o.connections, timeout: o.idleMs });
@@ -41,9 +42,9 @@ export class HttpPoster {
    * Sends `body` and resolves with the answer; rejects on a network error, or when the connection stays
    * silent for `timeoutMs` (waiting for the answer or within it).
    */
-  post(body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer> {
+  post(body: Buffer, headers: Record<string, string>, timeoutMs: number, url: URL = this.url): Promise<HttpAnswer> {
     const answer = new Promise<HttpAnswer>((resolve, reject) => {
-      const req = this.client.request(this.url, {
+      const req = this.client.request(url, {
         method: 'POST',
         agent: this.agent,
         headers: { ...headers, 'content-length': String(body.length) },
@@ -59,10 +60,10 @@ export class HttpPoster {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
         res.on('close', () => {
-          if (!res.complete) reject(new Error(`${this.url.origin} closed the connection within its answer`));
+          if (!res.complete) reject(new Error(`${url.origin} closed the connection within its answer`));
         });
       });
-      req.on('timeout', () => req.destroy(new Error(`${this.url.origin} sent no answer within ${timeoutMs} ms`)));
+      req.on('timeout', () => req.destroy(new Error(`${url.origin} sent no answer within ${timeoutMs} ms`)));
       req.on('error', reject);
       req.end(body);
     });

@@ -1,0 +1,51 @@
+/**
+ * Monitors: /v2/monitors CRUD and /v2/monitors/{id}/history. Each route needs its monitors capability; a
+ * caller sees only monitors whose datasets it may query (others answer 404, as if absent).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Alerting } from '../../monitors/alerting.js';
+import { monitorView } from '../../monitors/monitor.js';
+import { requireOrg } from '../authenticate.js';
+import { FieldError, optionalTime } from '../body-fields.js';
+
+type IdParams = { Params: { id: string } };
+
+export function monitorRoutes(app: FastifyInstance, alerting: Alerting): void {
+  app.get('/v2/monitors', async (req) => {
+    requireOrg(req, 'monitors', 'read');
+    return alerting.monitors.list().filter((m) => alerting.canSee(req.principal, m))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(monitorView);
+  });
+
+  app.post('/v2/monitors', async (req) => {
+    requireOrg(req, 'monitors', 'create');
+    return monitorView(await alerting.createMonitor(req.principal, req.body));
+  });
+
+  app.get<IdParams>('/v2/monitors/:id', async (req) => {
+    requireOrg(req, 'monitors', 'read');
+    return monitorView(alerting.visibleMonitor(req.principal, req.params.id));
+  });
+
+  app.put<IdParams>('/v2/monitors/:id', async (req) => {
+    requireOrg(req, 'monitors', 'update');
+    return monitorView(await alerting.updateMonitor(req.principal, req.params.id, req.body));
+  });
+
+  app.delete<IdParams>('/v2/monitors/:id', async (req, reply) => {
+    requireOrg(req, 'monitors', 'delete');
+    await alerting.deleteMonitor(req.principal, req.params.id);
+    return reply.code(204).send();
+  });
+
+  app.get<IdParams & { Querystring: { startTime?: string; endTime?: string } }>('/v2/monitors/:id/history', async (req) => {
+    requireOrg(req, 'monitors', 'read');
+    const m = alerting.visibleMonitor(req.principal, req.params.id);
+    const start = optionalTime(req.query.startTime, 'startTime');
+    const end = optionalTime(req.query.endTime, 'endTime');
+    if (!start) throw new FieldError('startTime', 'is required (RFC 3339)');
+    if (!end) throw new FieldError('endTime', 'is required (RFC 3339)');
+    if (start > end) throw new FieldError('startTime', `(${start}) is after endTime (${end})`);
+    return (await alerting.history.list(m.id, start, end)).map(({ checkId, name, state, timestamp }) => ({ checkId, name, state, timestamp }));
+  });
+}

@@ -1,0 +1,185 @@
+/**
+ * Alerting as a whole: the stored monitors, notifiers and annotations, alert state and history, the
+ * scheduler and the outbound channels. The HTTP routes and the CLI go through it; it checks what the
+ * caller may do with a monitor (whose datasets it must be able to query), the routes check capabilities.
+ */
+import type { Logger } from 'pino';
+import type { MonitorsConfig, NotifiersConfig } from '../../config/load.js';
+import { AplError } from '../../apl/errors.js';
+import { canDataset, type Principal, principalId } from '../auth/capabilities.js';
+import { isExpired, type TokenStore } from '../auth/token-store.js';
+import { FieldError } from '../http/body-fields.js';
+import type { QueryEngine } from '../query/engine.js';
+import { QueryInputError } from '../query/engine.js';
+import { DocumentTable } from '../store/documents.js';
+import type { EventStore } from '../store/event-store.js';
+import { notFound } from '../store/errors.js';
+import { OWNER_ID, ownerPrincipal, tokenPrincipal } from '../auth/principals.js';
+import type { Annotation } from '../annotations/annotation.js';
+import { newNotifierId, type Notifier, readNotifierBody } from '../notifiers/notifier.js';
+import { outbound, type Outbound } from '../notifiers/outbound.js';
+import { AlertHistory } from './history.js';
+import { type Monitor, newMonitorId, readMonitorBody } from './monitor.js';
+import { checkMonitorQuery } from './monitor-query.js';
+import { RunLog } from './run-log.js';
+import { type Clock, MonitorScheduler, type MonitorState, systemClock } from './scheduler.js';
+
+
+export interface AlertingOptions {
+  monitors: MonitorsConfig;
+  notifiers: NotifiersConfig;
+  clock?: Clock;
+}
+
+export class Alerting {
+  private constructor(
+    readonly monitors: DocumentTable<Monitor>,
+    readonly notifiers: DocumentTable<Notifier>,
+    readonly annotations: DocumentTable<Annotation>,
+    readonly states: DocumentTable<MonitorState>,
+    readonly history: AlertHistory,
+    readonly scheduler: MonitorScheduler,
+    readonly outbound: Outbound,
+    private readonly engine: QueryEngine,
+    private readonly clock: Clock,
+    private readonly runsEnabled: boolean,
+    private readonly stopping: AbortController,
+  ) {}
+
+  static async open(store: EventStore, engine: QueryEngine, tokens: TokenStore, log: Logger, o: AlertingOptions): Promise<Alerting> {
+    const db = store.db;
+    const [monitors, notifiers, annotations, states, history] = await Promise.all([
+      DocumentTable.open<Monitor>(db, 'ferry_monitors'),
+      DocumentTable.open<Notifier>(db, 'ferry_notifiers'),
+      DocumentTable.open<Annotation>(db, 'ferry_annotations'),
+      DocumentTable.open<MonitorState>(db, 'ferry_monitor_state'),
+      AlertHistory.open(db),
+    ]);
+    const clock = o.clock ?? systemClock;
+    const out = outbound(o.notifiers);
+    const stopping = new AbortController();
+    const scheduler = new MonitorScheduler({
+      monitors, states, notifiers, engine, outbound: out, history, clock, log,
+      principalFor: (createdBy) => principalFor(createdBy, tokens, clock.now()),
+      delivery: { attempts: o.notifiers.attempts, firstDelayMs: 1000, maxDelayMs: 60_000, signal: stopping.signal },
+      runs: new RunLog(store, o.monitors.runsDataset, log),
+      concurrency: o.monitors.concurrency,
+    });
+    return new Alerting(monitors, notifiers, annotations, states, history, scheduler, out, engine, clock, o.monitors.enabled, stopping);
+  }
+
+  start(): void {
+    if (this.runsEnabled) this.scheduler.start();
+  }
+
+  /** Stops scheduling, ends retries, and waits for the runs in progress to be recorded. */
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await this.scheduler.stop();
+    await this.outbound.close();
+  }
+
+  nowIso(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  // ---- monitors ----------------------------------------------------------------------------------------
+
+  /** A caller sees a monitor only when it may query every dataset the monitor reads. */
+  canSee(p: Principal, m: Monitor): boolean {
+    return m.datasets.every((ds) => canDataset(p, ds, 'query', 'read'));
+  }
+
+  visibleMonitor(p: Principal, id: string): Monitor {
+    const m = this.monitors.get(id);
+    if (!m || !this.canSee(p, m)) throw notFound(`monitor "${id}"`);
+    return m;
+  }
+
+  async createMonitor(p: Principal, body: unknown): Promise<Monitor> {
+    const fields = readMonitorBody(body);
+    const datasets = await this.checkMonitor(p, fields);
+    const now = this.nowIso();
+    const m: Monitor = { ...fields, id: newMonitorId(), createdAt: now, createdBy: principalId(p), updatedAt: now, datasets };
+    await this.monitors.put(m);
+    await this.scheduler.arm(m);
+    return m;
+  }
+
+  async updateMonitor(p: Principal, id: string, body: unknown): Promise<Monitor> {
+    const old = this.visibleMonitor(p, id);
+    const fields = readMonitorBody(body);
+    const datasets = await this.checkMonitor(p, fields);
+    const m: Monitor = { ...old, ...fields, datasets, updatedAt: this.nowIso() };
+    await this.monitors.put(m);
+    // What an alert means changed: its groups and match cursor start over.
+    if (old.type !== m.type || old.aplQuery !== m.aplQuery || old.notifyByGroup !== m.notifyByGroup) {
+      const st = this.states.get(id);
+      if (st) await this.states.put({ ...st, groups: {}, matchCursorNs: undefined });
+    }
+    if (old.intervalMinutes !== m.intervalMinutes) await this.scheduler.arm(m);
+    return m;
+  }
+
+  async deleteMonitor(p: Principal, id: string): Promise<void> {
+    this.visibleMonitor(p, id);
+    await this.monitors.delete(id);
+    await this.scheduler.forget(id);
+  }
+
+  /** Binds the query as the caller (403 for a dataset it may not query) and checks it fits the type. */
+  private async checkMonitor(p: Principal, m: ReturnType<typeof readMonitorBody>): Promise<string[]> {
+    for (const id of m.notifierIds) if (!this.notifiers.has(id)) throw new FieldError('notifierIds', `holds "${id}", which is not a notifier`);
+    const end = this.clock.now();
+    let prepared;
+    try {
+      prepared = await this.engine.prepare({
+        apl: m.aplQuery,
+        startTime: new Date(end - m.rangeMinutes * 60_000).toISOString(),
+        endTime: new Date(end).toISOString(),
+        canQuery: (ds) => canDataset(p, ds, 'query', 'read'),
+      });
+    } catch (e) {
+      if (e instanceof AplError || e instanceof QueryInputError) throw new FieldError('aplQuery', `is not a query this service can run: ${e.message}`);
+      throw e;
+    }
+    checkMonitorQuery(m.type, m.aplQuery, prepared.bound, m.columnName);
+    return prepared.bound.datasets;
+  }
+
+  // ---- notifiers ---------------------------------------------------------------------------------------
+
+  getNotifier(id: string): Notifier {
+    const n = this.notifiers.get(id);
+    if (!n) throw notFound(`notifier "${id}"`);
+    return n;
+  }
+
+  async createNotifier(p: Principal, body: unknown): Promise<Notifier> {
+    const now = this.nowIso();
+    return this.notifiers.put({ ...readNotifierBody(body, this.outbound), id: newNotifierId(), createdAt: now, createdBy: principalId(p), updatedAt: now });
+  }
+
+  async updateNotifier(id: string, body: unknown): Promise<Notifier> {
+    const old = this.getNotifier(id);
+    return this.notifiers.put({ ...old, ...readNotifierBody(body, this.outbound, old), updatedAt: this.nowIso() });
+  }
+
+  /** Deleting a notifier takes it out of every monitor that named it. */
+  async deleteNotifier(id: string): Promise<void> {
+    this.getNotifier(id);
+    await this.notifiers.delete(id);
+    for (const m of this.monitors.list()) {
+      if (m.notifierIds.includes(id)) await this.monitors.put({ ...m, notifierIds: m.notifierIds.filter((n) => n !== id) });
+    }
+  }
+}
+
+/** The identity a monitor runs under: the owner, or the API token that created it while it is valid. */
+export function principalFor(createdBy: string, tokens: TokenStore, nowMs: number): Principal | string {
+  if (createdBy === OWNER_ID) return ownerPrincipal();
+  const t = tokens.get(createdBy);
+  if (!t) return `the API token that created this monitor (${createdBy}) was deleted; re-create the monitor with a valid identity`;
+  if (isExpired(t, nowMs)) return `the API token that created this monitor (${t.name}) expired at ${t.expiresAt}`;
+  return tokenPrincipal(t);
+}

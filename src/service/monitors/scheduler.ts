@@ -1,0 +1,303 @@
+/**
+ * Runs monitors on their schedule, against the local store, under the identity that created each one.
+ *
+ * - Ticks: every intervalMinutes, at a second within the minute fixed by the monitor's id, so that many
+ *   monitors do not all start at once. The run at tick t reads [t − secondDelay − range, t − secondDelay].
+ * - At most one run per tick: the tick is written down before the run starts. A monitor overdue after a
+ *   restart or a pause runs once, for its latest tick, not once per missed tick (no alert storm).
+ * - MatchEvent windows start where the previous one ended, so each event is considered exactly once.
+ * - Runs go through a queue of `concurrency` at a time; a monitor already queued or running is not queued
+ *   again.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { canDataset, type Principal } from '../auth/capabilities.js';
+import type { QueryEngine, QueryOutcome } from '../query/engine.js';
+import type { DocumentTable } from '../store/documents.js';
+import { formatRfc3339Nano } from '../../util/time.js';
+import type { AlertNotification, ChannelContext } from '../notifiers/channel.js';
+import { deliver, type DeliveryOutcome, type DeliveryPolicy } from '../notifiers/delivery.js';
+import { isSnoozed, type Notifier } from '../notifiers/notifier.js';
+import { type AlertEvent, type GroupState, stepAlerts } from './alert-state.js';
+import { evaluateAnomaly, evaluateThreshold, matchedEvents, type Observation } from './evaluate.js';
+import type { AlertHistory } from './history.js';
+import { isPaused, type Monitor } from './monitor.js';
+import type { RunLog, RunRecord } from './run-log.js';
+
+/** Per monitor: the last tick claimed, alert groups, the MatchEvent cursor and notification caps. */
+export interface MonitorState {
+  id: string;
+  lastTickMs: number;
+  groups: Record<string, GroupState>;
+  /** MatchEvent: the end (ns, as a decimal string) of the last window read. */
+  matchCursorNs?: string;
+  /** MatchEvent notification caps: per minute and per UTC day. */
+  caps?: { minute: number; minuteCount: number; day: string; dayCount: number };
+  lastRun?: { time: string; state: string; value: number | null; error: string | null };
+}
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** MatchEvent caps (management.md §1.3): notifications per monitor per minute and per day. */
+export const MATCH_CAPS = { perMinute: 10, perDay: 500 };
+
+export interface SchedulerDeps {
+  monitors: DocumentTable<Monitor>;
+  states: DocumentTable<MonitorState>;
+  notifiers: DocumentTable<Notifier>;
+  engine: QueryEngine;
+  /** The identity a monitor runs under (its creator), or why it cannot run. */
+  principalFor(createdBy: string): Principal | string;
+  outbound: ChannelContext;
+  delivery: DeliveryPolicy;
+  history: AlertHistory;
+  runs: RunLog;
+  clock: Clock;
+  log: Logger;
+  concurrency: number;
+}
+
+/** The second within the minute at which a monitor's ticks fall, from its id. */
+export function tickPhaseMs(id: string): number {
+  return createHash('sha256').update(id).digest().readUInt32BE(0) % 60_000;
+}
+
+/** The latest tick at or before `nowMs`. */
+export function latestTick(m: Pick<Monitor, 'id' | 'intervalMinutes'>, nowMs: number): number {
+  const interval = m.intervalMinutes * 60_000;
+  const phase = tickPhaseMs(m.id);
+  return Math.floor((nowMs - phase) / interval) * interval + phase;
+}
+
+const NS_PER_MS = 1_000_000n;
+
+export class MonitorScheduler {
+  private readonly queued = new Set<string>();
+  private readonly queue: { id: string; tickMs: number }[] = [];
+  private running = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly deliveries = new Set<Promise<unknown>>();
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  /** Start delays of recent runs (ms), for /metrics and the benchmark. */
+  readonly delays: number[] = [];
+
+  constructor(private readonly d: SchedulerDeps) {}
+
+  /** Checks for due monitors every second. */
+  start(): void {
+    this.timer = setInterval(() => this.enqueueDue(), 1000);
+    this.timer.unref();
+    this.enqueueDue();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.queue.length = 0;
+    await this.idle();
+    await Promise.allSettled([...this.deliveries]);
+    await this.d.runs.flush();
+  }
+
+  /** A new or changed monitor starts from the tick it is in: its first run is the next tick. */
+  async arm(m: Monitor): Promise<void> {
+    const prev = this.d.states.get(m.id);
+    await this.d.states.put({ ...(prev ?? { groups: {} }), id: m.id, lastTickMs: latestTick(m, this.d.clock.now()) });
+  }
+
+  async forget(id: string): Promise<void> {
+    await this.d.states.delete(id);
+    await this.d.history.forget(id);
+  }
+
+  /** Queues every monitor whose latest tick has not run yet. */
+  enqueueDue(): void {
+    if (this.stopped) return;
+    const now = this.d.clock.now();
+    for (const m of this.d.monitors.list()) {
+      if (this.queued.has(m.id) || isPaused(m, now)) continue;
+      const tick = latestTick(m, now);
+      const last = this.d.states.get(m.id)?.lastTickMs;
+      if (last !== undefined && last >= tick) continue;
+      this.queued.add(m.id);
+      this.queue.push({ id: m.id, tickMs: tick });
+    }
+    this.queue.sort((a, b) => a.tickMs - b.tickMs);
+    this.pump();
+  }
+
+  /** Runs what is due now and waits for it (and its notifications): how tests walk a schedule. */
+  async runDue(): Promise<void> {
+    this.enqueueDue();
+    await this.idle();
+    await Promise.allSettled([...this.deliveries]);
+    await this.d.runs.flush();
+  }
+
+  private idle(): Promise<void> {
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private pump(): void {
+    while (this.running < this.d.concurrency && this.queue.length) {
+      const job = this.queue.shift()!;
+      this.running++;
+      void this.runOne(job.id, job.tickMs).finally(() => {
+        this.queued.delete(job.id);
+        this.running--;
+        this.pump();
+        if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+    }
+  }
+
+  private async runOne(id: string, tickMs: number): Promise<void> {
+    const m = this.d.monitors.get(id);
+    if (!m) return;
+    const startedAt = this.d.clock.now();
+    const state: MonitorState = structuredClone(this.d.states.get(id) ?? { id, lastTickMs: 0, groups: {} });
+    if (state.lastTickMs >= tickMs) return;
+    // Claimed before the run: a crash mid-run skips this tick rather than running it twice.
+    state.lastTickMs = tickMs;
+    await this.d.states.put(state);
+    const delayMs = Math.max(0, startedAt - tickMs);
+    this.delays.push(delayMs);
+    if (this.delays.length > 10_000) this.delays.splice(0, this.delays.length - 10_000);
+
+    const endMs = tickMs - m.secondDelay * 1000;
+    let startNs = BigInt(endMs - m.rangeMinutes * 60_000) * NS_PER_MS;
+    const endNs = BigInt(endMs) * NS_PER_MS;
+    if (m.type === 'MatchEvent' && state.matchCursorNs !== undefined) {
+      const cursor = BigInt(state.matchCursorNs);
+      if (cursor >= endNs) return; // a window already read (the delay was raised)
+      startNs = cursor + 1n;
+    }
+    const record: RunRecord = {
+      _time: new Date(tickMs).toISOString(), monitorId: m.id, monitorName: m.name, type: m.type,
+      queryStartTime: formatRfc3339Nano(startNs), queryEndTime: formatRfc3339Nano(endNs), delayMs, durationMs: 0,
+      state: 'normal', value: null, rowsMatched: 0, groups: 0, opened: 0, closed: 0, notified: 0, notificationsFailed: 0,
+      notificationError: null, suppressed: 0, error: null,
+    };
+    const t0 = Date.now();
+    let notifications: AlertNotification[] = [];
+    try {
+      const who = this.d.principalFor(m.createdBy);
+      if (typeof who === 'string') throw new Error(who);
+      const outcome = await this.query(m, who, startNs, endNs);
+      record.rowsMatched = outcome.status.rowsMatched;
+      const window = { start: new Date(Number(startNs / NS_PER_MS)), end: new Date(endMs) };
+      if (m.type === 'MatchEvent') {
+        notifications = this.matchRun(m, state, outcome, window, record);
+        state.matchCursorNs = endNs.toString();
+      } else {
+        let observations: Observation[];
+        if (m.type === 'Threshold') observations = evaluateThreshold(m, outcome.tables[0]!);
+        else {
+          const dayNs = BigInt(m.compareDays) * 86_400_000_000_000n;
+          const baseline = m.compareDays > 0 ? (await this.query(m, who, startNs - dayNs, endNs - dayNs)).tables[0] : undefined;
+          observations = evaluateAnomaly(m, outcome.tables[0]!, baseline);
+        }
+        const now = new Date(this.d.clock.now()).toISOString();
+        const step = stepAlerts(m, state.groups, observations, now);
+        state.groups = step.groups;
+        record.groups = observations.length;
+        record.opened = step.changes.filter((c) => c.action === 'Open').length;
+        record.closed = step.changes.filter((c) => c.action === 'Closed').length;
+        const open = Object.values(step.groups).some((g) => g.open);
+        record.state = open ? 'triggered' : observations.every((o) => o.noData) ? 'no data' : 'normal';
+        const decisive = observations.find((o) => o.positive) ?? observations[0];
+        record.value = decisive?.value ?? null;
+        if (step.dropped) record.error = `${step.dropped} group(s) beyond the ${Object.keys(step.groups).length} tracked were not evaluated`;
+        await this.d.history.add(step.changes.map((c) => ({ checkId: m.id, name: m.name, state: c.action === 'Open' ? 'open' : 'closed', timestamp: now, group: c.key })));
+        notifications = step.notify.map((e) => this.notification(m, e, window));
+      }
+    } catch (e) {
+      record.state = 'error';
+      record.error = (e as Error).message;
+      this.d.log.warn({ monitor: m.id, name: m.name, err: (e as Error).message }, 'monitor run failed');
+    }
+    record.durationMs = Date.now() - t0;
+    state.lastRun = { time: record._time, state: record.state, value: record.value, error: record.error };
+    if (this.d.states.has(m.id)) await this.d.states.put(state);
+    this.send(m, notifications, record);
+  }
+
+  private async query(m: Monitor, who: Principal, startNs: bigint, endNs: bigint): Promise<QueryOutcome> {
+    const prepared = await this.d.engine.prepare({
+      apl: m.aplQuery,
+      startTime: formatRfc3339Nano(startNs),
+      endTime: formatRfc3339Nano(endNs),
+      canQuery: (ds) => canDataset(who, ds, 'query', 'read'),
+    });
+    return this.d.engine.execute(prepared);
+  }
+
+  /** One Open per matching event, within the caps; the rest are counted as suppressed. */
+  private matchRun(m: Monitor, state: MonitorState, outcome: QueryOutcome, window: { start: Date; end: Date }, record: RunRecord): AlertNotification[] {
+    const events = matchedEvents(outcome.tables[0]!, true);
+    const now = this.d.clock.now();
+    const minute = Math.floor(now / 60_000);
+    const day = new Date(now).toISOString().slice(0, 10);
+    const caps = state.caps ?? { minute, minuteCount: 0, day, dayCount: 0 };
+    if (caps.minute !== minute) Object.assign(caps, { minute, minuteCount: 0 });
+    if (caps.day !== day) Object.assign(caps, { day, dayCount: 0 });
+    const out: AlertNotification[] = [];
+    for (const ev of events) {
+      if (caps.minuteCount >= MATCH_CAPS.perMinute || caps.dayCount >= MATCH_CAPS.perDay) break;
+      caps.minuteCount++;
+      caps.dayCount++;
+      const body = JSON.stringify(ev);
+      out.push({
+        action: 'Open', monitorId: m.id, title: m.name, description: m.description, body, value: null,
+        queryStartTime: window.start, queryEndTime: window.end, timestamp: new Date(now), matchedEvent: ev, groupKeys: null, groupValues: null,
+        alertKey: `${m.id}:${createHash('sha256').update(body).digest('hex').slice(0, 16)}`,
+      });
+    }
+    state.caps = caps;
+    record.suppressed = Math.max(0, outcome.status.rowsMatched - out.length);
+    record.state = events.length ? 'triggered' : 'normal';
+    record.opened = out.length;
+    return out;
+  }
+
+  private notification(m: Monitor, e: AlertEvent, window: { start: Date; end: Date }): AlertNotification {
+    const o = e.observation;
+    return {
+      action: e.action, monitorId: m.id, title: m.name, description: m.description, body: o.sentence,
+      value: o.value ?? 0, queryStartTime: window.start, queryEndTime: window.end, timestamp: new Date(this.d.clock.now()),
+      matchedEvent: null, groupKeys: o.groupKeys, groupValues: o.groupValues, alertKey: `${m.id}:${e.key}`,
+    };
+  }
+
+  /** Delivers to every notifier of the monitor that is not snoozed, then records the run with the outcome. */
+  private send(m: Monitor, notifications: AlertNotification[], record: RunRecord): void {
+    const now = this.d.clock.now();
+    const targets = m.notifierIds.map((id) => this.d.notifiers.get(id)).filter((n): n is Notifier => !!n && !isSnoozed(n, now));
+    if (!notifications.length || !targets.length) {
+      this.d.runs.add(record);
+      return;
+    }
+    const work = (async () => {
+      const outcomes: DeliveryOutcome[] = [];
+      for (const n of notifications) {
+        outcomes.push(...await Promise.all(targets.map((t) => deliver(t, n, this.d.outbound, this.d.delivery))));
+      }
+      record.notified = outcomes.filter((o) => o.delivered).length;
+      const failed = outcomes.filter((o) => !o.delivered);
+      record.notificationsFailed = failed.length;
+      if (failed.length) {
+        record.notificationError = `${failed[0]!.channel} notifier ${failed[0]!.notifierId}: ${failed[0]!.error}`;
+        this.d.log.warn({ monitor: m.id, failed: failed.length, first: record.notificationError }, 'monitor notifications failed');
+      }
+      this.d.runs.add(record);
+    })();
+    this.deliveries.add(work);
+    void work.finally(() => this.deliveries.delete(work));
+  }
+}

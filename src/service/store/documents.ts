@@ -1,0 +1,51 @@
+/**
+ * A table of JSON documents keyed by id, held in memory and written through to DuckDB: the management
+ * objects (monitors, notifiers, annotations, alert state) are few and read on every request or tick, so
+ * reads come from memory and each change is one statement.
+ */
+import type { Database } from './db.js';
+
+export class DocumentTable<T extends { id: string }> {
+  private readonly docs = new Map<string, T>();
+
+  private constructor(private readonly db: Database, private readonly table: string) {}
+
+  static async open<T extends { id: string }>(db: Database, table: string): Promise<DocumentTable<T>> {
+    const t = new DocumentTable<T>(db, table);
+    await db.use(async (c) => {
+      await c.run(`CREATE TABLE IF NOT EXISTS ${table} (id VARCHAR PRIMARY KEY, doc VARCHAR)`);
+      for (const r of await c.all(`SELECT id, doc FROM ${table}`)) t.docs.set(r.id as string, JSON.parse(r.doc as string) as T);
+    });
+    return t;
+  }
+
+  get(id: string): T | undefined {
+    return this.docs.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.docs.has(id);
+  }
+
+  list(): T[] {
+    return [...this.docs.values()];
+  }
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  /** Stores the document (replacing one with its id); in memory only once it is written. */
+  async put(doc: T): Promise<T> {
+    await this.db.run(`INSERT OR REPLACE INTO ${this.table} VALUES ($1, $2)`, [doc.id, JSON.stringify(doc)]);
+    this.docs.set(doc.id, doc);
+    return doc;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    if (!this.docs.has(id)) return false;
+    await this.db.run(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+    this.docs.delete(id);
+    return true;
+  }
+}
