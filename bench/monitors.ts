@@ -65,7 +65,7 @@ async function load(url: string, token: string): Promise<void> {
 
 async function post(url: string, token: string, body: Buffer): Promise<number> {
   const r = await fetch(`${url}/v1/ingest/access`, {
-    method: 'POST', body,
+    method: 'POST', body: new Uint8Array(body),
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
   });
   const out = (await r.json()) as { ingested?: number };

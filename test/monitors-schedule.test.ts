@@ -70,7 +70,7 @@ async function post(path: string, body: object): Promise<Record<string, unknown>
 
 /** A monitor's schedule: tick k falls at T0-aligned minute k plus the monitor's phase. */
 function ticks(id: string, intervalMinutes = 1) {
-  const phase = tickPhaseMs(id);
+  const phase = tickPhaseMs(svc.alerting.monitors.get(id)!);
   return {
     at: (k: number) => T0 + k * intervalMinutes * MIN + phase,
     /** Moves the clock to tick k and runs what is due. */
@@ -321,6 +321,32 @@ describe('monitor schedule', () => {
       await refuse.close();
     }
   }, 30_000);
+
+  it('monitors that read the same rows tick together and share one query; each judges it by its own threshold', async () => {
+    const wh = await post('/v2/notifiers', { name: 'shared', properties: { webhook: { url: `${hook.url}/shared` } } });
+    const query = "['t1'] | summarize count() by bin(_time, 1m)";
+    const low = await monitor({ name: 'low bar', type: 'Threshold', aplQuery: query, operator: 'Above', threshold: 2, notifierIds: [wh.id] });
+    const high = await monitor({ name: 'high bar', type: 'Threshold', aplQuery: query, operator: 'Above', threshold: 50, notifierIds: [wh.id] });
+    expect(low.tick.at(1)).toBe(high.tick.at(1));
+    await ingest('t1', Array.from({ length: 5 }, (_, i) => ({ _time: new Date(low.tick.at(7) - 10_000 + i).toISOString() })));
+    const { QueryEngine } = await import('../src/service/query/engine.js');
+    const execute = QueryEngine.prototype.execute;
+    let executed = 0;
+    QueryEngine.prototype.execute = function (this: InstanceType<typeof QueryEngine>, ...args: Parameters<typeof execute>) {
+      if (args[0].request.apl === query) executed++;
+      return execute.apply(this, args);
+    };
+    try {
+      clock.t = low.tick.at(7);
+      await svc.alerting.scheduler.runDue();
+    } finally {
+      QueryEngine.prototype.execute = execute;
+    }
+    expect(executed).toBe(1);
+    expect((await runs(low.id)).map((r) => r.state)).toEqual(['triggered']);
+    expect((await runs(high.id)).map((r) => r.state)).toEqual(['normal']);
+    expect(fromHook('/shared').map((r) => (r.json().event as { title: string }).title)).toEqual(['low bar']);
+  });
 
   it('ferry monitors lists monitors with their state and last run, and shows one monitor\'s runs', async () => {
     const { id, tick } = await monitor({ name: 'cli view', type: 'Threshold', aplQuery: "['t1'] | count", operator: 'Above', threshold: 1e9 });

@@ -1,13 +1,16 @@
 /**
  * Runs monitors on their schedule, against the local store, under the identity that created each one.
  *
- * - Ticks: every intervalMinutes, at a second within the minute fixed by the monitor's id, so that many
- *   monitors do not all start at once. The run at tick t reads [t − secondDelay − range, t − secondDelay].
+ * - Ticks: every intervalMinutes, at a second within the minute fixed by what the monitor reads (its
+ *   creator, query, range, delay and interval), so that monitors spread over the minute, while those that
+ *   read the same thing tick together and share one query per tick (a fleet of alerts on one query with
+ *   different thresholds or notifiers costs one query). The run at tick t reads
+ *   [t − secondDelay − range, t − secondDelay].
  * - At most one run per tick: the tick is written down before the run starts. A monitor overdue after a
  *   restart or a pause runs once, for its latest tick, not once per missed tick (no alert storm).
  * - MatchEvent windows start where the previous one ended, so each event is considered exactly once.
- * - Runs go through a queue of `concurrency` at a time; a monitor already queued or running is not queued
- *   again.
+ * - Runs go through a queue of `concurrency` batches at a time; a monitor already queued or running is not
+ *   queued again.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -61,15 +64,26 @@ export interface SchedulerDeps {
   concurrency: number;
 }
 
-/** The second within the minute at which a monitor's ticks fall, from its id. */
-export function tickPhaseMs(id: string): number {
-  return createHash('sha256').update(id).digest().readUInt32BE(0) % 60_000;
+type Scheduled = Pick<Monitor, 'id' | 'type' | 'createdBy' | 'aplQuery' | 'rangeMinutes' | 'secondDelay' | 'intervalMinutes' | 'compareDays'>;
+
+/**
+ * Monitors with the same key read the same rows at the same ticks, so one query serves them all. A
+ * MatchEvent monitor reads from its own cursor: its key is its own.
+ */
+export function shareKey(m: Scheduled): string {
+  if (m.type === 'MatchEvent') return m.id;
+  return JSON.stringify([m.createdBy, m.aplQuery, m.rangeMinutes, m.secondDelay, m.intervalMinutes, m.compareDays]);
+}
+
+/** The second within the minute at which a monitor's ticks fall. */
+export function tickPhaseMs(m: Scheduled): number {
+  return createHash('sha256').update(shareKey(m)).digest().readUInt32BE(0) % 60_000;
 }
 
 /** The latest tick at or before `nowMs`. */
-export function latestTick(m: Pick<Monitor, 'id' | 'intervalMinutes'>, nowMs: number): number {
+export function latestTick(m: Scheduled, nowMs: number): number {
   const interval = m.intervalMinutes * 60_000;
-  const phase = tickPhaseMs(m.id);
+  const phase = tickPhaseMs(m);
   return Math.floor((nowMs - phase) / interval) * interval + phase;
 }
 
@@ -77,7 +91,7 @@ const NS_PER_MS = 1_000_000n;
 
 export class MonitorScheduler {
   private readonly queued = new Set<string>();
-  private readonly queue: { id: string; tickMs: number }[] = [];
+  private readonly queue: { key: string; tickMs: number; ids: string[] }[] = [];
   private running = 0;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly deliveries = new Set<Promise<unknown>>();
@@ -119,14 +133,20 @@ export class MonitorScheduler {
   enqueueDue(): void {
     if (this.stopped) return;
     const now = this.d.clock.now();
+    const batches = new Map<string, { key: string; tickMs: number; ids: string[] }>();
     for (const m of this.d.monitors.list()) {
       if (this.queued.has(m.id) || isPaused(m, now)) continue;
       const tick = latestTick(m, now);
       const last = this.d.states.get(m.id)?.lastTickMs;
       if (last !== undefined && last >= tick) continue;
       this.queued.add(m.id);
-      this.queue.push({ id: m.id, tickMs: tick });
+      const key = `${tick} ${shareKey(m)}`;
+      const batch = batches.get(key);
+      if (batch) batch.ids.push(m.id);
+      else batches.set(key, { key, tickMs: tick, ids: [m.id] });
     }
+    if (!batches.size) return;
+    this.queue.push(...batches.values());
     this.queue.sort((a, b) => a.tickMs - b.tickMs);
     this.pump();
   }
@@ -148,8 +168,8 @@ export class MonitorScheduler {
     while (this.running < this.d.concurrency && this.queue.length) {
       const job = this.queue.shift()!;
       this.running++;
-      void this.runOne(job.id, job.tickMs).finally(() => {
-        this.queued.delete(job.id);
+      void this.runBatch(job.ids, job.tickMs).finally(() => {
+        for (const id of job.ids) this.queued.delete(id);
         this.running--;
         this.pump();
         if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
@@ -157,7 +177,13 @@ export class MonitorScheduler {
     }
   }
 
-  private async runOne(id: string, tickMs: number): Promise<void> {
+  /** Monitors that read the same rows at this tick: the query runs once, each monitor judges the result. */
+  private async runBatch(ids: string[], tickMs: number): Promise<void> {
+    const results = new Map<string, Promise<QueryOutcome>>();
+    for (const id of ids) await this.runOne(id, tickMs, results);
+  }
+
+  private async runOne(id: string, tickMs: number, results: Map<string, Promise<QueryOutcome>>): Promise<void> {
     const m = this.d.monitors.get(id);
     if (!m) return;
     const startedAt = this.d.clock.now();
@@ -189,7 +215,7 @@ export class MonitorScheduler {
     try {
       const who = this.d.principalFor(m.createdBy);
       if (typeof who === 'string') throw new Error(who);
-      const outcome = await this.query(m, who, startNs, endNs);
+      const outcome = await this.query(m, who, startNs, endNs, results);
       record.rowsMatched = outcome.status.rowsMatched;
       const window = { start: new Date(Number(startNs / NS_PER_MS)), end: new Date(endMs) };
       if (m.type === 'MatchEvent') {
@@ -200,7 +226,7 @@ export class MonitorScheduler {
         if (m.type === 'Threshold') observations = evaluateThreshold(m, outcome.tables[0]!);
         else {
           const dayNs = BigInt(m.compareDays) * 86_400_000_000_000n;
-          const baseline = m.compareDays > 0 ? (await this.query(m, who, startNs - dayNs, endNs - dayNs)).tables[0] : undefined;
+          const baseline = m.compareDays > 0 ? (await this.query(m, who, startNs - dayNs, endNs - dayNs, results)).tables[0] : undefined;
           observations = evaluateAnomaly(m, outcome.tables[0]!, baseline);
         }
         const now = new Date(this.d.clock.now()).toISOString();
@@ -228,14 +254,20 @@ export class MonitorScheduler {
     this.send(m, notifications, record);
   }
 
-  private async query(m: Monitor, who: Principal, startNs: bigint, endNs: bigint): Promise<QueryOutcome> {
-    const prepared = await this.d.engine.prepare({
-      apl: m.aplQuery,
-      startTime: formatRfc3339Nano(startNs),
-      endTime: formatRfc3339Nano(endNs),
-      canQuery: (ds) => canDataset(who, ds, 'query', 'read'),
-    });
-    return this.d.engine.execute(prepared);
+  /** The monitor's query over a window, once per batch (the monitors of a batch read the same rows). */
+  private query(m: Monitor, who: Principal, startNs: bigint, endNs: bigint, results: Map<string, Promise<QueryOutcome>>): Promise<QueryOutcome> {
+    const key = `${startNs} ${endNs}`;
+    let result = results.get(key);
+    if (!result) {
+      result = this.d.engine.prepare({
+        apl: m.aplQuery,
+        startTime: formatRfc3339Nano(startNs),
+        endTime: formatRfc3339Nano(endNs),
+        canQuery: (ds) => canDataset(who, ds, 'query', 'read'),
+      }).then((prepared) => this.d.engine.execute(prepared));
+      results.set(key, result);
+    }
+    return result;
   }
 
   /** One Open per matching event, within the caps; the rest are counted as suppressed. */
