@@ -243,10 +243,11 @@ describe('ferry agent', () => {
     expect(metrics).toContain('ferry_sink_events_out_total{sink="local"} 4');
     expect(metrics).toMatch(/ferry_queue_depth_batches\{sink="local"\} 0/);
     expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
+    expect(metrics).toMatch(/^ferry_monitors 0$/m);
     expect(metrics).toContain(`ferry_source_file_lag_bytes{source="app_logs",path="${join(dir, 'logs', 'app.log')}"} 0`);
     const health = await fetch(`${api}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', sources: [{ name: 'app_logs', files: 1 }], sinks: [{ name: 'local', state: 'ok', queuedBatches: 0 }] });
+    expect(await health.json()).toEqual({ status: 'ok', sources: [{ name: 'app_logs', files: 1 }], sinks: [{ name: 'local', state: 'ok', queuedBatches: 0 }], monitors: { monitors: 0, failing: [] } });
     // Start-up says what runs: the pattern and the files it matches, and where the sink delivers.
     expect(agent.logs.find((l) => l.msg === 'source started')).toMatchObject({ source: 'app_logs', include: [join(dir, 'logs', '*.log')], files: [join(dir, 'logs', 'app.log')] });
     expect(agent.logs.find((l) => l.msg === 'file opened')).toMatchObject({ path: join(dir, 'logs', 'app.log'), offset: 0 });

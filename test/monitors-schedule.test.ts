@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config/load.js';
+import { renderMetrics } from '../src/agent/metrics.js';
 import { tickPhaseMs } from '../src/service/monitors/scheduler.js';
 import { httpReceiver, type HttpReceiver, smtpReceiver } from './monitor-receivers.js';
 import { ADMIN, startTestService, tempDir, type TestService } from './helpers.js';
@@ -316,6 +317,21 @@ describe('monitor schedule', () => {
       const last = (await runs(id)).at(-1)!;
       expect(last).toMatchObject({ state: 'normal', notificationsFailed: 1 });
       expect(last.notificationError).toMatch(/^webhook notifier notify_\w+: the webhook answered 400/);
+      // The failed delivery is what /health and /metrics show.
+      expect(svc.alerting.health().lastNotificationFailure).toEqual({ time: new Date(clock.t).toISOString(), monitorId: id, error: last.notificationError });
+      expect(renderMetrics(undefined, svc.alerting)).toMatch(/^ferry_monitor_notifications_total\{outcome="failed"\} [1-9]/m);
+
+      // A PUT that leaves a secret header empty keeps its value: the receiver still gets it.
+      const custom = ids[7]!;
+      const view = (await (await svc.call('GET', `/v2/notifiers/${custom}`)).json()) as { name: string; properties: { customWebhook: Record<string, unknown> } };
+      expect(view.properties.customWebhook.secretHeaders).toEqual({ Authorization: '' });
+      view.properties.customWebhook.headers = { 'X-Team': 'sre' };
+      expect((await svc.call('PUT', `/v2/notifiers/${custom}`, view)).status).toBe(200);
+      const reopen = hook.requests.length;
+      await ingest('t6', [{ _time: new Date(tick.at(3) - 5000).toISOString() }]);
+      await tick.run(3);
+      const again = hook.requests.slice(reopen).find((r) => r.path === '/custom')!;
+      expect(again.headers).toMatchObject({ 'x-team': 'sre', authorization: 'Bearer s3' });
     } finally {
       await flaky.close();
       await refuse.close();
@@ -374,5 +390,32 @@ describe('monitor schedule', () => {
     const missing = await cli('show', 'mon_nope');
     expect(missing).toMatchObject({ status: 1, stderr: 'ferry: monitor mon_nope: monitor "mon_nope" not found (404)\n' });
     expect(await cli('frob')).toMatchObject({ status: 2, stderr: 'ferry: unknown monitors command "frob" (list or show)\n' });
+  });
+
+  it('a monitor whose creator was deleted fails loudly: the run records why, /health and /metrics show it', async () => {
+    const creator = await svc.apiToken({ t5: { query: ['read'] } }, { monitors: ['create', 'read', 'update', 'delete'] });
+    clock.t = T0;
+    const r = await svc.call('POST', '/v2/monitors', { name: 'orphan', type: 'Threshold', aplQuery: "['t5'] | count", operator: 'Above', threshold: 1, intervalMinutes: 1, rangeMinutes: 1 }, creator);
+    const id = ((await r.json()) as { id: string }).id;
+    expect(r.status).toBe(200);
+    const tick = ticks(id);
+    clock.t = tick.at(0);
+    await svc.alerting.scheduler.arm(svc.alerting.monitors.get(id)!);
+    await tick.run(1);
+    expect(svc.alerting.health().failing.map((f) => f.id)).not.toContain(id);
+
+    const tokens = (await (await svc.call('GET', '/v2/tokens')).json()) as { id: string }[];
+    const createdBy = svc.alerting.monitors.get(id)!.createdBy;
+    expect(tokens.map((t) => t.id)).toContain(createdBy);
+    expect((await svc.call('DELETE', `/v2/tokens/${createdBy}`)).status).toBe(204);
+    await tick.run(2);
+    const last = (await runs(id)).at(-1)!;
+    expect(last).toMatchObject({ state: 'error', error: `the API token that created this monitor (${createdBy}) was deleted; re-create the monitor with a valid identity` });
+    expect(svc.alerting.health().failing).toContainEqual({ id, name: 'orphan', error: last.error, since: new Date(tick.at(2)).toISOString() });
+    const metrics = renderMetrics(undefined, svc.alerting);
+    expect(metrics).toMatch(/^ferry_monitors_failing [1-9]/m);
+    expect(metrics).toMatch(/^ferry_monitor_run_errors_total [1-9]/m);
+    expect((await svc.call('DELETE', `/v2/monitors/${id}`)).status).toBe(204);
+    expect(svc.alerting.health().failing.map((f) => f.id)).not.toContain(id);
   });
 });

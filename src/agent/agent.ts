@@ -57,7 +57,7 @@ export class Agent {
         if (req.method !== 'GET') {
           res.writeHead(405, { 'content-type': 'application/json', allow: 'GET' }).end(JSON.stringify({ code: 405, message: 'only GET' }));
         } else if (path === '/metrics') {
-          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(renderMetrics(agent?.pipeline));
+          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(renderMetrics(agent?.pipeline, agent?.service?.alerting));
         } else if (path === '/health') {
           const body = agent?.health() ?? { status: 'starting' };
           res.writeHead(body.status === 'ok' || body.status === 'degraded' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -98,11 +98,13 @@ export class Agent {
         ...(h.since !== undefined && h.state !== 'ok' ? { since: new Date(h.since).toISOString(), failedAttempts: h.failures } : {}),
       };
     });
+    const monitors = this.service?.alerting.health();
     const status = this.stopping ? 'stopping'
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed') ? 'failing'
-        // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded.
-        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.files === 0) ? 'degraded' : 'ok';
-    return { status, sources, sinks };
+        // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
+        // and so is alerting when a monitor cannot run or a notification could not be delivered.
+        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.files === 0) || !!monitors?.failing.length || !!monitors?.lastNotificationFailure ? 'degraded' : 'ok';
+    return { status, sources, sinks, ...(monitors ? { monitors } : {}) };
   }
 
   /**

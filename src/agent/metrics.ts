@@ -1,6 +1,7 @@
 /** The agent's counters and gauges in the Prometheus text format (version 0.0.4). */
 import type { Pipeline } from './pipeline/pipeline.js';
 import type { Gauge } from './sources/source.js';
+import type { Alerting } from '../service/monitors/alerting.js';
 
 interface Family {
   type: 'counter' | 'gauge';
@@ -12,7 +13,7 @@ function escape(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
-export function renderMetrics(p: Pipeline | undefined): string {
+export function renderMetrics(p: Pipeline | undefined, alerting?: Alerting): string {
   const families = new Map<string, Family>();
   const add = (name: string, type: Family['type'], help: string, labels: Record<string, string>, value: number) => {
     let f = families.get(name);
@@ -37,6 +38,16 @@ export function renderMetrics(p: Pipeline | undefined): string {
     add('ferry_sink_dropped_events_total', 'counter', 'Events dropped because the queue was full (when_full: drop_newest)', l, r.counters.droppedEvents);
     add('ferry_queue_depth_batches', 'gauge', 'Batches queued and not yet delivered', l, r.queue.depthRecords);
     add('ferry_queue_depth_bytes', 'gauge', 'Bytes queued and not yet delivered (compressed, as queued)', l, r.queue.depthBytes);
+  }
+  if (alerting) {
+    const c = alerting.scheduler.counts;
+    add('ferry_monitors', 'gauge', 'Monitors defined', {}, alerting.monitors.size);
+    add('ferry_monitors_failing', 'gauge', 'Monitors whose last run failed', {}, alerting.health().failing.length);
+    add('ferry_monitor_runs_total', 'counter', 'Monitor runs', {}, c.runs);
+    add('ferry_monitor_run_errors_total', 'counter', 'Monitor runs that failed', {}, c.runErrors);
+    add('ferry_monitor_notifications_total', 'counter', 'Notifications by outcome', { outcome: 'sent' }, c.notificationsSent);
+    add('ferry_monitor_notifications_total', 'counter', 'Notifications by outcome', { outcome: 'failed' }, c.notificationsFailed);
+    add('ferry_monitor_suppressed_events_total', 'counter', 'Matching events past the MatchEvent notification caps', {}, c.suppressed);
   }
   const mem = process.memoryUsage();
   const cpu = process.cpuUsage();

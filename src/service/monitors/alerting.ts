@@ -83,6 +83,20 @@ export class Alerting {
     return new Date(this.clock.now()).toISOString();
   }
 
+  /**
+   * What keeps alerts from flowing: monitors whose last run failed (a refused identity, a query that no
+   * longer binds) and the last notification that could not be delivered in the past hour.
+   */
+  health(): { monitors: number; failing: { id: string; name: string; error: string; since: string }[]; lastNotificationFailure?: { time: string; monitorId: string; error: string } } {
+    const failing = this.monitors.list().flatMap((m) => {
+      const last = this.states.get(m.id)?.lastRun;
+      return last?.state === 'error' ? [{ id: m.id, name: m.name, error: last.error ?? '', since: last.time }] : [];
+    });
+    const nf = this.scheduler.lastNotificationFailure;
+    const recent = nf && Date.parse(nf.time) > this.clock.now() - 3_600_000 ? nf : undefined;
+    return { monitors: this.monitors.size, failing, ...(recent ? { lastNotificationFailure: recent } : {}) };
+  }
+
   // ---- monitors ----------------------------------------------------------------------------------------
 
   /** A caller sees a monitor only when it may query every dataset the monitor reads. */

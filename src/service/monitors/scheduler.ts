@@ -97,8 +97,10 @@ export class MonitorScheduler {
   private readonly deliveries = new Set<Promise<unknown>>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
-  /** Start delays of recent runs (ms), for /metrics and the benchmark. */
-  readonly delays: number[] = [];
+  /** Counts since start, for /metrics. */
+  readonly counts = { runs: 0, runErrors: 0, notificationsSent: 0, notificationsFailed: 0, suppressed: 0 };
+  /** The last notification that could not be delivered, for /health. */
+  lastNotificationFailure?: { time: string; monitorId: string; error: string };
 
   constructor(private readonly d: SchedulerDeps) {}
 
@@ -193,8 +195,6 @@ export class MonitorScheduler {
     state.lastTickMs = tickMs;
     await this.d.states.put(state);
     const delayMs = Math.max(0, startedAt - tickMs);
-    this.delays.push(delayMs);
-    if (this.delays.length > 10_000) this.delays.splice(0, this.delays.length - 10_000);
 
     const endMs = tickMs - m.secondDelay * 1000;
     let startNs = BigInt(endMs - m.rangeMinutes * 60_000) * NS_PER_MS;
@@ -249,6 +249,9 @@ export class MonitorScheduler {
       this.d.log.warn({ monitor: m.id, name: m.name, err: (e as Error).message }, 'monitor run failed');
     }
     record.durationMs = Date.now() - t0;
+    this.counts.runs++;
+    if (record.state === 'error') this.counts.runErrors++;
+    this.counts.suppressed += record.suppressed;
     state.lastRun = { time: record._time, state: record.state, value: record.value, error: record.error };
     if (this.d.states.has(m.id)) await this.d.states.put(state);
     this.send(m, notifications, record);
@@ -323,8 +326,11 @@ export class MonitorScheduler {
       record.notified = outcomes.filter((o) => o.delivered).length;
       const failed = outcomes.filter((o) => !o.delivered);
       record.notificationsFailed = failed.length;
+      this.counts.notificationsSent += record.notified;
+      this.counts.notificationsFailed += failed.length;
       if (failed.length) {
         record.notificationError = `${failed[0]!.channel} notifier ${failed[0]!.notifierId}: ${failed[0]!.error}`;
+        this.lastNotificationFailure = { time: new Date(this.d.clock.now()).toISOString(), monitorId: m.id, error: record.notificationError };
         this.d.log.warn({ monitor: m.id, failed: failed.length, first: record.notificationError }, 'monitor notifications failed');
       }
       this.d.runs.add(record);
