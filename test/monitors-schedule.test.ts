@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config/load.js';
+import { seededRandom } from '../bench/torture.js';
 import { renderMetrics } from '../src/agent/metrics.js';
 import { tickPhaseMs } from '../src/service/monitors/scheduler.js';
 import { httpReceiver, type HttpReceiver, smtpReceiver } from './monitor-receivers.js';
@@ -418,4 +419,56 @@ describe('monitor schedule', () => {
     expect((await svc.call('DELETE', `/v2/monitors/${id}`)).status).toBe(204);
     expect(svc.alerting.health().failing.map((f) => f.id)).not.toContain(id);
   });
+
+  it('creates, updates, deletes and runs interleaved at random keep memory, disk and schedule in step (seeded)', async () => {
+    const seed = Number(process.env.FERRY_MONITOR_SEED ?? Math.floor(Math.random() * 2 ** 31));
+    const rnd = seededRandom(seed);
+    const pick = <T,>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const body = (n: number) => ({ name: `race ${n}`, type: 'Threshold', aplQuery: n % 2 ? "['t1'] | count" : "['t1'] | summarize count() by bin(_time, 1m)", operator: 'Above', threshold: n, intervalMinutes: 1, rangeMinutes: 1 });
+    const live = new Set<string>();
+    const statuses: string[] = [];
+    clock.t = T0 + 40 * MIN;
+    for (let wave = 0; wave < 12; wave++) {
+      const ops: Promise<void>[] = [];
+      for (let i = 0; i < 12; i++) {
+        const r = rnd();
+        const n = Math.floor(rnd() * 1000);
+        if (r < 0.35 || live.size === 0) {
+          ops.push(svc.call('POST', '/v2/monitors', body(n)).then(async (res) => {
+            statuses.push(`POST ${res.status}`);
+            if (res.status === 200) live.add(((await res.json()) as { id: string }).id);
+          }));
+        } else if (r < 0.7) {
+          const id = pick([...live]);
+          ops.push(svc.call('PUT', `/v2/monitors/${id}`, body(n)).then((res) => { statuses.push(`PUT ${res.status === 404 && !live.has(id) ? 'gone' : res.status}`); }));
+        } else if (r < 0.85) {
+          const id = pick([...live]);
+          live.delete(id);
+          ops.push(svc.call('DELETE', `/v2/monitors/${id}`).then((res) => { statuses.push(`DELETE ${res.status === 404 ? 'gone' : res.status}`); }));
+        } else {
+          clock.t += Math.floor(rnd() * 2 * MIN);
+          ops.push(svc.alerting.scheduler.runDue());
+        }
+      }
+      await Promise.all(ops);
+    }
+    await svc.alerting.scheduler.runDue();
+    const unexpected = statuses.filter((x) => !/^(POST 200|PUT (200|gone)|DELETE (204|gone))$/.test(x));
+    expect(unexpected, `seed ${seed} (FERRY_MONITOR_SEED)`).toEqual([]);
+    const race = (ids: string[]) => ids.filter((id) => svc.alerting.monitors.get(id)?.name.startsWith('race ')).sort();
+    const before = race(svc.alerting.monitors.list().map((m) => m.id));
+    expect(before, `seed ${seed}`).toEqual([...live].sort());
+    const docs = new Map(before.map((id) => [id, svc.alerting.monitors.get(id)]));
+    // No state outlives its monitor, and each monitor has one.
+    const states = svc.alerting.states.list().map((st) => st.id);
+    expect(states.filter((id) => !svc.alerting.monitors.has(id)), `seed ${seed}`).toEqual([]);
+    expect(before.filter((id) => !svc.alerting.states.has(id)), `seed ${seed}`).toEqual([]);
+
+    await svc.close();
+    await start();
+    expect(race(svc.alerting.monitors.list().map((m) => m.id)), `seed ${seed}`).toEqual(before);
+    for (const [id, doc] of docs) expect(svc.alerting.monitors.get(id), `seed ${seed}`).toEqual(doc);
+    expect(svc.alerting.states.list().filter((st) => !svc.alerting.monitors.has(st.id)).map((st) => st.id), `seed ${seed}`).toEqual([]);
+    for (const id of before) await svc.call('DELETE', `/v2/monitors/${id}`);
+  }, 60_000);
 });

@@ -22,7 +22,7 @@ import { AlertHistory } from './history.js';
 import { type Monitor, newMonitorId, readMonitorBody } from './monitor.js';
 import { checkMonitorQuery } from './monitor-query.js';
 import { RunLog } from './run-log.js';
-import { type Clock, MonitorScheduler, type MonitorState, systemClock } from './scheduler.js';
+import { type Clock, latestTick, MonitorScheduler, type MonitorState, systemClock } from './scheduler.js';
 
 
 export interface AlertingOptions {
@@ -115,8 +115,9 @@ export class Alerting {
     const datasets = await this.checkMonitor(p, fields);
     const now = this.nowIso();
     const m: Monitor = { ...fields, id: newMonitorId(), createdAt: now, createdBy: principalId(p), updatedAt: now, datasets };
-    await this.monitors.put(m);
+    // Armed first: the scheduler never sees a monitor without its state (it would run it at once).
     await this.scheduler.arm(m);
+    await this.monitors.put(m);
     return m;
   }
 
@@ -125,14 +126,19 @@ export class Alerting {
     const fields = readMonitorBody(body);
     const datasets = await this.checkMonitor(p, fields);
     const m: Monitor = { ...old, ...fields, datasets, updatedAt: this.nowIso() };
-    await this.monitors.put(m);
-    // What an alert means changed: its groups and match cursor start over.
-    if (old.type !== m.type || old.aplQuery !== m.aplQuery || old.notifyByGroup !== m.notifyByGroup) {
-      const st = this.states.get(id);
-      if (st) await this.states.put({ ...st, groups: {}, matchCursorNs: undefined });
+    // What an alert means changed: its groups and match cursor start over. A new interval starts from the
+    // tick it is in. Both before the monitor changes, so that no run sees the new monitor with the old state.
+    const restart = old.type !== m.type || old.aplQuery !== m.aplQuery || old.notifyByGroup !== m.notifyByGroup;
+    if (restart || old.intervalMinutes !== m.intervalMinutes) {
+      await this.states.update(id, (st) => ({
+        ...st,
+        ...(restart ? { groups: {}, matchCursorNs: undefined } : {}),
+        ...(old.intervalMinutes !== m.intervalMinutes ? { lastTickMs: latestTick(m, this.clock.now()) } : {}),
+      }));
     }
-    if (old.intervalMinutes !== m.intervalMinutes) await this.scheduler.arm(m);
-    return m;
+    const stored = await this.monitors.update(id, (current) => ({ ...current, ...fields, datasets, updatedAt: m.updatedAt }));
+    if (!stored) throw notFound(`monitor "${id}"`);
+    return stored;
   }
 
   async deleteMonitor(p: Principal, id: string): Promise<void> {
@@ -176,7 +182,10 @@ export class Alerting {
 
   async updateNotifier(id: string, body: unknown): Promise<Notifier> {
     const old = this.getNotifier(id);
-    return this.notifiers.put({ ...old, ...readNotifierBody(body, this.outbound, old), updatedAt: this.nowIso() });
+    const fields = readNotifierBody(body, this.outbound, old);
+    const stored = await this.notifiers.update(id, (cur) => ({ ...cur, ...fields, updatedAt: this.nowIso() }));
+    if (!stored) throw notFound(`notifier "${id}"`);
+    return stored;
   }
 
   /** Deleting a notifier takes it out of every monitor that named it. */
@@ -184,7 +193,7 @@ export class Alerting {
     this.getNotifier(id);
     await this.notifiers.delete(id);
     for (const m of this.monitors.list()) {
-      if (m.notifierIds.includes(id)) await this.monitors.put({ ...m, notifierIds: m.notifierIds.filter((n) => n !== id) });
+      if (m.notifierIds.includes(id)) await this.monitors.update(m.id, (cur) => ({ ...cur, notifierIds: cur.notifierIds.filter((n) => n !== id) }));
     }
   }
 }

@@ -170,7 +170,11 @@ export class MonitorScheduler {
     while (this.running < this.d.concurrency && this.queue.length) {
       const job = this.queue.shift()!;
       this.running++;
-      void this.runBatch(job.ids, job.tickMs).finally(() => {
+      void this.runBatch(job.ids, job.tickMs).catch((e: unknown) => {
+        // Writing the run down failed (the store refused it): said, and the next tick tries again.
+        this.counts.runErrors++;
+        this.d.log.error({ monitors: job.ids, err: (e as Error).message }, 'monitor run could not be recorded');
+      }).finally(() => {
         for (const id of job.ids) this.queued.delete(id);
         this.running--;
         this.pump();
@@ -193,7 +197,7 @@ export class MonitorScheduler {
     if (state.lastTickMs >= tickMs) return;
     // Claimed before the run: a crash mid-run skips this tick rather than running it twice.
     state.lastTickMs = tickMs;
-    await this.d.states.put(state);
+    if (!(await this.d.states.update(id, () => state))) return; // deleted meanwhile
     const delayMs = Math.max(0, startedAt - tickMs);
 
     const endMs = tickMs - m.secondDelay * 1000;
@@ -253,7 +257,9 @@ export class MonitorScheduler {
     if (record.state === 'error') this.counts.runErrors++;
     this.counts.suppressed += record.suppressed;
     state.lastRun = { time: record._time, state: record.state, value: record.value, error: record.error };
-    if (this.d.states.has(m.id)) await this.d.states.put(state);
+    // A monitor changed during its run keeps the state its change set (groups start over), plus this run.
+    await this.d.states.update(m.id, (cur) => this.d.monitors.get(m.id)?.updatedAt === m.updatedAt ? state
+      : { ...cur, lastTickMs: Math.max(cur.lastTickMs, tickMs), lastRun: state.lastRun });
     this.send(m, notifications, record);
   }
 

@@ -36,16 +36,47 @@ export class DocumentTable<T extends { id: string }> {
   }
 
   /** Stores the document (replacing one with its id); in memory only once it is written. */
-  async put(doc: T): Promise<T> {
-    await this.db.run(`INSERT OR REPLACE INTO ${this.table} VALUES ($1, $2)`, [doc.id, JSON.stringify(doc)]);
-    this.docs.set(doc.id, doc);
-    return doc;
+  put(doc: T): Promise<T> {
+    return this.write(async () => {
+      await this.db.run(`INSERT OR REPLACE INTO ${this.table} VALUES ($1, $2)`, [doc.id, JSON.stringify(doc)]);
+      this.docs.set(doc.id, doc);
+      return doc;
+    });
   }
 
-  async delete(id: string): Promise<boolean> {
-    if (!this.docs.has(id)) return false;
-    await this.db.run(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
-    this.docs.delete(id);
-    return true;
+  /**
+   * Changes the document as it is when the write's turn comes; undefined when it was deleted meanwhile, so
+   * that an update racing a delete never brings the document back, nor undoes another update.
+   */
+  update(id: string, change: (current: T) => T): Promise<T | undefined> {
+    return this.write(async () => {
+      const current = this.docs.get(id);
+      if (!current) return undefined;
+      const doc = change(current);
+      await this.db.run(`INSERT OR REPLACE INTO ${this.table} VALUES ($1, $2)`, [id, JSON.stringify(doc)]);
+      this.docs.set(id, doc);
+      return doc;
+    });
   }
+
+  delete(id: string): Promise<boolean> {
+    return this.write(async () => {
+      if (!this.docs.has(id)) return false;
+      await this.db.run(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+      this.docs.delete(id);
+      return true;
+    });
+  }
+
+  /**
+   * Writes to one table run one at a time, in call order: DuckDB refuses two transactions replacing the
+   * same key at once ("duplicate key"), and the last call must be the one that stays.
+   */
+  private write<R>(op: () => Promise<R>): Promise<R> {
+    const done = this.tail.then(op);
+    this.tail = done.then(() => undefined, () => undefined);
+    return done;
+  }
+
+  private tail: Promise<void> = Promise.resolve();
 }

@@ -68,7 +68,9 @@ export function annotationRoutes(app: FastifyInstance, alerting: Alerting, store
     const old = get(req, req.params.id);
     const fields = readAnnotationBody(req.body, alerting.nowIso(), old);
     checkDatasets(req, fields.datasets);
-    return annotationView(await table.put({ ...old, ...fields }));
+    const stored = await table.update(old.id, (cur) => ({ ...cur, ...fields }));
+    if (!stored) throw notFound(`annotation "${old.id}"`);
+    return annotationView(stored);
   });
 
   app.delete<IdParams>('/v2/annotations/:id', async (req, reply) => {
