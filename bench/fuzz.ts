@@ -23,6 +23,8 @@ export interface FuzzReport {
   byStatus: Record<string, number>;
   /** Answers that break the promise: a 5xx, an error without {code, message}, a lost canary event. */
   violations: string[];
+  /** The slowest answers, for a run that takes longer than it should. */
+  slowest: { ms: number; what: string }[];
 }
 
 type Rnd = () => number;
@@ -141,24 +143,32 @@ async function serve(dir: string, errors: string[]): Promise<{ url: string; chil
   }
 }
 
+/** Bounds a run: a request that hangs, or a shutdown that does, is a violation rather than a stuck suite. */
+const REQUEST_TIMEOUT_MS = 30_000;
+const SHUTDOWN_TIMEOUT_MS = 20_000;
+
 export async function fuzz(o: { seed: number; durationMs: number; log?: (line: string) => void }): Promise<FuzzReport> {
   const rnd = seededRandom(o.seed);
   const pick = pickOf(rnd);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-fuzz-'));
   const serverErrors: string[] = [];
   const { url, child } = await serve(dir, serverErrors);
-  const report: FuzzReport = { seed: o.seed, requests: 0, byStatus: {}, violations: [] };
+  const report: FuzzReport = { seed: o.seed, requests: 0, byStatus: {}, violations: [], slowest: [] };
   const admin = { authorization: `Bearer ${ADMIN}` };
   const call = async (method: string, path: string, body: Buffer | string | undefined, headers: Record<string, string>, what: string) => {
     report.requests++;
     let res: Response;
+    let text: string;
+    const started = Date.now();
     try {
-      res = await fetch(`${url}${path}`, { method, headers, body: body as BodyInit | undefined, signal: AbortSignal.timeout(60_000) });
+      res = await fetch(`${url}${path}`, { method, headers, body: body as BodyInit | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      text = await res.text();
     } catch (e) {
-      report.violations.push(`${what}: no answer (${(e as Error).message})`);
+      report.violations.push(`${what}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s (${(e as Error).message})`);
       return undefined;
+    } finally {
+      noteSlow(report, Date.now() - started, what);
     }
-    const text = await res.text();
     report.byStatus[res.status] = (report.byStatus[res.status] ?? 0) + 1;
     if (res.status >= 500) {
       await new Promise((r) => setTimeout(r, 20)); // the log line follows the answer
@@ -222,8 +232,27 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
     await checkCanary('at the end');
   } finally {
     child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    const exited = await new Promise<boolean>((r) => {
+      const t = setTimeout(() => r(false), SHUTDOWN_TIMEOUT_MS);
+      child.once('exit', () => {
+        clearTimeout(t);
+        r(true);
+      });
+    });
+    if (!exited) {
+      report.violations.push(`ferry serve did not exit within ${SHUTDOWN_TIMEOUT_MS / 1000} s of SIGTERM`);
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
     rmSync(dir, { recursive: true, force: true });
   }
   return report;
+}
+
+/** Keeps the three slowest answers. */
+function noteSlow(report: FuzzReport, ms: number, what: string): void {
+  if (report.slowest.length === 3 && ms <= report.slowest[2]!.ms) return;
+  report.slowest.push({ ms, what: what.slice(0, 200) });
+  report.slowest.sort((a, b) => b.ms - a.ms);
+  report.slowest.length = Math.min(3, report.slowest.length);
 }

@@ -234,8 +234,12 @@ describe('monitor schedule', () => {
   it('an overdue monitor runs once for its latest tick; disabledUntil pauses it until the time passes', async () => {
     const { id, tick } = await monitor({ name: 'sleepy', type: 'Threshold', aplQuery: "['t1'] | count", operator: 'Above', threshold: 1e9 });
     await tick.run(1);
-    await tick.run(90); // 89 ticks missed: one run
-    expect((await runs(id)).map((r) => Date.parse(r._time as string))).toEqual([tick.at(1), tick.at(90)]);
+    const skippedBefore = svc.alerting.scheduler.counts.skippedTicks;
+    await tick.run(90); // 88 ticks passed over: one run, and the scheduler says it fell behind
+    expect((await runs(id)).map((r) => [Date.parse(r._time as string), r.skippedTicks])).toEqual([[tick.at(1), 0], [tick.at(90), 88]]);
+    expect(svc.alerting.health().lastSkippedTick).toEqual({ time: new Date(tick.at(90)).toISOString(), monitorId: id, skippedTicks: 88, delayMs: 0 });
+    expect(svc.alerting.scheduler.counts.skippedTicks - skippedBefore).toBeGreaterThanOrEqual(88); // earlier tests' monitors too
+    expect(renderMetrics(undefined, svc.alerting)).toMatch(/^ferry_monitor_skipped_ticks_total [1-9]/m);
     const m = svc.alerting.monitors.get(id)!;
     const r = await svc.call('PUT', `/v2/monitors/${id}`, { ...m, disabledUntil: new Date(tick.at(95) - 1).toISOString() });
     expect(r.status).toBe(200);
@@ -243,7 +247,8 @@ describe('monitor schedule', () => {
     await tick.run(94);
     expect(await runs(id)).toHaveLength(2);
     await tick.run(95);
-    expect(Date.parse((await runs(id)).at(-1)!._time as string)).toBe(tick.at(95));
+    // Ticks passed over by a pause are not falling behind.
+    expect((await runs(id)).map((r) => [Date.parse(r._time as string), r.skippedTicks]).at(-1)).toEqual([tick.at(95), 0]);
     // Running the same tick again does nothing.
     await tick.run(95);
     expect(await runs(id)).toHaveLength(3);

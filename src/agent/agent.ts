@@ -102,8 +102,8 @@ export class Agent {
     const status = this.stopping ? 'stopping'
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed') ? 'failing'
         // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
-        // and so is alerting when a monitor cannot run or a notification could not be delivered.
-        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.files === 0) || !!monitors?.failing.length || !!monitors?.lastNotificationFailure ? 'degraded' : 'ok';
+        // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind.
+        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.files === 0) || !!monitors?.failing.length || !!monitors?.lastNotificationFailure || !!monitors?.lastSkippedTick ? 'degraded' : 'ok';
     return { status, sources, sinks, ...(monitors ? { monitors } : {}) };
   }
 

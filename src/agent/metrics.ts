@@ -47,6 +47,7 @@ export function renderMetrics(p: Pipeline | undefined, alerting?: Alerting): str
     add('ferry_monitor_run_errors_total', 'counter', 'Monitor runs that failed', {}, c.runErrors);
     add('ferry_monitor_notifications_total', 'counter', 'Notifications by outcome', { outcome: 'sent' }, c.notificationsSent);
     add('ferry_monitor_notifications_total', 'counter', 'Notifications by outcome', { outcome: 'failed' }, c.notificationsFailed);
+    add('ferry_monitor_skipped_ticks_total', 'counter', 'Monitor ticks passed over because runs fell behind', {}, c.skippedTicks);
     add('ferry_monitor_suppressed_events_total', 'counter', 'Matching events past the MatchEvent notification caps', {}, c.suppressed);
   }
   const mem = process.memoryUsage();

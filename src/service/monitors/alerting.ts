@@ -85,16 +85,23 @@ export class Alerting {
 
   /**
    * What keeps alerts from flowing: monitors whose last run failed (a refused identity, a query that no
-   * longer binds) and the last notification that could not be delivered in the past hour.
+   * longer binds), the last notification that could not be delivered in the past hour, and the last tick
+   * passed over in the past ten minutes because runs fell behind.
    */
-  health(): { monitors: number; failing: { id: string; name: string; error: string; since: string }[]; lastNotificationFailure?: { time: string; monitorId: string; error: string } } {
+  health(): {
+    monitors: number; failing: { id: string; name: string; error: string; since: string }[];
+    lastNotificationFailure?: { time: string; monitorId: string; error: string };
+    lastSkippedTick?: { time: string; monitorId: string; skippedTicks: number; delayMs: number };
+  } {
     const failing = this.monitors.list().flatMap((m) => {
       const last = this.states.get(m.id)?.lastRun;
       return last?.state === 'error' ? [{ id: m.id, name: m.name, error: last.error ?? '', since: last.time }] : [];
     });
     const nf = this.scheduler.lastNotificationFailure;
     const recent = nf && Date.parse(nf.time) > this.clock.now() - 3_600_000 ? nf : undefined;
-    return { monitors: this.monitors.size, failing, ...(recent ? { lastNotificationFailure: recent } : {}) };
+    const skip = this.scheduler.lastSkippedTick;
+    const behind = skip && Date.parse(skip.time) > this.clock.now() - 600_000 ? skip : undefined;
+    return { monitors: this.monitors.size, failing, ...(recent ? { lastNotificationFailure: recent } : {}), ...(behind ? { lastSkippedTick: behind } : {}) };
   }
 
   // ---- monitors ----------------------------------------------------------------------------------------

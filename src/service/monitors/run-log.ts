@@ -29,6 +29,8 @@ export interface RunRecord {
   notificationError: string | null;
   /** MatchEvent: matching events past the notification caps. */
   suppressed: number;
+  /** Ticks of this monitor passed over since its previous run in this process: the scheduler fell behind. */
+  skippedTicks: number;
   error: string | null;
 }
 

@@ -75,9 +75,16 @@ export function shareKey(m: Scheduled): string {
   return JSON.stringify([m.createdBy, m.aplQuery, m.rangeMinutes, m.secondDelay, m.intervalMinutes, m.compareDays]);
 }
 
-/** The second within the minute at which a monitor's ticks fall. */
+const phases = new WeakMap<Scheduled, number>();
+
+/** The second within the minute at which a monitor's ticks fall (a stored monitor is never changed in place). */
 export function tickPhaseMs(m: Scheduled): number {
-  return createHash('sha256').update(shareKey(m)).digest().readUInt32BE(0) % 60_000;
+  let phase = phases.get(m);
+  if (phase === undefined) {
+    phase = createHash('sha256').update(shareKey(m)).digest().readUInt32BE(0) % 60_000;
+    phases.set(m, phase);
+  }
+  return phase;
 }
 
 /** The latest tick at or before `nowMs`. */
@@ -98,22 +105,31 @@ export class MonitorScheduler {
   private timer?: NodeJS.Timeout;
   private stopped = false;
   /** Counts since start, for /metrics. */
-  readonly counts = { runs: 0, runErrors: 0, notificationsSent: 0, notificationsFailed: 0, suppressed: 0 };
+  readonly counts = { runs: 0, runErrors: 0, notificationsSent: 0, notificationsFailed: 0, suppressed: 0, skippedTicks: 0 };
   /** The last notification that could not be delivered, for /health. */
   lastNotificationFailure?: { time: string; monitorId: string; error: string };
+  /** The last time runs fell so far behind that ticks were passed over, for /health. */
+  lastSkippedTick?: { time: string; monitorId: string; skippedTicks: number; delayMs: number };
+  /** The tick each monitor last ran in this process: a later run more than one interval on means ticks were skipped. */
+  private readonly claimed = new Map<string, { tickMs: number; intervalMs: number }>();
+  private behindSince?: { atMs: number; skipped: number; maxDelayMs: number };
 
   constructor(private readonly d: SchedulerDeps) {}
 
-  /** Checks for due monitors every second. */
+  /** Wakes at the next tick of any monitor, and at least every second (a pause ends, the clock jumps). */
   start(): void {
-    this.timer = setInterval(() => this.enqueueDue(), 1000);
-    this.timer.unref();
-    this.enqueueDue();
+    const wake = () => {
+      if (this.stopped) return;
+      const next = this.enqueueDue();
+      this.timer = setTimeout(wake, Math.max(5, Math.min(1000, next - this.d.clock.now())));
+      this.timer.unref();
+    };
+    wake();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
     this.queue.length = 0;
     await this.idle();
     await Promise.allSettled([...this.deliveries]);
@@ -127,18 +143,22 @@ export class MonitorScheduler {
   }
 
   async forget(id: string): Promise<void> {
+    this.claimed.delete(id);
     await this.d.states.delete(id);
     await this.d.history.forget(id);
   }
 
-  /** Queues every monitor whose latest tick has not run yet. */
-  enqueueDue(): void {
-    if (this.stopped) return;
+  /** Queues every monitor whose latest tick has not run yet; answers when the next tick of any falls. */
+  enqueueDue(): number {
     const now = this.d.clock.now();
+    let next = Infinity;
+    if (this.stopped) return next;
     const batches = new Map<string, { key: string; tickMs: number; ids: string[] }>();
     for (const m of this.d.monitors.list()) {
+      if (isPaused(m, now)) this.claimed.delete(m.id); // a pause passes over ticks on purpose
       if (this.queued.has(m.id) || isPaused(m, now)) continue;
       const tick = latestTick(m, now);
+      next = Math.min(next, tick + m.intervalMinutes * 60_000);
       const last = this.d.states.get(m.id)?.lastTickMs;
       if (last !== undefined && last >= tick) continue;
       this.queued.add(m.id);
@@ -147,10 +167,11 @@ export class MonitorScheduler {
       if (batch) batch.ids.push(m.id);
       else batches.set(key, { key, tickMs: tick, ids: [m.id] });
     }
-    if (!batches.size) return;
+    if (!batches.size) return next;
     this.queue.push(...batches.values());
     this.queue.sort((a, b) => a.tickMs - b.tickMs);
     this.pump();
+    return next;
   }
 
   /** Runs what is due now and waits for it (and its notifications): how tests walk a schedule. */
@@ -183,36 +204,81 @@ export class MonitorScheduler {
     }
   }
 
-  /** Monitors that read the same rows at this tick: the query runs once, each monitor judges the result. */
+  /**
+   * Monitors that read the same rows at this tick: the query runs once, each monitor judges the result.
+   * The tick is claimed for all of them in one write before any runs (a crash mid-run skips this tick
+   * rather than running it twice), and their states are written together after.
+   */
   private async runBatch(ids: string[], tickMs: number): Promise<void> {
+    const claims = new Map<string, (cur: MonitorState | undefined) => MonitorState | undefined>();
+    for (const id of ids) {
+      // Not for a monitor deleted meanwhile, nor a tick that already ran.
+      claims.set(id, (cur) => !this.d.monitors.has(id) || (cur && cur.lastTickMs >= tickMs) ? undefined : { ...(cur ?? { id, groups: {} }), lastTickMs: tickMs });
+    }
+    const claimed = await this.d.states.writeMany(claims);
     const results = new Map<string, Promise<QueryOutcome>>();
-    for (const id of ids) await this.runOne(id, tickMs, results);
+    const done: { m: Monitor; state: MonitorState; notifications: AlertNotification[]; record: RunRecord }[] = [];
+    for (const id of claimed) {
+      const run = await this.runOne(id, tickMs, results);
+      if (run) done.push(run);
+    }
+    // A monitor changed during its run keeps the state its change set (groups start over), plus this run.
+    await this.d.states.writeMany(new Map(done.map(({ m, state }) => [m.id, (cur: MonitorState | undefined) => !cur ? undefined
+      : this.d.monitors.get(m.id)?.updatedAt === m.updatedAt ? state : { ...cur, lastTickMs: Math.max(cur.lastTickMs, tickMs), lastRun: state.lastRun }])));
+    for (const { m, notifications, record } of done) this.send(m, notifications, record);
   }
 
-  private async runOne(id: string, tickMs: number, results: Map<string, Promise<QueryOutcome>>): Promise<void> {
+  /**
+   * Ticks passed over since this monitor's previous run here: more monitors than the engine can run in an
+   * interval. Not after a restart or a pause (overdue monitors run once on purpose). Said at most once a minute.
+   */
+  private skipped(m: Monitor, tickMs: number, delayMs: number): number {
+    const intervalMs = m.intervalMinutes * 60_000;
+    const prev = this.claimed.get(m.id);
+    this.claimed.set(m.id, { tickMs, intervalMs });
+    if (!prev || prev.intervalMs !== intervalMs) return 0;
+    const skipped = Math.max(0, Math.round((tickMs - prev.tickMs) / intervalMs) - 1);
+    if (!skipped) return 0;
+    this.counts.skippedTicks += skipped;
+    const now = this.d.clock.now();
+    this.lastSkippedTick = { time: new Date(now).toISOString(), monitorId: m.id, skippedTicks: skipped, delayMs };
+    const b = this.behindSince;
+    if (!b) {
+      this.behindSince = { atMs: now, skipped, maxDelayMs: delayMs };
+      this.d.log.warn({ monitor: m.id, skippedTicks: skipped, delayMs }, 'monitors fall behind: runs start after their next tick, and ticks are passed over (raise service.monitors.concurrency, or run fewer or cheaper queries)');
+    } else if (now - b.atMs >= 60_000) {
+      this.d.log.warn({ skippedTicks: b.skipped + skipped, maxDelayMs: Math.max(b.maxDelayMs, delayMs) }, 'monitors still behind in the last minute');
+      this.behindSince = { atMs: now, skipped: 0, maxDelayMs: 0 };
+    } else {
+      b.skipped += skipped;
+      b.maxDelayMs = Math.max(b.maxDelayMs, delayMs);
+    }
+    return skipped;
+  }
+
+  /** One claimed monitor's run: its state after, what to notify, and the record (sent once all are stored). */
+  private async runOne(id: string, tickMs: number, results: Map<string, Promise<QueryOutcome>>): Promise<{ m: Monitor; state: MonitorState; notifications: AlertNotification[]; record: RunRecord } | undefined> {
     const m = this.d.monitors.get(id);
-    if (!m) return;
+    const claimed = this.d.states.get(id);
+    if (!m || !claimed) return undefined; // deleted meanwhile
     const startedAt = this.d.clock.now();
-    const state: MonitorState = structuredClone(this.d.states.get(id) ?? { id, lastTickMs: 0, groups: {} });
-    if (state.lastTickMs >= tickMs) return;
-    // Claimed before the run: a crash mid-run skips this tick rather than running it twice.
-    state.lastTickMs = tickMs;
-    if (!(await this.d.states.update(id, () => state))) return; // deleted meanwhile
+    const state: MonitorState = structuredClone(claimed);
     const delayMs = Math.max(0, startedAt - tickMs);
+    const skippedTicks = this.skipped(m, tickMs, delayMs);
 
     const endMs = tickMs - m.secondDelay * 1000;
     let startNs = BigInt(endMs - m.rangeMinutes * 60_000) * NS_PER_MS;
     const endNs = BigInt(endMs) * NS_PER_MS;
     if (m.type === 'MatchEvent' && state.matchCursorNs !== undefined) {
       const cursor = BigInt(state.matchCursorNs);
-      if (cursor >= endNs) return; // a window already read (the delay was raised)
+      if (cursor >= endNs) return undefined; // a window already read (the delay was raised)
       startNs = cursor + 1n;
     }
     const record: RunRecord = {
       _time: new Date(tickMs).toISOString(), monitorId: m.id, monitorName: m.name, type: m.type,
       queryStartTime: formatRfc3339Nano(startNs), queryEndTime: formatRfc3339Nano(endNs), delayMs, durationMs: 0,
       state: 'normal', value: null, rowsMatched: 0, groups: 0, opened: 0, closed: 0, notified: 0, notificationsFailed: 0,
-      notificationError: null, suppressed: 0, error: null,
+      notificationError: null, suppressed: 0, skippedTicks, error: null,
     };
     const t0 = Date.now();
     let notifications: AlertNotification[] = [];
@@ -257,10 +323,7 @@ export class MonitorScheduler {
     if (record.state === 'error') this.counts.runErrors++;
     this.counts.suppressed += record.suppressed;
     state.lastRun = { time: record._time, state: record.state, value: record.value, error: record.error };
-    // A monitor changed during its run keeps the state its change set (groups start over), plus this run.
-    await this.d.states.update(m.id, (cur) => this.d.monitors.get(m.id)?.updatedAt === m.updatedAt ? state
-      : { ...cur, lastTickMs: Math.max(cur.lastTickMs, tickMs), lastRun: state.lastRun });
-    this.send(m, notifications, record);
+    return { m, state, notifications, record };
   }
 
   /** The monitor's query over a window, once per batch (the monitors of a batch read the same rows). */

@@ -59,6 +59,30 @@ export class DocumentTable<T extends { id: string }> {
     });
   }
 
+  /**
+   * Many documents in one statement (a batch of monitors claiming a tick), each as its change makes it from
+   * the document as it is when the write's turn comes (undefined if there is none); a change answering
+   * undefined leaves it. Answers the ids written.
+   */
+  writeMany(changes: Map<string, (current: T | undefined) => T | undefined>): Promise<Set<string>> {
+    return this.write(async () => {
+      const docs: T[] = [];
+      for (const [id, change] of changes) {
+        const doc = change(this.docs.get(id));
+        if (doc) docs.push(doc);
+      }
+      for (let i = 0; i < docs.length; i += 500) {
+        const chunk = docs.slice(i, i + 500);
+        await this.db.run(
+          `INSERT OR REPLACE INTO ${this.table} VALUES ${chunk.map((_, j) => `($${2 * j + 1}, $${2 * j + 2})`).join(', ')}`,
+          chunk.flatMap((d) => [d.id, JSON.stringify(d)]),
+        );
+      }
+      for (const d of docs) this.docs.set(d.id, d);
+      return new Set(docs.map((d) => d.id));
+    });
+  }
+
   delete(id: string): Promise<boolean> {
     return this.write(async () => {
       if (!this.docs.has(id)) return false;
