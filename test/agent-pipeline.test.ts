@@ -9,6 +9,7 @@ import { splitLines } from '../src/agent/sinks/sink.js';
 import { lineOf } from '../src/agent/pipeline/sink-runner.js';
 import { EnrichTransform } from '../src/agent/transforms/enrich.js';
 import { ParseTransform } from '../src/agent/transforms/parse.js';
+import { jsonParser } from '../src/agent/parsers/json.js';
 import { hostname } from 'node:os';
 import { Delivery } from '../src/agent/pipeline/delivery.js';
 import { DiskQueue } from '../src/agent/queue/disk-queue.js';
@@ -322,7 +323,7 @@ describe('what a sink ships for each line', () => {
   it('a parsed JSON line keeps its text with enrichment spliced in, unless a field would be overwritten', async () => {
     const out: string[] = [];
     const enrich = new EnrichTransform('e', { hostField: 'host.name', pathField: 'log.file.path', fields: { env: 'prod' } }, async (e) => void out.push(lineOf(e) as string));
-    const parse = new ParseTransform('p', { type: 'json' }, (e) => enrich.process(e));
+    const parse = new ParseTransform('p', { parser: jsonParser, settings: undefined }, (e) => enrich.process(e));
     const text = '{"msg": "hi",  "n": 1.50}'; // spacing and number format kept as written
     await parse.process({ ...base, text });
     expect(out[0]).toBe(`{"msg": "hi",  "n": 1.50,"host.name":${JSON.stringify(hostname())},"log.file.path":"/var/log/app.log","env":"prod"}`);

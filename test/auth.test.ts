@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../src/config/load.js';
+import { buildConfig } from '../src/cli/config.js';
 import { startService } from '../src/service/service.js';
 import { ADMIN, startTestService, tempDir, type TestService } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildConfig, ConfigError, loadConfigFile } from '../src/config/load.js';
+import { buildConfig, ConfigError, loadConfigFile } from '../src/cli/config.js';
 import { goLayoutToStrptime } from '../src/service/store/time-sql.js';
 import { parseBytes, parseDuration } from '../src/util/units.js';
 import { tempDir } from './helpers.js';
@@ -39,12 +39,12 @@ describe('config', () => {
     expect(() => buildConfig(doc('${T}'), { T: 'xaat-\u00e9' })).toThrow(/sinks\.out\.token: contains U\+00E9/);
     expect(() => buildConfig(doc('xaat-ok', 'http://exa mple.com'), {})).toThrow(/sinks\.out\.url: "http:\/\/exa mple.com" is not a valid URL/);
     expect(() => buildConfig(doc('xaat-ok', 'https://api.axiom.co/?x=1'), {})).toThrow(/sinks\.out\.url: .* no query or fragment/);
-    expect(buildConfig(doc('xaat-0b5e-ok'), {}).agent.sinks[0]!.token).toBe('xaat-0b5e-ok');
+    expect(buildConfig(doc('xaat-0b5e-ok'), {}).agent.sinks[0]!.settings).toMatchObject({ token: 'xaat-0b5e-ok' });
   });
 
   it('takes a syslog parser\'s time zone, and names an unknown one', () => {
     const doc = (extra: object) => ({ service: { enabled: false }, sources: { s: { type: 'stdin' } }, transforms: { t: { type: 'parse', inputs: ['s'], parser: 'syslog', ...extra } }, sinks: { out: { type: 'axiom', inputs: ['t'], dataset: 'd', url: 'http://x', token: 't' } } });
-    expect(buildConfig(doc({ timezone: 'Europe/Paris' }), {}).agent.transforms[0]).toMatchObject({ parser: { type: 'syslog', timezone: 'Europe/Paris' } });
+    expect(buildConfig(doc({ timezone: 'Europe/Paris' }), {}).agent.transforms[0]).toMatchObject({ settings: { parser: { type: 'syslog' }, settings: { timezone: 'Europe/Paris' } } });
     expect(() => buildConfig(doc({ timezone: 'Mars/Olympus' }), {})).toThrow(/transforms\.t\.timezone: unknown time zone "Mars\/Olympus"/);
   });
 

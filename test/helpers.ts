@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { buildConfig, type ServiceConfig } from '../src/config/load.js';
+import { buildConfig } from '../src/cli/config.js';
+import type { ServiceConfig } from '../src/service/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../src/service/service.js';
 
 export const ADMIN = 'xapt-00000000-0000-4000-8000-000000000001';

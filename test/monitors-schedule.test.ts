@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../src/config/load.js';
+import { buildConfig } from '../src/cli/config.js';
 import { seededRandom } from '../bench/torture.js';
 import { renderMetrics } from '../src/agent/metrics.js';
 import { tickPhaseMs } from '../src/service/monitors/scheduler.js';

@@ -8,12 +8,20 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { FerryConfig } from '../config/load.js';
+import type { AgentConfig } from './config.js';
+import type { ServiceConfig } from '../service/config.js';
 import type { RunningService } from '../service/service.js';
 import { CounterBook } from './counters.js';
 import { renderMetrics } from './metrics.js';
 import { Pipeline } from './pipeline/pipeline.js';
 import type { SinkState } from './sinks/sink-health.js';
+
+/** What the daemon runs: the agent's pipeline, and the embedded service when enabled. */
+export interface DaemonConfig {
+  logLevel: string;
+  service: ServiceConfig;
+  agent: AgentConfig;
+}
 
 export interface AgentHealth {
   /** `ok`; `degraded` (200): a sink retrying, a file source reading no file; `failing` (503): a sink refused or stopped; `stopping` (503). */
@@ -26,7 +34,7 @@ export class Agent {
   private stopping = false;
 
   private constructor(
-    private cfg: FerryConfig,
+    private cfg: DaemonConfig,
     private pipeline: Pipeline,
     private readonly log: Logger,
     readonly service: RunningService | undefined,
@@ -34,7 +42,7 @@ export class Agent {
     private readonly counters: CounterBook,
   ) {}
 
-  static async start(cfg: FerryConfig, log: Logger): Promise<Agent> {
+  static async start(cfg: DaemonConfig, log: Logger): Promise<Agent> {
     const counters = new CounterBook();
     let service: RunningService | undefined;
     if (cfg.service.enabled) {
@@ -128,7 +136,7 @@ export class Agent {
   }
 
   /** Replaces the pipeline with the one of `next`. The service section needs a restart to change. */
-  async reload(next: FerryConfig): Promise<void> {
+  async reload(next: DaemonConfig): Promise<void> {
     if (JSON.stringify(next.service) !== JSON.stringify(this.cfg.service) || JSON.stringify(next.agent.api) !== JSON.stringify(this.cfg.agent.api)) {
       this.log.warn('service and agent.api settings change only with a restart; reloading the pipeline only');
     }

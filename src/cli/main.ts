@@ -2,7 +2,8 @@
 /** The ferry command line. */
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from '../config/load.js';
+import { parsers } from '../agent/parsers/index.js';
+import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from './config.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
 import { notifyReady } from './readiness.js';
 import { explainStartupError } from './startup-errors.js';
@@ -41,11 +42,15 @@ const HELP: Record<string, string> = {
     --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
     --config, -c FILE     config file to take the URL, token and runs dataset from
 `,
+  components: `ferry components [--markdown]
+  the sources, parsers, transforms and sinks this build knows, with their keys
+    --markdown            the README's table of component keys
+`,
   pipe: `app | ferry pipe --dataset NAME [--parser P] [--url URL --token T | --local]
   ship the lines of stdin; exit 0 once every line is acknowledged (or stored, with --local),
   1 when some were not delivered or were refused (kept in the dead-letter file, named), 2 on a usage error
     --dataset, -d NAME    where the events go
-    --parser, -p P        json (default; other lines become {message}), logfmt, plain, syslog, docker, cri, regex
+    --parser, -p P        ${parsers.types.join(', ')} (default json; other lines become {message})
     --pattern RE          the regex parser's pattern, with named groups
     --url, --token        an Axiom-compatible API (env FERRY_URL, FERRY_TOKEN)
     --local               write into the local store instead (--data-dir, or the config's service.data_dir);
@@ -71,6 +76,7 @@ commands:
   query     run an APL query against a running service
   monitors  list monitors with their state and last run, or show one's runs
   validate  check a config file and say what it runs
+  components  list the sources, parsers, transforms and sinks, with their keys
   help      show this text, or a command's: ferry help pipe
 
 exit codes: 0 success; 1 failure (not delivered, cannot start), saying why in one line; 2 usage or config error
@@ -268,6 +274,12 @@ async function main(): Promise<void> {
     case 'agent': return agent(rest);
     case 'validate': return validateCommand(rest);
     case 'query': return query(rest);
+    case 'components': {
+      const { values } = parseArgs({ args: rest, options: { markdown: { type: 'boolean', default: false } }, strict: true });
+      const { componentsMarkdown, componentsText } = await import('./components.js');
+      process.stdout.write(values.markdown ? componentsMarkdown() : componentsText());
+      return;
+    }
     case 'monitors': {
       const { monitorsCommand, MonitorsCliError } = await import('./monitors.js');
       try {

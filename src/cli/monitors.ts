@@ -3,7 +3,7 @@
  * recent runs and alert history. Runs come from the runs dataset, read with APL like any data.
  */
 import { parseArgs } from 'node:util';
-import type { FerryConfig } from '../config/load.js';
+import type { FerryConfig } from './config.js';
 import { renderTable, type TabularTable } from './query-output.js';
 import { callService, ServiceCallError, type ServiceTarget, serviceTarget } from './service-client.js';
 

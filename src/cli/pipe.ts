@@ -15,12 +15,11 @@ import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
 import { decode } from '../agent/sinks/encoding.js';
 import { isConfigRefusal } from '../agent/sinks/retry.js';
 import { splitLines } from '../agent/sinks/sink.js';
+import { parsers } from '../agent/parsers/index.js';
 import { PRESETS } from '../agent/transforms/multiline.js';
 import { EventStore } from '../service/store/event-store.js';
-import { buildConfig, ConfigError, type FerryConfig } from '../config/load.js';
+import { buildConfig, ConfigError, type FerryConfig } from './config.js';
 import { parseDuration } from '../util/units.js';
-
-const PARSERS = ['json', 'logfmt', 'plain', 'syslog', 'docker', 'cri', 'regex'];
 
 export class PipeError extends Error {}
 
@@ -51,7 +50,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   });
   const dataset = values.dataset;
   if (!dataset) throw new PipeError('pipe needs --dataset NAME');
-  if (!PARSERS.includes(values.parser!)) throw new PipeError(`--parser must be one of ${PARSERS.join(', ')}`);
+  if (!parsers.types.includes(values.parser!)) throw new PipeError(`--parser must be one of ${parsers.types.join(', ')}`);
   if (values.parser === 'regex' && !values.pattern) throw new PipeError('--parser regex needs --pattern with named groups');
   const maxLineBytes = Number(values['max-line-bytes']);
   const maxAttempts = Number(values['max-attempts']);

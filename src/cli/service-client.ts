@@ -1,7 +1,7 @@
 /** How CLI commands reach a running service: its URL and token, and one JSON call. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FerryConfig } from '../config/load.js';
+import type { FerryConfig } from './config.js';
 
 export class ServiceCallError extends Error {}
 

@@ -3,7 +3,7 @@
  * a stack trace. Pure: the error and the config in, the line out (undefined when the error is not one a
  * user causes, which then is reported with its stack).
  */
-import type { FerryConfig } from '../config/load.js';
+import type { FerryConfig } from './config.js';
 import { StartupError } from '../util/startup-error.js';
 
 const CODES: Record<string, string> = {

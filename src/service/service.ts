@@ -1,7 +1,7 @@
 /** Starts and stops the embedded event service: store, tokens, retention and the HTTP listener. */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ServiceConfig } from '../config/load.js';
+import type { ServiceConfig } from './config.js';
 import { resolveAdminToken } from './auth/admin-token.js';
 import { TokenStore } from './auth/token-store.js';
 import { buildServer } from './http/server.js';

@@ -1,4 +1,4 @@
-import { MAX_JOINED_BYTES, type LogEvent, type Parser } from './parser.js';
+import { MAX_JOINED_BYTES, type LogEvent, type Parser, type ParserSpec } from './parser.js';
 
 /**
  * Container runtime log formats, joining the partial lines a runtime splits long lines into:
@@ -57,3 +57,19 @@ export class ContainerParser implements Parser {
     return out;
   }
 }
+
+export const dockerParser: ParserSpec = {
+  type: 'docker',
+  summary: "docker's json-file lines, partial lines joined",
+  options: {},
+  configure: () => undefined,
+  create: () => new ContainerParser('docker'),
+};
+
+export const criParser: ParserSpec = {
+  type: 'cri',
+  summary: 'CRI (containerd, CRI-O) lines, partial lines joined',
+  options: {},
+  configure: () => undefined,
+  create: () => new ContainerParser('cri'),
+};

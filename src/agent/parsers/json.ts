@@ -1,4 +1,4 @@
-import type { LogEvent, Parser } from './parser.js';
+import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 /** One JSON object per line. A line that is not a JSON object is kept whole, as `{message}`. */
 export class JsonParser implements Parser {
@@ -15,3 +15,12 @@ export class JsonParser implements Parser {
     return { message: line };
   }
 }
+
+export const jsonParser: ParserSpec = {
+  type: 'json',
+  summary: 'one JSON object per line; a line that is not a JSON object becomes `{message}`',
+  options: {},
+  keepsText: true,
+  configure: () => undefined,
+  create: () => new JsonParser(),
+};

@@ -1,4 +1,4 @@
-import type { LogEvent, Parser } from './parser.js';
+import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 /**
  * logfmt: `key=value key="quoted value" flag`. Values stay strings (the service types them); a bare key is
@@ -48,3 +48,11 @@ export class LogfmtParser implements Parser {
     return pairs > 0 ? out : { message: line };
   }
 }
+
+export const logfmtParser: ParserSpec = {
+  type: 'logfmt',
+  summary: '`key=value key="quoted value" flag`; values stay strings',
+  options: {},
+  configure: () => undefined,
+  create: () => new LogfmtParser(),
+};

@@ -3,6 +3,8 @@
  * (`parser: {type: json}`), as in Vector or the OpenTelemetry Collector. Parsing is pure except for the
  * container formats, which join partial lines and so keep state per stream: make one parser per source.
  */
+import type { ComponentSpec } from '../../config/registry.js';
+
 export type LogEvent = Record<string, unknown>;
 
 export interface Parser {
@@ -12,3 +14,11 @@ export interface Parser {
 
 /** The largest line a container parser joins from partial lines; the rest is cut and marked. */
 export const MAX_JOINED_BYTES = 1024 * 1024;
+
+/** A parser as the config names it (`parser: json` on a parse transform, `--parser` of `ferry pipe`). */
+export interface ParserSpec<Settings = unknown> extends ComponentSpec<Settings> {
+  /** A new parser, with its own partial-line state. */
+  create(settings: Settings): Parser;
+  /** Its events are the line's JSON text parsed, nothing added: the sink may ship the text itself. */
+  readonly keepsText?: boolean;
+}

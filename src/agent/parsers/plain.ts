@@ -1,4 +1,4 @@
-import type { LogEvent, Parser } from './parser.js';
+import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 /** The line as it is, in `message`. */
 export class PlainParser implements Parser {
@@ -6,3 +6,11 @@ export class PlainParser implements Parser {
     return { message: line };
   }
 }
+
+export const plainParser: ParserSpec = {
+  type: 'plain',
+  summary: 'the line as it is, in `message`',
+  options: {},
+  configure: () => undefined,
+  create: () => new PlainParser(),
+};

@@ -1,4 +1,4 @@
-import type { LogEvent, Parser } from './parser.js';
+import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 /**
  * A regular expression with named groups (`(?<name>…)`, or RE2's `(?P<name>…)`); each group that matched
@@ -25,3 +25,20 @@ export class RegexParser implements Parser {
     return out;
   }
 }
+
+export const regexParser: ParserSpec<string> = {
+  type: 'regex',
+  summary: 'a regular expression with named groups (`pattern`), each group a field',
+  options: { pattern: { schema: { type: 'string', minLength: 1 }, doc: 'the expression, with named groups (`(?<level>\\w+)` or `(?P<level>…)`)' } },
+  required: ['pattern'],
+  configure(o) {
+    const pattern = o.get<string>('pattern')!;
+    try {
+      new RegexParser(pattern);
+    } catch (e) {
+      o.fail('pattern', (e as Error).message);
+    }
+    return pattern;
+  },
+  create: (pattern) => new RegexParser(pattern),
+};

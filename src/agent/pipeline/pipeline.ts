@@ -8,22 +8,15 @@
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { AgentConfig, SinkConfig } from '../../config/agent.js';
+import type { AgentConfig, SinkConfig } from '../config.js';
 import type { EventStore } from '../../service/store/event-store.js';
 import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
 import { newRunnerCounters, SinkRunner } from './sink-runner.js';
-import { AxiomSink } from '../sinks/axiom.js';
 import { DeadLetterFile } from '../sinks/dead-letter.js';
-import { LocalSink } from '../sinks/local.js';
 import { newSinkCounters, type Sink } from '../sinks/sink.js';
 import { SinkHealth, type HealthReporter } from '../sinks/sink-health.js';
-import { FileSource, newFileSourceCounters } from '../sources/file/file-source.js';
-import { newSourceCounters, type Source } from '../sources/source.js';
-import { StdinSource } from '../sources/stdin.js';
-import { EnrichTransform } from '../transforms/enrich.js';
-import { MultilineTransform } from '../transforms/multiline.js';
-import { ParseTransform } from '../transforms/parse.js';
+import type { Source } from '../sources/source.js';
 import type { Emit, Envelope, Transform } from '../transforms/transform.js';
 
 export interface PipelineDeps {
@@ -52,12 +45,10 @@ export class Pipeline {
   static async start(cfg: AgentConfig, deps: PipelineDeps): Promise<Pipeline> {
     const { log } = deps;
     const book = deps.counters ?? new CounterBook();
-    const consumers = new Map<string, Emit[]>();
-    const feed = (inputs: string[], emit: Emit) => {
-      for (const i of inputs) consumers.set(i, [...(consumers.get(i) ?? []), emit]);
-    };
+    // What takes each transform's and sink's input; a component's readers are all made before it is.
+    const takes = new Map<string, Emit>();
     const emitterOf = (name: string): Emit => {
-      const list = consumers.get(name) ?? [];
+      const list = cfg.topology.readersOf(name).map((r) => takes.get(r)!);
       if (list.length === 1) return list[0]!;
       return async (e: Envelope) => {
         for (let i = 0; i < list.length; i++) {
@@ -67,21 +58,9 @@ export class Pipeline {
       };
     };
 
-    // Which sinks each source reaches, so a checkpoint waits for all of them.
-    const reach = new Map<string, number[]>();
-    const upstreamOf = new Map<string, string[]>([...cfg.transforms, ...cfg.sinks].map((c) => [c.name, c.inputs]));
-    cfg.sinks.forEach((s, idx) => {
-      const seen = new Set<string>();
-      const walk = (name: string) => {
-        if (seen.has(name)) return;
-        seen.add(name);
-        const ups = upstreamOf.get(name);
-        if (ups) ups.forEach(walk);
-        else reach.set(name, [...(reach.get(name) ?? []), idx]);
-      };
-      s.inputs.forEach(walk);
-    });
-    const acks = new AckGate((source) => reach.get(source) ?? []);
+    // A checkpoint waits for every sink a source reaches.
+    const sinkIndex = new Map(cfg.sinks.map((s, i) => [s.name, i]));
+    const acks = new AckGate((source) => cfg.topology.sinksReachedFrom(source).map((s) => sinkIndex.get(s)!));
 
     const sinks: SinkRunner[] = [];
     try {
@@ -93,54 +72,32 @@ export class Pipeline {
           counters: book.get(`runner:${s.name}`, newRunnerCounters),
         }, await createSink(s, cfg, deps, book));
         sinks.push(runner);
-        feed(s.inputs, (e) => runner.accept(e));
+        takes.set(s.name, (e) => runner.accept(e));
       }
     } catch (e) {
       await Promise.all(sinks.map((r) => r.stop()));
       throw e;
     }
 
-    // Transforms are built from the sinks' side, so each one's downstream exists when it is made.
+    // Against the flow, so that whatever a transform emits to exists when it is made.
+    const byName = new Map(cfg.transforms.map((t) => [t.name, t]));
     const built = new Map<string, Transform>();
-    const build = (name: string): void => {
-      if (built.has(name)) return;
-      const t = cfg.transforms.find((x) => x.name === name)!;
-      for (const c of [...cfg.transforms].filter((x) => x.inputs.includes(name))) build(c.name);
-      const next = emitterOf(name);
-      const transform = t.type === 'parse' ? new ParseTransform(name, t.parser, next)
-        : t.type === 'multiline' ? new MultilineTransform(name, t.multiline, next)
-          : new EnrichTransform(name, t, next);
+    for (const name of [...cfg.topology.transformOrder].reverse()) {
+      const t = byName.get(name)!;
+      const transform = t.spec.create(t.settings, { name, next: emitterOf(name) });
       built.set(name, transform);
-      feed(t.inputs, (e) => transform.process(e));
-    };
-    for (const t of cfg.transforms) build(t.name);
-    // Flow order for flushing: a transform after all of its inputs.
-    const ordered: Transform[] = [];
-    const placed = new Set<string>();
-    const place = (name: string) => {
-      const t = cfg.transforms.find((x) => x.name === name);
-      if (!t || placed.has(name)) return;
-      t.inputs.forEach(place);
-      placed.add(name);
-      ordered.push(built.get(name)!);
-    };
-    cfg.transforms.forEach((t) => place(t.name));
-
-    const sources: Source[] = cfg.sources.map((s) => s.type === 'stdin'
-      ? new StdinSource(s.name, s.maxLineBytes, undefined, book.get(`source:${s.name}`, newSourceCounters))
-      : new FileSource(s.name, {
-        ...s, chunkBytes: 256 * 1024, stateDir: cfg.dataDir,
-        // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
-        decode: cfg.transforms.some((t) => t.inputs.includes(s.name)),
-        onError: (err, context) => log.warn({ err, ...context }, 'file source problem'),
-        onInfo: (msg, context) => log.info(context, msg),
-        onWarning: (msg, context) => log.warn(context, msg),
-      }, book.get(`source:${s.name}`, newFileSourceCounters)));
-    const pipeline = new Pipeline(sources, ordered, sinks, log);
-    for (const [i, s] of sources.entries()) {
-      await s.start(emitterOf(cfg.sources[i]!.name));
-      if (s instanceof StdinSource) log.info({ source: s.name }, 'source started: reading standard input');
+      takes.set(name, (e) => transform.process(e));
     }
+    const ordered = cfg.topology.transformOrder.map((name) => built.get(name)!);
+
+    const sources: Source[] = cfg.sources.map((s) => s.spec.create(s.settings, {
+      name: s.name, dataDir: cfg.dataDir, log,
+      // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
+      decoded: cfg.topology.isReadByTransform(s.name),
+      counters: (make) => book.get(`source:${s.name}`, make),
+    }));
+    const pipeline = new Pipeline(sources, ordered, sinks, log);
+    for (const [i, s] of sources.entries()) await s.start(emitterOf(cfg.sources[i]!.name));
     return pipeline;
   }
 
@@ -183,26 +140,14 @@ export class Pipeline {
   }
 }
 
-/** What a sink does, for the start-up log: where it delivers (never its token). */
-function describeSink(s: SinkConfig): Record<string, unknown> {
-  return s.type === 'local' ? { sink: s.name, type: s.type, dataset: s.dataset } : { sink: s.name, type: s.type, url: s.url, dataset: s.dataset };
-}
-
 async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, book: CounterBook): Promise<Sink> {
   const deadLetter = new DeadLetterFile(s.deadLetter ?? join(cfg.dataDir, 'dead-letter', `${s.name}.ndjson`));
   const report: HealthReporter = deps.reportSink ?? ((level, msg, context) => deps.log[level](context, msg));
-  const shared = { counters: book.get(`sink:${s.name}`, newSinkCounters), health: new SinkHealth(s.name, report) };
-  deps.log.info({ ...describeSink(s), deadLetter: deadLetter.path }, 'sink started');
-  if (s.type === 'local') {
-    const store = deps.store!;
-    // As with `ferry pipe --local`: the host's own store has nobody to create datasets for it.
-    if (!store.hasDataset(s.dataset)) await store.createDataset({ name: s.dataset, who: `agent sink ${s.name}` });
-    return new LocalSink(store, s.dataset, deadLetter, { timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels }, s.name, shared);
-  }
-  return new AxiomSink({
-    name: s.name, url: s.url!, dataset: s.dataset, token: s.token!, deadLetter,
-    backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs }, maxAttempts: s.retry.maxAttempts, timeoutMs: s.timeoutMs,
-    timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels, compression: s.compression,
-    refusal: deps.refusal ?? 'hold', ...shared,
+  // Where it delivers, for the start-up log: never its token.
+  deps.log.info({ sink: s.name, type: s.type, ...s.spec.describe?.(s.settings), dataset: s.dataset, deadLetter: deadLetter.path }, 'sink started');
+  return s.spec.create(s.settings, {
+    name: s.name, dataset: s.dataset, timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels,
+    deadLetter, counters: book.get(`sink:${s.name}`, newSinkCounters), health: new SinkHealth(s.name, report),
+    refusal: deps.refusal ?? 'hold', store: deps.store, log: deps.log,
   });
 }

@@ -15,11 +15,11 @@
  * Every failure is reported to the sink's health, which logs it and shows it in /health. A batch counts
  * as delivered only when send() resolves; the caller acknowledges its queue after that.
  */
-import { backoffMs, isConfigRefusal, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
+import { backoffMs, DEFAULT_BACKOFF, isConfigRefusal, isRetryable, requestedWaitMs, type BackoffOptions } from './retry.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode, encode, encodingOf, type Encoding } from './encoding.js';
 import { HttpPoster } from '../../util/http-post.js';
-import { countLines, newSinkCounters, ndjson, PermanentSinkError, splitLines, type Sink, type SinkCounters } from './sink.js';
+import { countLines, newSinkCounters, ndjson, PermanentSinkError, splitLines, type Sink, type SinkCounters, type SinkSpec } from './sink.js';
 import { SinkHealth, statusText, type Trouble } from './sink-health.js';
 
 export interface AxiomSinkOptions {
@@ -53,6 +53,8 @@ export interface AxiomSinkOptions {
 /** Node's errors for a request that cannot be made at all: the same request will fail the same way. */
 const UNSENDABLE = new Set(['ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_URL', 'ERR_INVALID_PROTOCOL', 'ERR_UNESCAPED_CHARACTERS', 'ERR_HTTP_INVALID_HEADER_VALUE']);
 
+/** A request gets a minute: a large batch to a far receiver. */
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 export class AxiomSink implements Sink {
   readonly counters: SinkCounters;
@@ -125,7 +127,7 @@ export class AxiomSink implements Sink {
 
   /** POSTs until an answer that is not worth retrying (or the attempt limit). */
   private async post(body: Buffer, encoding: Encoding): Promise<{ status: number; text: string }> {
-    const backoff = this.o.backoff ?? { initialMs: 250, maxMs: 30_000 };
+    const backoff = this.o.backoff ?? DEFAULT_BACKOFF;
     const hold = (this.o.refusal ?? 'hold') === 'hold';
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering`);
@@ -138,7 +140,7 @@ export class AxiomSink implements Sink {
           ...(encoding !== 'none' ? { 'content-encoding': encoding } : {}),
           'user-agent': 'ferry',
           ...(this.o.labels && Object.keys(this.o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(this.o.labels) } : {}),
-        }, this.o.timeoutMs ?? 60_000);
+        }, this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS);
         const held = hold && isConfigRefusal(res.status);
         if (!isRetryable(res.status) && !held) {
           if (res.status < 300) this.health.delivered();
@@ -211,3 +213,86 @@ function errorMessage(text: string, status: number): string {
   return text.slice(0, 500) || `HTTP ${status}`;
 }
 
+
+/**
+ * A token goes into an HTTP header as it is: whitespace or a control character (a token file's trailing
+ * newline or `\r`) either cannot be sent or is refused by the receiver, forever. Said at load time instead.
+ */
+export function tokenProblem(token: string): string | undefined {
+  const bad = /[^\x21-\x7e]/.exec(token);
+  if (!bad) return undefined;
+  const ch = bad[0]!;
+  const shown = ch === '\r' ? '\\r' : ch === '\n' ? '\\n' : ch === '\t' ? '\\t' : ch === ' ' ? 'a space' : `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `contains ${shown} at character ${bad.index + 1}; a token is printable ASCII without spaces (a trailing newline or \\r from a file or an env file?)`;
+}
+
+/** An ingest URL the HTTP client can use: http or https, a host, no query or fragment. */
+export function urlProblem(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `"${url}" is not a valid URL`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `"${url}" must start with http:// or https://`;
+  if (!u.hostname) return `"${url}" has no host`;
+  if (u.search || u.hash) return `"${url}" is the API root (e.g. https://api.axiom.co): no query or fragment`;
+  return undefined;
+}
+
+interface AxiomSettings {
+  url: string;
+  token: string;
+  compression: Encoding;
+  timeoutMs: number;
+  retry: BackoffOptions & { maxAttempts: number };
+}
+
+export const axiomSink: SinkSpec<AxiomSettings> = {
+  type: 'axiom',
+  summary: 'any Axiom-compatible ingest API (Axiom, or another Ferry)',
+  options: {
+    url: {
+      schema: { type: 'string', pattern: '^https?://' },
+      doc: 'the API root (`http://` or `https://`, no query; a private CA is trusted with `NODE_EXTRA_CA_CERTS=/path/ca.pem` in the environment); 4 keep-alive connections',
+    },
+    token: { schema: { type: 'string', minLength: 1 }, doc: 'an API token (printable ASCII, no spaces)' },
+    compression: {
+      schema: { enum: ['gzip', 'zstd', 'none'] },
+      doc: '`gzip` (level 1, off the event loop), `zstd`, `none`; batches are compressed once, as they are gathered, in 512 KiB stages (one gzip member or zstd frame each, which any decoder reads as one body), before they are queued, so the queue on disk holds compressed batches (about an eighth of the bytes), retries do not compress again, and no batch is held uncompressed in full',
+      default: '`gzip`',
+    },
+    timeout: { schema: { type: 'string' }, doc: 'per request', default: '`60s`' },
+    retry: {
+      schema: {
+        type: 'object', additionalProperties: false,
+        properties: { initial_backoff: { type: 'string' }, max_backoff: { type: 'string' }, max_attempts: { type: 'integer', minimum: 0 } },
+      },
+      doc: '`initial_backoff`, `max_backoff`, `max_attempts`: network errors, 401, 403, 404, 408, 429 and 5xx are retried with exponential backoff and full jitter, honouring `Retry-After` and `X-RateLimit-Reset`; 413 splits the batch; `0` attempts = forever',
+      default: '`250ms`, `30s`, `0`',
+    },
+  },
+  required: ['url', 'token'],
+  configure(o) {
+    const token = o.get<string>('token')!;
+    const url = o.get<string>('url')!;
+    const bad = tokenProblem(token);
+    if (bad) o.fail('token', bad);
+    const badUrl = urlProblem(url);
+    if (badUrl) o.fail('url', badUrl);
+    const r = o.nested('retry');
+    return {
+      url, token,
+      compression: o.or<Encoding>('compression', 'gzip'),
+      timeoutMs: o.ms('timeout', DEFAULT_TIMEOUT_MS),
+      retry: { initialMs: r.ms('initial_backoff', DEFAULT_BACKOFF.initialMs), maxMs: r.ms('max_backoff', DEFAULT_BACKOFF.maxMs), maxAttempts: r.or('max_attempts', 0) },
+    };
+  },
+  describe: (s) => ({ url: s.url }),
+  create: (s, ctx) => new AxiomSink({
+    name: ctx.name, url: s.url, dataset: ctx.dataset, token: s.token, deadLetter: ctx.deadLetter,
+    backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs }, maxAttempts: s.retry.maxAttempts, timeoutMs: s.timeoutMs,
+    timestampField: ctx.timestampField, timestampFormat: ctx.timestampFormat, labels: ctx.labels, compression: s.compression,
+    refusal: ctx.refusal, counters: ctx.counters, health: ctx.health,
+  }),
+};

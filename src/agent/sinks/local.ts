@@ -6,7 +6,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import type { DeadLetterFile } from './dead-letter.js';
 import { decode } from './encoding.js';
-import { newSinkCounters, type Sink, type SinkCounters } from './sink.js';
+import { newSinkCounters, type Sink, type SinkCounters, type SinkSpec } from './sink.js';
 import { SinkHealth } from './sink-health.js';
 
 export class LocalSink implements Sink {
@@ -51,3 +51,18 @@ export class LocalSink implements Sink {
     // Nothing to cut short: a local write either commits or fails at once.
   }
 }
+
+export const localSink: SinkSpec<undefined> = {
+  type: 'local',
+  summary: 'the embedded service\'s store, in the same process (needs `service.enabled`)',
+  options: {},
+  needsService: true,
+  configure: () => undefined,
+  async create(_s, ctx) {
+    const store = ctx.store!;
+    // As with `ferry pipe --local`: the host's own store has nobody to create datasets for it.
+    if (!store.hasDataset(ctx.dataset)) await store.createDataset({ name: ctx.dataset, who: `agent sink ${ctx.name}` });
+    return new LocalSink(store, ctx.dataset, ctx.deadLetter, { timestampField: ctx.timestampField, timestampFormat: ctx.timestampFormat, labels: ctx.labels }, ctx.name,
+      { counters: ctx.counters, health: ctx.health });
+  },
+};

@@ -9,6 +9,9 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
+/** Unless configured: a first retry soon, and never more than half a minute between tries. */
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 30_000 };
+
 /** The wait before attempt `attempt` (1 = the first retry). */
 export function backoffMs(attempt: number, o: BackoffOptions, random: () => number = Math.random): number {
   const bound = Math.min(o.maxMs, o.initialMs * 2 ** Math.min(attempt - 1, 30));

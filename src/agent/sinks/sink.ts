@@ -4,6 +4,10 @@
  * send() resolves only once the batch is delivered (or its refused events are dead-lettered); the
  * queue in front of the sink is acknowledged after that.
  */
+import type { Logger } from 'pino';
+import type { ComponentSpec } from '../../config/registry.js';
+import type { EventStore } from '../../service/store/event-store.js';
+import type { DeadLetterFile } from './dead-letter.js';
 import type { SinkHealth } from './sink-health.js';
 
 export interface SinkCounters {
@@ -43,6 +47,34 @@ export interface Sink {
   send(batch: Buffer): Promise<void>;
   /** Stops retrying; a send in progress rejects and its batch stays queued. */
   close(): Promise<void>;
+}
+
+/** What a sink is built with: the settings every sink shares, and the agent's parts it may use. */
+export interface SinkContext {
+  name: string;
+  dataset: string;
+  /** Where the receiver takes each event's time from, and in what format (ingest parameters). */
+  timestampField?: string;
+  timestampFormat?: string;
+  /** Fields added to every event on ingest. */
+  labels: Record<string, string>;
+  deadLetter: DeadLetterFile;
+  counters: SinkCounters;
+  health: SinkHealth;
+  /** 401, 403 and 404 from a receiver: hold the queue (the daemon) or dead-letter (`ferry pipe`). */
+  refusal: 'hold' | 'dead-letter';
+  /** The embedded service's store, for a sink that writes into it (absent in remote-only mode). */
+  store?: EventStore;
+  log: Logger;
+}
+
+/** A sink as the config names it (`type: axiom`). */
+export interface SinkSpec<Settings = unknown> extends ComponentSpec<Settings> {
+  create(settings: Settings, ctx: SinkContext): Sink | Promise<Sink>;
+  /** It writes into the embedded service, so it needs service.enabled. */
+  readonly needsService?: boolean;
+  /** Where it delivers, for the start-up log (never a secret). */
+  describe?(settings: Settings): Record<string, unknown>;
 }
 
 /** A batch of serialised events as the queue and the sinks carry it. */

@@ -6,6 +6,10 @@
  * downstream holds a line durably, the pipeline acknowledges its offset to the stream, and a file source
  * checkpoints it: a restart resumes after the last line known to be safe (at least once).
  */
+import type { Logger } from 'pino';
+import type { OptionSpec } from '../../config/options.js';
+import type { ComponentSpec } from '../../config/registry.js';
+
 export interface Stream {
   /** Unique among the agent's streams; names the stream in stateful parsers and in metrics. */
   readonly id: string;
@@ -67,3 +71,30 @@ export interface Gauge {
   labels: Record<string, string>;
   value: number;
 }
+
+/** What a source is built with. */
+export interface SourceContext {
+  name: string;
+  /** The agent's state directory (checkpoints). */
+  dataDir: string;
+  /** Whether a transform reads the lines: if not, they go to the sinks as bytes, never decoded. */
+  decoded: boolean;
+  log: Logger;
+  /** Counters that outlive this source (across reloads), made on first use. */
+  counters<C extends SourceCounters>(make: () => C): C;
+}
+
+/** A source as the config names it (`type: file`). */
+export interface SourceSpec<Settings = unknown> extends ComponentSpec<Settings> {
+  create(settings: Settings, ctx: SourceContext): Source;
+  /** At most one source of this type in a config (standard input). */
+  readonly single?: boolean;
+}
+
+/** Every source cuts lines at a size. */
+export const MAX_LINE_BYTES_OPTION: OptionSpec = {
+  schema: { type: ['string', 'integer'] },
+  doc: 'longer lines are cut and marked `truncated: true`',
+  default: '`1MiB`',
+};
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;

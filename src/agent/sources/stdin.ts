@@ -5,7 +5,9 @@
  */
 import type { Readable } from 'node:stream';
 import { forEachLine } from './lines.js';
-import { newSourceCounters, type Source, type SourceCounters, type SourceLine, type Stream } from './source.js';
+import {
+  DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES_OPTION, newSourceCounters, type Source, type SourceCounters, type SourceLine, type SourceSpec, type Stream,
+} from './source.js';
 
 export class StdinSource implements Source {
   readonly counters: SourceCounters;
@@ -13,7 +15,10 @@ export class StdinSource implements Source {
   private stopping = false;
   private readonly stream: Stream;
 
-  constructor(readonly name: string, private readonly maxLineBytes: number, private readonly input: Readable = process.stdin, counters?: SourceCounters) {
+  constructor(
+    readonly name: string, private readonly maxLineBytes: number, private readonly input: Readable = process.stdin, counters?: SourceCounters,
+    private readonly onStart: () => void = () => undefined,
+  ) {
     this.counters = counters ?? newSourceCounters();
     this.stream = { id: `${name}:stdin`, source: name, acknowledge: () => undefined };
   }
@@ -28,6 +33,7 @@ export class StdinSource implements Source {
       offset++;
       await emit({ text, truncated, stream: this.stream, offset, generation: 0 });
     }).then(() => undefined);
+    this.onStart();
   }
 
   async finished(): Promise<void> {
@@ -41,3 +47,13 @@ export class StdinSource implements Source {
 
   async close(): Promise<void> {}
 }
+
+export const stdinSource: SourceSpec<{ maxLineBytes: number }> = {
+  type: 'stdin',
+  summary: 'the lines of standard input (`app | ferry agent -c config/stdin.yaml`); the agent exits once they are delivered',
+  options: { max_line_bytes: MAX_LINE_BYTES_OPTION },
+  single: true,
+  configure: (o) => ({ maxLineBytes: o.bytes('max_line_bytes', DEFAULT_MAX_LINE_BYTES) }),
+  create: (s, ctx) => new StdinSource(ctx.name, s.maxLineBytes, undefined, ctx.counters(newSourceCounters),
+    () => ctx.log.info({ source: ctx.name }, 'source started: reading standard input')),
+};

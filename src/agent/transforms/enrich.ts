@@ -1,6 +1,6 @@
 /** The `enrich` transform: adds the host name, the source file's path and static fields to each event. */
 import { hostname } from 'node:os';
-import { addedField, eventOf, type AddedField, type Emit, type Envelope, type Transform } from './transform.js';
+import { addedField, eventOf, type AddedField, type Emit, type Envelope, type Transform, type TransformSpec } from './transform.js';
 
 export interface EnrichConfig {
   hostField?: string;
@@ -48,3 +48,25 @@ function set(e: Envelope, f: AddedField): void {
   }
   event[f.key] = f.value;
 }
+
+/** `true` names the field as OpenTelemetry does; a string names it. */
+function fieldName(v: unknown, otel: string): string | undefined {
+  return v === true ? otel : typeof v === 'string' && v ? v : undefined;
+}
+
+export const enrichTransform: TransformSpec<EnrichConfig> = {
+  type: 'enrich',
+  summary: 'adds the host name, the file\'s path and static fields to each event',
+  options: {
+    host: { schema: { type: ['boolean', 'string'] }, doc: 'the host name: `true` → field `host.name`, or a field name', default: 'off' },
+    source_path: { schema: { type: ['boolean', 'string'] }, doc: 'the file\'s path: `true` → `log.file.path`, or a field name', default: 'off' },
+    fields: { schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } }, doc: 'static fields', default: 'none' },
+  },
+  configure: (o) => ({
+    // OpenTelemetry's names: plain `host` would overwrite a field many logs have (the HTTP Host).
+    hostField: fieldName(o.get('host'), 'host.name'),
+    pathField: fieldName(o.get('source_path'), 'log.file.path'),
+    fields: o.or<Record<string, string | number | boolean>>('fields', {}),
+  }),
+  create: (s, ctx) => new EnrichTransform(ctx.name, s, ctx.next),
+};

@@ -5,7 +5,7 @@
  * a new line, so the last trace of a quiet file is not held back. An event longer than `maxLines` or
  * `maxBytes` is emitted as it is and the rest starts over (nothing is dropped).
  */
-import type { Emit, Envelope, Transform } from './transform.js';
+import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
 
 export interface MultilineConfig {
   start?: string;
@@ -15,6 +15,9 @@ export interface MultilineConfig {
   maxLines?: number;
   maxBytes?: number;
 }
+
+/** The limits unless configured: a trace's lines come within a second, and a trace is not a book. */
+export const MULTILINE_DEFAULTS = { timeoutMs: 1000, maxLines: 500, maxBytes: 1024 * 1024 };
 
 /** Continuation patterns for common stack traces. */
 export const PRESETS = {
@@ -48,9 +51,9 @@ export class Multiline<M = undefined> {
     } catch (e) {
       throw new Error(`invalid multiline pattern: ${(e as Error).message}`);
     }
-    this.timeoutMs = cfg.timeoutMs ?? 1000;
-    this.maxLines = cfg.maxLines ?? 500;
-    this.maxBytes = cfg.maxBytes ?? 1024 * 1024;
+    this.timeoutMs = cfg.timeoutMs ?? MULTILINE_DEFAULTS.timeoutMs;
+    this.maxLines = cfg.maxLines ?? MULTILINE_DEFAULTS.maxLines;
+    this.maxBytes = cfg.maxBytes ?? MULTILINE_DEFAULTS.maxBytes;
   }
 
   /** Adds a line; resolves once any event it completes has been emitted. */
@@ -105,3 +108,27 @@ export class MultilineTransform implements Transform {
     for (const m of this.joiners.values()) await m.flush();
   }
 }
+
+export const multilineTransform: TransformSpec<MultilineConfig> = {
+  type: 'multiline',
+  summary: 'joins the lines of one event (stack traces) per file, before parsing',
+  options: {
+    preset: { schema: { enum: Object.keys(PRESETS) }, doc: `continuation lines of ${Object.keys(PRESETS).map((p) => `\`${p}\``).join(', ')} stack traces` },
+    start: { schema: { type: 'string', minLength: 1 }, doc: 'a line matching it begins an event; the others join it' },
+    continuation: { schema: { type: 'string', minLength: 1 }, doc: 'a line matching it joins the previous one; the others begin events' },
+    timeout: { schema: { type: 'string' }, doc: 'a pending event is emitted after this long without a new line', default: '`1s`' },
+    max_lines: { schema: { type: 'integer', minimum: 1 }, doc: 'a longer event is emitted as it is and the rest starts over', default: '`500`' },
+    max_bytes: { schema: { type: ['string', 'integer'] }, doc: 'likewise, in bytes', default: '`1MiB`' },
+  },
+  configure(o) {
+    const set = ['preset', 'start', 'continuation'].filter((k) => o.has(k));
+    if (set.length !== 1) o.fail(undefined, `a multiline transform takes exactly one of preset, start and continuation${set.length ? ` (got ${set.join(', ')})` : ''}`);
+    return {
+      preset: o.get<keyof typeof PRESETS>('preset'), start: o.regex('start'), continuation: o.regex('continuation'),
+      timeoutMs: o.ms('timeout', MULTILINE_DEFAULTS.timeoutMs),
+      maxLines: o.or('max_lines', MULTILINE_DEFAULTS.maxLines),
+      maxBytes: o.bytes('max_bytes', MULTILINE_DEFAULTS.maxBytes),
+    };
+  },
+  create: (s, ctx) => new MultilineTransform(ctx.name, s, ctx.next),
+};

@@ -1,23 +1,30 @@
 /** The `parse` transform: turns each line into an event with the configured parser, one per stream. */
-import { createParser, type Parser, type ParserConfig } from '../parsers/index.js';
-import type { Emit, Envelope, Transform } from './transform.js';
+import type { OptionSpecs } from '../../config/options.js';
+import { parsers, type Parser, type ParserSpec } from '../parsers/index.js';
+import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
+
+/** A parser and its settings, as configured. */
+export interface ParseSettings {
+  parser: ParserSpec;
+  settings: unknown;
+}
 
 export class ParseTransform implements Transform {
   // Container parsers join partial lines, so each stream (file) needs its own parser state.
   private readonly parsers = new Map<string, Parser>();
 
-  constructor(readonly name: string, private readonly cfg: ParserConfig, private readonly next: Emit) {}
+  constructor(readonly name: string, private readonly cfg: ParseSettings, private readonly next: Emit) {}
 
   async process(e: Envelope): Promise<void> {
     let parser = this.parsers.get(e.stream.id);
-    if (!parser) this.parsers.set(e.stream.id, (parser = createParser(this.cfg)));
+    if (!parser) this.parsers.set(e.stream.id, (parser = this.cfg.parser.create(this.cfg.settings)));
     const event = parser.parse(e.text);
     if (event === undefined) return; // a partial line, held until its end arrives
     if (e.truncated) event.truncated = true;
     e.event = event;
     e.extra = undefined;
     // A JSON line parsed as it is: keep its text, so the sink need not serialise it again.
-    e.verbatim = this.cfg.type === 'json' && !e.truncated && event.message !== e.text && isObjectText(e.text) ? e.text : undefined;
+    e.verbatim = this.cfg.parser.keepsText && !e.truncated && event.message !== e.text && isObjectText(e.text) ? e.text : undefined;
     await this.next(e);
   }
 
@@ -30,3 +37,28 @@ export class ParseTransform implements Transform {
 function isObjectText(text: string): boolean {
   return text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d && !/^\{\s*\}$/.test(text);
 }
+
+/** The parser's own keys sit beside `parser` on the transform. */
+const parserOptions: OptionSpecs = Object.fromEntries(parsers.specs.flatMap((p) => Object.entries(p.options)
+  .map(([k, o]) => [k, { ...o, doc: `with parser \`${p.type}\`: ${o.doc}` }])));
+
+export const parseTransform: TransformSpec<ParseSettings> = {
+  type: 'parse',
+  summary: 'turns each line into an event with a parser, one parser state per file',
+  options: {
+    parser: { schema: { enum: parsers.types }, doc: `one of ${parsers.specs.map((p) => `\`${p.type}\` (${p.summary})`).join('; ')}` },
+    ...parserOptions,
+  },
+  required: ['parser'],
+  configure(o) {
+    const parser = parsers.get(o.get<string>('parser')!);
+    for (const k of Object.keys(parserOptions)) {
+      if (o.has(k) && !(k in parser.options)) {
+        o.fail(k, `only the ${parsers.specs.filter((p) => k in p.options).map((p) => p.type).join(', ')} parser takes ${k}`);
+      }
+    }
+    for (const k of parser.required ?? []) if (!o.has(k)) o.fail(undefined, `the ${parser.type} parser needs ${k}`);
+    return { parser, settings: parser.configure(o) };
+  },
+  create: (s, ctx) => new ParseTransform(ctx.name, s, ctx.next),
+};

@@ -2,6 +2,7 @@
  * Transforms sit between sources and sinks: parse a line into an event, join multiline events, enrich.
  * They share this one interface, and the config names them (`type: parse`), as in Vector.
  */
+import type { ComponentSpec } from '../../config/registry.js';
 import type { LogEvent } from '../parsers/index.js';
 import type { SourceLine } from '../sources/source.js';
 
@@ -38,6 +39,17 @@ export interface Transform {
   process(e: Envelope): Promise<void>;
   /** Emits whatever is held back (a multiline event in progress): shutdown and reload. */
   flush(): Promise<void>;
+}
+
+/** What a transform is built with: its name and where it emits to. */
+export interface TransformContext {
+  name: string;
+  next: Emit;
+}
+
+/** A transform as the config names it (`type: parse`). */
+export interface TransformSpec<Settings = unknown> extends ComponentSpec<Settings> {
+  create(settings: Settings, ctx: TransformContext): Transform;
 }
 
 /** The event of an envelope not parsed by any parse transform: the line as `message`. */

@@ -4,7 +4,7 @@
  * caller may do with a monitor (whose datasets it must be able to query), the routes check capabilities.
  */
 import type { Logger } from 'pino';
-import type { MonitorsConfig, NotifiersConfig } from '../../config/load.js';
+import type { MonitorsConfig, NotifiersConfig } from '../config.js';
 import { AplError } from '../../apl/errors.js';
 import { canDataset, type Principal, principalId } from '../auth/capabilities.js';
 import { isExpired, type TokenStore } from '../auth/token-store.js';

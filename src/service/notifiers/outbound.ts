@@ -3,7 +3,7 @@
  * SMTP server (nodemailer: SMTP with STARTTLS, auth and pooling is a solved problem).
  */
 import { createTransport } from 'nodemailer';
-import type { NotifiersConfig } from '../../config/load.js';
+import type { NotifiersConfig } from '../config.js';
 import { HttpPoster } from '../../util/http-post.js';
 import { type ChannelContext, DeliveryError, type MailMessage } from './channel.js';
 

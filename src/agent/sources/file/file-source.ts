@@ -17,7 +17,9 @@ import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
-import { newSourceCounters, type Gauge, type Source, type SourceCounters, type SourceLine, type SourceStatus } from '../source.js';
+import {
+  DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES_OPTION, newSourceCounters, type Gauge, type Source, type SourceCounters, type SourceLine, type SourceSpec, type SourceStatus,
+} from '../source.js';
 
 export interface FileSourceOptions extends TailerOptions {
   include: string[];
@@ -338,3 +340,43 @@ export class FileSource implements Source {
       .catch((err: unknown) => this.o.onError(err, { source: this.name, what: 'checkpoint', file: this.checkpointFile }));
   }
 }
+
+/** What the config sets of a file source; the rest comes from the agent. */
+export type FileSourceSettings = Pick<FileSourceOptions,
+  'include' | 'exclude' | 'startAt' | 'maxLineBytes' | 'fingerprintBytes' | 'pollIntervalMs' | 'rotateWaitMs' | 'checkpointIntervalMs'>;
+
+export const fileSource: SourceSpec<FileSourceSettings> = {
+  type: 'file',
+  summary: 'tails files matching globs, through rotation and truncation, from checkpoints',
+  options: {
+    include: { schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 }, doc: 'file globs (`*`, `**`, `{a,b}`)' },
+    exclude: { schema: { type: 'array', items: { type: 'string', minLength: 1 } }, doc: 'globs of files not to read; one without `/` matches the file name', default: '`[]`' },
+    start_at: {
+      schema: { enum: ['beginning', 'end'] },
+      doc: 'for files already there at the first start without a checkpoint; files that appear later are read whole',
+      default: '`beginning`',
+    },
+    max_line_bytes: MAX_LINE_BYTES_OPTION,
+    fingerprint_bytes: { schema: { type: 'integer', minimum: 16, maximum: 65536 }, doc: 'bytes hashed into a file\'s identity', default: '`256`' },
+    poll_interval: { schema: { type: 'string' }, doc: 'how often the include patterns are listed again, and idle files checked for new data, rotation and truncation', default: '`250ms`' },
+    rotate_wait: { schema: { type: 'string' }, doc: 'a rotated or deleted file is released after this long without new data', default: '`5s`' },
+    checkpoint_interval: { schema: { type: 'string' }, doc: 'how often checkpoints are saved', default: '`1s`' },
+  },
+  required: ['include'],
+  configure: (o) => ({
+    include: o.get<string[]>('include')!,
+    exclude: o.or<string[]>('exclude', []),
+    startAt: o.or<'beginning' | 'end'>('start_at', 'beginning'),
+    maxLineBytes: o.bytes('max_line_bytes', DEFAULT_MAX_LINE_BYTES),
+    fingerprintBytes: o.or('fingerprint_bytes', 256),
+    pollIntervalMs: o.ms('poll_interval', 250),
+    rotateWaitMs: o.ms('rotate_wait', 5000),
+    checkpointIntervalMs: o.ms('checkpoint_interval', 1000),
+  }),
+  create: (s, ctx) => new FileSource(ctx.name, {
+    ...s, chunkBytes: 256 * 1024, stateDir: ctx.dataDir, decode: ctx.decoded,
+    onError: (err, context) => ctx.log.warn({ err, ...context }, 'file source problem'),
+    onInfo: (msg, context) => ctx.log.info(context, msg),
+    onWarning: (msg, context) => ctx.log.warn(context, msg),
+  }, ctx.counters(newFileSourceCounters)),
+};

@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
-import { parse as parseYaml } from 'yaml';
-import { type AgentConfig, buildAgentConfig, ComponentError } from './agent.js';
-import { configSchema } from './schema.js';
-import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../service/query/limits.js';
+/**
+ * The service's part of the config (`service:`): its schema, and its settings after defaults and unit
+ * parsing. Pure: no I/O. Every error names the key path.
+ */
+import { ConfigError, parseListen } from '../config/document.js';
+import type { JsonSchema } from '../config/options.js';
+import { DEFAULT_QUERY_LIMITS, MAX_EXPRESSION_DEPTH, type QueryLimits } from './query/limits.js';
+import { datasetNameProblem } from './store/dataset-name.js';
 import { parseBytes, parseDuration } from '../util/units.js';
-import { datasetNameProblem } from '../service/store/dataset-name.js';
 
 /** The service section after defaults and unit parsing. */
 export interface ServiceConfig {
@@ -45,69 +46,78 @@ export interface NotifiersConfig {
   smtp?: { host: string; port: number; secure: boolean; starttls: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
 }
 
-export interface FerryConfig {
-  logLevel: string;
-  service: ServiceConfig;
-  agent: AgentConfig;
-}
-
-/** memory_limit a dataset needs per field: what an insert pins per column, and as much for the rest (see buildConfig). */
+/** memory_limit a dataset needs per field: what an insert pins per column, and as much for the rest (see buildServiceConfig). */
 const FIELD_MEMORY_BYTES = 1024 * 1024;
 
-export class ConfigError extends Error {
-  constructor(message: string, readonly path: string = '') {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validate = ajv.compile(configSchema);
-
-/** "/service/listen" → "service.listen"; array indices stay numeric ("sources.0.path"). */
-function keyPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (extra) parts.push(extra);
-  return parts.join('.') || '(root)';
-}
-
-function describe(err: ErrorObject): string {
-  if (err.keyword === 'additionalProperties') {
-    const key = (err.params as { additionalProperty: string }).additionalProperty;
-    return `${keyPath(err.instancePath, key)}: unknown key`;
-  }
-  return `${keyPath(err.instancePath)}: ${err.message ?? 'invalid'}`;
-}
-
-/**
- * Replaces ${VAR} and ${VAR:-default} in every string value (not in keys, and after YAML parsing,
- * so a variable's content can never change the document's structure).
- */
-export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
-  if (typeof value === 'string') {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, def?: string) => {
-      const v = env[name];
-      if (v !== undefined && v !== '') return v;
-      if (def !== undefined) return def;
-      throw new ConfigError(`${path || '(root)'}: environment variable ${name} is not set and has no default`, path);
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, path ? `${path}.${i}` : String(i)));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, path ? `${path}.${k}` : k);
-    return out;
-  }
-  return value;
-}
-
-export function parseListen(text: string, path = 'service.listen'): { host: string; port: number } {
-  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(text.trim());
-  if (!m) throw new ConfigError(`${path}: expected host:port, got "${text}"`, path);
-  const port = Number(m[2]);
-  if (port > 65535) throw new ConfigError(`${path}: port ${port} out of range`, path);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-}
+export const serviceSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: { type: 'boolean' },
+    listen: { type: 'string', pattern: '^.+:\\d+$' },
+    data_dir: { type: 'string', minLength: 1 },
+    memory_limit: { type: ['string', 'integer'] },
+    checkpoint_threshold: { type: ['string', 'integer'] },
+    threads: { type: 'integer', minimum: 1 },
+    max_body_bytes: { type: ['string', 'integer'] },
+    max_decompressed_bytes: { type: ['string', 'integer'] },
+    max_fields_per_dataset: { type: 'integer', minimum: 1 },
+    query_timeout: { type: 'string' },
+    query_limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_query_bytes: { type: ['string', 'integer'] },
+        max_stages: { type: 'integer', minimum: 1 },
+        max_columns: { type: 'integer', minimum: 1 },
+        max_expression_depth: { type: 'integer', minimum: 1, maximum: MAX_EXPRESSION_DEPTH },
+      },
+    },
+    retention: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        default_days: { type: 'integer', minimum: 0 },
+        check_interval: { type: 'string' },
+      },
+    },
+    monitors: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        concurrency: { type: 'integer', minimum: 1, maximum: 64 },
+        runs_dataset: { type: 'string', minLength: 1 },
+      },
+    },
+    notifiers: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        timeout: { type: 'string' },
+        attempts: { type: 'integer', minimum: 1, maximum: 20 },
+        pagerduty_url: { type: 'string', minLength: 1 },
+        opsgenie_url: { type: 'string', minLength: 1 },
+        opsgenie_eu_url: { type: 'string', minLength: 1 },
+        discord_url: { type: 'string', minLength: 1 },
+        smtp: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['host', 'from'],
+          properties: {
+            host: { type: 'string', minLength: 1 },
+            port: { type: 'integer', minimum: 1, maximum: 65535 },
+            secure: { type: 'boolean' },
+            starttls: { enum: ['required', 'opportunistic', 'off'] },
+            user: { type: 'string' },
+            password: { type: 'string' },
+            from: { type: 'string', minLength: 3 },
+          },
+        },
+      },
+    },
+  },
+};
 
 function withUnit<T>(path: string, raw: unknown, parse: (v: never) => T, fallback: T): T {
   if (raw === undefined) return fallback;
@@ -135,27 +145,19 @@ function datasetName(path: string, v: string): string {
   return v;
 }
 
-/** Validates a parsed document and applies defaults. Pure: no I/O. */
-export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env): FerryConfig {
-  const raw = interpolate(doc ?? {}, env);
-  if (!validate(raw)) {
-    // An if/then failure is also reported by the keyword that failed inside `then`: say that one only.
-    const msgs = [...new Set((validate.errors ?? []).filter((e) => e.keyword !== 'if').map(describe))];
-    throw new ConfigError(`invalid config:\n  ${msgs.join('\n  ')}`, keyPath(validate.errors?.[0]?.instancePath ?? ''));
-  }
-  const r = raw as {
-    log?: { level?: string };
-    service?: Record<string, unknown> & {
-      retention?: { default_days?: number; check_interval?: string };
-      query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number; max_expression_depth?: number };
-      monitors?: { enabled?: boolean; concurrency?: number; runs_dataset?: string };
-      notifiers?: {
-        timeout?: string; attempts?: number; pagerduty_url?: string; opsgenie_url?: string; opsgenie_eu_url?: string; discord_url?: string;
-        smtp?: { host: string; port?: number; secure?: boolean; starttls?: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
-      };
-    };
+type RawService = Record<string, unknown> & {
+  retention?: { default_days?: number; check_interval?: string };
+  query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number; max_expression_depth?: number };
+  monitors?: { enabled?: boolean; concurrency?: number; runs_dataset?: string };
+  notifiers?: {
+    timeout?: string; attempts?: number; pagerduty_url?: string; opsgenie_url?: string; opsgenie_eu_url?: string; discord_url?: string;
+    smtp?: { host: string; port?: number; secure?: boolean; starttls?: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
   };
-  const s = r.service ?? {};
+};
+
+/** The service section of a validated document. */
+export function buildServiceConfig(section: unknown): ServiceConfig {
+  const s = (section ?? {}) as RawService;
   const memoryLimitBytes = withUnit('service.memory_limit', s.memory_limit, parseBytes, 512 * 1024 * 1024);
   // An insert pins about half a MiB per column of the table (DuckDB blocks of 256 KiB, data and validity):
   // with 512 MiB a commit into a table of ~1,050 columns failed, and at ~920 columns the batch's own work
@@ -166,9 +168,9 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
     throw new ConfigError(`invalid config:\n  service.max_fields_per_dataset: ${asked} fields cannot be written with service.memory_limit ` +
       `${Math.round(memoryLimitBytes / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`, 'service.max_fields_per_dataset');
   }
-  const service: ServiceConfig = {
+  return {
     enabled: (s.enabled as boolean | undefined) ?? true,
-    listen: parseListen((s.listen as string | undefined) ?? '127.0.0.1:8077'),
+    listen: parseListen((s.listen as string | undefined) ?? '127.0.0.1:8077', 'service.listen'),
     dataDir: (s.data_dir as string | undefined) ?? './data',
     memoryLimitBytes,
     checkpointThresholdBytes: withUnit('service.checkpoint_threshold', s.checkpoint_threshold, parseBytes, 256 * 1024 * 1024),
@@ -216,33 +218,4 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
         (v: string) => Number(parseDuration(v) / 1_000_000n), 3_600_000),
     },
   };
-  let agent: AgentConfig;
-  try {
-    agent = buildAgentConfig(raw as Record<string, unknown>, service.enabled, parseListen);
-  } catch (e) {
-    if (e instanceof ComponentError) throw new ConfigError(`invalid config:\n  ${e.message}`, e.path);
-    throw e;
-  }
-  return { logLevel: r.log?.level ?? 'info', service, agent };
-}
-
-export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): FerryConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new ConfigError(`cannot read config ${file}: ${(e as Error).message}`);
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (e) {
-    throw new ConfigError(`${file}: YAML syntax error: ${(e as Error).message}`);
-  }
-  try {
-    return buildConfig(doc, env);
-  } catch (e) {
-    if (e instanceof ConfigError) throw new ConfigError(`${file}: ${e.message}`, e.path);
-    throw e;
-  }
 }

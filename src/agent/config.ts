@@ -1,0 +1,120 @@
+/**
+ * The agent's part of the config: named sources, transforms and sinks wired by `inputs`. Each component's
+ * keys, defaults and checks come from its spec in the registries; the wiring is checked by building the
+ * topology once. Pure: no I/O. Every error names the key path.
+ */
+import { ComponentError, Options, type JsonSchema, type OptionSpecs } from '../config/options.js';
+import type { ComponentSpec, Registry } from '../config/registry.js';
+import { configureSink, SINK_OPTIONS, type SinkSettings } from './pipeline/sink-settings.js';
+import { Topology } from './pipeline/topology.js';
+import { sinks as sinkRegistry } from './sinks/index.js';
+import type { SinkSpec } from './sinks/sink.js';
+import { sources as sourceRegistry } from './sources/index.js';
+import type { SourceSpec } from './sources/source.js';
+import { transforms as transformRegistry } from './transforms/index.js';
+import type { TransformSpec } from './transforms/transform.js';
+
+/** A configured component: its spec, and its settings as the spec read them. */
+interface Configured<Spec> {
+  name: string;
+  type: string;
+  spec: Spec;
+  settings: unknown;
+}
+
+export type SourceConfig = Configured<SourceSpec>;
+
+export interface TransformConfig extends Configured<TransformSpec> {
+  inputs: string[];
+}
+
+export interface SinkConfig extends Configured<SinkSpec>, SinkSettings {
+  inputs: string[];
+}
+
+export interface AgentConfig {
+  dataDir: string;
+  api: { enabled: boolean; listen: { host: string; port: number } };
+  shutdownTimeoutMs: number;
+  sources: SourceConfig[];
+  transforms: TransformConfig[];
+  sinks: SinkConfig[];
+  topology: Topology;
+}
+
+type Raw = Record<string, unknown>;
+
+/** Names of sources, transforms and sinks: they become metric labels and file names. */
+const COMPONENT_NAME = '^[A-Za-z0-9_][A-Za-z0-9_.-]*$';
+
+const TRANSFORM_OPTIONS: OptionSpecs = {
+  inputs: { schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 }, doc: 'the sources or transforms it reads from' },
+};
+
+/** The component sections: the registry of each, and the keys every component of it takes. */
+export const COMPONENT_SECTIONS = [
+  { key: 'sources', registry: sourceRegistry as Registry<ComponentSpec>, common: {} as OptionSpecs, required: ['type'] },
+  { key: 'transforms', registry: transformRegistry as Registry<ComponentSpec>, common: TRANSFORM_OPTIONS, required: ['type', 'inputs'] },
+  { key: 'sinks', registry: sinkRegistry as Registry<ComponentSpec>, common: SINK_OPTIONS, required: ['type', 'inputs', 'dataset'] },
+] as const;
+
+/** The schema of the agent's sections, assembled from the registries. */
+export const agentSchema: Readonly<Record<string, JsonSchema>> = {
+  agent: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      data_dir: { type: 'string', minLength: 1 },
+      api: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { enabled: { type: 'boolean' }, listen: { type: 'string', pattern: '^.+:\\d+$' } },
+      },
+      shutdown_timeout: { type: 'string' },
+    },
+  },
+  ...Object.fromEntries(COMPONENT_SECTIONS.map((s) => [s.key, {
+    type: 'object', propertyNames: { pattern: COMPONENT_NAME }, additionalProperties: s.registry.schema('type', s.common, s.required),
+  }])),
+};
+
+function entries(doc: Raw, key: string): [string, Options][] {
+  return Object.entries((doc[key] as Record<string, Raw> | undefined) ?? {}).map(([name, raw]) => [name, new Options(raw, `${key}.${name}`)]);
+}
+
+/** The agent section and the topology, from the validated document. */
+export function buildAgentConfig(
+  doc: Raw, serviceEnabled: boolean, parseListen: (text: string, path: string) => { host: string; port: number },
+): AgentConfig {
+  const a = new Options((doc.agent as Raw | undefined) ?? {}, 'agent');
+  const api = a.nested('api');
+  const sources = entries(doc, 'sources').map(([name, o]): SourceConfig => {
+    const type = o.get<string>('type')!;
+    sourceRegistry.checkKeys(o, type, ['type']);
+    const spec = sourceRegistry.get(type);
+    return { name, type, spec, settings: spec.configure(o) };
+  });
+  const transforms = entries(doc, 'transforms').map(([name, o]): TransformConfig => {
+    const type = o.get<string>('type')!;
+    transformRegistry.checkKeys(o, type, ['type', ...Object.keys(TRANSFORM_OPTIONS)]);
+    const spec = transformRegistry.get(type);
+    return { name, type, inputs: o.get<string[]>('inputs')!, spec, settings: spec.configure(o) };
+  });
+  const sinks = entries(doc, 'sinks').map(([name, o]): SinkConfig => {
+    const type = o.get<string>('type')!;
+    sinkRegistry.checkKeys(o, type, ['type', ...Object.keys(SINK_OPTIONS)]);
+    const spec = sinkRegistry.get(type);
+    if (spec.needsService && !serviceEnabled) o.fail('type', `a ${type} sink writes into the embedded service: it needs service.enabled: true`);
+    return { name, type, inputs: o.get<string[]>('inputs')!, spec, settings: spec.configure(o), ...configureSink(o) };
+  });
+  for (const spec of sourceRegistry.specs) {
+    if (spec.single && sources.filter((s) => s.spec === spec).length > 1) throw new ComponentError('sources', `at most one ${spec.type} source`);
+  }
+  const topology = Topology.of(sources, transforms, sinks);
+  return {
+    dataDir: a.or('data_dir', './data/agent'),
+    api: { enabled: api.or('enabled', true), listen: parseListen(api.or('listen', '127.0.0.1:8078'), 'agent.api.listen') },
+    shutdownTimeoutMs: a.ms('shutdown_timeout', 10_000),
+    sources, transforms, sinks, topology,
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The keys every sink takes, whatever its type: what it reads and where to, how events are batched and
+ * queued in front of it, and how many batches are in flight. Read here once for all sinks.
+ */
+import type { Options, OptionSpecs } from '../../config/options.js';
+import type { WhenFull } from '../queue/disk-queue.js';
+import { type BatchLimits, DEFAULT_BATCH } from './batcher.js';
+import { DEFAULT_SINK_CONCURRENCY } from './delivery.js';
+
+export interface SinkSettings {
+  dataset: string;
+  /** Batches in flight at once (acknowledged in order). */
+  concurrency: number;
+  timestampField?: string;
+  timestampFormat?: string;
+  labels: Record<string, string>;
+  /** Default: <agent data dir>/dead-letter/<sink name>.ndjson */
+  deadLetter?: string;
+  batch: BatchLimits;
+  queue: { maxBytes: number; whenFull: WhenFull };
+}
+
+const DEFAULT_QUEUE_BYTES = 256 * 1024 * 1024;
+
+export const SINK_OPTIONS: OptionSpecs = {
+  inputs: { schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 }, doc: 'the sources or transforms it ships' },
+  dataset: { schema: { type: 'string', minLength: 1 }, doc: 'where it ships to' },
+  concurrency: {
+    schema: { type: 'integer', minimum: 1, maximum: 64 },
+    doc: 'batches in flight at once (one compresses while others are on the wire); the queue is acknowledged in order, so a batch still retrying holds back the ones after it',
+    default: `\`${DEFAULT_SINK_CONCURRENCY}\``,
+  },
+  timestamp_field: { schema: { type: 'string', minLength: 1 }, doc: 'where the receiver takes each event\'s time from (ingest API parameter)', default: '`_time`' },
+  timestamp_format: { schema: { type: 'string', minLength: 1 }, doc: 'the format of that field (ingest API parameter)', default: 'detected' },
+  labels: {
+    schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+    doc: 'fields the receiver adds to every event (`X-Axiom-Event-Labels`)', default: 'none',
+  },
+  dead_letter: {
+    schema: { type: 'string', minLength: 1 },
+    doc: 'file for events the receiver refused (4xx other than 401/403/404/408/413/429, or listed as failed), with status and error',
+    default: '`<data_dir>/dead-letter/<sink>.ndjson`',
+  },
+  batch: {
+    schema: { type: 'object', additionalProperties: false, properties: { max_events: { type: 'integer', minimum: 1 }, max_bytes: { type: ['string', 'integer'] }, timeout: { type: 'string' } } },
+    doc: '`max_events`, `max_bytes`, `timeout`: a batch is cut at whichever comes first',
+    default: `\`${DEFAULT_BATCH.maxEvents}\`, \`5MB\`, \`1s\``,
+  },
+  queue: {
+    schema: { type: 'object', additionalProperties: false, properties: { max_bytes: { type: ['string', 'integer'] }, when_full: { enum: ['block', 'drop_newest'] } } },
+    doc: '`max_bytes`, `when_full`: the disk queue\'s cap (in queued, so compressed, bytes), and `block` or `drop_newest`',
+    default: '`256MiB`, `block`',
+  },
+};
+
+export function configureSink(o: Options): SinkSettings {
+  const b = o.nested('batch');
+  const q = o.nested('queue');
+  return {
+    dataset: o.get<string>('dataset')!,
+    concurrency: o.or('concurrency', DEFAULT_SINK_CONCURRENCY),
+    timestampField: o.get('timestamp_field'),
+    timestampFormat: o.get('timestamp_format'),
+    labels: Object.fromEntries(Object.entries(o.or<Record<string, unknown>>('labels', {})).map(([k, v]) => [k, String(v)])),
+    deadLetter: o.get('dead_letter'),
+    batch: {
+      maxEvents: b.or('max_events', DEFAULT_BATCH.maxEvents),
+      maxBytes: b.bytes('max_bytes', DEFAULT_BATCH.maxBytes),
+      timeoutMs: b.ms('timeout', DEFAULT_BATCH.timeoutMs),
+    },
+    queue: { maxBytes: q.bytes('max_bytes', DEFAULT_QUEUE_BYTES), whenFull: q.or<WhenFull>('when_full', 'block') },
+  };
+}

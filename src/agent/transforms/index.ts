@@ -1,0 +1,8 @@
+/** The transforms by name, as the config names them. A new transform is one file, registered here. */
+import { Registry } from '../../config/registry.js';
+import { enrichTransform } from './enrich.js';
+import { multilineTransform } from './multiline.js';
+import { parseTransform } from './parse.js';
+import type { TransformSpec } from './transform.js';
+
+export const transforms = new Registry<TransformSpec>('transform', [parseTransform, multilineTransform, enrichTransform]);

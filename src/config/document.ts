@@ -1,0 +1,97 @@
+/**
+ * The config file as a document: YAML, `${VAR}` substitution, validation against a JSON schema, and errors
+ * that name the key path. Generic: the sections (agent, service) bring their schemas and readers.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import { ComponentError, type JsonSchema } from './options.js';
+
+export class ConfigError extends Error {
+  constructor(message: string, readonly path: string = '') {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** "/service/listen" → "service.listen"; array indices stay numeric ("sources.0.path"). */
+function keyPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra) parts.push(extra);
+  return parts.join('.') || '(root)';
+}
+
+function describe(err: ErrorObject): string {
+  if (err.keyword === 'additionalProperties') {
+    const key = (err.params as { additionalProperty: string }).additionalProperty;
+    return `${keyPath(err.instancePath, key)}: unknown key`;
+  }
+  return `${keyPath(err.instancePath)}: ${err.message ?? 'invalid'}`;
+}
+
+/**
+ * Replaces ${VAR} and ${VAR:-default} in every string value (not in keys, and after YAML parsing,
+ * so a variable's content can never change the document's structure).
+ */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, def?: string) => {
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (def !== undefined) return def;
+      throw new ConfigError(`${path || '(root)'}: environment variable ${name} is not set and has no default`, path);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, path ? `${path}.${i}` : String(i)));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, path ? `${path}.${k}` : k);
+    return out;
+  }
+  return value;
+}
+
+/** A validator for documents of one schema: answers the document, or throws naming every bad key. */
+export function documentValidator(schema: JsonSchema): (doc: unknown) => Record<string, unknown> {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  return (doc) => {
+    if (validate(doc)) return doc as Record<string, unknown>;
+    // An if/then failure is also reported by the keyword that failed inside `then`: say that one only.
+    const msgs = [...new Set((validate.errors ?? []).filter((e) => e.keyword !== 'if').map(describe))];
+    throw new ConfigError(`invalid config:\n  ${msgs.join('\n  ')}`, keyPath(validate.errors?.[0]?.instancePath ?? ''));
+  };
+}
+
+/** Runs a section's reader, turning a setting it refuses into a ConfigError naming the key. */
+export function readSection<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof ComponentError) throw new ConfigError(`invalid config:\n  ${e.message}`, e.path);
+    throw e;
+  }
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+export function parseListen(text: string, path: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(text.trim());
+  if (!m) throw new ConfigError(`${path}: expected host:port, got "${text}"`, path);
+  const port = Number(m[2]);
+  if (port > 65535) throw new ConfigError(`${path}: port ${port} out of range`, path);
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** The YAML document of a config file; errors name the file. */
+export function readConfigDocument(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read config ${file}: ${(e as Error).message}`);
+  }
+  try {
+    return parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: YAML syntax error: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Components of one kind (sources, parsers, transforms, sinks) by their type name, as the config names
+ * them. Each component's file exports one spec: its type, the keys it takes (schema and documentation),
+ * how its settings are read (defaults, units, checks beyond the schema) and how it is built. The config's
+ * schema, its key checks, the pipeline and the README's tables all read from here, so adding a component
+ * is one file and its registration.
+ */
+import { Options, type JsonSchema, type OptionSpecs } from './options.js';
+
+export interface ComponentSpec<Settings = unknown> {
+  readonly type: string;
+  /** What it does, in a line: the README's tables and the CLI's help. */
+  readonly summary: string;
+  /** The keys this type takes beyond those every component of its kind takes. */
+  readonly options: OptionSpecs;
+  /** Keys of `options` that must be set. */
+  readonly required?: readonly string[];
+  /** The settings, with defaults applied and units parsed; errors name the key path. */
+  configure(o: Options): Settings;
+}
+
+export class Registry<Spec extends ComponentSpec> {
+  private readonly byType = new Map<string, Spec>();
+
+  /** @param kind the config section's singular (`source`), for messages */
+  constructor(readonly kind: string, specs: readonly Spec[]) {
+    for (const s of specs) {
+      if (this.byType.has(s.type)) throw new Error(`two ${kind}s named ${s.type}`);
+      this.byType.set(s.type, s);
+    }
+  }
+
+  get types(): string[] {
+    return [...this.byType.keys()];
+  }
+
+  get specs(): Spec[] {
+    return [...this.byType.values()];
+  }
+
+  /** The spec of a type the schema has already checked. */
+  get(type: string): Spec {
+    const s = this.byType.get(type);
+    if (!s) throw new Error(`no ${this.kind} of type ${type}`);
+    return s;
+  }
+
+  /**
+   * Every key any type takes (the schema allows their union, typed by the first type that declares a
+   * key); `discriminator` picks the type, and each type's required keys apply when it is picked.
+   */
+  schema(discriminator: string, common: OptionSpecs, commonRequired: readonly string[]): JsonSchema {
+    const properties: Record<string, JsonSchema> = { [discriminator]: { enum: this.types } };
+    for (const [k, o] of Object.entries(common)) properties[k] = o.schema;
+    for (const s of this.specs) for (const [k, o] of Object.entries(s.options)) properties[k] ??= o.schema;
+    const rules = this.specs.filter((s) => s.required?.length)
+      .map((s) => ({ if: { properties: { [discriminator]: { const: s.type } }, required: [discriminator] }, then: { required: s.required } }));
+    return { type: 'object', additionalProperties: false, required: [...commonRequired], properties, ...(rules.length ? { allOf: rules } : {}) };
+  }
+
+  /** Refuses a key that belongs to other types only, saying which take it. */
+  checkKeys(o: Options, type: string, common: Iterable<string>): void {
+    const allowed = new Set([...common, ...Object.keys(this.get(type).options)]);
+    for (const k of Object.keys(o.raw)) {
+      if (allowed.has(k)) continue;
+      const owners = this.specs.filter((s) => k in s.options).map((s) => s.type);
+      o.fail(k, `not a key of a ${type} ${this.kind}${owners.length ? ` (only of ${owners.join(', ')})` : ''}`);
+    }
+  }
+}
