@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import { Delivery } from '../src/agent/pipeline/delivery.js';
 import { DiskQueue } from '../src/agent/queue/disk-queue.js';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
+import { SendChain } from '../src/agent/pipeline/send-chain.js';
 import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
 import { tempDir } from './helpers.js';
 
@@ -46,8 +47,9 @@ async function receiver(): Promise<{ url: string; received: number[]; state: { f
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, received, state, server };
 }
 
-function sinkTo(url: string): AxiomSink {
-  const s = new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't', deadLetter: new DeadLetterFile(`${tempDir()}/dl.ndjson`), backoff: { initialMs: 5, maxMs: 40 } });
+function sinkTo(url: string): SendChain {
+  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't' }),
+    { name: 'out', deadLetter: new DeadLetterFile(`${tempDir()}/dl.ndjson`), backoff: { initialMs: 5, maxMs: 40 } });
   cleanups.push(() => s.close());
   return s;
 }
@@ -210,7 +212,7 @@ describe('batcher → disk queue → sink', () => {
     const delivery = new Delivery(queue, sink);
     delivery.start();
     cleanups.push(() => delivery.stop());
-    const batcher = new Batcher({ maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 }, async (b) => void (await queue.push(b)), (b) => sink.encode(b));
+    const batcher = new Batcher({ maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 }, async (b) => void (await queue.push(b)), (b) => sink.encode!(b));
     let raw = 0;
     for (let i = 0; i < 2000; i++) {
       const line = JSON.stringify({ i, message: 'GET /api/v1/orders HTTP/1.1 200', host: 'web-1' });

@@ -6,7 +6,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Batcher, STAGE_BYTES } from '../src/agent/pipeline/batcher.js';
-import { AxiomSink } from '../src/agent/sinks/axiom.js';
+import { AxiomSink, type AxiomSinkOptions } from '../src/agent/sinks/axiom.js';
+import { SendChain, type SendChainOptions } from '../src/agent/pipeline/send-chain.js';
 import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
 import { decode, encodingOf } from '../src/agent/sinks/encoding.js';
 import { LocalSink } from '../src/agent/sinks/local.js';
@@ -56,10 +57,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-function sink(url: string, extra: Partial<ConstructorParameters<typeof AxiomSink>[0]> = {}) {
+/** The axiom sink in the send chain every sink is delivered through, as the pipeline builds it. */
+function sink(url: string, extra: Partial<AxiomSinkOptions & SendChainOptions> = {}) {
   const dir = tempDir('ferry-sink-');
   const deadLetter = new DeadLetterFile(join(dir, 'dead-letter.ndjson'));
-  const s = new AxiomSink({ name: 'out', url, dataset: 'logs', token: 'xaat-test', deadLetter, backoff: { initialMs: 5, maxMs: 50 }, ...extra });
+  const { health, maxAttempts, refusal, ...axiom } = extra;
+  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 'xaat-test', ...axiom }),
+    { name: 'out', deadLetter, backoff: { initialMs: 5, maxMs: 50 }, health, maxAttempts, refusal });
   cleanups.push(() => s.close());
   return { s, deadLetter };
 }
@@ -126,14 +130,14 @@ describe('axiom sink', () => {
     cleanups.push(r.close);
     const gz = sink(r.url).s;
     const zs = sink(r.url, { compression: 'zstd' }).s;
-    const queued = await gz.encode(ndjson(events(3)));
+    const queued = await gz.encode!(ndjson(events(3)));
     expect(encodingOf(queued)).toBe('gzip');
     expect(decode(queued).toString()).toBe(events(3).join('\n'));
     await gz.send(queued);
     await gz.send(ndjson(events(2))); // queued before compression moved in front of the queue
     await gz.send(zstdCompress(ndjson(events(1)))); // queued while the sink was configured for zstd
-    expect(encodingOf(await zs.encode(ndjson(events(1))))).toBe('zstd');
-    await zs.send(await zs.encode(ndjson(events(2))));
+    expect(encodingOf(await zs.encode!(ndjson(events(1))))).toBe('zstd');
+    await zs.send(await zs.encode!(ndjson(events(2))));
     expect(r.requests.map((q) => [q.encoding, q.lines.length])).toEqual([['gzip', 3], ['gzip', 2], ['zstd', 1], ['zstd', 2]]);
     expect(gz.counters).toMatchObject({ eventsOut: 6, deadLettered: 0 });
   });
@@ -254,7 +258,7 @@ describe('axiom sink', () => {
       const batcher = new Batcher({ maxEvents: 1_000_000, maxBytes: 16 * STAGE_BYTES, timeoutMs: 10_000 }, async (parts) => {
         expect(parts.length).toBeGreaterThan(1);
         bodies.push(Buffer.concat(parts));
-      }, (part) => s.encode(part));
+      }, (part) => s.encode!(part));
       for (let i = 0; i < 6000; i++) await batcher.add(JSON.stringify({ i, compression, pad: 'p'.repeat(300 + (i % 100)) }));
       await batcher.flush();
       expect(bodies).toHaveLength(1);
@@ -274,8 +278,8 @@ describe('axiom sink', () => {
     expect(await svc.store.count('logs')).toBe(10);
 
     // A batch queued compressed while the sink was an `axiom` one, delivered by a `local` sink.
-    const local = new LocalSink(svc.store, 'logs', new DeadLetterFile(join(tempDir(), 'dl.ndjson')));
-    await local.send(gzipSync(ndjson(events(4))));
+    const local = new LocalSink(svc.store, 'logs');
+    expect(await local.send(gzipSync(ndjson(events(4))))).toEqual({ kind: 'delivered', events: 4 });
     expect(await svc.store.count('logs')).toBe(14);
 
     const down = sink('http://127.0.0.1:1', { token: ADMIN }).s;

@@ -71,8 +71,10 @@ describe('component registries', () => {
     });
     expect(cfg.transforms[0]!.settings).toMatchObject({ preset: 'java', timeoutMs: 1000, maxLines: 500, maxBytes: 1024 * 1024 });
     expect(cfg.transforms[1]!.settings).toMatchObject({ parser: { type: 'syslog' }, settings: { rfc: 'auto', timezone: 'local' } });
-    expect(cfg.sinks[0]).toMatchObject({ concurrency: 3, batch: { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 }, queue: { whenFull: 'block' } });
-    expect(cfg.sinks[0]!.settings).toMatchObject({ compression: 'gzip', timeoutMs: 60_000, retry: { initialMs: 250, maxMs: 30_000, maxAttempts: 0 } });
+    expect(cfg.sinks[0]).toMatchObject({
+      concurrency: 3, batch: { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 }, queue: { whenFull: 'block' }, retry: { initialMs: 250, maxMs: 30_000, maxAttempts: 0 },
+    });
+    expect(cfg.sinks[0]!.settings).toEqual({ url: 'http://127.0.0.1:9', token: 't', compression: 'gzip', timeoutMs: 60_000 });
   });
 });
 

@@ -8,7 +8,7 @@
  */
 import type { LogPosition } from '../queue/segment-log.js';
 import type { DiskQueue } from '../queue/disk-queue.js';
-import type { Sink } from '../sinks/sink.js';
+import type { SendChain } from './send-chain.js';
 
 /**
  * Batches in flight per sink unless configured. A batch spends about as long compressing (gzip, off the
@@ -24,7 +24,7 @@ export class Delivery {
 
   constructor(
     private readonly queue: DiskQueue,
-    private readonly sink: Pick<Sink, 'send'>,
+    private readonly sink: Pick<SendChain, 'send'>,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly concurrency = 1,
   ) {}

@@ -14,7 +14,8 @@ import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
 import { newRunnerCounters, SinkRunner } from './sink-runner.js';
 import { DeadLetterFile } from '../sinks/dead-letter.js';
-import { newSinkCounters, type Sink } from '../sinks/sink.js';
+import { newSinkCounters } from '../sinks/sink.js';
+import { SendChain } from './send-chain.js';
 import { SinkHealth, type HealthReporter } from '../sinks/sink-health.js';
 import type { Source } from '../sources/source.js';
 import type { Emit, Envelope, Transform } from '../transforms/transform.js';
@@ -140,14 +141,16 @@ export class Pipeline {
   }
 }
 
-async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, book: CounterBook): Promise<Sink> {
+async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, book: CounterBook): Promise<SendChain> {
   const deadLetter = new DeadLetterFile(s.deadLetter ?? join(cfg.dataDir, 'dead-letter', `${s.name}.ndjson`));
   const report: HealthReporter = deps.reportSink ?? ((level, msg, context) => deps.log[level](context, msg));
   // Where it delivers, for the start-up log: never its token.
   deps.log.info({ sink: s.name, type: s.type, ...s.spec.describe?.(s.settings), dataset: s.dataset, deadLetter: deadLetter.path }, 'sink started');
-  return s.spec.create(s.settings, {
-    name: s.name, dataset: s.dataset, timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels,
-    deadLetter, counters: book.get(`sink:${s.name}`, newSinkCounters), health: new SinkHealth(s.name, report),
-    refusal: deps.refusal ?? 'hold', store: deps.store, log: deps.log,
+  const sink = await s.spec.create(s.settings, {
+    name: s.name, dataset: s.dataset, timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels, store: deps.store, log: deps.log,
+  });
+  return new SendChain(sink, {
+    name: s.name, deadLetter, backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs }, maxAttempts: s.retry.maxAttempts,
+    refusal: deps.refusal ?? 'hold', counters: book.get(`sink:${s.name}`, newSinkCounters), health: new SinkHealth(s.name, report),
   });
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Batcher, type BatchLimits, type Mark } from './batcher.js';
 import { Delivery } from './delivery.js';
 import { DiskQueue, type WhenFull } from '../queue/disk-queue.js';
-import type { Sink } from '../sinks/sink.js';
+import type { SendChain } from './send-chain.js';
 import type { Envelope } from '../transforms/transform.js';
 
 export interface SinkRunnerOptions {
@@ -65,14 +65,14 @@ export class SinkRunner {
   private readonly batcher: Batcher;
   private readonly delivery: Delivery;
 
-  private constructor(readonly o: SinkRunnerOptions, readonly sink: Sink, readonly queue: DiskQueue) {
+  private constructor(readonly o: SinkRunnerOptions, readonly sink: SendChain, readonly queue: DiskQueue) {
     this.counters = o.counters ?? newRunnerCounters();
     this.batcher = new Batcher(o.batch, async (batch, count, marks) => {
       const queued = await queue.push(batch);
       if (!queued) this.counters.droppedEvents += count;
       // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
       for (const m of marks) o.onDurable(m);
-    }, sink.encode?.bind(sink));
+    }, sink.encode);
     this.delivery = new Delivery(queue, sink, (err) => {
       this.failed = true;
       sink.health.gaveUp(err);
@@ -80,7 +80,7 @@ export class SinkRunner {
     }, o.concurrency);
   }
 
-  static async open(o: SinkRunnerOptions, sink: Sink): Promise<SinkRunner> {
+  static async open(o: SinkRunnerOptions, sink: SendChain): Promise<SinkRunner> {
     const queue = await DiskQueue.open(join(o.queueDir), { maxBytes: o.queue.maxBytes, whenFull: o.queue.whenFull });
     const r = new SinkRunner(o, sink, queue);
     r.delivery.start();

@@ -1,11 +1,13 @@
 /**
  * The keys every sink takes, whatever its type: what it reads and where to, how events are batched and
- * queued in front of it, and how many batches are in flight. Read here once for all sinks.
+ * queued in front of it, how many batches are in flight and how failed ones are retried. Read here once
+ * for all sinks: the send chain around every sink applies them.
  */
 import type { Options, OptionSpecs } from '../../config/options.js';
 import type { WhenFull } from '../queue/disk-queue.js';
 import { type BatchLimits, DEFAULT_BATCH } from './batcher.js';
 import { DEFAULT_SINK_CONCURRENCY } from './delivery.js';
+import { DEFAULT_BACKOFF, type BackoffOptions } from '../sinks/retry.js';
 
 export interface SinkSettings {
   dataset: string;
@@ -18,6 +20,7 @@ export interface SinkSettings {
   deadLetter?: string;
   batch: BatchLimits;
   queue: { maxBytes: number; whenFull: WhenFull };
+  retry: BackoffOptions & { maxAttempts: number };
 }
 
 const DEFAULT_QUEUE_BYTES = 256 * 1024 * 1024;
@@ -51,11 +54,20 @@ export const SINK_OPTIONS: OptionSpecs = {
     doc: '`max_bytes`, `when_full`: the disk queue\'s cap (in queued, so compressed, bytes), and `block` or `drop_newest`',
     default: '`256MiB`, `block`',
   },
+  retry: {
+    schema: {
+      type: 'object', additionalProperties: false,
+      properties: { initial_backoff: { type: 'string' }, max_backoff: { type: 'string' }, max_attempts: { type: 'integer', minimum: 0 } },
+    },
+    doc: '`initial_backoff`, `max_backoff`, `max_attempts`: what the receiver may take later (for `axiom`: network errors, 401, 403, 404, 408, 429 and 5xx) is retried with exponential backoff and full jitter, honouring `Retry-After` and `X-RateLimit-Reset`; what is too large (413) is split; `0` attempts = forever',
+    default: '`250ms`, `30s`, `0`',
+  },
 };
 
 export function configureSink(o: Options): SinkSettings {
   const b = o.nested('batch');
   const q = o.nested('queue');
+  const r = o.nested('retry');
   return {
     dataset: o.get<string>('dataset')!,
     concurrency: o.or('concurrency', DEFAULT_SINK_CONCURRENCY),
@@ -69,5 +81,6 @@ export function configureSink(o: Options): SinkSettings {
       timeoutMs: b.ms('timeout', DEFAULT_BATCH.timeoutMs),
     },
     queue: { maxBytes: q.bytes('max_bytes', DEFAULT_QUEUE_BYTES), whenFull: q.or<WhenFull>('when_full', 'block') },
+    retry: { initialMs: r.ms('initial_backoff', DEFAULT_BACKOFF.initialMs), maxMs: r.ms('max_backoff', DEFAULT_BACKOFF.maxMs), maxAttempts: r.or('max_attempts', 0) },
   };
 }

@@ -4,44 +4,22 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
-import type { DeadLetterFile } from './dead-letter.js';
 import { decode } from './encoding.js';
-import { newSinkCounters, type Sink, type SinkCounters, type SinkSpec } from './sink.js';
-import { SinkHealth } from './sink-health.js';
+import type { SendOutcome, Sink, SinkSpec } from './sink.js';
 
 export class LocalSink implements Sink {
-  readonly counters: SinkCounters;
-  readonly health: SinkHealth;
-
   /** @param options time field and format, and labels, applied as on HTTP ingest */
-  constructor(
-    private readonly store: EventStore, private readonly dataset: string, private readonly deadLetter: DeadLetterFile,
-    private readonly options: IngestOptions = {}, private readonly name = 'local',
-    shared: { counters?: SinkCounters; health?: SinkHealth } = {},
-  ) {
-    this.counters = shared.counters ?? newSinkCounters();
-    this.health = shared.health ?? new SinkHealth(name, () => undefined);
-  }
+  constructor(private readonly store: EventStore, private readonly dataset: string, private readonly options: IngestOptions = {}) {}
 
-  get deadLetterPath(): string {
-    return this.deadLetter.path;
-  }
-
-  async send(queued: Buffer): Promise<void> {
+  async send(queued: Buffer): Promise<SendOutcome> {
     // A batch queued compressed while this sink was an `axiom` one is still delivered.
     const batch = decode(queued);
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {
       const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options);
-      this.counters.eventsOut += r.ingested;
-      this.counters.bytesOut += batch.length;
-      this.counters.deadLettered += r.failed;
-      if (r.failures.length > 0) {
-        const time = new Date().toISOString();
-        await this.deadLetter.write(r.failures.map((f) => ({ time, sink: this.name, status: 200, error: f.error })));
-        this.health.deadLettered(r.failed, `failed at ingest: ${r.failures[0]!.error}`, this.deadLetter.path);
-      }
+      const events = r.ingested + r.failed;
+      return r.failures.length ? { kind: 'partly-refused', events, failures: r.failures.map((f) => f.error) } : { kind: 'delivered', events };
     } finally {
       await rm(file, { force: true });
     }
@@ -62,7 +40,6 @@ export const localSink: SinkSpec<undefined> = {
     const store = ctx.store!;
     // As with `ferry pipe --local`: the host's own store has nobody to create datasets for it.
     if (!store.hasDataset(ctx.dataset)) await store.createDataset({ name: ctx.dataset, who: `agent sink ${ctx.name}` });
-    return new LocalSink(store, ctx.dataset, ctx.deadLetter, { timestampField: ctx.timestampField, timestampFormat: ctx.timestampFormat, labels: ctx.labels }, ctx.name,
-      { counters: ctx.counters, health: ctx.health });
+    return new LocalSink(store, ctx.dataset, { timestampField: ctx.timestampField, timestampFormat: ctx.timestampFormat, labels: ctx.labels });
   },
 };

@@ -1,14 +1,14 @@
 /**
- * Sinks deliver batches of NDJSON lines (one event each) somewhere: an Axiom-compatible API, or the
- * embedded store. They share this one interface, and the config names them (`type: axiom`).
- * send() resolves only once the batch is delivered (or its refused events are dead-lettered); the
- * queue in front of the sink is acknowledged after that.
+ * Sinks send batches of NDJSON lines (one event each) somewhere: an Axiom-compatible API, or the embedded
+ * store. They share this one interface, and the config names them (`type: axiom`). A sink only sends: one
+ * attempt per call, answered with a typed outcome. Everything around it (batching, the disk queue,
+ * retries with backoff and the receiver's Retry-After, splitting what is too large, the dead-letter file,
+ * health and counters) is the same for every sink and lives once, in the pipeline's send chain.
  */
 import type { Logger } from 'pino';
 import type { ComponentSpec } from '../../config/registry.js';
 import type { EventStore } from '../../service/store/event-store.js';
-import type { DeadLetterFile } from './dead-letter.js';
-import type { SinkHealth } from './sink-health.js';
+import type { Trouble } from './sink-health.js';
 
 export interface SinkCounters {
   eventsOut: number;
@@ -26,12 +26,23 @@ export class PermanentSinkError extends Error {
   override readonly name = 'PermanentSinkError';
 }
 
+/** What came of one attempt to send a batch. */
+export type SendOutcome =
+  /** Every event accepted; `events` when the receiver says how many (spares counting the lines). */
+  | { kind: 'delivered'; events?: number }
+  /** Accepted, but these events failed (the receiver's reasons): they go to the dead-letter file. */
+  | { kind: 'partly-refused'; events?: number; failures: string[] }
+  /** Not now: try again after `waitMs` if the receiver asked for a wait, else after the backoff. */
+  | { kind: 'retry'; trouble: Trouble; waitMs?: number }
+  /** Too large for the receiver: split it and send the halves. */
+  | { kind: 'too-large' }
+  /**
+   * Refused for good. `config`: for a setting the operator fixes (the token, the dataset), so the queue
+   * is held and retried rather than dead-lettered, unless the chain dead-letters refusals (`ferry pipe`).
+   */
+  | { kind: 'refused'; status?: number; reason: string; config: boolean };
+
 export interface Sink {
-  readonly counters: SinkCounters;
-  /** How delivery is going, for /health and the log. */
-  readonly health: SinkHealth;
-  /** Where refused events go. */
-  readonly deadLetterPath?: string;
   /**
    * Turns part of a batch (NDJSON bytes, a stage of the batcher) into the form it is queued in, once: a
    * sink that compresses its bodies compresses here, so the queue holds less and retries do not compress
@@ -40,12 +51,12 @@ export interface Sink {
    */
   encode?(part: Buffer): Promise<Buffer>;
   /**
-   * Delivers one batch as the queue holds it (never re-split): NDJSON, or compressed by encode() under
-   * this or an earlier configuration (see encoding.ts). The batch's memory is reused once the promise
-   * settles: a sink keeps no reference to it beyond that.
+   * One attempt to send a batch: NDJSON, or compressed by encode() under this or an earlier configuration
+   * (see encoding.ts). The batch's memory is reused once the promise settles: a sink keeps no reference to
+   * it. Throws PermanentSinkError for what no retry can fix.
    */
-  send(batch: Buffer): Promise<void>;
-  /** Stops retrying; a send in progress rejects and its batch stays queued. */
+  send(batch: Buffer): Promise<SendOutcome>;
+  /** Cuts an attempt in progress short and lets go of connections. */
   close(): Promise<void>;
 }
 
@@ -58,11 +69,6 @@ export interface SinkContext {
   timestampFormat?: string;
   /** Fields added to every event on ingest. */
   labels: Record<string, string>;
-  deadLetter: DeadLetterFile;
-  counters: SinkCounters;
-  health: SinkHealth;
-  /** 401, 403 and 404 from a receiver: hold the queue (the daemon) or dead-letter (`ferry pipe`). */
-  refusal: 'hold' | 'dead-letter';
   /** The embedded service's store, for a sink that writes into it (absent in remote-only mode). */
   store?: EventStore;
   log: Logger;
