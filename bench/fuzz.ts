@@ -6,7 +6,7 @@
  * paths. Used by `npm test` (about half a minute) and `npm run fuzz`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,8 +119,11 @@ function oddPath(rnd: Rnd): { method: string; path: string } {
 }
 
 /** Starts `ferry serve` on a fresh data dir and answers its URL; the caller stops it. */
-async function serve(dir: string, errors: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dir], { env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(dir: string, errors: string[], lastLines: string[]): Promise<{ url: string; child: ChildProcess }> {
+  // Debug: the steps of a shutdown, for one that does not end (the last lines are kept for the report).
+  const config = join(dir, 'fuzz.yaml');
+  writeFileSync(config, 'log:\n  level: debug\n');
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', config, '--listen', '127.0.0.1:0', '--data-dir', dir], { env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let listening: string | undefined;
@@ -130,6 +133,10 @@ async function serve(dir: string, errors: string[]): Promise<{ url: string; chil
     for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
       const line = out.slice(0, nl);
       out = out.slice(nl + 1);
+      if (!/incoming request|request completed/.test(line)) {
+        lastLines.push(line.slice(0, 300));
+        if (lastLines.length > 8) lastLines.shift();
+      }
       if (line.includes('"level":50')) errors.push(((JSON.parse(line) as { err?: { message?: string } }).err?.message ?? line).split('\n')[0]!.slice(0, 300));
       else if (line.includes('event service listening')) listening = line;
     }
@@ -145,14 +152,15 @@ async function serve(dir: string, errors: string[]): Promise<{ url: string; chil
 
 /** Bounds a run: a request that hangs, or a shutdown that does, is a violation rather than a stuck suite. */
 const REQUEST_TIMEOUT_MS = 30_000;
-const SHUTDOWN_TIMEOUT_MS = 20_000;
+const SHUTDOWN_TIMEOUT_MS = 30_000;
 
 export async function fuzz(o: { seed: number; durationMs: number; log?: (line: string) => void }): Promise<FuzzReport> {
   const rnd = seededRandom(o.seed);
   const pick = pickOf(rnd);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-fuzz-'));
   const serverErrors: string[] = [];
-  const { url, child } = await serve(dir, serverErrors);
+  const lastLines: string[] = [];
+  const { url, child } = await serve(dir, serverErrors, lastLines);
   const report: FuzzReport = { seed: o.seed, requests: 0, byStatus: {}, violations: [], slowest: [] };
   const admin = { authorization: `Bearer ${ADMIN}` };
   const call = async (method: string, path: string, body: Buffer | string | undefined, headers: Record<string, string>, what: string) => {
@@ -240,7 +248,7 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
       });
     });
     if (!exited) {
-      report.violations.push(`ferry serve did not exit within ${SHUTDOWN_TIMEOUT_MS / 1000} s of SIGTERM`);
+      report.violations.push(`ferry serve did not exit within ${SHUTDOWN_TIMEOUT_MS / 1000} s of SIGTERM; its last lines: ${lastLines.join(' | ')}`);
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
     }

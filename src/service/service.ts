@@ -64,10 +64,12 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
     close() {
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {
+        log.debug('stopping retention');
         await retention.stop();
         // A long query must not hold the shutdown up: it is interrupted and answered 503.
         store.stopReads();
         // Monitor runs in progress end (their queries interrupted) and are recorded before the store closes.
+        log.debug('stopping monitors');
         await alerting.close();
         log.debug('closing http');
         await app.close();

@@ -1,4 +1,5 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction } from '@duckdb/node-api';
+import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
 
 /** A serialising lock: DuckDB connections run one statement at a time, and some work must not interleave. */
 export class Mutex {
@@ -91,7 +92,25 @@ export class ServiceStopping extends Error {
 }
 
 export class ConnOps {
+  /** Within BEGIN … COMMIT a failed statement aborts the transaction: it cannot simply run again. */
+  private inTransaction = false;
+
   constructor(private readonly raw: DuckDBConnection) {}
+
+  /**
+   * Runs a statement; one refused for memory runs once more after the memory results no longer
+   * referenced held is given back (see native-memory.ts). A failed statement outside a transaction
+   * changed nothing, so running it again is safe.
+   */
+  private async retryingMemory<T>(statement: () => Promise<T>): Promise<T> {
+    try {
+      return await statement();
+    } catch (e) {
+      if (this.inTransaction || !isOutOfMemory(e)) throw e;
+      collectGarbage();
+      return statement();
+    }
+  }
 
   /** Interrupts the statement running on this connection (it fails with DuckDB's INTERRUPT error). */
   interrupt(): void {
@@ -99,18 +118,19 @@ export class ConnOps {
   }
 
   async run(sql: string, params?: unknown[]): Promise<void> {
-    await this.raw.run(sql, params as never);
+    await this.retryingMemory(() => this.raw.run(sql, params as never));
   }
 
   /** Runs a statement and returns how many rows it inserted, updated or deleted. */
   async changes(sql: string, params?: unknown[]): Promise<number> {
-    const result = await this.raw.run(sql, params as never);
+    const result = await this.retryingMemory(() => this.raw.run(sql, params as never));
     return Number(result.rowsChanged);
   }
 
   /** Rows as objects; BIGINT stays bigint, JSON/VARCHAR are strings. */
   async all(sql: string, params?: unknown[]): Promise<Row[]> {
-    const reader = await this.raw.runAndReadAll(sql, params as never);
+    const reader = await this.retryingMemory(() => this.raw.runAndReadAll(sql, params as never));
+    noteResultCells(reader.currentRowCount * reader.columnCount);
     return reader.getRowObjectsJS() as Row[];
   }
 
@@ -125,7 +145,8 @@ export class ConnOps {
       this.raw.interrupt();
     }, timeoutMs) : undefined;
     try {
-      const reader = await this.raw.runAndReadAll(sql);
+      const reader = await this.retryingMemory(() => this.raw.runAndReadAll(sql));
+      noteResultCells(reader.currentRowCount * reader.columnCount);
       return reader.getColumnsJS() as unknown[][];
     } catch (e) {
       if (timedOut) throw new QueryTimeout(timeoutMs!);
@@ -137,6 +158,7 @@ export class ConnOps {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     await this.raw.run('BEGIN TRANSACTION');
+    this.inTransaction = true;
     try {
       const out = await fn();
       await this.raw.run('COMMIT');
@@ -144,6 +166,8 @@ export class ConnOps {
     } catch (e) {
       await this.raw.run('ROLLBACK').catch(() => undefined);
       throw e;
+    } finally {
+      this.inTransaction = false;
     }
   }
 }
