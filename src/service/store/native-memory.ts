@@ -31,6 +31,7 @@ export function noteResultCells(cells: number): void {
   if (cellsSince >= CELLS_PER_COLLECTION) collectGarbage();
 }
 
+/** DuckDB's ways of saying it is short of memory: an allocation, or a block it could not pin (at commit). */
 export function isOutOfMemory(e: unknown): boolean {
-  return e instanceof Error && /Out of Memory Error/.test(e.message);
+  return e instanceof Error && /Out of Memory Error|failed to pin block|failed to allocate/.test(e.message);
 }
