@@ -15,6 +15,7 @@ import {
   loadDatasets, loadFields, setMeta, updateDataset, updateField,
 } from './catalog.js';
 import { type ConnOps, type ConnPool, Database, Mutex, type Row, ServiceStopping, SharedLock } from './db.js';
+import { isOutOfMemory } from './native-memory.js';
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
@@ -152,16 +153,23 @@ export class EventStore {
       return; // no WAL: nothing to fold
     }
     if (walBytes < threshold) return;
+    void this.checkpoint().catch((err: unknown) => this.opts.onBackgroundError?.(err, 'checkpoint'));
+  }
+
+  /** Folds the WAL into the file with every core; one at a time (a caller during one waits for it). */
+  private checkpoint(): Promise<void> {
+    if (this.checkpointing) return this.checkpointing;
     const threads = this.opts.threads ?? availableParallelism();
-    this.checkpointing = this.db.use(async (c) => {
+    const running = this.db.use(async (c) => {
       await c.run(`SET threads = ${Math.max(threads, availableParallelism())}`);
       try {
         await c.run('CHECKPOINT');
       } finally {
         await c.run(`SET threads = ${threads}`);
       }
-    }).catch((err: unknown) => this.opts.onBackgroundError?.(err, 'checkpoint'))
-      .finally(() => (this.checkpointing = undefined));
+    });
+    this.checkpointing = running.catch(() => undefined).finally(() => (this.checkpointing = undefined));
+    return running;
   }
 
   /** Resolves when background work (a checkpoint in progress) has finished. */
@@ -361,28 +369,44 @@ export class EventStore {
     if (format === 'array' && !(await endsWithByte(file, 0x5d))) throw invalid('invalid JSON body: the JSON array is not closed with "]" (a truncated body?)');
     const receivedNs = this.now();
     return this.ingestPool.use(async (c) => {
-      const source = format === 'array'
-        ? `read_json_objects(${sqlString(file)}, format = 'array', maximum_object_size = ${this.opts.maxObjectBytes})`
-        : `read_json_objects(${sqlString(file)}, format = 'newline_delimited', ignore_errors = true, maximum_object_size = ${this.opts.maxObjectBytes})`;
+      const progress = { inserted: false };
       try {
-        await c.run(`CREATE OR REPLACE TEMP TABLE raw AS SELECT json AS j FROM ${source}`);
+        return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
       } catch (e) {
-        const msg = (e as Error).message;
-        // Only a parse error is the client's fault; anything else (memory, disk) is ours and stays a 500.
-        if (/Invalid Input Error|Malformed JSON|JSON/i.test(msg) && !/Out of Memory|IO Error/i.test(msg)) {
-          throw invalid(`invalid JSON body: ${firstLine(msg).replace(/ in file "[^"]*"/, ' in the body')}`); // the spool file's path is ours
-        }
-        throw e;
-      }
-      try {
-        return await this.loadRaw(c, d, receivedNs, options);
-      } finally {
-        await c.run('DROP TABLE IF EXISTS raw');
+        // Appending to a dataset keeps a block per column pinned in memory until a checkpoint writes it
+        // out, which the WAL's size alone does not call for: a few wide datasets fill memory_limit. A
+        // batch refused for memory before it was inserted is tried once more after a checkpoint.
+        if (progress.inserted || !isOutOfMemory(e)) throw e;
+        await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
+        return this.ingestOnce(c, d, file, format, options, receivedNs, progress);
       }
     });
   }
 
-  private async loadRaw(c: ConnOps, d: DatasetState, receivedNs: bigint, options: IngestOptions): Promise<IngestResult> {
+  private async ingestOnce(
+    c: ConnOps, d: DatasetState, file: string, format: 'ndjson' | 'array', options: IngestOptions, receivedNs: bigint, progress: { inserted: boolean },
+  ): Promise<IngestResult> {
+    const source = format === 'array'
+      ? `read_json_objects(${sqlString(file)}, format = 'array', maximum_object_size = ${this.opts.maxObjectBytes})`
+      : `read_json_objects(${sqlString(file)}, format = 'newline_delimited', ignore_errors = true, maximum_object_size = ${this.opts.maxObjectBytes})`;
+    try {
+      await c.run(`CREATE OR REPLACE TEMP TABLE raw AS SELECT json AS j FROM ${source}`);
+    } catch (e) {
+      const msg = (e as Error).message;
+      // Only a parse error is the client's fault; anything else (memory, disk) is ours and stays a 500.
+      if (/Invalid Input Error|Malformed JSON|JSON/i.test(msg) && !/Out of Memory|IO Error/i.test(msg)) {
+        throw invalid(`invalid JSON body: ${firstLine(msg).replace(/ in file "[^"]*"/, ' in the body')}`); // the spool file's path is ours
+      }
+      throw e;
+    }
+    try {
+      return await this.loadRaw(c, d, receivedNs, options, progress);
+    } finally {
+      await c.run('DROP TABLE IF EXISTS raw');
+    }
+  }
+
+  private async loadRaw(c: ConnOps, d: DatasetState, receivedNs: bigint, options: IngestOptions, progress: { inserted: boolean }): Promise<IngestResult> {
     const opts: PlanOptions = {
       timestampField: options.timestampField || undefined,
       timestampFormat: options.timestampFormat || undefined,
@@ -397,6 +421,7 @@ export class EventStore {
     const { total, malformed, notObject } = shape.counts;
     const objects = total - malformed - notObject;
     const inserted = objects === 0 ? 0 : await this.insertBatch(c, d, shape, opts, receivedNs);
+    progress.inserted = true;
     if (inserted > 0) this.maybeCheckpoint();
     const failed = total - inserted;
     const failures = failed > 0 ? await this.listFailures(c, opts, receivedNs) : [];
