@@ -66,7 +66,7 @@ describe('segment log (the agent\'s disk queue)', () => {
     await log.close();
     const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!);
     const bytes = readFileSync(file);
-    bytes[8 + 4 + 8 + 2] ^= 0xff; // a bit flip inside the payload of the second record
+    bytes[8 + 4 + 8 + 2] = bytes[8 + 4 + 8 + 2]! ^ 0xff; // a bit flip inside the payload of the second record
     writeFileSync(file, bytes);
     log = await SegmentLog.open(dir);
     expect(texts(await log.read(10))).toEqual(['good']);
