@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     }
     console.log(`\nworst ratio ${Math.max(...ratios).toFixed(2)} (target <= 1.3)`);
   } finally {
-    store.close();
+    await store.close();
     if (!keep) rmSync(dataDir, { recursive: true, force: true });
   }
 }

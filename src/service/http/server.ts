@@ -60,7 +60,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') done(null, undefined);
-    else parseJson(req, body as string, done);
+    else void parseJson(req, body as string, done); // callback style: done() answers
   });
   app.decorateRequest('principal', null as never);
 

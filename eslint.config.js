@@ -1,0 +1,16 @@
+// Type-aware checks that the compiler does not make: a promise nobody awaits or handles (a lost error, a
+// write that is not waited for), and a switch over a union that forgets a member.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**'] },
+  {
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: { parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+);
