@@ -54,7 +54,7 @@ export class Pipeline {
       return async (e: Envelope) => {
         for (let i = 0; i < list.length; i++) {
           const last = i === list.length - 1;
-          await list[i]!(last ? e : { ...e, event: e.event ? { ...e.event } : undefined, extra: e.extra?.slice() });
+          await list[i]!(last ? e : { ...e, event: e.event?.clone() });
         }
       };
     };

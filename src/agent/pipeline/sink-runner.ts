@@ -42,13 +42,7 @@ export function newRunnerCounters(): RunnerCounters {
  * `{"message": ...}` otherwise.
  */
 export function lineOf(e: Envelope): string | Buffer {
-  if (e.verbatim !== undefined) {
-    if (!e.extra) return e.verbatim;
-    let tail = '';
-    for (const f of e.extra) tail += f.member;
-    return `${e.verbatim.slice(0, -1)}${tail}}`;
-  }
-  if (e.event) return JSON.stringify(e.event);
+  if (e.event) return e.event.line();
   if (e.raw) {
     const r = e.raw;
     if (r.length > 1 && r[0] === 0x7b && r[r.length - 1] === 0x7d) return r;

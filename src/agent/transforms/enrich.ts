@@ -1,6 +1,7 @@
 /** The `enrich` transform: adds the host name, the source file's path and static fields to each event. */
 import { hostname } from 'node:os';
-import { addedField, eventOf, type AddedField, type Emit, type Envelope, type Transform, type TransformSpec } from './transform.js';
+import { addedField, type AddedField } from '../event.js';
+import { eventOf, type Emit, type Envelope, type Transform, type TransformSpec } from './transform.js';
 
 export interface EnrichConfig {
   hostField?: string;
@@ -20,9 +21,10 @@ export class EnrichTransform implements Transform {
   }
 
   async process(e: Envelope): Promise<void> {
-    if (this.host) set(e, this.host);
-    if (this.cfg.pathField && e.stream.path !== undefined) set(e, this.pathField(e.stream.path, this.cfg.pathField));
-    for (const f of this.fields) set(e, f);
+    const event = eventOf(e);
+    if (this.host) event.add(this.host);
+    if (this.cfg.pathField && e.stream.path !== undefined) event.add(this.pathField(e.stream.path, this.cfg.pathField));
+    for (const f of this.fields) event.add(f);
     await this.next(e);
   }
 
@@ -37,16 +39,6 @@ export class EnrichTransform implements Transform {
   }
 
   async flush(): Promise<void> {}
-}
-
-/** Sets a field, noting it for splicing into the event's verbatim text (a field it already has cannot be). */
-function set(e: Envelope, f: AddedField): void {
-  const event = eventOf(e);
-  if (e.verbatim !== undefined) {
-    if (Object.hasOwn(event, f.key)) e.verbatim = undefined;
-    else (e.extra ??= []).push(f);
-  }
-  event[f.key] = f.value;
 }
 
 /** `true` names the field as OpenTelemetry does; a string names it. */

@@ -94,7 +94,7 @@ export class MultilineTransform implements Transform {
   async process(e: Envelope): Promise<void> {
     let m = this.joiners.get(e.stream.id);
     if (!m) {
-      m = new Multiline<Envelope>(this.cfg, async (text, last) => this.next({ ...last, text, event: undefined, verbatim: undefined, extra: undefined }));
+      m = new Multiline<Envelope>(this.cfg, async (text, last) => this.next({ ...last, text, event: undefined }));
       this.joiners.set(e.stream.id, m);
     }
     // A cut line is not matched against patterns: it closes what is pending and goes on alone.

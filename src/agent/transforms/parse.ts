@@ -1,5 +1,6 @@
 /** The `parse` transform: turns each line into an event with the configured parser, one per stream. */
 import type { OptionSpecs } from '../../config/options.js';
+import { Event } from '../event.js';
 import { parsers, type Parser, type ParserSpec } from '../parsers/index.js';
 import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
 
@@ -21,10 +22,8 @@ export class ParseTransform implements Transform {
     const event = parser.parse(e.text);
     if (event === undefined) return; // a partial line, held until its end arrives
     if (e.truncated) event.truncated = true;
-    e.event = event;
-    e.extra = undefined;
-    // A JSON line parsed as it is: keep its text, so the sink need not serialise it again.
-    e.verbatim = this.cfg.parser.keepsText && !e.truncated && event.message !== e.text && isObjectText(e.text) ? e.text : undefined;
+    // A JSON line parsed as it is keeps its text, so the sink need not serialise it again.
+    e.event = Event.of(event, this.cfg.parser.keepsText && !e.truncated && event.message !== e.text ? e.text : undefined);
     await this.next(e);
   }
 
@@ -33,10 +32,6 @@ export class ParseTransform implements Transform {
   }
 }
 
-/** `{…}` with at least one member: the shape a field can be spliced into before the closing brace. */
-function isObjectText(text: string): boolean {
-  return text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d && !/^\{\s*\}$/.test(text);
-}
 
 /** The parser's own keys sit beside `parser` on the transform. */
 const parserOptions: OptionSpecs = Object.fromEntries(parsers.specs.flatMap((p) => Object.entries(p.options)
