@@ -7,6 +7,8 @@ import type { Database } from './db.js';
 
 export class DocumentTable<T extends { id: string }> {
   private readonly docs = new Map<string, T>();
+  /** The last write queued: each write waits for it (see write()). */
+  private tail: Promise<void> = Promise.resolve();
 
   private constructor(private readonly db: Database, private readonly table: string) {}
 
@@ -38,8 +40,7 @@ export class DocumentTable<T extends { id: string }> {
   /** Stores the document (replacing one with its id); in memory only once it is written. */
   put(doc: T): Promise<T> {
     return this.write(async () => {
-      await this.db.run(`INSERT OR REPLACE INTO ${this.table} VALUES ($1, $2)`, [doc.id, JSON.stringify(doc)]);
-      this.docs.set(doc.id, doc);
+      await this.save([doc]);
       return doc;
     });
   }
@@ -53,15 +54,14 @@ export class DocumentTable<T extends { id: string }> {
       const current = this.docs.get(id);
       if (!current) return undefined;
       const doc = change(current);
-      await this.db.run(`INSERT OR REPLACE INTO ${this.table} VALUES ($1, $2)`, [id, JSON.stringify(doc)]);
-      this.docs.set(id, doc);
+      await this.save([doc]);
       return doc;
     });
   }
 
   /**
-   * Many documents in one statement (a batch of monitors claiming a tick), each as its change makes it from
-   * the document as it is when the write's turn comes (undefined if there is none); a change answering
+   * Many documents at once (a batch of monitors claiming a tick), each as its change makes it from the
+   * document as it is when the write's turn comes (undefined if there is none); a change answering
    * undefined leaves it. Answers the ids written.
    */
   writeMany(changes: Map<string, (current: T | undefined) => T | undefined>): Promise<Set<string>> {
@@ -71,14 +71,7 @@ export class DocumentTable<T extends { id: string }> {
         const doc = change(this.docs.get(id));
         if (doc) docs.push(doc);
       }
-      for (let i = 0; i < docs.length; i += 500) {
-        const chunk = docs.slice(i, i + 500);
-        await this.db.run(
-          `INSERT OR REPLACE INTO ${this.table} VALUES ${chunk.map((_, j) => `($${2 * j + 1}, $${2 * j + 2})`).join(', ')}`,
-          chunk.flatMap((d) => [d.id, JSON.stringify(d)]),
-        );
-      }
-      for (const d of docs) this.docs.set(d.id, d);
+      await this.save(docs);
       return new Set(docs.map((d) => d.id));
     });
   }
@@ -102,5 +95,15 @@ export class DocumentTable<T extends { id: string }> {
     return done;
   }
 
-  private tail: Promise<void> = Promise.resolve();
+  /** Writes documents, 500 to a statement, each in memory once its statement is written. */
+  private async save(docs: T[]): Promise<void> {
+    for (let i = 0; i < docs.length; i += 500) {
+      const chunk = docs.slice(i, i + 500);
+      await this.db.run(
+        `INSERT OR REPLACE INTO ${this.table} VALUES ${chunk.map((_, j) => `($${2 * j + 1}, $${2 * j + 2})`).join(', ')}`,
+        chunk.flatMap((d) => [d.id, JSON.stringify(d)]),
+      );
+      for (const d of chunk) this.docs.set(d.id, d);
+    }
+  }
 }

@@ -394,7 +394,7 @@ export class EventStore {
     } catch (e) {
       const msg = (e as Error).message;
       // Only a parse error is the client's fault; anything else (memory, disk) is ours and stays a 500.
-      if (/Invalid Input Error|Malformed JSON|JSON/i.test(msg) && !/Out of Memory|IO Error/i.test(msg)) {
+      if (/Invalid Input Error|Malformed JSON|JSON/i.test(msg) && !isOutOfMemory(e) && !/IO Error/i.test(msg)) {
         throw invalid(`invalid JSON body: ${firstLine(msg).replace(/ in file "[^"]*"/, ' in the body')}`); // the spool file's path is ours
       }
       throw e;
