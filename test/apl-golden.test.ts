@@ -5,28 +5,29 @@
  * read the diff before committing it.
  */
 import { describe, expect, it } from 'vitest';
-import { bind, type DatasetSchema } from '../src/apl/binder/binder.js';
+import { bind } from '../src/apl/binder/binder.js';
 import { compile } from '../src/apl/compiler/compiler.js';
 import { parseQuery } from '../src/apl/parser/parser.js';
+import type { DatasetSchema } from '../src/apl/types.js';
 
 const ACCESS: DatasetSchema = {
   table: 't_access',
   fields: [
     { name: 'method', column: 'f1', type: 'string' },
     { name: 'uri', column: 'f2', type: 'string' },
-    { name: 'status', column: 'f3', type: 'integer' },
-    { name: 'request_time', column: 'f4', type: 'float' },
+    { name: 'status', column: 'f3', type: 'long' },
+    { name: 'request_time', column: 'f4', type: 'real' },
     { name: 'remote_addr', column: 'f5', type: 'string' },
-    { name: 'tags', column: 'f6', type: 'array' },
-    { name: 'attributes', column: 'f7', type: 'map[string]' },
-    { name: 'cached', column: 'f8', type: 'boolean' },
+    { name: 'tags', column: 'f6', type: 'dynamic', shape: 'array' },
+    { name: 'attributes', column: 'f7', type: 'dynamic', shape: 'dictionary' },
+    { name: 'cached', column: 'f8', type: 'bool' },
   ],
 };
 const TRACES: DatasetSchema = {
   table: 't_traces',
   fields: [
     { name: 'trace_id', column: 'f1', type: 'string' },
-    { name: 'duration', column: 'f2', type: 'integer' },
+    { name: 'duration', column: 'f2', type: 'long' },
     { name: 'service', column: 'f3', type: 'string' },
   ],
 };

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildConfig, ConfigError, loadConfigFile } from '../src/cli/config.js';
-import { goLayoutToStrptime } from '../src/service/store/time-sql.js';
+import { goLayoutToStrptime } from '../src/sql/time.js';
 import { parseBytes, parseDuration } from '../src/util/units.js';
 import { tempDir } from './helpers.js';
 

@@ -4,27 +4,23 @@
  * Held in DuckDB as: string VARCHAR, long BIGINT, real DOUBLE, bool BOOLEAN, datetime TIMESTAMP_NS,
  * timespan BIGINT nanoseconds, dynamic JSON.
  */
-import type { FieldType } from '../service/store/field-types.js';
-
 export type AplType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'dynamic';
 
 export const SQL_TYPE_OF: Record<AplType, string> = {
   string: 'VARCHAR', long: 'BIGINT', real: 'DOUBLE', bool: 'BOOLEAN', datetime: 'TIMESTAMP_NS', timespan: 'BIGINT', dynamic: 'JSON',
 };
 
-/** The APL type of a stored field. */
-export function aplTypeOfField(t: FieldType): AplType {
-  switch (t) {
-    case 'string': return 'string';
-    case 'integer': return 'long';
-    case 'float': return 'real';
-    case 'boolean': return 'bool';
-    default: return 'dynamic';
-  }
-}
-
 /** What a dynamic value holds, when known (stored arrays and map fields), for the wire type name. */
 export type DynamicShape = 'array' | 'dictionary' | undefined;
+
+/**
+ * A dataset as a query sees it, handed to the binder by whoever stores it: the table, and each field's
+ * physical column with its APL type (and, for dynamic fields, what they hold).
+ */
+export interface DatasetSchema {
+  table: string;
+  fields: { name: string; column: string; type: AplType; shape?: DynamicShape }[];
+}
 
 /** The field type of a tabular result (`fields[].type`). */
 export function wireType(t: AplType, shape?: DynamicShape): string {

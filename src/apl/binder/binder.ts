@@ -11,14 +11,8 @@ import { ArgumentError, type ArgInfo, type TypeContext } from '../functions/cata
 import type { SqlArg } from '../functions/sql.js';
 import { OPERATORS } from '../functions/operators.js';
 import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
-import { aplTypeOfField, SCHEMA_TYPE, type AplType, type DynamicShape } from '../types.js';
-import type { FieldType } from '../../service/store/field-types.js';
+import { SCHEMA_TYPE, type AplType, type DatasetSchema, type DynamicShape } from '../types.js';
 import type { AggMeta, BExpr, BoundColumn, BoundQuery, BoundStage, OrderKey, Relation, Stage } from './bound.js';
-
-export interface DatasetSchema {
-  table: string;
-  fields: { name: string; column: string; type: FieldType }[];
-}
 
 export interface BindOptions {
   /** The dataset's schema, or undefined when there is no such dataset. */
@@ -191,7 +185,7 @@ class Binder {
     };
     add('_time', '_time', 'datetime');
     add('_sysTime', '_sysTime', 'datetime');
-    for (const f of fields) add(f.name, f.column, aplTypeOfField(f.type), f.type === 'array' ? 'array' : f.type === 'map[string]' ? 'dictionary' : undefined);
+    for (const f of fields) add(f.name, f.column, f.type, f.shape);
     const order: OrderKey[] = [
       { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc: true, nullsFirst: false, field: '_time' },
       { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },

@@ -2,7 +2,7 @@
  * SQL macros the compiled queries call, created when the store opens (persisted with CREATE OR REPLACE so
  * an upgraded binary replaces older definitions). They hold the formatting rules APL takes from Go.
  */
-import { timeExpression } from '../../service/store/time-sql.js';
+import { timeExpression } from '../../sql/time.js';
 
 const GO_DURATION_UNITS = `CASE regexp_extract(p, '[a-zµμ]+$') WHEN 'ns' THEN 1 WHEN 'us' THEN 1e3 WHEN 'µs' THEN 1e3 WHEN 'μs' THEN 1e3
   WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 WHEN 'm' THEN 6e10 WHEN 'h' THEN 3.6e12 END`;

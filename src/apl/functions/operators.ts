@@ -4,7 +4,8 @@
  * predicates on null are false and their negations true.
  */
 import { ArgumentError, type ArgInfo, type ScalarFunction, type SqlContext, type TypeContext } from './catalog.js';
-import { asStringSql, convertSql, likeEscape, regexEscape, sqlText, type SqlArg } from './sql.js';
+import { sqlText } from '../../sql/quote.js';
+import { asStringSql, convertSql, likeEscape, regexEscape, type SqlArg } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
 
 const fail = (m: string): never => {

@@ -2,6 +2,7 @@
  * SQL text builders shared by the function catalog and the compiler: literals and the conversions between
  * APL types as DuckDB expressions. Pure string functions.
  */
+import { sqlText } from '../../sql/quote.js';
 import { formatRfc3339Nano } from '../../util/time.js';
 import type { LiteralValue } from '../parser/ast.js';
 import type { AplType } from '../types.js';
@@ -14,16 +15,6 @@ export interface SqlArg {
   constant?: { value: LiteralValue };
 }
 
-/** A SQL string literal. DuckDB's parser stops at NUL, so NUL is escaped through chr(0). */
-export function sqlText(s: string): string {
-  if (!s.includes('\u0000')) return `'${s.replace(/'/g, "''")}'`;
-  return `(${s.split('\u0000').map((p) => `'${p.replace(/'/g, "''")}'`).join(' || chr(0) || ')})`;
-}
-
-/** A double-quoted SQL identifier. */
-export function sqlIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
 export function sqlLiteral(type: AplType, value: LiteralValue): string {
   if (value === null || value === undefined) return `CAST(NULL AS ${SQL_TYPE_OF[type]})`;

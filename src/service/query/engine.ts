@@ -6,13 +6,15 @@
 import { parseJsonText } from '../../util/json-text.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 import { AplError } from '../../apl/errors.js';
-import { bind, type DatasetSchema } from '../../apl/binder/binder.js';
+import { bind } from '../../apl/binder/binder.js';
+import type { DatasetSchema } from '../../apl/types.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
 import { compile, compileCount, type CompileOptions, type Cursor } from '../../apl/compiler/compiler.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { EventStore } from '../store/event-store.js';
 import { QueryTimeout } from '../store/db.js';
 import { binAutoSize, parseTimeBound } from './time-range.js';
+import { datasetSchema } from './dataset-schema.js';
 import { compareCursors, decodeCursor, encodeCursor } from './cursor.js';
 import { formatRfc3339Nano } from '../../util/time.js';
 
@@ -121,7 +123,7 @@ export class QueryEngine {
     }
   }
 
-  private schemaOf = (name: string): DatasetSchema | undefined => (this.store.hasDataset(name) ? this.store.schema(name) : undefined);
+  private schemaOf = (name: string): DatasetSchema | undefined => (this.store.hasDataset(name) ? datasetSchema(this.store.schema(name)) : undefined);
 
   /** Parses and binds; throws AplError (with line and column) or QueryInputError. */
   async prepare(request: QueryRequest): Promise<PreparedQuery> {

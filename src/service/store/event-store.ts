@@ -20,9 +20,10 @@ import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
   BatchShape, failuresSql, insertSql, type KnownPaths, type PlanOptions, planColumns,
-  quoteIdent, type SchemaField, TBIT_MACRO,
+  sqlString, type SchemaField, TBIT_MACRO,
 } from './ingest-plan.js';
-import { checkTimestampFormat, sqlString, TIME_MACROS } from './time-sql.js';
+import { sqlIdent } from '../../sql/quote.js';
+import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
 import { geoInfoFunction } from '../query/geoip.js';
 import { parseJsonText } from '../../util/json-text.js';
@@ -131,7 +132,7 @@ export class EventStore {
       for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS, ...APL_MACROS]) await c.run(ddl);
       for (const record of await loadDatasets(c)) {
         const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
-        const max = await c.all(`SELECT max(_seq) AS m FROM ${quoteIdent(record.table)}`);
+        const max = await c.all(`SELECT max(_seq) AS m FROM ${sqlIdent(record.table)}`);
         const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
         this.datasets.set(record.name, { record, fields, known: emptyKnown(), nextSeq, lock: new SharedLock(), version: 0 });
       }
@@ -226,7 +227,7 @@ export class EventStore {
           name, table: `ev_${n}`, description: input.description ?? '', kind, who: input.who,
           created: now, updatedAt: now, ...retention, mapFields: [], nextColumn: 1,
         };
-        await c.run(`CREATE TABLE ${quoteIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`);
+        await c.run(`CREATE TABLE ${sqlIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`);
         await insertDataset(c, record);
         this.datasets.set(name, { record, fields: new Map(), known: emptyKnown(), nextSeq: 0n, lock: new SharedLock(), version: 0 });
         return { ...record };
@@ -256,7 +257,7 @@ export class EventStore {
     const d = this.state(name);
     await this.catalogLock.run(() => d.lock.run(async () => {
       await this.db.use((c) => c.transaction(async () => {
-        await c.run(`DROP TABLE IF EXISTS ${quoteIdent(d.record.table)}`);
+        await c.run(`DROP TABLE IF EXISTS ${sqlIdent(d.record.table)}`);
         await deleteDatasetRows(c, name);
       }));
       this.datasets.delete(name);
@@ -272,7 +273,7 @@ export class EventStore {
 
   private async deleteOlderThan(d: DatasetState, cutoffNs: bigint): Promise<number> {
     d.version++;
-    return this.db.changes(`DELETE FROM ${quoteIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
+    return this.db.changes(`DELETE FROM ${sqlIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
   }
 
   /** Effective retention of a dataset in days (0 = forever). */
@@ -466,9 +467,9 @@ export class EventStore {
     }
     const record = { ...d.record, nextColumn: nextCol };
     await c.transaction(async () => {
-      const table = quoteIdent(d.record.table);
-      for (const f of plan.added) await c.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(f.column)} ${SQL_TYPE[f.type]}`);
-      for (const f of plan.widened) await c.run(`ALTER TABLE ${table} ALTER COLUMN ${quoteIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
+      const table = sqlIdent(d.record.table);
+      for (const f of plan.added) await c.run(`ALTER TABLE ${table} ADD COLUMN ${sqlIdent(f.column)} ${SQL_TYPE[f.type]}`);
+      for (const f of plan.widened) await c.run(`ALTER TABLE ${table} ALTER COLUMN ${sqlIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
       for (const f of plan.added) await insertField(c, d.record.name, { ...f, description: '', unit: '', hidden: false });
       for (const f of plan.widened) await updateField(c, d.record.name, { ...d.fields.get(f.name)!, type: f.type });
       if (plan.added.length > 0) await updateDataset(c, record);
@@ -514,8 +515,8 @@ export class EventStore {
     if (o.startNs !== undefined) where.push(`_time >= make_timestamp_ns(${o.startNs})`);
     if (o.endNs !== undefined) where.push(`_time <= make_timestamp_ns(${o.endNs})`);
     const dir = o.order === 'asc' ? 'ASC' : 'DESC';
-    const cols = ['epoch_ns(_time) AS "_t"', 'epoch_ns(_sysTime) AS "_st"', '_seq', ...fields.map((f) => `${quoteIdent(f.column)}`)];
-    const sql = `SELECT ${cols.join(', ')} FROM ${quoteIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    const cols = ['epoch_ns(_time) AS "_t"', 'epoch_ns(_sysTime) AS "_st"', '_seq', ...fields.map((f) => `${sqlIdent(f.column)}`)];
+    const sql = `SELECT ${cols.join(', ')} FROM ${sqlIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
     const rows = await this.db.all(sql);
     return rows.map((r) => toEvent(r, fields));
@@ -550,7 +551,7 @@ export class EventStore {
   private async tableStats(d: DatasetState): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint }> {
     if (d.stats && d.stats.version === d.version) return d.stats;
     const version = d.version;
-    const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${quoteIdent(d.record.table)}`))[0]!;
+    const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)}`))[0]!;
     const stats = { version, rows: Number(r.n), minNs: (r.lo ?? undefined) as bigint | undefined, maxNs: (r.hi ?? undefined) as bigint | undefined };
     // A write that committed meanwhile bumped the version: the figures are then not cached.
     if (d.version === version) d.stats = stats;
@@ -578,7 +579,7 @@ export class EventStore {
         const where: string[] = [];
         if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
         if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
-        const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${quoteIdent(d.record.table)} WHERE ${where.join(' AND ')}`))[0]!;
+        const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`))[0]!;
         part = { rows: Number(r.n), minNs: (r.lo ?? undefined) as bigint | undefined, maxNs: (r.hi ?? undefined) as bigint | undefined };
       }
       rows += part.rows;
@@ -597,7 +598,7 @@ export class EventStore {
 
   async count(dataset: string): Promise<number> {
     const { table } = this.schema(dataset);
-    const rows = await this.db.all(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
+    const rows = await this.db.all(`SELECT count(*) AS n FROM ${sqlIdent(table)}`);
     return Number(rows[0]!.n);
   }
 }

@@ -8,7 +8,9 @@
  * physical columns f1, f2, ... mapped by the catalog).
  */
 import { SQL_TYPE, TYPE_BIT, type FieldType, typeFromBits, typeOfJsValue, widen } from './field-types.js';
-import { sqlString, timeExpression } from './time-sql.js';
+import { sqlIdent, sqlText } from '../../sql/quote.js';
+import { timeExpression } from '../../sql/time.js';
+import { invalid } from './errors.js';
 
 /** Top-level names reserved by the service; ingested fields with these names are renamed _user_<name>. */
 export const RESERVED_NAMES = new Set(['_blockInfo', '_cursor', '_rowID', '_source', '_sysTime']);
@@ -351,8 +353,15 @@ function castTo(value: string, type: FieldType): string {
   }
 }
 
-export function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+/**
+ * A SQL string of text an ingest brings (a field's JSON pointer, a label, a spool file's path). A NUL would
+ * name a key DuckDB's JSON functions cannot reach, so it is refused rather than written as chr(0).
+ */
+export function sqlString(s: string): string {
+  if (s.includes('\u0000')) {
+    throw invalid('field names, labels and timestamp-format may not contain the NUL character (U+0000)');
+  }
+  return sqlText(s);
 }
 
 /** Paths nested deeper than this are extracted one by one rather than through the struct. */
@@ -512,9 +521,9 @@ export function insertSql(
     : w.sources.length === 1 ? leafValue(w.sources[0]!, w.type, reader)
     : `COALESCE(${w.sources.map((l) => leafValue(l, w.type, reader)).join(', ')})`);
   const recv = `make_timestamp_ns(${receivedNs})`;
-  const cols = ['_time', '_sysTime', '_seq', ...plan.writes.map((w) => w.column)].map(quoteIdent);
+  const cols = ['_time', '_sysTime', '_seq', ...plan.writes.map((w) => w.column)].map(sqlIdent);
   const exprs = [`COALESCE(t, ${recv})`, recv, `${seqBase} + rid`, ...values];
-  return `INSERT INTO ${quoteIdent(table)} (${cols.join(', ')})
+  return `INSERT INTO ${sqlIdent(table)} (${cols.join(', ')})
     SELECT ${exprs.join(',\n      ')}
     FROM (${rows})
     WHERE ${mixedRoots ? "jt = 'OBJECT' AND " : ''}NOT (tv IS NOT NULL AND t IS NULL)`;

@@ -1,6 +1,6 @@
 /**
  * SQL expressions that turn an event's time value into TIMESTAMP_NS inside DuckDB, so that no event is
- * parsed in JavaScript. Pure string builders.
+ * parsed in JavaScript: the store's ingest and APL's todatetime() read time the same way. Pure string builders.
  *
  * Without timestamp-format: JSON numbers and numeric strings are epoch values whose unit is guessed from the
  * magnitude (|n| < 1e11 seconds, < 1e14 milliseconds, < 1e17 microseconds, else nanoseconds: the cut-offs keep
@@ -8,18 +8,7 @@
  * offset, nanosecond precision kept. With timestamp-format: a Go reference layout ("2/Jan/2006:15:04:05
  * -0700"), or one of the names RFC3339, RFC3339Nano, unix, unixms, unixus, unixns.
  */
-import { invalid } from './errors.js';
-
-/**
- * A SQL string literal. Every user-supplied text that reaches SQL (JSON pointers from field names, label
- * values, timestamp-format) goes through here. DuckDB's parser stops at a NUL, so that is refused.
- */
-export function sqlString(s: string): string {
-  if (s.includes('\u0000')) {
-    throw invalid('field names, labels and timestamp-format may not contain the NUL character (U+0000)');
-  }
-  return `'${s.replace(/'/g, "''")}'`;
-}
+import { sqlText } from './quote.js';
 
 /** Go layout tokens, longest first so that "January" wins over "Jan" and "2006" over "2". */
 const GO_TOKENS: [string, string][] = [
@@ -33,6 +22,7 @@ const GO_TOKENS: [string, string][] = [
 
 /** Translates a Go reference layout into a DuckDB strptime format. Throws on a layout with no date or time. */
 export function goLayoutToStrptime(layout: string): string {
+  if (layout.includes('\u0000')) throw new Error('timestamp-format may not contain the NUL character (U+0000)');
   let out = '';
   let matched = 0;
   for (let i = 0; i < layout.length;) {
@@ -113,7 +103,7 @@ export function timeExpression(valueExpr: string, format?: string): string {
       const fmt = goLayoutToStrptime(mode);
       // strptime's %z does not take "Z"; Go layouts with Z07:00 print Z for UTC.
       const input = fmt.includes('%z') ? `regexp_replace(${valueExpr}, 'Z$', '+00:00')` : valueExpr;
-      return `TRY_CAST(try_strptime(${input}, ${sqlString(fmt)}) AS TIMESTAMP_NS)`;
+      return `TRY_CAST(try_strptime(${input}, ${sqlText(fmt)}) AS TIMESTAMP_NS)`;
     }
   }
 }
