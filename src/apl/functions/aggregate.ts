@@ -80,17 +80,17 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     returns: () => 'long', sql: ([a, p]) => `count(DISTINCT ${a!.sql}) FILTER (WHERE ${cast(p!, 'bool')})`,
   },
   percentile: {
-    minArgs: 2, maxArgs: 2, op: 'percentiles', prefix: 'percentile', constantArgs: [1],
+    minArgs: 2, maxArgs: 2, op: 'percentiles', prefix: 'percentile', constantArgs: [1], namedConstant: 1,
     returns: ([a]) => orderable(a!, 'percentile'),
     sql: ([a, p]) => `quantile_disc(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}, ${percentileP(p)})`,
   },
   percentileif: {
-    minArgs: 3, maxArgs: 3, op: 'percentilesif', prefix: 'percentileif', constantArgs: [1], predicateArgs: [2],
+    minArgs: 3, maxArgs: 3, op: 'percentilesif', prefix: 'percentileif', constantArgs: [1], predicateArgs: [2], namedConstant: 1,
     returns: ([a]) => orderable(a!, 'percentileif'),
     sql: ([a, p, c]) => `quantile_disc(${a!.type === 'dynamic' ? numArg(a!) : a!.sql}, ${percentileP(p)}) FILTER (WHERE ${cast(c!, 'bool')})`,
   },
   percentiles_array: {
-    minArgs: 2, maxArgs: 64, op: 'percentiles', prefix: 'percentiles', constantArgs: Array.from({ length: 63 }, (_, i) => i + 1),
+    shape: 'array', minArgs: 2, maxArgs: 64, op: 'percentiles', prefix: 'percentiles', constantArgs: Array.from({ length: 63 }, (_, i) => i + 1),
     returns: ([a]) => {
       orderable(a!, 'percentiles_array');
       return 'dynamic';
@@ -116,7 +116,7 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
   'arg_max#': { minArgs: 2, maxArgs: 2, op: 'argmax', prefix: '', returns: ([a]) => a!.type, sql: ([a, b]) => `arg_max(${a!.sql}, ${b!.sql})` },
   'arg_min#': { minArgs: 2, maxArgs: 2, op: 'argmin', prefix: '', returns: ([a]) => a!.type, sql: ([a, b]) => `arg_min(${a!.sql}, ${b!.sql})` },
   topk: {
-    minArgs: 2, maxArgs: 2, op: 'topk', prefix: 'topk', constantArgs: [1],
+    shape: 'array', minArgs: 2, maxArgs: 2, op: 'topk', prefix: 'topk', constantArgs: [1],
     returns: (a) => {
       const k = a[1]!.constant?.value;
       if (typeof k !== 'bigint' || k < 1n) fail('topk() takes a constant number of values to keep, 1 or more');
@@ -126,29 +126,29 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     sql: ([a, k]) => `to_json(list_transform(list_slice(list_reverse_sort(list_transform(map_entries(histogram(${a!.sql})), e -> {'count': e.value, 'key': e.key})), 1, ${String(k!.constant!.value)}), e -> {'key': e.key, 'count': e.count, 'error': 0}))`,
   },
   histogram: {
-    minArgs: 2, maxArgs: 2, op: 'histogram', prefix: 'histogram', constantArgs: [1],
+    shape: 'array', minArgs: 2, maxArgs: 2, op: 'histogram', prefix: 'histogram', constantArgs: [1],
     returns: (a) => histogramReturns(a[1]!),
     sql: ([a, n]) => `COALESCE(to_json(ferry_histogram(list(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL), ${String(n!.constant!.value)})), '[]'::JSON)`,
   },
   histogramif: {
-    minArgs: 3, maxArgs: 3, op: 'histogramif', prefix: 'histogramif', constantArgs: [1], predicateArgs: [2],
+    shape: 'array', minArgs: 3, maxArgs: 3, op: 'histogramif', prefix: 'histogramif', constantArgs: [1], predicateArgs: [2],
     returns: (a) => histogramReturns(a[1]!),
     sql: ([a, n, c]) => `COALESCE(to_json(ferry_histogram(list(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(c!, 'bool')}), ${String(n!.constant!.value)})), '[]'::JSON)`,
   },
   make_list: {
-    minArgs: 1, maxArgs: 2, op: 'makelist', prefix: 'list', constantArgs: [1],
+    shape: 'array', minArgs: 1, maxArgs: 2, op: 'makelist', prefix: 'list', constantArgs: [1],
     returns: () => 'dynamic', sql: ([a, n]) => limitList(`list(${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL)`, n),
   },
   make_set: {
-    minArgs: 1, maxArgs: 2, op: 'makeset', prefix: 'set', constantArgs: [1],
+    shape: 'array', minArgs: 1, maxArgs: 2, op: 'makeset', prefix: 'set', constantArgs: [1],
     returns: () => 'dynamic', sql: ([a, n]) => limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL)`, n),
   },
   make_list_if: {
-    minArgs: 2, maxArgs: 3, op: 'makelistif', prefix: 'list', predicateArgs: [1], constantArgs: [2],
+    shape: 'array', minArgs: 2, maxArgs: 3, op: 'makelistif', prefix: 'list', predicateArgs: [1], constantArgs: [2],
     returns: () => 'dynamic', sql: ([a, p, n]) => limitList(`list(${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
   },
   make_set_if: {
-    minArgs: 2, maxArgs: 3, op: 'makesetif', prefix: 'set', predicateArgs: [1], constantArgs: [2],
+    shape: 'array', minArgs: 2, maxArgs: 3, op: 'makesetif', prefix: 'set', predicateArgs: [1], constantArgs: [2],
     returns: () => 'dynamic', sql: ([a, p, n]) => limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
   },
 };

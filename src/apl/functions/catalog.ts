@@ -4,7 +4,7 @@
  * DuckDB expression. One entry per APL function or operator keeps both halves of a feature together.
  */
 import type { LiteralValue } from '../parser/ast.js';
-import type { AplType } from '../types.js';
+import type { AplType, DynamicShape } from '../types.js';
 import type { SqlArg } from './sql.js';
 
 /** What the binder knows about an argument. */
@@ -29,14 +29,36 @@ export interface SqlContext {
   filter: boolean;
 }
 
-export interface ScalarFunction {
-  minArgs: number;
-  maxArgs: number;
-  returns(args: ArgInfo[], ctx: TypeContext): AplType;
-  sql(args: SqlArg[], ctx: SqlContext): string;
+/** What the binder reads of any function alike: how an unnamed call's column is named, what it holds. */
+export interface FunctionMeta {
+  /** An unnamed call's column takes its first argument's name (`tostring(method)` → method), as in KQL. */
+  keepsArgumentName?: boolean;
+  /** What a dynamic result holds (an array, a dictionary), for its column's wire type. */
+  shape?: DynamicShape;
 }
 
-export interface AggregateFunction {
+/**
+ * A value of the query rather than of a row that a function reads: `now` (one instant for the whole query)
+ * or `binAuto` (the bin size chosen from the query's time range). The binder passes it as a constant
+ * argument before the caller's, so `returns`, `sql` and `fold` see it as their first argument.
+ */
+export type QueryValue = 'now' | 'binAuto';
+
+export interface ScalarFunction extends FunctionMeta {
+  /** How many arguments the caller writes (a `reads` value is not counted). */
+  minArgs: number;
+  maxArgs: number;
+  reads?: QueryValue;
+  returns(args: ArgInfo[], ctx: TypeContext): AplType;
+  sql(args: SqlArg[], ctx: SqlContext): string;
+  /**
+   * The value of a call whose arguments are all constants, computed at bind time: `ago(1h)` becomes a
+   * timestamp constant, which DuckDB compares against row groups' min/max to skip them.
+   */
+  fold?(values: LiteralValue[]): LiteralValue;
+}
+
+export interface AggregateFunction extends FunctionMeta {
   minArgs: number;
   maxArgs: number;
   /** `agg.name` in tabular results. */
@@ -47,6 +69,8 @@ export interface AggregateFunction {
   constantArgs?: number[];
   /** Which arguments are predicates (countif), not named in agg.fields. */
   predicateArgs?: number[];
+  /** The constant argument whose value ends an unnamed column's name (`percentile(x, 95)` → percentile_x_95). */
+  namedConstant?: number;
   returns(args: ArgInfo[], ctx: TypeContext): AplType;
   sql(args: SqlArg[]): string;
 }

@@ -35,8 +35,9 @@ function checkConvertible(a: ArgInfo, to: AplType, i: number): void {
   fail(`argument ${i + 1} must be ${to}, not ${a.type}`);
 }
 
+/** A conversion: its unnamed column keeps the converted value's name. */
 function conversion(result: AplType, sql: (a: SqlArg) => string): ScalarFunction {
-  return { minArgs: 1, maxArgs: 1, returns: () => result, sql: ([a]) => sql(a!) };
+  return { minArgs: 1, maxArgs: 1, keepsArgumentName: true, returns: () => result, sql: ([a]) => sql(a!) };
 }
 
 /** The common type of several values (iff branches, case results, coalesce). */
@@ -133,8 +134,14 @@ function partName(a: SqlArg): string {
 
 export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   // ---- rounding
-  bin: { minArgs: 2, maxArgs: 2, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
-  floor: { minArgs: 1, maxArgs: 2, returns: (a) => (a[1] ? binReturns(a) : a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`) },
+  bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
+  // bin() by the size the query's time range gives (at most 100 buckets).
+  bin_auto: {
+    minArgs: 1, maxArgs: 1, reads: 'binAuto', keepsArgumentName: true,
+    returns: ([, v]) => (v!.type === 'datetime' ? 'datetime' : fail('it bins a datetime, such as _time')),
+    sql: ([size, v]) => binSql(v!, size!),
+  },
+  floor: { minArgs: 1, maxArgs: 2, keepsArgumentName: true, returns: (a) => (a[1] ? binReturns(a) : a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`) },
   ceiling: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v]) => (v!.type === 'long' ? v!.sql : `ceiling(${castTo(v!, 'real')})`) },
   round: {
     minArgs: 1, maxArgs: 2,
@@ -176,7 +183,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   toboolean: conversion('bool', toBoolSql),
   todatetime: conversion('datetime', toDatetimeSql),
   totimespan: conversion('timespan', toTimespanSql),
-  todynamic: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)) },
+  todynamic: { minArgs: 1, maxArgs: 1, keepsArgumentName: true, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)) },
   // parse_json returns the original string when it is not JSON (apl.md 4.2).
   parse_json: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `COALESCE(TRY_CAST(${a!.sql} AS JSON), to_json(${a!.sql}))` : toDynamicSql(a!)) },
   // ---- strings
@@ -224,7 +231,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     sql: ([re, g, s]) => `NULLIF(regexp_extract(${asStringSql(s!)}, ${asStringSql(re!)}, CAST(${castTo(g!, 'long')} AS INTEGER)), '')`,
   },
   countof: fixed('long', ['string', 'string'], ([l, s]) => `CAST((length(${s}) - length(replace(${s}, ${l}, ''))) // GREATEST(length(${l}), 1) AS BIGINT)`),
-  split: fixed('dynamic', ['string', 'string'], ([s, d]) => `to_json(string_split(${s}, ${d}))`),
+  split: { ...fixed('dynamic', ['string', 'string'], ([s, d]) => `to_json(string_split(${s}, ${d}))`), shape: 'array' },
   url_encode: fixed('string', ['string'], ([s]) => `url_encode(${s})`),
   url_decode: fixed('string', ['string'], ([s]) => `url_decode(${s})`),
   base64_encode_tostring: fixed('string', ['string'], ([s]) => `to_base64(encode(${s}))`),
@@ -240,7 +247,19 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   // ---- datetime
-  // now() and ago() are folded to constants by the binder (one `now` per query); these serve non-constant offsets.
+  // One `now` for the whole query: with constant offsets both fold to timestamp constants.
+  now: {
+    minArgs: 0, maxArgs: 1, reads: 'now',
+    returns: ([, off]) => timeOffset(off),
+    fold: ([now, off]) => (now === null || off === null ? null : (now as bigint) + ((off as bigint | undefined) ?? 0n)),
+    sql: ([now, off]) => (off ? `make_timestamp_ns(epoch_ns(${now!.sql}) + ${off.sql})` : now!.sql),
+  },
+  ago: {
+    minArgs: 1, maxArgs: 1, reads: 'now',
+    returns: ([, off]) => timeOffset(off),
+    fold: ([now, off]) => (now === null || off === null ? null : (now as bigint) - (off as bigint)),
+    sql: ([now, off]) => `make_timestamp_ns(epoch_ns(${now!.sql}) - ${off!.sql})`,
+  },
   datetime_add: {
     minArgs: 3, maxArgs: 3, returns: () => 'datetime',
     sql: ([p, n, d]) => {
@@ -307,23 +326,23 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   // ---- arrays and bags
   array_length: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)` },
   len: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => (a!.type === 'string' ? `CAST(length(${a!.sql}) AS BIGINT)` : `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)`) },
-  pack_array: { minArgs: 0, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `json_array(${a.map(jsonArg).join(', ')})` },
-  bag_pack: { minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
-  pack: { minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
-  pack_dictionary: { minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
-  bag_keys: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => `to_json(json_keys(${toDynamicSql(a!)}))` },
-  array_concat: { minArgs: 1, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `to_json(flatten([${a.map((x) => `CAST(${toDynamicSql(x)} AS JSON[])`).join(', ')}]))` },
+  pack_array: { shape: 'array', minArgs: 0, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `json_array(${a.map(jsonArg).join(', ')})` },
+  bag_pack: { shape: 'dictionary', minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
+  pack: { shape: 'dictionary', minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
+  pack_dictionary: { shape: 'dictionary', minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
+  bag_keys: { shape: 'array', minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => `to_json(json_keys(${toDynamicSql(a!)}))` },
+  array_concat: { shape: 'array', minArgs: 1, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `to_json(flatten([${a.map((x) => `CAST(${toDynamicSql(x)} AS JSON[])`).join(', ')}]))` },
   array_sum: { minArgs: 1, maxArgs: 1, returns: () => 'real', sql: ([a]) => `list_sum(CAST(${toDynamicSql(a!)} AS DOUBLE[]))` },
   array_index_of: {
     minArgs: 2, maxArgs: 2, returns: () => 'long',
     sql: ([a, v]) => `CAST(COALESCE(list_position(CAST(${toDynamicSql(a!)} AS JSON[]), ${toDynamicSql(v!)}), 0) - 1 AS BIGINT)`,
   },
   array_slice: {
-    minArgs: 3, maxArgs: 3, returns: () => 'dynamic',
+    shape: 'array', minArgs: 3, maxArgs: 3, returns: () => 'dynamic',
     sql: ([a, s, e]) => `to_json(list_slice(CAST(${toDynamicSql(a!)} AS JSON[]), ${castTo(s!, 'long')} + 1, ${castTo(e!, 'long')} + 1))`,
   },
   extract_all: {
-    minArgs: 2, maxArgs: 3, returns: () => 'dynamic',
+    shape: 'array', minArgs: 2, maxArgs: 3, returns: () => 'dynamic',
     sql: (a) => {
       const [re, groups, text] = a.length === 3 ? a : [a[0], undefined, a[1]];
       const reText = typeof re!.constant?.value === 'string' ? re!.constant.value : undefined;
@@ -340,7 +359,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   parse_url: {
-    minArgs: 1, maxArgs: 1, returns: () => 'dynamic',
+    shape: 'dictionary', minArgs: 1, maxArgs: 1, returns: () => 'dynamic',
     sql: ([u]) => {
       const re = `'^([a-zA-Z][a-zA-Z0-9+.-]*)://(?:([^:@/]*)(?::([^@/]*))?@)?([^:/?#]*)(?::([0-9]+))?([^?#]*)(?:\\?([^#]*))?(?:#(.*))?$'`;
       const s = asStringSql(u!);
@@ -363,7 +382,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   },
   // ---- ip
   // An offline GeoIP lookup (a JavaScript function in DuckDB, see service/query/geoip.ts).
-  geo_info_from_ip_address: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([ip]) => `CAST(ferry_geo_info(${asStringSql(ip!)}) AS JSON)` },
+  geo_info_from_ip_address: { shape: 'dictionary', minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([ip]) => `CAST(ferry_geo_info(${asStringSql(ip!)}) AS JSON)` },
   parse_ipv4: fixed('long', ['string'], ([s]) => `(ferry_ipv4(${s}) >> (32 - ferry_ipv4_bits(${s})) << (32 - ferry_ipv4_bits(${s})))`),
   ipv4_is_in_range: fixed('bool', ['string', 'string'], ([ip, range]) =>
     `(ferry_ipv4(${ip}) >> (32 - ferry_ipv4_bits(${range})) = ferry_ipv4(${range}) >> (32 - ferry_ipv4_bits(${range})))`),
@@ -388,6 +407,12 @@ function epochToDatetime(nsPerUnit: number): ScalarFunction {
       ? `make_timestamp_ns(${n!.sql} * ${nsPerUnit})`
       : `make_timestamp_ns(CAST(round(${castTo(n!, 'real')} * ${nsPerUnit}) AS BIGINT))`),
   };
+}
+
+/** now()'s and ago()'s offset: a timespan (or a number of nanoseconds). */
+function timeOffset(off: ArgInfo | undefined): AplType {
+  if (off && off.type !== 'timespan' && off.type !== 'long') fail(`the offset must be a timespan, such as 1h, not ${off.type}`);
+  return 'datetime';
 }
 
 function jsonArg(a: SqlArg): string {

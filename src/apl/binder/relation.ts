@@ -1,0 +1,116 @@
+/**
+ * Relations between stages: column references, projections that replace or append a column, what order a
+ * projection keeps, and the facts of bound expressions (aggregations inside, a time bin, a dynamic shape).
+ * Pure functions.
+ */
+import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
+import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
+import type { AplType, DynamicShape } from '../types.js';
+import type { BExpr, BoundColumn, BoundStage, OrderKey, Relation, Stage } from './bound.js';
+
+/**
+ * Sets a column of a projection: an existing name is replaced in place (KQL; apl.md 4.11), a new one is
+ * appended. `items` (the select list, aligned with the columns) is updated in place.
+ */
+export function setColumn(cols: BoundColumn[], items: { alias: string; expr: BExpr }[], col: BoundColumn, expr: BExpr): BoundColumn[] {
+  const at = cols.findIndex((c) => c.name === col.name);
+  if (at < 0) {
+    items.push({ alias: col.alias, expr });
+    return [...cols, col];
+  }
+  const out = [...cols];
+  out[at] = col;
+  items[at] = { alias: col.alias, expr };
+  return out;
+}
+
+export function colRef(c: BoundColumn): BExpr {
+  return { k: 'col', type: c.type, alias: c.alias, name: c.name, shape: c.shape };
+}
+
+export function selectOf(cols: BoundColumn[]): Stage {
+  return { kind: 'select', items: cols.map((c) => ({ alias: c.alias, expr: colRef(c) })) };
+}
+
+export /** What a dynamic value holds: a column's own shape, or what the function's catalog entry says it returns. */
+function shapeOf(e: BExpr): DynamicShape {
+  if (e.k === 'col') return e.shape;
+  if (e.k === 'call') return SCALAR_FUNCTIONS[e.fn]?.shape;
+  if (e.k === 'agg') return AGGREGATE_FUNCTIONS[e.fn]?.shape;
+  return undefined;
+}
+
+export function containsAgg(e: BExpr): boolean {
+  switch (e.k) {
+    case 'agg': return true;
+    case 'call': return e.args.some(containsAgg);
+    case 'in': return containsAgg(e.left) || e.items.some(containsAgg);
+    case 'between': return containsAgg(e.left) || containsAgg(e.low) || containsAgg(e.high);
+    case 'has_any': return containsAgg(e.left);
+    case 'path': return containsAgg(e.target);
+    default: return false;
+  }
+}
+
+/** The size of a time bin expression (bin(_time, 1h) or bin_auto(_time)), or undefined. */
+export function timeBinSize(e: BExpr): bigint | undefined {
+  if (e.k === 'call' && (e.fn === 'bin' || e.fn === 'bin_auto') && e.type === 'datetime') {
+    // bin(v, size); bin_auto's size is the query value passed before its argument.
+    const size = e.fn === 'bin' ? e.args[1] : e.args[0];
+    if (size?.k === 'lit' && typeof size.value === 'bigint') return size.value;
+  }
+  return undefined;
+}
+
+/** Keeps the order keys that still exist after a projection (columns carried under the same alias). */
+export function remapOrder(order: OrderKey[], after: BoundColumn[]): OrderKey[] {
+  const aliases = new Set(after.map((c) => c.alias));
+  return order.filter((o) => o.expr.k === 'hidden' || (o.expr.k === 'col' && aliases.has(o.expr.alias)));
+}
+
+/** After a project, order keys refer to the projected aliases of the same columns, or are dropped. */
+export function remapOrderBySelect(order: OrderKey[], sel: { alias: string; expr: BExpr }[], cols: BoundColumn[]): OrderKey[] {
+  const out: OrderKey[] = [];
+  for (const o of order) {
+    if (o.expr.k === 'hidden') {
+      out.push(o);
+      continue;
+    }
+    if (o.expr.k !== 'col') continue;
+    const i = sel.findIndex((s) => s.expr.k === 'col' && s.expr.alias === (o.expr as { alias: string }).alias);
+    if (i < 0) break; // the order is only kept as a prefix of its keys
+    out.push({ ...o, expr: colRef(cols[i]!), field: cols[i]!.name });
+  }
+  return out;
+}
+
+/** Sorting keeps the stream's own order as the tie-break, so results are deterministic. */
+export function withTieBreak(keys: OrderKey[], rel: Relation): OrderKey[] {
+  if (!rel.rowIdentity) return keys;
+  // In the direction of the first key, so that `sort by _time asc` is ascending in (time, sequence): cursors rely on it.
+  const desc = keys[0]?.desc ?? true;
+  return [...keys,
+    { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc, nullsFirst: false },
+    { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc, nullsFirst: false }];
+}
+
+export function wildcardRegex(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+export function sortNames(cols: BoundColumn[], order: 'asc' | 'desc' | 'granny-asc' | 'granny-desc'): BoundColumn[] {
+  const natural = order.startsWith('granny');
+  const cmp = (a: BoundColumn, b: BoundColumn) => (natural ? a.name.localeCompare(b.name, undefined, { numeric: true }) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const sorted = [...cols].sort(cmp);
+  return order.endsWith('desc') ? sorted.reverse() : sorted;
+}
+
+export function conversionFor(t: AplType): string {
+  return { string: 'tostring', long: 'tolong', real: 'toreal', bool: 'tobool', datetime: 'todatetime', timespan: 'totimespan', dynamic: 'todynamic' }[t];
+}
+
+/** The dataset a pipeline reads, for union's withsource column. */
+export function sourceName(stages: BoundStage[]): string | undefined {
+  const first = stages[0]!.stage;
+  return first.kind === 'scan' ? first.dataset : undefined;
+}

@@ -1,0 +1,12 @@
+/**
+ * Functions and aggregations of Axiom's APL that Ferry does not run. A query naming one is refused with
+ * this reason instead of "unknown function", so the user knows the name is right and why it fails here.
+ */
+export const UNSUPPORTED_FUNCTIONS: Record<string, { kind: 'function' | 'aggregation'; why?: string }> = {
+  externaldata: { kind: 'function', why: 'Ferry does not fetch URLs while querying' },
+  topkif: { kind: 'aggregation' },
+  percentiles_arrayif: { kind: 'aggregation' },
+  spotlight: { kind: 'aggregation' },
+  phrases: { kind: 'aggregation' },
+  make_bag: { kind: 'aggregation' },
+};
