@@ -2,9 +2,18 @@ import { defineConfig } from 'vitest/config';
 
 /** Pure modules tested in milliseconds: no server, no child process, no DuckDB file, no waiting on files. */
 const UNIT = [
-  'test/agent-event.test.ts', 'test/agent-lines.test.ts', 'test/agent-multiline.test.ts', 'test/agent-parsers.test.ts', 'test/agent-send-chain.test.ts',
-  'test/apl-golden.test.ts', 'test/apl-parser.test.ts', 'test/config.test.ts', 'test/config-registry.test.ts', 'test/go-template.test.ts',
-  'test/properties.test.ts', 'test/store-native-memory.test.ts',
+  'test/agent-event.test.ts',
+  'test/agent-lines.test.ts',
+  'test/agent-multiline.test.ts',
+  'test/agent-parsers.test.ts',
+  'test/agent-send-chain.test.ts',
+  'test/apl-golden.test.ts',
+  'test/apl-parser.test.ts',
+  'test/config.test.ts',
+  'test/config-registry.test.ts',
+  'test/go-template.test.ts',
+  'test/properties.test.ts',
+  'test/store-native-memory.test.ts',
 ];
 
 export default defineConfig({

@@ -17,21 +17,47 @@ export function rng(seed: number): () => number {
 
 const METHODS = ['GET', 'GET', 'GET', 'GET', 'GET', 'POST', 'POST', 'PUT', 'DELETE', 'PATCH'];
 const ROUTES = [
-  '/api/v1/users/{id}', '/api/v1/users/{id}/orders', '/api/v1/orders/{id}', '/api/v1/products/{id}', '/api/v1/search?q={q}',
-  '/api/v1/cart', '/api/v1/checkout', '/static/js/app.{h}.js', '/static/css/main.{h}.css', '/images/products/{id}.jpg',
-  '/health', '/login', '/logout', '/', '/docs/getting-started', '/api/v2/inventory/{id}', '/api/v2/recommendations?user={id}',
+  '/api/v1/users/{id}',
+  '/api/v1/users/{id}/orders',
+  '/api/v1/orders/{id}',
+  '/api/v1/products/{id}',
+  '/api/v1/search?q={q}',
+  '/api/v1/cart',
+  '/api/v1/checkout',
+  '/static/js/app.{h}.js',
+  '/static/css/main.{h}.css',
+  '/images/products/{id}.jpg',
+  '/health',
+  '/login',
+  '/logout',
+  '/',
+  '/docs/getting-started',
+  '/api/v2/inventory/{id}',
+  '/api/v2/recommendations?user={id}',
 ];
-const STATUS = [200, 200, 200, 200, 200, 200, 200, 200, 201, 204, 301, 304, 304, 400, 401, 403, 404, 404, 429, 500, 502, 503];
+const STATUS = [
+  200, 200, 200, 200, 200, 200, 200, 200, 201, 204, 301, 304, 304, 400, 401, 403, 404, 404, 429, 500, 502, 503,
+];
 const AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_1) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
   'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
   'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
-  'curl/8.11.0', 'python-requests/2.32.3', 'Go-http-client/2.0', 'kube-probe/1.31',
+  'curl/8.11.0',
+  'python-requests/2.32.3',
+  'Go-http-client/2.0',
+  'kube-probe/1.31',
   'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
 ];
-const REFERERS = ['-', '-', '-', 'https://www.example.com/', 'https://www.google.com/', 'https://shop.example.com/cart'];
+const REFERERS = [
+  '-',
+  '-',
+  '-',
+  'https://www.example.com/',
+  'https://www.google.com/',
+  'https://shop.example.com/cart',
+];
 const HOSTS = ['api.example.com', 'www.example.com', 'shop.example.com'];
 
 export class AccessLogGenerator {
@@ -42,7 +68,10 @@ export class AccessLogGenerator {
   constructor(seed = 42, startMs = Date.UTC(2026, 10, 1)) {
     this.r = rng(seed);
     this.timeMs = startMs;
-    this.ips = Array.from({ length: 5000 }, () => `${this.int(1, 223)}.${this.int(0, 255)}.${this.int(0, 255)}.${this.int(1, 254)}`);
+    this.ips = Array.from(
+      { length: 5000 },
+      () => `${this.int(1, 223)}.${this.int(0, 255)}.${this.int(0, 255)}.${this.int(1, 254)}`,
+    );
   }
 
   private int(lo: number, hi: number): number {

@@ -77,7 +77,16 @@ async function startReceiver(): Promise<{ url: string; lines: () => number; clos
       if (body.length > 0 && body[body.length - 1] !== 10) n++;
       lines += n;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ ingested: n, failed: 0, failures: [], processedBytes: body.length, blocksCreated: 0, walLength: 0 }));
+      res.end(
+        JSON.stringify({
+          ingested: n,
+          failed: 0,
+          failures: [],
+          processedBytes: body.length,
+          blocksCreated: 0,
+          walLength: 0,
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -85,24 +94,28 @@ async function startReceiver(): Promise<{ url: string; lines: () => number; clos
   return {
     url: `http://127.0.0.1:${port}`,
     lines: () => lines,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 async function run(mode: 'passthrough' | 'parse', data: { file: string; lines: number; bytes: number }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-agent-'));
   const receiver = await startReceiver();
-  const transforms = mode === 'parse'
-    ? `transforms:
+  const transforms =
+    mode === 'parse'
+      ? `transforms:
   parse: { type: parse, inputs: [file], parser: json }
   enrich: { type: enrich, inputs: [parse], host: true, source_path: true, fields: { environment: bench } }
 `
-    : '';
+      : '';
   const config = join(dir, 'agent.yaml');
-  writeFileSync(config, `
+  writeFileSync(
+    config,
+    `
 log: { level: warn }
 service: { enabled: false }
 agent:
@@ -119,10 +132,14 @@ sinks:
     token: xaat-bench
     dataset: bench
     compression: ${process.env.BENCH_COMPRESSION ?? 'gzip'}
-${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRENCY}\n` : ''}`);
+${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRENCY}\n` : ''}`,
+  );
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // Started as systemd, Docker and npm start start it; BENCH_NODE_ARGS come after, so they can override.
-  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'agent', '-c', config], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env } });
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'agent', '-c', config], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env },
+  });
   const recv0 = process.cpuUsage();
   const t0 = performance.now();
   let agentCpu = 0;
@@ -140,7 +157,9 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   await new Promise((r) => child.on('exit', r));
   await receiver.close();
   rmSync(dir, { recursive: true, force: true });
-  console.log(`${mode === 'parse' ? 'parse-and-enrich' : 'passthrough'}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`);
+  console.log(
+    `${mode === 'parse' ? 'parse-and-enrich' : 'passthrough'}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`,
+  );
   console.log(`  MB/s              ${(data.bytes / 1e6 / secs).toFixed(1)}`);
   console.log(`  lines/s           ${Math.round(data.lines / secs).toLocaleString('en-US')}`);
   console.log(`  agent CPU         ${agentCpu.toFixed(1)} s (${(agentCpu / secs).toFixed(2)} cores)`);
@@ -150,7 +169,9 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
 
 async function main(): Promise<void> {
   const data = await generate();
-  console.log(`input: ${data.file} (${(data.bytes / 1048576).toFixed(0)} MiB, ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / data.lines).toFixed(0)} bytes/line)`);
+  console.log(
+    `input: ${data.file} (${(data.bytes / 1048576).toFixed(0)} MiB, ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / data.lines).toFixed(0)} bytes/line)`,
+  );
   if (values.mode !== 'parse') await run('passthrough', data);
   if (values.mode !== 'passthrough') await run('parse', data);
 }

@@ -13,5 +13,6 @@ await runSchedules<FuzzReport>('fuzz', {
     ...r.violations.slice(0, 10).map((v) => `  ${v}`),
   ],
   failed: (r) => r.violations.length > 0,
-  summary: (all) => `${all.reduce((a, r) => a + r.requests, 0)} requests, ${all.filter((r) => r.violations.length > 0).length} schedule(s) with violations`,
+  summary: (all) =>
+    `${all.reduce((a, r) => a + r.requests, 0)} requests, ${all.filter((r) => r.violations.length > 0).length} schedule(s) with violations`,
 });

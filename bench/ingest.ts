@@ -61,30 +61,47 @@ async function main(): Promise<void> {
     rawBytes += Buffer.byteLength(text);
   }
   const avgGz = batches.reduce((a, b) => a + b.body.length, 0) / batches.length;
-  console.log(`generated ${generated} events in ${batches.length} batches: ${(rawBytes / generated).toFixed(0)} bytes/event, ` +
-    `${perBatch} events and ${(avgGz / 1048576).toFixed(2)} MiB gzip per batch`);
+  console.log(
+    `generated ${generated} events in ${batches.length} batches: ${(rawBytes / generated).toFixed(0)} bytes/event, ` +
+      `${perBatch} events and ${(avgGz / 1048576).toFixed(2)} MiB gzip per batch`,
+  );
 
   const wireBytes = batches.reduce((a, b) => a + b.body.length, 0);
   const results: RunFigures[] = [];
   for (let run = 1; run <= runs; run++) {
     const r = await runOnce(batches);
     results.push(r);
-    console.log(`run ${run}/${runs}: ${Math.round(r.ingested / r.secs).toLocaleString('en-US')} events/s, ` +
-      `${r.cpu.toFixed(1)} s server CPU, peak RSS ${(r.rss / 1048576).toFixed(0)} MiB`);
+    console.log(
+      `run ${run}/${runs}: ${Math.round(r.ingested / r.secs).toLocaleString('en-US')} events/s, ` +
+        `${r.cpu.toFixed(1)} s server CPU, peak RSS ${(r.rss / 1048576).toFixed(0)} MiB`,
+    );
   }
   const r = results.sort((a, b) => a.ingested / a.secs - b.ingested / b.secs)[Math.floor(results.length / 2)]!;
   const rates = results.map((x) => Math.round(x.ingested / x.secs).toLocaleString('en-US'));
-  console.log(`median of ${runs} runs (${r.ingested} events in ${r.secs.toFixed(1)} s, ${concurrency} requests in flight; all runs: ${rates.join(', ')})`);
+  console.log(
+    `median of ${runs} runs (${r.ingested} events in ${r.secs.toFixed(1)} s, ${concurrency} requests in flight; all runs: ${rates.join(', ')})`,
+  );
   console.log(`  events/s          ${Math.round(r.ingested / r.secs).toLocaleString('en-US')}`);
   console.log(`  MB/s (raw JSON)   ${(rawBytes / 1e6 / r.secs).toFixed(1)}`);
   console.log(`  MB/s (gzip wire)  ${(wireBytes / 1e6 / r.secs).toFixed(1)}`);
-  console.log(`  server CPU        ${r.cpu.toFixed(1)} s (${(r.cpu / r.secs).toFixed(2)} cores, ${((r.cpu * 1e6) / r.ingested).toFixed(1)} us/event)`);
+  console.log(
+    `  server CPU        ${r.cpu.toFixed(1)} s (${(r.cpu / r.secs).toFixed(2)} cores, ${((r.cpu * 1e6) / r.ingested).toFixed(1)} us/event)`,
+  );
   console.log(`  client CPU        ${r.clientCpu.toFixed(1)} s (${(r.clientCpu / r.secs).toFixed(2)} cores)`);
-  console.log(`  bytes stored/event ${(r.stored / r.ingested).toFixed(1)} (data dir ${(r.stored / 1e6).toFixed(1)} MB after checkpoint)`);
+  console.log(
+    `  bytes stored/event ${(r.stored / r.ingested).toFixed(1)} (data dir ${(r.stored / 1e6).toFixed(1)} MB after checkpoint)`,
+  );
   console.log(`  server peak RSS   ${(r.rss / 1048576).toFixed(0)} MiB`);
 }
 
-interface RunFigures { ingested: number; secs: number; cpu: number; clientCpu: number; stored: number; rss: number }
+interface RunFigures {
+  ingested: number;
+  secs: number;
+  cpu: number;
+  clientCpu: number;
+  stored: number;
+  rss: number;
+}
 
 async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-ingest-'));
@@ -92,7 +109,8 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
   try {
     await api(server.url, 'POST', '/v2/datasets', { name: 'access' });
     const { token } = (await api(server.url, 'POST', '/v2/tokens', {
-      name: 'bench', datasetCapabilities: { access: { ingest: ['create'] } },
+      name: 'bench',
+      datasetCapabilities: { access: { ingest: ['create'] } },
     })) as { token: string };
 
     const cpu0 = cpuSeconds(server.child.pid!);
@@ -105,15 +123,21 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
       const t = performance.now();
       const c = cpuSeconds(server.child.pid!);
       const n = ingested - mark.events;
-      console.log(`  at ${ingested.toLocaleString('en-US')} events: ${Math.round(n / ((t - mark.t) / 1000)).toLocaleString('en-US')} events/s, ` +
-        `${(((c - mark.cpu) * 1e6) / n).toFixed(1)} us server CPU/event`);
+      console.log(
+        `  at ${ingested.toLocaleString('en-US')} events: ${Math.round(n / ((t - mark.t) / 1000)).toLocaleString('en-US')} events/s, ` +
+          `${(((c - mark.cpu) * 1e6) / n).toFixed(1)} us server CPU/event`,
+      );
       Object.assign(mark, { events: ingested, t, cpu: c });
     };
     const worker = async () => {
       for (let i = next++; i < batches.length; i = next++) {
         const r = await fetch(`${server.url}/v1/ingest/access`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/x-ndjson',
+            'content-encoding': 'gzip',
+          },
           body: new Uint8Array(batches[i]!.body),
         });
         const res = (await r.json()) as { ingested: number; failed: number };
@@ -130,7 +154,9 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
     const rss = peakRss(server.child.pid!);
     // The rate counts what the server acknowledged; a query must see every one of those events.
     const counted = (await api(server.url, 'POST', '/v1/datasets/_apl?format=tabular', {
-      apl: "['access'] | count", startTime: '1970-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z',
+      apl: "['access'] | count",
+      startTime: '1970-01-01T00:00:00Z',
+      endTime: '2100-01-01T00:00:00Z',
     })) as { tables: { columns: number[][] }[] };
     const seen = Number(counted.tables[0]!.columns[0]![0]);
     if (seen !== ingested) throw new Error(`acknowledged ${ingested} events but a count query sees ${seen}`);

@@ -68,12 +68,15 @@ async function load(url: string, token: string): Promise<void> {
     if (sent % 1_000_000 === 0) process.stderr.write(`\rloaded ${sent.toLocaleString()} events`);
   }
   await Promise.all(inFlight);
-  process.stderr.write(`\rloaded ${totalEvents.toLocaleString()} events in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  process.stderr.write(
+    `\rloaded ${totalEvents.toLocaleString()} events in ${Math.round((Date.now() - t0) / 1000)} s\n`,
+  );
 }
 
 async function post(url: string, token: string, body: Buffer): Promise<number> {
   const r = await fetch(`${url}/v1/ingest/access`, {
-    method: 'POST', body: new Uint8Array(body),
+    method: 'POST',
+    body: new Uint8Array(body),
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
   });
   const out = (await r.json()) as { ingested?: number };
@@ -95,10 +98,15 @@ async function live(url: string, token: string, seconds: number): Promise<{ even
     const due = t0 + i * 250;
     if (due > Date.now()) await sleep(due - Date.now());
     const now = Date.now();
-    const events = Array.from({ length: per }, (_, k) => ({ ...gen.next(), _time: new Date(now - 250 + (k * 250) / per).toISOString() }));
+    const events = Array.from({ length: per }, (_, k) => ({
+      ...gen.next(),
+      _time: new Date(now - 250 + (k * 250) / per).toISOString(),
+    }));
     const body = gzipSync(events.map((e) => JSON.stringify(e)).join('\n'));
     while (inFlight.size >= 4) await Promise.race(inFlight);
-    const p = post(url, token, body).then((n) => { acked += n; });
+    const p = post(url, token, body).then((n) => {
+      acked += n;
+    });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
   }
@@ -113,22 +121,33 @@ async function main(): Promise<void> {
   const server = await startServer(dir);
   const pid = server.child.pid!;
   try {
-    const tokens = (await api(server.url, 'POST', '/v2/tokens', { name: 'bench', datasetCapabilities: { access: { ingest: ['create'] } } })) as { token: string };
+    const tokens = (await api(server.url, 'POST', '/v2/tokens', {
+      name: 'bench',
+      datasetCapabilities: { access: { ingest: ['create'] } },
+    })) as { token: string };
     if (fresh) {
       await api(server.url, 'POST', '/v2/datasets', { name: 'access' });
       await load(server.url, tokens.token);
     }
-    for (const m of (await api(server.url, 'GET', '/v2/monitors')) as { id: string }[]) await api(server.url, 'DELETE', `/v2/monitors/${m.id}`);
+    for (const m of (await api(server.url, 'GET', '/v2/monitors')) as { id: string }[])
+      await api(server.url, 'DELETE', `/v2/monitors/${m.id}`);
 
     let cpu0 = cpuSeconds(pid);
     const base = await live(server.url, tokens.token, baselineSeconds);
     const baseCpu = (cpuSeconds(pid) - cpu0) / baselineSeconds;
-    process.stderr.write(`without monitors: ${Math.round(base.eventsPerSecond)} events/s, server CPU ${(baseCpu * 100).toFixed(0)}% of a core\n`);
+    process.stderr.write(
+      `without monitors: ${Math.round(base.eventsPerSecond)} events/s, server CPU ${(baseCpu * 100).toFixed(0)}% of a core\n`,
+    );
 
     for (let i = 0; i < monitorCount; i++) {
       await api(server.url, 'POST', '/v2/monitors', {
-        name: `bench ${i}`, type: 'Threshold', aplQuery: monitorQuery(i), operator: 'Above', threshold: 1e12 + i,
-        intervalMinutes: 1, rangeMinutes: 5,
+        name: `bench ${i}`,
+        type: 'Threshold',
+        aplQuery: monitorQuery(i),
+        operator: 'Above',
+        threshold: 1e12 + i,
+        intervalMinutes: 1,
+        rangeMinutes: 5,
       });
     }
     const startedMs = Date.now();
@@ -139,17 +158,28 @@ async function main(): Promise<void> {
     // The first minute after creation is skipped: every monitor's first tick falls in it.
     const q = (await api(server.url, 'POST', '/v1/query/_apl', {
       apl: `['ferry-monitor-runs'] | where _time >= datetime(${new Date(startedMs + 60_000).toISOString()}) | summarize p50 = percentile(delayMs, 50), p99 = percentile(delayMs, 99), max = max(delayMs), runs = count(), avgMs = avg(durationMs), errors = countif(state == 'error')`,
-      startTime: new Date(startedMs).toISOString(), endTime: 'now',
+      startTime: new Date(startedMs).toISOString(),
+      endTime: 'now',
     })) as { tables: { fields: { name: string }[]; columns: unknown[][] }[] };
     const t = q.tables[0]!;
     const row = Object.fromEntries(t.fields.map((f, j) => [f.name, t.columns[j]![0]])) as Record<string, number>;
     const expectedRuns = monitorCount * (minutes - 1);
     const lost = 1 - withMonitors.eventsPerSecond / base.eventsPerSecond;
-    console.log(`${totalEvents.toLocaleString()} events stored; ${monitorCount} Threshold monitors every 1m over 5m (${values.distinct ? 'each its own query' : `${QUERIES.length} query shapes`}); ingest offered at ${rate.toLocaleString()} events/s`);
-    console.log(`run start delay after the tick: p50 ${Math.round(row.p50!)} ms, p99 ${Math.round(row.p99!)} ms, max ${Math.round(row.max!)} ms (target p99 <= 5000)`);
-    console.log(`runs: ${row.runs} of ~${expectedRuns} ticks, ${row.errors} errors, ${Math.round(row.avgMs!)} ms each on average`);
-    console.log(`ingest: ${Math.round(base.eventsPerSecond)} events/s without monitors, ${Math.round(withMonitors.eventsPerSecond)} with (${(lost * 100).toFixed(1)}% lost; target <= 10%)`);
-    console.log(`server CPU: ${(baseCpu * 100).toFixed(0)}% of a core without monitors, ${(withCpu * 100).toFixed(0)}% with; monitors' share ${(((withCpu - baseCpu) / withCpu) * 100).toFixed(0)}%`);
+    console.log(
+      `${totalEvents.toLocaleString()} events stored; ${monitorCount} Threshold monitors every 1m over 5m (${values.distinct ? 'each its own query' : `${QUERIES.length} query shapes`}); ingest offered at ${rate.toLocaleString()} events/s`,
+    );
+    console.log(
+      `run start delay after the tick: p50 ${Math.round(row.p50!)} ms, p99 ${Math.round(row.p99!)} ms, max ${Math.round(row.max!)} ms (target p99 <= 5000)`,
+    );
+    console.log(
+      `runs: ${row.runs} of ~${expectedRuns} ticks, ${row.errors} errors, ${Math.round(row.avgMs!)} ms each on average`,
+    );
+    console.log(
+      `ingest: ${Math.round(base.eventsPerSecond)} events/s without monitors, ${Math.round(withMonitors.eventsPerSecond)} with (${(lost * 100).toFixed(1)}% lost; target <= 10%)`,
+    );
+    console.log(
+      `server CPU: ${(baseCpu * 100).toFixed(0)}% of a core without monitors, ${(withCpu * 100).toFixed(0)}% with; monitors' share ${(((withCpu - baseCpu) / withCpu) * 100).toFixed(0)}%`,
+    );
   } finally {
     await server.stop();
     if (!keep) rmSync(dir, { recursive: true, force: true });

@@ -97,8 +97,12 @@ async function main(): Promise<void> {
   const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'ferry-bench-query-'));
   const keep = values['data-dir'] !== undefined;
   const store = await EventStore.open({
-    dataDir, memoryLimitBytes: Number(values['memory-limit-mb']) * 1024 * 1024, maxFieldsPerDataset: 2048,
-    defaultRetentionDays: 0, maxObjectBytes: 16 * 1024 * 1024, checkpointThresholdBytes: 256 * 1024 * 1024,
+    dataDir,
+    memoryLimitBytes: Number(values['memory-limit-mb']) * 1024 * 1024,
+    maxFieldsPerDataset: 2048,
+    defaultRetentionDays: 0,
+    maxObjectBytes: 16 * 1024 * 1024,
+    checkpointThresholdBytes: 256 * 1024 * 1024,
   });
   try {
     await load(store, existsSync(dataDir) ? dataDir : tmpdir());
@@ -107,7 +111,8 @@ async function main(): Promise<void> {
     const table = `"${store.schema('access').table}"`;
     const fieldColumn = new Map(store.schema('access').fields.map((f) => [f.name, f.column]));
     // Hand-written SQL names fields; the store keeps them in physical columns f1, f2…
-    const sqlOf = (q: string) => q.replace('{t}', table).replace(/\b([a-z_]+)\b/g, (w) => (fieldColumn.has(w) ? `"${fieldColumn.get(w)}"` : w));
+    const sqlOf = (q: string) =>
+      q.replace('{t}', table).replace(/\b([a-z_]+)\b/g, (w) => (fieldColumn.has(w) ? `"${fieldColumn.get(w)}"` : w));
     const n = await store.count('access');
     console.log(`${n.toLocaleString('en-US')} events; ${runs} runs per query, median in ms (after one warm-up run)\n`);
     console.log(`${'query'.padEnd(44)} ${'APL'.padStart(8)} ${'SQL'.padStart(8)} ${'ratio'.padStart(6)}`);
@@ -131,7 +136,9 @@ async function main(): Promise<void> {
       }
       const ratio = median(ta) / median(ts);
       ratios.push(ratio);
-      console.log(`${q.name.padEnd(44)} ${median(ta).toFixed(1).padStart(8)} ${median(ts).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)}`);
+      console.log(
+        `${q.name.padEnd(44)} ${median(ta).toFixed(1).padStart(8)} ${median(ts).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)}`,
+      );
     }
     console.log(`\nworst ratio ${Math.max(...ratios).toFixed(2)} (target <= 1.3)`);
   } finally {

@@ -37,7 +37,9 @@ export async function runSchedules<R>(name: string, s: Schedule<R>): Promise<voi
   process.stdout.write(`\n${name}: ${done.length} schedule(s) in ${minutes} min: ${s.summary(done.map((d) => d.r))}\n`);
   const bad = done.filter((d) => s.failed(d.r));
   if (bad.length > 0) {
-    process.stdout.write(`FAILED: seeds ${bad.map((d) => d.seed).join(', ')} (replay: npm run ${name} -- --minutes 1 --seed S)\n`);
+    process.stdout.write(
+      `FAILED: seeds ${bad.map((d) => d.seed).join(', ')} (replay: npm run ${name} -- --minutes 1 --seed S)\n`,
+    );
     process.exit(1);
   }
 }

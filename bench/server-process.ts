@@ -18,27 +18,34 @@ export interface ServerProcess {
 export async function startServer(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
   // Started with the daemon's flags; BENCH_NODE_ARGS (such as --cpu-prof) come after, for the server only.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
-    env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs],
+    {
+      env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
         const rec = JSON.parse(line) as { msg?: string; url?: string; level?: number };
         if (rec.msg === 'event service listening' && rec.url) resolve(rec.url);
         else if ((rec.level ?? 0) >= 50) process.stderr.write(`${line}\n`);
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   return {
     child,
     url,
-    stop: () => new Promise<void>((resolve) => {
-      child.on('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.on('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -54,7 +61,13 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-export async function api(url: string, method: string, path: string, body?: unknown, token = BENCH_ADMIN): Promise<unknown> {
+export async function api(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  token = BENCH_ADMIN,
+): Promise<unknown> {
   const r = await fetch(`${url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

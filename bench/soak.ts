@@ -6,7 +6,8 @@
 import { runSchedules } from './schedules.js';
 import { describeReport, torture, type TortureReport } from './torture.js';
 
-const sum = (all: TortureReport[], k: 'written' | 'delivered' | 'lost' | 'duplicated' | 'torn') => all.reduce((a, r) => a + r[k], 0);
+const sum = (all: TortureReport[], k: 'written' | 'delivered' | 'lost' | 'duplicated' | 'torn') =>
+  all.reduce((a, r) => a + r[k], 0);
 
 await runSchedules<TortureReport>('soak', {
   run: (seed, durationMs, log) => torture({ seed, durationMs, log }),
@@ -16,5 +17,6 @@ await runSchedules<TortureReport>('soak', {
     ...(r.torn > 0 ? [`  torn, first: ${r.tornSample.join(' | ')}`] : []),
   ],
   failed: (r) => r.lost > 0 || r.torn > 0 || r.duplicated > r.allowedDuplicates,
-  summary: (all) => `${sum(all, 'written')} lines written, ${sum(all, 'delivered')} delivered, ${sum(all, 'lost')} lost, ${sum(all, 'duplicated')} duplicated, ${sum(all, 'torn')} torn`,
+  summary: (all) =>
+    `${sum(all, 'written')} lines written, ${sum(all, 'delivered')} delivered, ${sum(all, 'lost')} lost, ${sum(all, 'duplicated')} duplicated, ${sum(all, 'torn')} torn`,
 });

@@ -13,7 +13,18 @@
  * by the nature of truncation (see the README).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,13 +35,21 @@ import { promisify } from 'node:util';
 
 const gunzipAsync = promisify(gunzip);
 /** The compiled CLI, whether this module runs compiled (npm run soak) or from its source (the tests). */
-const MAIN = fileURLToPath(new URL(import.meta.url.includes('/dist/bench/') ? '../src/cli/main.js' : '../dist/src/cli/main.js', import.meta.url));
+const MAIN = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/bench/') ? '../src/cli/main.js' : '../dist/src/cli/main.js', import.meta.url),
+);
 
 /** sfc32: a small seeded generator, so a failing schedule can be replayed from its seed. */
 export function seededRandom(seed: number): () => number {
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed >>> 0;
+  let a = 0x9e3779b9,
+    b = 0x243f6a88,
+    c = 0xb7e15162,
+    d = seed >>> 0;
   const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     const t = (a + b) | 0;
     a = b ^ (b >>> 9);
     b = (c + (c << 3)) | 0;
@@ -105,7 +124,10 @@ class Receiver {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
     const body = req.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw;
-    const lines = body.toString('utf8').split('\n').filter((l) => l.length > 0);
+    const lines = body
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
     for (const l of lines) {
       let e: { seq?: unknown; len?: unknown; pad?: unknown; id?: unknown };
       try {
@@ -114,14 +136,29 @@ class Receiver {
         this.torn.push(l.slice(0, 200));
         continue;
       }
-      if (typeof e.seq !== 'number' || e.id !== `w${e.seq}` || typeof e.pad !== 'string' || e.pad.length !== e.len || /[^x]/.test(e.pad)) {
+      if (
+        typeof e.seq !== 'number' ||
+        e.id !== `w${e.seq}` ||
+        typeof e.pad !== 'string' ||
+        e.pad.length !== e.len ||
+        /[^x]/.test(e.pad)
+      ) {
         this.torn.push(l.slice(0, 200));
         continue;
       }
       this.seen.set(e.seq, (this.seen.get(e.seq) ?? 0) + 1);
     }
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ingested: lines.length, failed: 0, failures: [], processedBytes: body.length, blocksCreated: 0, walLength: 0 }));
+    res.end(
+      JSON.stringify({
+        ingested: lines.length,
+        failed: 0,
+        failures: [],
+        processedBytes: body.length,
+        blocksCreated: 0,
+        walLength: 0,
+      }),
+    );
   }
 }
 
@@ -206,7 +243,9 @@ export async function torture(o: TortureOptions): Promise<TortureReport> {
   await receiver.up();
   const config = join(dir, 'agent.yaml');
   // Rotated names match the include, so a kill during a rotation cannot lose the renamed file's tail.
-  writeFileSync(config, `
+  writeFileSync(
+    config,
+    `
 log: { level: info }
 service: { enabled: false }
 agent:
@@ -231,7 +270,8 @@ sinks:
     concurrency: ${CONCURRENCY}
     batch: { max_events: ${BATCH_EVENTS}, timeout: 50ms }
     retry: { initial_backoff: 20ms, max_backoff: 500ms }
-`);
+`,
+  );
   const agent = new AgentProcess(config);
   const ops: Record<string, number> = {};
   const count = (op: string) => (ops[op] = (ops[op] ?? 0) + 1);
@@ -365,14 +405,27 @@ sinks:
   }
   rmSync(dir, { recursive: true, force: true });
   return {
-    seed: o.seed, mode, written: seq, delivered: receiver.seen.size, lost: lost.length, duplicated, allowedDuplicates,
-    torn: receiver.torn.length, ops, lostSample: lost.slice(0, 20), tornSample: receiver.torn.slice(0, 5),
+    seed: o.seed,
+    mode,
+    written: seq,
+    delivered: receiver.seen.size,
+    lost: lost.length,
+    duplicated,
+    allowedDuplicates,
+    torn: receiver.torn.length,
+    ops,
+    lostSample: lost.slice(0, 20),
+    tornSample: receiver.torn.slice(0, 5),
   };
 }
 
 /** One line for people: what was written, delivered, lost, duplicated and torn, and the seed to replay it. */
 export function describeReport(r: TortureReport): string {
-  const ops = Object.entries(r.ops).map(([k, v]) => `${k} ${v}`).join(', ');
-  return `seed ${r.seed} (${r.mode}): ${r.written} lines written, ${r.delivered} delivered, ${r.lost} lost, ${r.duplicated} duplicated ` +
-    `(allowed ${r.allowedDuplicates}), ${r.torn} torn or merged; ${ops}`;
+  const ops = Object.entries(r.ops)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return (
+    `seed ${r.seed} (${r.mode}): ${r.written} lines written, ${r.delivered} delivered, ${r.lost} lost, ${r.duplicated} duplicated ` +
+    `(allowed ${r.allowedDuplicates}), ${r.torn} torn or merged; ${ops}`
+  );
 }

@@ -74,7 +74,16 @@ class Receiver {
       this.seen.set(id, (this.seen.get(id) ?? 0) + 1);
     }
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ingested: lines.length, failed: 0, failures: [], processedBytes: body.length, blocksCreated: 0, walLength: 0 }));
+    res.end(
+      JSON.stringify({
+        ingested: lines.length,
+        failed: 0,
+        failures: [],
+        processedBytes: body.length,
+        blocksCreated: 0,
+        walLength: 0,
+      }),
+    );
   }
 }
 
@@ -96,7 +105,8 @@ afterEach(async () => {
 
 function startAgent(config: string, env: Record<string, string> = {}): AgentProcess {
   const child = spawn(process.execPath, [CLI, 'agent', '-c', config], {
-    env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
   const logs: Record<string, unknown>[] = [];
@@ -120,14 +130,17 @@ function startAgent(config: string, env: Record<string, string> = {}): AgentProc
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return {
-    child, logs, exited,
+    child,
+    logs,
+    exited,
     async waitLog(msg, ms = 15_000) {
       const end = Date.now() + ms;
       for (;;) {
         const hit = logs.find((l) => l.msg === msg);
         if (hit) return hit;
         if (child.exitCode !== null) throw new Error(`agent exited (${child.exitCode}) before "${msg}": ${stderr}`);
-        if (Date.now() > end) throw new Error(`no "${msg}" in the agent's log: ${JSON.stringify(logs.slice(-5))} ${stderr}`);
+        if (Date.now() > end)
+          throw new Error(`no "${msg}" in the agent's log: ${JSON.stringify(logs.slice(-5))} ${stderr}`);
         await new Promise<void>((r) => {
           waiters.push(r);
           setTimeout(r, 100);
@@ -158,7 +171,9 @@ async function remoteSetup(delayMs = 0): Promise<{ dir: string; receiver: Receiv
 
 function remoteConfig(dir: string, receiverUrl: string, extra = ''): string {
   const file = join(dir, 'agent.yaml');
-  writeFileSync(file, `
+  writeFileSync(
+    file,
+    `
 log: { level: info }
 service: { enabled: false }
 agent:
@@ -184,7 +199,8 @@ sinks:
     dataset: logs
     batch: { max_events: 200, timeout: 100ms }
     retry: { initial_backoff: 20ms, max_backoff: 300ms }
-`);
+`,
+  );
   return file;
 }
 
@@ -197,7 +213,10 @@ describe('ferry validate', () => {
     expect(ok.stdout).toMatch(/valid \(1 source\(s\), 2 transform\(s\), 1 sink\(s\); service on 127\.0\.0\.1:8077\)/);
     const dir = tempDir();
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'sources:\n  a: { type: stdin }\nsinks:\n  out: { type: axiom, inputs: [nope], dataset: d, url: "http://x", token: t }\n');
+    writeFileSync(
+      bad,
+      'sources:\n  a: { type: stdin }\nsinks:\n  out: { type: axiom, inputs: [nope], dataset: d, url: "http://x", token: t }\n',
+    );
     const r = spawnSync(process.execPath, [CLI, 'validate', '-c', bad], { encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('sinks.out.inputs.0: unknown input "nope"');
@@ -208,7 +227,10 @@ describe('ferry validate', () => {
 
   it('accepts every example config in config/', () => {
     for (const f of ['ferry', 'host', 'sidecar', 'stdin']) {
-      const r = spawnSync(process.execPath, [CLI, 'validate', '-c', `config/${f}.yaml`], { encoding: 'utf8', env: { ...process.env, AXIOM_TOKEN: 't', FERRY_TOKEN: 't' } });
+      const r = spawnSync(process.execPath, [CLI, 'validate', '-c', `config/${f}.yaml`], {
+        encoding: 'utf8',
+        env: { ...process.env, AXIOM_TOKEN: 't', FERRY_TOKEN: 't' },
+      });
       expect(r.status, `${f}.yaml: ${r.stderr}`).toBe(0);
     }
   });
@@ -220,23 +242,31 @@ describe('ferry agent', () => {
     mkdirSync(join(dir, 'logs'));
     writeFileSync(join(dir, 'logs', 'app.log'), `${line(1)}${line(2)}not json\n`);
     const agent = startAgent('config/ferry.yaml', {
-      FERRY_LISTEN: '127.0.0.1:0', FERRY_AGENT_LISTEN: '127.0.0.1:0', FERRY_DATA_DIR: join(dir, 'data'),
-      FERRY_AGENT_DATA_DIR: join(dir, 'agent'), FERRY_LOG_GLOB: join(dir, 'logs', '*.log'),
+      FERRY_LISTEN: '127.0.0.1:0',
+      FERRY_AGENT_LISTEN: '127.0.0.1:0',
+      FERRY_DATA_DIR: join(dir, 'data'),
+      FERRY_AGENT_DATA_DIR: join(dir, 'agent'),
+      FERRY_LOG_GLOB: join(dir, 'logs', '*.log'),
     });
     const svc = (await agent.waitLog('event service listening')).url as string;
     const api = (await agent.waitLog('agent running')).api as string;
     appendFileSync(join(dir, 'logs', 'app.log'), line(3));
     const count = async () => {
       const r = await fetch(`${svc}/v1/datasets/_apl?format=legacy`, {
-        method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
         body: JSON.stringify({ apl: "['logs'] | project id, message, ['host.name'], ['log.file.path']" }),
       });
-      return r.status === 200 ? ((await r.json()) as { matches: { data: Record<string, unknown> }[] }).matches.map((m) => m.data) : [];
+      return r.status === 200
+        ? ((await r.json()) as { matches: { data: Record<string, unknown> }[] }).matches.map((m) => m.data)
+        : [];
     };
     await until('4 events stored', async () => (await count()).length === 4);
     const events = await count();
     expect(events.map((e) => e.id ?? e.message).sort()).toEqual(['e1', 'e2', 'e3', 'not json']);
-    expect(events.every((e) => e['log.file.path'] === join(dir, 'logs', 'app.log') && typeof e['host.name'] === 'string')).toBe(true);
+    expect(
+      events.every((e) => e['log.file.path'] === join(dir, 'logs', 'app.log') && typeof e['host.name'] === 'string'),
+    ).toBe(true);
 
     const metrics = await (await fetch(`${api}/metrics`)).text();
     expect(metrics).toContain('ferry_source_lines_total{source="app_logs"} 4');
@@ -244,14 +274,32 @@ describe('ferry agent', () => {
     expect(metrics).toMatch(/ferry_queue_depth_batches\{sink="local"\} 0/);
     expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
     expect(metrics).toMatch(/^ferry_monitors 0$/m);
-    expect(metrics).toContain(`ferry_source_file_lag_bytes{source="app_logs",path="${join(dir, 'logs', 'app.log')}"} 0`);
+    expect(metrics).toContain(
+      `ferry_source_file_lag_bytes{source="app_logs",path="${join(dir, 'logs', 'app.log')}"} 0`,
+    );
     const health = await fetch(`${api}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', sources: [{ name: 'app_logs', files: 1 }], sinks: [{ name: 'local', state: 'ok', queuedBatches: 0 }], monitors: { monitors: 0, failing: [] } });
+    expect(await health.json()).toEqual({
+      status: 'ok',
+      sources: [{ name: 'app_logs', files: 1 }],
+      sinks: [{ name: 'local', state: 'ok', queuedBatches: 0 }],
+      monitors: { monitors: 0, failing: [] },
+    });
     // Start-up says what runs: the pattern and the files it matches, and where the sink delivers.
-    expect(agent.logs.find((l) => l.msg === 'source started')).toMatchObject({ source: 'app_logs', include: [join(dir, 'logs', '*.log')], files: [join(dir, 'logs', 'app.log')] });
-    expect(agent.logs.find((l) => l.msg === 'file opened')).toMatchObject({ path: join(dir, 'logs', 'app.log'), offset: 0 });
-    expect(agent.logs.find((l) => l.msg === 'sink started')).toMatchObject({ sink: 'local', type: 'local', dataset: 'logs' });
+    expect(agent.logs.find((l) => l.msg === 'source started')).toMatchObject({
+      source: 'app_logs',
+      include: [join(dir, 'logs', '*.log')],
+      files: [join(dir, 'logs', 'app.log')],
+    });
+    expect(agent.logs.find((l) => l.msg === 'file opened')).toMatchObject({
+      path: join(dir, 'logs', 'app.log'),
+      offset: 0,
+    });
+    expect(agent.logs.find((l) => l.msg === 'sink started')).toMatchObject({
+      sink: 'local',
+      type: 'local',
+      dataset: 'logs',
+    });
 
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
@@ -296,7 +344,9 @@ describe('ferry agent', () => {
     // At least once: a kill repeats what was queued after the last checkpoint save (every 200 ms here;
     // the writer adds ~145 lines in that time) and the batch in flight: at most ~300 lines per kill.
     expect(receiver.duplicates).toBeLessThanOrEqual(rounds * 300);
-    console.log(`kill -9 loop: ${written} lines written, ${receiver.seen.size} delivered, ${receiver.duplicates} duplicates over ${rounds} kills`);
+    console.log(
+      `kill -9 loop: ${written} lines written, ${receiver.seen.size} delivered, ${receiver.duplicates} duplicates over ${rounds} kills`,
+    );
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
   });
@@ -304,7 +354,11 @@ describe('ferry agent', () => {
   it('SIGHUP reloads the config: lines after the reload take the new settings, none lost or repeated', async () => {
     const { dir, receiver } = await remoteSetup();
     const file = join(dir, 'logs', 'app.log');
-    const config = remoteConfig(dir, receiver.url, '  enrich: { type: enrich, inputs: [parse], fields: { version: "one" } }');
+    const config = remoteConfig(
+      dir,
+      receiver.url,
+      '  enrich: { type: enrich, inputs: [parse], fields: { version: "one" } }',
+    );
     const agent = startAgent(config);
     await agent.waitLog('agent running');
     appendFileSync(file, Array.from({ length: 100 }, (_, i) => line(i)).join(''));
@@ -324,18 +378,23 @@ describe('ferry agent', () => {
 
   it('stdin: app | ferry agent -c config/stdin.yaml exits 0 once every line is delivered, 1 saying why when it cannot be', async () => {
     const { dir, receiver } = await remoteSetup();
-    const run = (url: string, timeout = '60s', token = 'xaat-test') => new Promise<{ code: number | null; stderr: string; ms: number }>((resolve) => {
-      writeFileSync(join(dir, 'stdin.yaml'), readFileSync('config/stdin.yaml', 'utf8').replace('shutdown_timeout: 60s', `shutdown_timeout: ${timeout}`));
-      const started = Date.now();
-      const child = spawn(process.execPath, [CLI, 'agent', '-c', join(dir, 'stdin.yaml')], {
-        env: { ...process.env, FERRY_URL: url, FERRY_TOKEN: token, FERRY_AGENT_DATA_DIR: join(dir, 'state') }, stdio: ['pipe', 'ignore', 'pipe'],
+    const run = (url: string, timeout = '60s', token = 'xaat-test') =>
+      new Promise<{ code: number | null; stderr: string; ms: number }>((resolve) => {
+        writeFileSync(
+          join(dir, 'stdin.yaml'),
+          readFileSync('config/stdin.yaml', 'utf8').replace('shutdown_timeout: 60s', `shutdown_timeout: ${timeout}`),
+        );
+        const started = Date.now();
+        const child = spawn(process.execPath, [CLI, 'agent', '-c', join(dir, 'stdin.yaml')], {
+          env: { ...process.env, FERRY_URL: url, FERRY_TOKEN: token, FERRY_AGENT_DATA_DIR: join(dir, 'state') },
+          stdio: ['pipe', 'ignore', 'pipe'],
+        });
+        children.push(child);
+        let stderr = '';
+        child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('exit', (code) => resolve({ code, stderr, ms: Date.now() - started }));
+        child.stdin!.end(Array.from({ length: 500 }, (_, i) => line(i)).join(''));
       });
-      children.push(child);
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('exit', (code) => resolve({ code, stderr, ms: Date.now() - started }));
-      child.stdin!.end(Array.from({ length: 500 }, (_, i) => line(i)).join(''));
-    });
     expect((await run(receiver.url)).code).toBe(0);
     expect(receiver.seen.size).toBe(500);
     const down = await run('http://127.0.0.1:9', '1s');
@@ -345,7 +404,9 @@ describe('ferry agent', () => {
     receiver.token = 'xaat-right';
     const refused = await run(receiver.url, '60s', 'xaat-wrong');
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^ferry: sink out: refused: 401 Unauthorized: invalid or expired token; what was not delivered stays queued in .*queues$/m);
+    expect(refused.stderr).toMatch(
+      /^ferry: sink out: refused: 401 Unauthorized: invalid or expired token; what was not delivered stays queued in .*queues$/m,
+    );
     expect(refused.ms).toBeLessThan(30_000);
     // Nothing was dropped: the held batches go out with the right token.
     const fixed = await run(receiver.url, '60s', 'xaat-right');
@@ -354,7 +415,9 @@ describe('ferry agent', () => {
     receiver.refuse = 'invalid timestamp format';
     const dead = await run(receiver.url, '60s', 'xaat-right');
     expect(dead.code).toBe(1);
-    expect(dead.stderr).toBe(`ferry: sink out: 500 event(s) refused: 400 Bad Request: invalid timestamp format; kept in ${join(dir, 'state', 'dead-letter', 'out.ndjson')}\n`);
+    expect(dead.stderr).toBe(
+      `ferry: sink out: 500 event(s) refused: 400 Bad Request: invalid timestamp format; kept in ${join(dir, 'state', 'dead-letter', 'out.ndjson')}\n`,
+    );
   });
 
   it('a refused token holds the queue, shows in /health (503) and the log, and SIGHUP with the fixed token delivers everything; counters survive the reload', async () => {
@@ -366,13 +429,20 @@ describe('ferry agent', () => {
     const agent = startAgent(config);
     const api = (await agent.waitLog('agent running')).api as string;
     appendFileSync(file, Array.from({ length: 300 }, (_, i) => line(i)).join(''));
-    const refusal = await agent.waitLog('refused: 401 Unauthorized: invalid or expired token; the queue is held, nothing is dropped: fix the token or dataset and reload (SIGHUP); retrying (1/∞)');
+    const refusal = await agent.waitLog(
+      'refused: 401 Unauthorized: invalid or expired token; the queue is held, nothing is dropped: fix the token or dataset and reload (SIGHUP); retrying (1/∞)',
+    );
     expect(refusal).toMatchObject({ level: 50, sink: 'out', status: 401 });
     const health = await fetch(`${api}/health`);
     expect(health.status).toBe(503);
-    const body = await health.json() as { status: string; sinks: Record<string, unknown>[] };
+    const body = (await health.json()) as { status: string; sinks: Record<string, unknown>[] };
     expect(body.status).toBe('failing');
-    expect(body.sinks[0]).toMatchObject({ name: 'out', state: 'refused', lastError: 'refused: 401 Unauthorized: invalid or expired token', since: expect.any(String) });
+    expect(body.sinks[0]).toMatchObject({
+      name: 'out',
+      state: 'refused',
+      lastError: 'refused: 401 Unauthorized: invalid or expired token',
+      since: expect.any(String),
+    });
     expect(existsSync(join(dir, 'state', 'dead-letter', 'out.ndjson'))).toBe(false);
     const before = await (await fetch(`${api}/metrics`)).text();
     expect(before).toContain('ferry_source_lines_total{source="app"} 300');
@@ -394,18 +464,36 @@ describe('ferry agent', () => {
   it('says what it does: a pattern matching nothing is a warning at start and in /health, files found later are read whole', async () => {
     const { dir, receiver } = await remoteSetup();
     const config = remoteConfig(dir, receiver.url);
-    writeFileSync(config, readFileSync(config, 'utf8').replace(`${join(dir, 'logs')}/*.log`, `${join(dir, 'later')}/*.log`));
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8').replace(`${join(dir, 'logs')}/*.log`, `${join(dir, 'later')}/*.log`),
+    );
     const agent = startAgent(config);
     const api = (await agent.waitLog('agent running')).api as string;
-    const warning = await agent.waitLog('include pattern matches no file: directory ' + join(dir, 'later') + ' does not exist (yet); watching for files to appear');
+    const warning = await agent.waitLog(
+      'include pattern matches no file: directory ' +
+        join(dir, 'later') +
+        ' does not exist (yet); watching for files to appear',
+    );
     expect(warning).toMatchObject({ level: 40, source: 'app', pattern: `${join(dir, 'later')}/*.log` });
-    const health = await (await fetch(`${api}/health`)).json() as { status: string; sources: unknown[] };
-    expect(health).toMatchObject({ status: 'degraded', sources: [{ name: 'app', files: 0, warnings: [`include pattern ${join(dir, 'later')}/*.log matches no file (directory ${join(dir, 'later')} does not exist)`] }] });
+    const health = (await (await fetch(`${api}/health`)).json()) as { status: string; sources: unknown[] };
+    expect(health).toMatchObject({
+      status: 'degraded',
+      sources: [
+        {
+          name: 'app',
+          files: 0,
+          warnings: [
+            `include pattern ${join(dir, 'later')}/*.log matches no file (directory ${join(dir, 'later')} does not exist)`,
+          ],
+        },
+      ],
+    });
     mkdirSync(join(dir, 'later'));
     writeFileSync(join(dir, 'later', 'a.log'), `${line(1)}${line(2)}`);
     await until('2 delivered', () => receiver.seen.size === 2);
     await agent.waitLog('include pattern matches files now');
-    expect((await (await fetch(`${api}/health`)).json() as { status: string }).status).toBe('ok');
+    expect(((await (await fetch(`${api}/health`)).json()) as { status: string }).status).toBe('ok');
     renameSync(join(dir, 'later', 'a.log'), join(dir, 'later', 'a.log.1'));
     await agent.waitLog('file rotated');
     await agent.waitLog('file released');
@@ -419,20 +507,47 @@ describe('ferry agent', () => {
     mkdirSync(join(logDir, 'app'), { recursive: true });
     writeFileSync(join(logDir, 'syslog'), 'Nov 20 10:00:00 oldhost cron[1]: history, before the first start\n');
     const agent = startAgent('config/host.yaml', {
-      AXIOM_URL: receiver.url, AXIOM_TOKEN: 'xaat-test', FERRY_LOG_DIR: logDir, FERRY_TIMEZONE: 'Europe/Paris',
-      FERRY_AGENT_DATA_DIR: join(dir, 'state'), FERRY_AGENT_LISTEN: '127.0.0.1:0',
+      AXIOM_URL: receiver.url,
+      AXIOM_TOKEN: 'xaat-test',
+      FERRY_LOG_DIR: logDir,
+      FERRY_TIMEZONE: 'Europe/Paris',
+      FERRY_AGENT_DATA_DIR: join(dir, 'state'),
+      FERRY_AGENT_LISTEN: '127.0.0.1:0',
     });
     const api = (await agent.waitLog('agent running')).api as string;
     // Debian has no /var/log/messages: a warning, but the source reads the others and is healthy.
-    expect(agent.logs.filter((l) => l.msg === 'include pattern matches no file yet; watching for files to appear' && l.source === 'system').map((l) => l.pattern))
-      .toEqual([join(logDir, 'messages'), join(logDir, 'auth.log')]);
-    expect((await (await fetch(`${api}/health`)).json() as { sources: unknown[] }).sources).toContainEqual({ name: 'system', files: 1, warnings: [`include pattern ${join(logDir, 'messages')} matches no file`, `include pattern ${join(logDir, 'auth.log')} matches no file`] });
+    expect(
+      agent.logs
+        .filter(
+          (l) => l.msg === 'include pattern matches no file yet; watching for files to appear' && l.source === 'system',
+        )
+        .map((l) => l.pattern),
+    ).toEqual([join(logDir, 'messages'), join(logDir, 'auth.log')]);
+    expect(((await (await fetch(`${api}/health`)).json()) as { sources: unknown[] }).sources).toContainEqual({
+      name: 'system',
+      files: 1,
+      warnings: [
+        `include pattern ${join(logDir, 'messages')} matches no file`,
+        `include pattern ${join(logDir, 'auth.log')} matches no file`,
+      ],
+    });
     appendFileSync(join(logDir, 'syslog'), 'Nov 23 19:05:01 myhost sshd[123]: Accepted publickey for deploy\n');
     writeFileSync(join(logDir, 'auth.log'), 'Nov 23 19:05:02 myhost sudo: deploy : TTY=pts/0 ; COMMAND=/bin/true\n');
     await until('2 events', () => receiver.events.length === 2);
     const byApp = Object.fromEntries(receiver.events.map((e) => [e.appname, e]));
-    expect(byApp.sshd).toMatchObject({ hostname: 'myhost', procid: '123', message: 'Accepted publickey for deploy', _time: expect.stringMatching(/^\d{4}-11-23T18:05:01\.000Z$/), environment: 'production', 'log.file.path': join(logDir, 'syslog') });
-    expect(byApp.sudo).toMatchObject({ hostname: 'myhost', message: 'deploy : TTY=pts/0 ; COMMAND=/bin/true', 'log.file.path': join(logDir, 'auth.log') });
+    expect(byApp.sshd).toMatchObject({
+      hostname: 'myhost',
+      procid: '123',
+      message: 'Accepted publickey for deploy',
+      _time: expect.stringMatching(/^\d{4}-11-23T18:05:01\.000Z$/),
+      environment: 'production',
+      'log.file.path': join(logDir, 'syslog'),
+    });
+    expect(byApp.sudo).toMatchObject({
+      hostname: 'myhost',
+      message: 'deploy : TTY=pts/0 ; COMMAND=/bin/true',
+      'log.file.path': join(logDir, 'auth.log'),
+    });
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
   });
@@ -440,14 +555,17 @@ describe('ferry agent', () => {
   it('passthrough: a file source feeding a sink directly ships JSON lines as written, other lines as {message}', async () => {
     const { dir, receiver } = await remoteSetup();
     const config = join(dir, 'agent.yaml');
-    writeFileSync(config, `
+    writeFileSync(
+      config,
+      `
 service: { enabled: false }
 agent: { data_dir: ${join(dir, 'state')}, api: { enabled: false } }
 sources:
   app: { type: file, include: ["${join(dir, 'logs')}/*.log"], poll_interval: 50ms }
 sinks:
   out: { type: axiom, inputs: [app], url: ${receiver.url}, token: t, dataset: d, batch: { timeout: 100ms }, compression: zstd }
-`);
+`,
+    );
     const agent = startAgent(config);
     await agent.waitLog('agent running');
     writeFileSync(join(dir, 'logs', 'app.log'), '{"id": "e1",   "kept": "as written"}\nplain words\n');
@@ -462,7 +580,9 @@ sinks:
     const agent = startAgent(remoteConfig(dir, receiver.url));
     const api = (await agent.waitLog('agent running')).api as string;
     writeFileSync(join(dir, 'logs', 'app.log'), Array.from({ length: 1000 }, (_, i) => line(i)).join(''));
-    await until('read', async () => /ferry_source_lines_total\{source="app"\} 1000/.test(await (await fetch(`${api}/metrics`)).text()));
+    await until('read', async () =>
+      /ferry_source_lines_total\{source="app"\} 1000/.test(await (await fetch(`${api}/metrics`)).text()),
+    );
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);
     expect(receiver.seen.size).toBe(1000);

@@ -4,7 +4,7 @@ import { addedField, Event } from '../src/agent/event.js';
 const line = '{"level":"info","msg":"hi"}';
 
 describe('an event owns its text', () => {
-  it('ships the line\'s own text, with added fields spliced in before its closing brace', () => {
+  it("ships the line's own text, with added fields spliced in before its closing brace", () => {
     const e = Event.of(JSON.parse(line) as Record<string, unknown>, line);
     e.add(addedField('host.name', 'h1'));
     e.add(addedField('n', 2));

@@ -1,4 +1,17 @@
-import { appendFileSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileSource, type FileSourceOptions } from '../src/agent/sources/file/file-source.js';
@@ -22,9 +35,18 @@ async function tail(dir: string, o: Partial<FileSourceOptions> = {}, ack = true)
   const lines: SourceLine[] = [];
   const errors: unknown[] = [];
   const source = new FileSource('files', {
-    include: [join(dir, 'logs', '*.log')], exclude: [], startAt: 'beginning', pollIntervalMs: 25, checkpointIntervalMs: 50,
-    stateDir: join(dir, 'state'), maxLineBytes: 1024, chunkBytes: 64 * 1024, rotateWaitMs: 300, fingerprintBytes: 64,
-    onError: (e) => errors.push(e), ...o,
+    include: [join(dir, 'logs', '*.log')],
+    exclude: [],
+    startAt: 'beginning',
+    pollIntervalMs: 25,
+    checkpointIntervalMs: 50,
+    stateDir: join(dir, 'state'),
+    maxLineBytes: 1024,
+    chunkBytes: 64 * 1024,
+    rotateWaitMs: 300,
+    fingerprintBytes: 64,
+    onError: (e) => errors.push(e),
+    ...o,
   });
   await source.start(async (l) => {
     lines.push(l);
@@ -32,7 +54,8 @@ async function tail(dir: string, o: Partial<FileSourceOptions> = {}, ack = true)
   });
   let stopped = false;
   const h: Harness = {
-    source, lines,
+    source,
+    lines,
     texts: () => lines.map((l) => l.text),
     async stop() {
       if (stopped) return;
@@ -77,9 +100,20 @@ describe('file source', () => {
     }
     const got: string[] = [];
     const source = new FileSource('files', {
-      include: [join(dir, 'logs', '*.log')], exclude: [], startAt: 'beginning', pollIntervalMs: 25, checkpointIntervalMs: 50,
-      stateDir: join(dir, 'state'), maxLineBytes: 4096, chunkBytes: 1000, rotateWaitMs: 300, fingerprintBytes: 64, decode: false,
-      onError: (e) => { throw e; },
+      include: [join(dir, 'logs', '*.log')],
+      exclude: [],
+      startAt: 'beginning',
+      pollIntervalMs: 25,
+      checkpointIntervalMs: 50,
+      stateDir: join(dir, 'state'),
+      maxLineBytes: 4096,
+      chunkBytes: 1000,
+      rotateWaitMs: 300,
+      fingerprintBytes: 64,
+      decode: false,
+      onError: (e) => {
+        throw e;
+      },
     });
     let n = 0;
     await source.start((l) => {
@@ -88,12 +122,22 @@ describe('file source', () => {
         got.push(l.raw!.toString());
         return undefined;
       }
-      return new Promise<void>((r) => setImmediate(() => {
-        got.push(l.raw!.toString());
-        r();
-      }));
+      return new Promise<void>((r) =>
+        setImmediate(() => {
+          got.push(l.raw!.toString());
+          r();
+        }),
+      );
     });
-    running.push({ source, lines: [], texts: () => [], stop: async () => { await source.stop(); await source.close(); } });
+    running.push({
+      source,
+      lines: [],
+      texts: () => [],
+      stop: async () => {
+        await source.stop();
+        await source.close();
+      },
+    });
     await until('every line', () => got.length === 800);
     for (const [name, lines] of expected) expect(got.filter((l) => l.startsWith(`{"${name}"`))).toEqual(lines);
   });
@@ -199,7 +243,10 @@ describe('file source', () => {
     const texts = h.texts();
     expect(texts.filter((t) => t.startsWith('x'))).toEqual(Array.from({ length: 150 }, (_, i) => `x ${i}`));
     expect(texts.filter((t) => t.startsWith('y'))).toEqual(Array.from({ length: 30 }, (_, i) => `y ${i}`));
-    await until('the old file let go', () => (h.source.gauges().find((g) => g.name === 'ferry_source_open_files')!.value === 1));
+    await until(
+      'the old file let go',
+      () => h.source.gauges().find((g) => g.name === 'ferry_source_open_files')!.value === 1,
+    );
     expect(h.source.counters.rotations).toBe(1);
   });
 
@@ -212,7 +259,10 @@ describe('file source', () => {
     renameSync(f, join(logs, 'app.log.1'));
     appendFileSync(join(logs, 'app.log.1'), numbered('x', 20, 5));
     writeFileSync(f, numbered('y', 0, 3));
-    await until("28", () => h.lines.length === 28).catch((e) => { console.log(h.texts()); throw e; });
+    await until('28', () => h.lines.length === 28).catch((e) => {
+      console.log(h.texts());
+      throw e;
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect(h.lines.length).toBe(28);
     expect(new Set(h.texts()).size).toBe(28);
@@ -252,7 +302,10 @@ describe('file source', () => {
     await until('50', () => h.lines.length === 50);
     copyFileSync(f, join(logs, 'app.log.1'));
     truncateSync(f, 0);
-    await until('truncation seen', () => (h.source.gauges().find((g) => g.name === 'ferry_source_truncations_total')!.value === 1));
+    await until(
+      'truncation seen',
+      () => h.source.gauges().find((g) => g.name === 'ferry_source_truncations_total')!.value === 1,
+    );
     appendFileSync(f, numbered('y', 0, 10));
     await until('60', () => h.lines.length === 60);
     expect(h.texts().slice(50)).toEqual(Array.from({ length: 10 }, (_, i) => `y ${i}`));
@@ -282,7 +335,7 @@ describe('file source', () => {
     closeSync(fd);
     await until('21', () => h.lines.length === 21);
     expect(h.texts().at(-1)).toBe('last line without newline');
-    await until('released', () => (h.source.gauges().find((g) => g.name === 'ferry_source_open_files')!.value === 0));
+    await until('released', () => h.source.gauges().find((g) => g.name === 'ferry_source_open_files')!.value === 0);
   });
 
   it('many files at once: every line exactly once', async () => {
@@ -299,7 +352,11 @@ describe('file source', () => {
     writeFileSync(join(logs, 'app.log'), `short\n${'z'.repeat(5000)}\nafter\n`);
     const h = await tail(dir);
     await until('3', () => h.lines.length === 3);
-    expect(h.lines.map((l) => [l.text.length, l.truncated])).toEqual([[5, false], [1024, true], [5, false]]);
+    expect(h.lines.map((l) => [l.text.length, l.truncated])).toEqual([
+      [5, false],
+      [1024, true],
+      [5, false],
+    ]);
     expect(h.source.counters.truncatedLines).toBe(1);
   });
 
@@ -309,7 +366,9 @@ describe('file source', () => {
     const h = await tail(dir);
     await until('3', () => h.lines.length === 3);
     await h.stop();
-    const cp = JSON.parse(readFileSync(h.source.checkpointFile, 'utf8')) as { files: { path: string; offset: number }[] };
+    const cp = JSON.parse(readFileSync(h.source.checkpointFile, 'utf8')) as {
+      files: { path: string; offset: number }[];
+    };
     expect(cp.files).toEqual([expect.objectContaining({ path: join(logs, 'app.log'), offset: 12 })]);
   });
 });

@@ -51,7 +51,10 @@ describe('multiline', () => {
   });
 
   it('a start pattern begins events; a quiet input is flushed after the timeout', async () => {
-    expect(await join(['[1] a', 'more', '[2] b', 'x', 'y'], { start: '^\\[\\d+\\]' })).toEqual(['[1] a\nmore', '[2] b\nx\ny']);
+    expect(await join(['[1] a', 'more', '[2] b', 'x', 'y'], { start: '^\\[\\d+\\]' })).toEqual([
+      '[1] a\nmore',
+      '[2] b\nx\ny',
+    ]);
     const out: string[] = [];
     const m = new Multiline({ start: '^\\[', timeoutMs: 30 }, async (t) => void out.push(t));
     await m.push('[1] a');

@@ -48,8 +48,11 @@ async function receiver(): Promise<{ url: string; received: number[]; state: { f
 }
 
 function sinkTo(url: string): SendChain {
-  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't' }),
-    { name: 'out', deadLetter: new DeadLetterFile(`${tempDir()}/dl.ndjson`), backoff: { initialMs: 5, maxMs: 40 } });
+  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't' }), {
+    name: 'out',
+    deadLetter: new DeadLetterFile(`${tempDir()}/dl.ndjson`),
+    backoff: { initialMs: 5, maxMs: 40 },
+  });
   cleanups.push(() => s.close());
   return s;
 }
@@ -65,12 +68,18 @@ const until = async (cond: () => boolean, ms = 10_000) => {
 describe('batcher', () => {
   it('cuts batches by count, by bytes, and by time', async () => {
     const batches: string[][] = [];
-    const b = new Batcher({ maxEvents: 10, maxBytes: 1000, timeoutMs: 50 }, async (b) => void batches.push(splitLines(Buffer.concat(b))));
+    const b = new Batcher(
+      { maxEvents: 10, maxBytes: 1000, timeoutMs: 50 },
+      async (b) => void batches.push(splitLines(Buffer.concat(b))),
+    );
     for (let i = 0; i < 25; i++) await b.add(`{"i":${i}}`);
     expect(batches.map((x) => x.length)).toEqual([10, 10]);
     await until(() => batches.length === 3);
     expect(batches[2]).toHaveLength(5);
-    const big = new Batcher({ maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 }, async (b) => void batches.push(splitLines(Buffer.concat(b))));
+    const big = new Batcher(
+      { maxEvents: 1000, maxBytes: 100, timeoutMs: 10_000 },
+      async (b) => void batches.push(splitLines(Buffer.concat(b))),
+    );
     for (let i = 0; i < 4; i++) await big.add('x'.repeat(40));
     await until(() => batches.length === 4);
     expect(batches[3]).toHaveLength(3); // 3 × 41 bytes passes 100
@@ -78,7 +87,7 @@ describe('batcher', () => {
     expect(batches[4]).toHaveLength(1);
   });
 
-  it('reuses a batch\'s memory only after the batch was handed on, so slow hand-overs see their own lines', async () => {
+  it("reuses a batch's memory only after the batch was handed on, so slow hand-overs see their own lines", async () => {
     const seen: string[][] = [];
     // Each hand-over reads its batch only after later batches have started gathering.
     const b = new Batcher({ maxEvents: 5, maxBytes: 1 << 20, timeoutMs: 10_000 }, async (batch) => {
@@ -99,10 +108,14 @@ describe('batcher', () => {
       await new Promise((r) => setTimeout(r, 3));
       return gzipSync(stage);
     };
-    const b = new Batcher({ maxEvents: 100_000, maxBytes: 3 * STAGE_BYTES, timeoutMs: 10_000 }, async (batch) => {
-      await new Promise((r) => setTimeout(r, 5));
-      bodies.push(Buffer.concat(batch));
-    }, encode);
+    const b = new Batcher(
+      { maxEvents: 100_000, maxBytes: 3 * STAGE_BYTES, timeoutMs: 10_000 },
+      async (batch) => {
+        await new Promise((r) => setTimeout(r, 5));
+        bodies.push(Buffer.concat(batch));
+      },
+      encode,
+    );
     const lines = Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(i % 300) }));
     for (const [i, l] of lines.entries()) await b.add(i % 2 ? l : Buffer.from(l)); // strings and bytes alike
     await b.flush();
@@ -113,7 +126,11 @@ describe('batcher', () => {
 
   it('gives a line longer than a stage a part of its own, between the lines around it', async () => {
     const bodies: Buffer[][] = [];
-    const b = new Batcher({ maxEvents: 100, maxBytes: 8 * STAGE_BYTES, timeoutMs: 10_000 }, async (batch) => void bodies.push(batch), async (s) => gzipSync(s));
+    const b = new Batcher(
+      { maxEvents: 100, maxBytes: 8 * STAGE_BYTES, timeoutMs: 10_000 },
+      async (batch) => void bodies.push(batch),
+      async (s) => gzipSync(s),
+    );
     const long = JSON.stringify({ big: 'y'.repeat(STAGE_BYTES + 10) });
     await b.add('{"a":1}');
     await b.add(long);
@@ -126,10 +143,14 @@ describe('batcher', () => {
 
   it('keeps every line whole when two sources add at once, long lines and encoding waits included', async () => {
     const bodies: Buffer[] = [];
-    const b = new Batcher({ maxEvents: 100_000, maxBytes: 4 * STAGE_BYTES, timeoutMs: 5 }, async (batch) => void bodies.push(Buffer.concat(batch)), async (stage) => {
-      await new Promise((r) => setTimeout(r, 2)); // slow: adds wait for an encoding slot
-      return gzipSync(stage);
-    });
+    const b = new Batcher(
+      { maxEvents: 100_000, maxBytes: 4 * STAGE_BYTES, timeoutMs: 5 },
+      async (batch) => void bodies.push(Buffer.concat(batch)),
+      async (stage) => {
+        await new Promise((r) => setTimeout(r, 2)); // slow: adds wait for an encoding slot
+        return gzipSync(stage);
+      },
+    );
     const long = (i: number) => JSON.stringify({ a: i, big: 'L'.repeat(STAGE_BYTES + (i % 7)) });
     const short = (src: string, i: number) => JSON.stringify({ [src]: i, pad: 's'.repeat(i % 500) });
     const expected: string[] = [];
@@ -161,7 +182,7 @@ describe('batcher', () => {
 });
 
 describe('buffer pool', () => {
-  it('hands a given-back buffer\'s memory out again, keeps the largest spares and leaves views alone', () => {
+  it("hands a given-back buffer's memory out again, keeps the largest spares and leaves views alone", () => {
     const pool = new BufferPool(2);
     const a = pool.take(1000);
     a.fill(1);
@@ -190,7 +211,10 @@ describe('batcher → disk queue → sink', () => {
     const delivery = new Delivery(queue, sinkTo(r.url));
     delivery.start();
     cleanups.push(() => delivery.stop());
-    const batcher = new Batcher({ maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 20 }, async (b) => void (await queue.push(b)));
+    const batcher = new Batcher(
+      { maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 20 },
+      async (b) => void (await queue.push(b)),
+    );
     for (let i = 0; i < 1000; i++) await batcher.add(JSON.stringify({ i }));
     await batcher.flush();
     await new Promise((res) => setTimeout(res, 200));
@@ -212,7 +236,11 @@ describe('batcher → disk queue → sink', () => {
     const delivery = new Delivery(queue, sink);
     delivery.start();
     cleanups.push(() => delivery.stop());
-    const batcher = new Batcher({ maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 }, async (b) => void (await queue.push(b)), (b) => sink.encode!(b));
+    const batcher = new Batcher(
+      { maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 },
+      async (b) => void (await queue.push(b)),
+      (b) => sink.encode!(b),
+    );
     let raw = 0;
     for (let i = 0; i < 2000; i++) {
       const line = JSON.stringify({ i, message: 'GET /api/v1/orders HTTP/1.1 200', host: 'web-1' });
@@ -222,7 +250,12 @@ describe('batcher → disk queue → sink', () => {
     await batcher.flush();
     expect(queue.depthRecords).toBe(4);
     expect(queue.depthBytes).toBeLessThan(raw / 4);
-    const segment = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!));
+    const segment = readFileSync(
+      join(
+        dir,
+        readdirSync(dir).find((f) => f.endsWith('.log'))!,
+      ),
+    );
     expect([segment[8], segment[9]]).toEqual([0x1f, 0x8b]); // the first record's payload is a gzip member
     r.state.failing = false;
     await until(() => r.received.length === 2000);
@@ -235,7 +268,8 @@ describe('batcher → disk queue → sink', () => {
     const downSink = sinkTo('http://127.0.0.1:1');
     let delivery = new Delivery(queue, downSink);
     delivery.start();
-    for (let b = 0; b < 5; b++) await queue.push(Buffer.from([0, 1].map((k) => JSON.stringify({ i: b * 2 + k })).join('\n')));
+    for (let b = 0; b < 5; b++)
+      await queue.push(Buffer.from([0, 1].map((k) => JSON.stringify({ i: b * 2 + k })).join('\n')));
     await downSink.close();
     await delivery.stop();
     await queue.close();
@@ -286,13 +320,19 @@ describe('delivery with several batches in flight', () => {
     for (let i = 0; i < 4; i++) await queue.push(Buffer.from(`{"batch":${i}}`));
     const release = new Map<number, () => void>();
     const sent: number[] = [];
-    const delivery = new Delivery(queue, {
-      send: (b: Buffer) => new Promise<void>((r) => {
-        const n = (JSON.parse(b.toString()) as { batch: number }).batch;
-        sent.push(n);
-        release.set(n, r);
-      }),
-    }, () => undefined, 3);
+    const delivery = new Delivery(
+      queue,
+      {
+        send: (b: Buffer) =>
+          new Promise<void>((r) => {
+            const n = (JSON.parse(b.toString()) as { batch: number }).batch;
+            sent.push(n);
+            release.set(n, r);
+          }),
+      },
+      () => undefined,
+      3,
+    );
     delivery.start();
     cleanups.push(() => delivery.stop());
     await until(() => sent.length === 3); // three in flight, the fourth waits for room
@@ -324,15 +364,31 @@ describe('what a sink ships for each line', () => {
 
   it('a parsed JSON line keeps its text with enrichment spliced in, unless a field would be overwritten', async () => {
     const out: string[] = [];
-    const enrich = new EnrichTransform('e', { hostField: 'host.name', pathField: 'log.file.path', fields: { env: 'prod' } }, async (e) => void out.push(lineOf(e) as string));
+    const enrich = new EnrichTransform(
+      'e',
+      { hostField: 'host.name', pathField: 'log.file.path', fields: { env: 'prod' } },
+      async (e) => void out.push(lineOf(e) as string),
+    );
     const parse = new ParseTransform('p', { parser: jsonParser, settings: undefined }, (e) => enrich.process(e));
     const text = '{"msg": "hi",  "n": 1.50}'; // spacing and number format kept as written
     await parse.process({ ...base, text });
-    expect(out[0]).toBe(`{"msg": "hi",  "n": 1.50,"host.name":${JSON.stringify(hostname())},"log.file.path":"/var/log/app.log","env":"prod"}`);
+    expect(out[0]).toBe(
+      `{"msg": "hi",  "n": 1.50,"host.name":${JSON.stringify(hostname())},"log.file.path":"/var/log/app.log","env":"prod"}`,
+    );
     await parse.process({ ...base, text: '{"env":"dev","n":1}' }); // has env: serialised again, env overwritten
-    expect(JSON.parse(out[1]!)).toEqual({ env: 'prod', n: 1, 'host.name': hostname(), 'log.file.path': '/var/log/app.log' });
+    expect(JSON.parse(out[1]!)).toEqual({
+      env: 'prod',
+      n: 1,
+      'host.name': hostname(),
+      'log.file.path': '/var/log/app.log',
+    });
     await parse.process({ ...base, text: 'not json' });
-    expect(JSON.parse(out[2]!)).toEqual({ message: 'not json', 'host.name': hostname(), 'log.file.path': '/var/log/app.log', env: 'prod' });
+    expect(JSON.parse(out[2]!)).toEqual({
+      message: 'not json',
+      'host.name': hostname(),
+      'log.file.path': '/var/log/app.log',
+      env: 'prod',
+    });
     for (const l of out) expect(() => JSON.parse(l)).not.toThrow();
   });
 });

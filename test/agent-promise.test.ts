@@ -20,7 +20,9 @@ describe('no line lost (model-based torture)', () => {
   });
 
   it('every line written arrives at least once and whole, through rotations, truncations, kill -9 and receiver restarts', async () => {
-    const seed = process.env.FERRY_TORTURE_SEED ? Number(process.env.FERRY_TORTURE_SEED) : Math.floor(Math.random() * 2 ** 31);
+    const seed = process.env.FERRY_TORTURE_SEED
+      ? Number(process.env.FERRY_TORTURE_SEED)
+      : Math.floor(Math.random() * 2 ** 31);
     const r = await torture({ seed, durationMs: 50_000 });
     const summary = `${describeReport(r)} (replay: FERRY_TORTURE_SEED=${seed} npx vitest run test/agent-promise.test.ts)`;
     console.log(summary);

@@ -7,7 +7,7 @@ import { tempDir } from './helpers.js';
 
 const texts = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
 
-describe('segment log (the agent\'s disk queue)', () => {
+describe("segment log (the agent's disk queue)", () => {
   it('reads back in order across segments, keeps what is not acknowledged across reopen, deletes what is', async () => {
     const dir = tempDir('ferry-queue-');
     let log = await SegmentLog.open(dir, { segmentBytes: 100 });
@@ -46,7 +46,10 @@ describe('segment log (the agent\'s disk queue)', () => {
     let log = await SegmentLog.open(dir);
     await log.append([Buffer.from('one'), Buffer.from('two')]);
     await log.close();
-    const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!);
+    const file = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith('.log'))!,
+    );
     const whole = statSync(file).size;
     // Half a record, as a crash in the middle of a write leaves it.
     const header = Buffer.alloc(8);
@@ -64,7 +67,10 @@ describe('segment log (the agent\'s disk queue)', () => {
     let log = await SegmentLog.open(dir);
     await log.append([Buffer.from('good'), Buffer.from('flipped'), Buffer.from('after')]);
     await log.close();
-    const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!);
+    const file = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith('.log'))!,
+    );
     const bytes = readFileSync(file);
     bytes[8 + 4 + 8 + 2] = bytes[8 + 4 + 8 + 2]! ^ 0xff; // a bit flip inside the payload of the second record
     writeFileSync(file, bytes);
@@ -85,7 +91,9 @@ describe('segment log (the agent\'s disk queue)', () => {
       }`;
     const ackedPerRound: number[] = [];
     for (let round = 0; round < 3; round++) {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let acked = -1;
       let buf = '';
       await new Promise<void>((done) => {

@@ -30,7 +30,10 @@ function chain(sink: Sink, o: { maxAttempts?: number; refusal?: 'hold' | 'dead-l
   const c = new SendChain(sink, { name: 's', deadLetter, backoff: { initialMs: 1, maxMs: 5 }, health, ...o });
   const dead = (): Record<string, unknown>[] => {
     try {
-      return readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      return readFileSync(deadLetter.path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     } catch {
       return []; // nothing dead-lettered yet: no file
     }
@@ -40,7 +43,11 @@ function chain(sink: Sink, o: { maxAttempts?: number; refusal?: 'hold' | 'dead-l
 
 describe('the send chain around every sink', () => {
   it('retries what the sink says to try later, after the wait it asks for, and counts the retries', async () => {
-    const sink = new ScriptedSink((_l, n) => n < 3 ? { kind: 'retry', trouble: { kind: 'throttled', status: 429, message: 'slow down' }, waitMs: 60 } : { kind: 'delivered' });
+    const sink = new ScriptedSink((_l, n) =>
+      n < 3
+        ? { kind: 'retry', trouble: { kind: 'throttled', status: 429, message: 'slow down' }, waitMs: 60 }
+        : { kind: 'delivered' },
+    );
     const { c, reports, health } = chain(sink);
     const started = Date.now();
     await c.send(ndjson(events(5)));
@@ -53,17 +60,34 @@ describe('the send chain around every sink', () => {
   });
 
   it('splits what is too large until it fits, and dead-letters a single event that never does', async () => {
-    const sink = new ScriptedSink((lines) => lines.length > 2 || lines.some((l) => l.includes('"i":6')) ? { kind: 'too-large' } : { kind: 'delivered' });
+    const sink = new ScriptedSink((lines) =>
+      lines.length > 2 || lines.some((l) => l.includes('"i":6')) ? { kind: 'too-large' } : { kind: 'delivered' },
+    );
     const { c, dead } = chain(sink);
     await c.send(ndjson(events(9)));
-    expect([...sink.delivered].sort()).toEqual(events(9).filter((e) => !e.includes('"i":6')).sort());
-    expect(dead()).toEqual([{ time: expect.any(String), sink: 's', status: 413, error: '413 Payload Too Large: the receiver refused this event as too large', event: { i: 6 } }]);
+    expect([...sink.delivered].sort()).toEqual(
+      events(9)
+        .filter((e) => !e.includes('"i":6'))
+        .sort(),
+    );
+    expect(dead()).toEqual([
+      {
+        time: expect.any(String),
+        sink: 's',
+        status: 413,
+        error: '413 Payload Too Large: the receiver refused this event as too large',
+        event: { i: 6 },
+      },
+    ]);
     expect(c.counters).toMatchObject({ eventsOut: 8, deadLettered: 1 });
   });
 
   it('holds the queue on a refusal the operator can fix, and dead-letters it for ferry pipe', async () => {
     let fixed = false;
-    const refusing = () => new ScriptedSink(() => fixed ? { kind: 'delivered' } : { kind: 'refused', status: 401, reason: 'invalid token', config: true });
+    const refusing = () =>
+      new ScriptedSink(() =>
+        fixed ? { kind: 'delivered' } : { kind: 'refused', status: 401, reason: 'invalid token', config: true },
+      );
     const held = chain(refusing());
     const sending = held.c.send(ndjson(events(2)));
     await new Promise((r) => setTimeout(r, 50));
@@ -76,23 +100,42 @@ describe('the send chain around every sink', () => {
     fixed = false;
     const piped = chain(refusing(), { refusal: 'dead-letter' });
     await piped.c.send(ndjson(events(2)));
-    expect(piped.dead().map((d) => [d.status, d.error])).toEqual([[401, '401 Unauthorized: invalid token'], [401, '401 Unauthorized: invalid token']]);
+    expect(piped.dead().map((d) => [d.status, d.error])).toEqual([
+      [401, '401 Unauthorized: invalid token'],
+      [401, '401 Unauthorized: invalid token'],
+    ]);
   });
 
   it('dead-letters a refused batch and the failures of a partly refused one, with their reasons', async () => {
-    const sink = new ScriptedSink((lines) => lines.length === 1 ? { kind: 'refused', status: 400, reason: 'bad body', config: false } : { kind: 'partly-refused', events: lines.length, failures: ['event 2: no'] });
+    const sink = new ScriptedSink((lines) =>
+      lines.length === 1
+        ? { kind: 'refused', status: 400, reason: 'bad body', config: false }
+        : { kind: 'partly-refused', events: lines.length, failures: ['event 2: no'] },
+    );
     const { c, dead, reports } = chain(sink);
     await c.send(ndjson(events(1)));
     await c.send(ndjson(events(3)));
-    expect(dead().map((d) => [d.status, d.error, d.event])).toEqual([[400, '400 Bad Request: bad body', { i: 0 }], [200, 'event 2: no', undefined]]);
+    expect(dead().map((d) => [d.status, d.error, d.event])).toEqual([
+      [400, '400 Bad Request: bad body', { i: 0 }],
+      [200, 'event 2: no', undefined],
+    ]);
     expect(c.counters).toMatchObject({ eventsOut: 3, deadLettered: 2 });
     expect(reports).toHaveLength(2);
   });
 
   it('gives up after the attempt limit, saying the last trouble, and stops at once on what cannot be sent', async () => {
-    const { c } = chain(new ScriptedSink(() => ({ kind: 'retry', trouble: { kind: 'unreachable', message: 'connect ECONNREFUSED' } })), { maxAttempts: 3 });
+    const { c } = chain(
+      new ScriptedSink(() => ({ kind: 'retry', trouble: { kind: 'unreachable', message: 'connect ECONNREFUSED' } })),
+      { maxAttempts: 3 },
+    );
     await expect(c.send(ndjson(events(1)))).rejects.toThrow('giving up after 3 attempts: connect ECONNREFUSED');
-    const closing = chain(new ScriptedSink(() => ({ kind: 'retry', trouble: { kind: 'failing', status: 503, message: 'down' }, waitMs: 10_000 })));
+    const closing = chain(
+      new ScriptedSink(() => ({
+        kind: 'retry',
+        trouble: { kind: 'failing', status: 503, message: 'down' },
+        waitMs: 10_000,
+      })),
+    );
     const pending = closing.c.send(ndjson(events(1)));
     await new Promise((r) => setTimeout(r, 20));
     await closing.c.close();

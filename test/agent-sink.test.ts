@@ -19,7 +19,9 @@ import { ADMIN, startTestService, tempDir } from './helpers.js';
 type Handler = (req: IncomingMessage, body: string[], res: ServerResponse) => void;
 
 /** A receiver on a random loopback port that answers as the test scripts it. */
-async function receiver(handler: Handler): Promise<{ url: string; requests: { lines: string[]; auth?: string; encoding?: string }[]; close(): Promise<void> }> {
+async function receiver(
+  handler: Handler,
+): Promise<{ url: string; requests: { lines: string[]; auth?: string; encoding?: string }[]; close(): Promise<void> }> {
   const requests: { lines: string[]; auth?: string; encoding?: string }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -40,7 +42,16 @@ async function receiver(handler: Handler): Promise<{ url: string; requests: { li
 
 const ok = (res: ServerResponse, n: number, failures: unknown[] = []) => {
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ ingested: n - failures.length, failed: failures.length, failures, processedBytes: 0, blocksCreated: 0, walLength: 0 }));
+  res.end(
+    JSON.stringify({
+      ingested: n - failures.length,
+      failed: failures.length,
+      failures,
+      processedBytes: 0,
+      blocksCreated: 0,
+      walLength: 0,
+    }),
+  );
 };
 
 const events = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ i }));
@@ -62,8 +73,14 @@ function sink(url: string, extra: Partial<AxiomSinkOptions & SendChainOptions> =
   const dir = tempDir('ferry-sink-');
   const deadLetter = new DeadLetterFile(join(dir, 'dead-letter.ndjson'));
   const { health, maxAttempts, refusal, ...axiom } = extra;
-  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 'xaat-test', ...axiom }),
-    { name: 'out', deadLetter, backoff: { initialMs: 5, maxMs: 50 }, health, maxAttempts, refusal });
+  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 'xaat-test', ...axiom }), {
+    name: 'out',
+    deadLetter,
+    backoff: { initialMs: 5, maxMs: 50 },
+    health,
+    maxAttempts,
+    refusal,
+  });
   cleanups.push(() => s.close());
   return { s, deadLetter };
 }
@@ -138,7 +155,12 @@ describe('axiom sink', () => {
     await gz.send(zstdCompress(ndjson(events(1)))); // queued while the sink was configured for zstd
     expect(encodingOf(await zs.encode!(ndjson(events(1))))).toBe('zstd');
     await zs.send(await zs.encode!(ndjson(events(2))));
-    expect(r.requests.map((q) => [q.encoding, q.lines.length])).toEqual([['gzip', 3], ['gzip', 2], ['zstd', 1], ['zstd', 2]]);
+    expect(r.requests.map((q) => [q.encoding, q.lines.length])).toEqual([
+      ['gzip', 3],
+      ['gzip', 2],
+      ['zstd', 1],
+      ['zstd', 2],
+    ]);
     expect(gz.counters).toMatchObject({ eventsOut: 6, deadLettered: 0 });
   });
 
@@ -162,10 +184,23 @@ describe('axiom sink', () => {
     cleanups.push(r.close);
     const { s, deadLetter } = sink(r.url);
     await s.send(ndjson([...events(5), JSON.stringify({ big: 'x' })]));
-    const delivered = r.requests.filter((q) => q.lines.length <= 2 && !q.lines.some((l) => l.includes('big'))).flatMap((q) => q.lines);
+    const delivered = r.requests
+      .filter((q) => q.lines.length <= 2 && !q.lines.some((l) => l.includes('big')))
+      .flatMap((q) => q.lines);
     expect(delivered.sort()).toEqual(events(5).sort());
-    const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(dead).toEqual([{ time: expect.any(String), sink: 'out', status: 413, error: '413 Payload Too Large: the receiver refused this event as too large', event: { big: 'x' } }]);
+    const dead = readFileSync(deadLetter.path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(dead).toEqual([
+      {
+        time: expect.any(String),
+        sink: 'out',
+        status: 413,
+        error: '413 Payload Too Large: the receiver refused this event as too large',
+        event: { big: 'x' },
+      },
+    ]);
   });
 
   it('dead-letters a batch refused with a 4xx other than 401/403/404, and the failures of a 200, with status and error', async () => {
@@ -178,7 +213,9 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const reports: string[] = [];
-    const { s, deadLetter } = sink(r.url, { health: new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`)) });
+    const { s, deadLetter } = sink(r.url, {
+      health: new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`)),
+    });
     await s.send(ndjson([JSON.stringify({ bad: 1 })]));
     await s.send(ndjson(events(3)));
     // Each time, with the count and the first reason.
@@ -186,9 +223,18 @@ describe('axiom sink', () => {
       `warn 1 event(s) refused by the receiver and written to ${deadLetter.path}: 400 Bad Request: invalid timestamp format`,
       `warn 1 event(s) refused by the receiver and written to ${deadLetter.path}: failed at ingest: event 2: invalid JSON`,
     ]);
-    const dead = readFileSync(deadLetter.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const dead = readFileSync(deadLetter.path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(dead).toEqual([
-      { time: expect.any(String), sink: 'out', status: 400, error: '400 Bad Request: invalid timestamp format', event: { bad: 1 } },
+      {
+        time: expect.any(String),
+        sink: 'out',
+        status: 400,
+        error: '400 Bad Request: invalid timestamp format',
+        event: { bad: 1 },
+      },
       { time: expect.any(String), sink: 'out', status: 200, error: 'event 2: invalid JSON' },
     ]);
     expect(s.counters).toMatchObject({ eventsOut: 3, deadLettered: 2 });
@@ -200,13 +246,23 @@ describe('axiom sink', () => {
       const r = await receiver((_req, lines, res) => {
         if (refuse-- > 0) {
           res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ code: status, message: status === 404 ? 'dataset logs not found' : 'invalid or expired token' }));
+          res.end(
+            JSON.stringify({
+              code: status,
+              message: status === 404 ? 'dataset logs not found' : 'invalid or expired token',
+            }),
+          );
         } else ok(res, lines.length);
       });
       cleanups.push(r.close);
       const reports: { level: string; msg: string }[] = [];
       let clock = 1_000_000;
-      const health = new SinkHealth('out', (level, msg) => reports.push({ level, msg }), 60_000, () => clock);
+      const health = new SinkHealth(
+        'out',
+        (level, msg) => reports.push({ level, msg }),
+        60_000,
+        () => clock,
+      );
       const { s, deadLetter } = sink(r.url, { health });
       const sending = s.send(ndjson(events(2)));
       await until(() => r.requests.length >= 2);
@@ -222,7 +278,10 @@ describe('axiom sink', () => {
       expect(errors[0]).toContain(`refused: ${status} ${STATUS_CODES[status]}`);
       expect(errors[0]).toContain('the queue is held');
       expect(errors.length).toBeLessThanOrEqual(2); // the first, and one summary after the minute passed
-      expect(reports.at(-1)).toMatchObject({ level: 'info', msg: expect.stringMatching(/^delivering again after \d+s \(4 failed attempts\)$/) });
+      expect(reports.at(-1)).toMatchObject({
+        level: 'info',
+        msg: expect.stringMatching(/^delivering again after \d+s \(4 failed attempts\)$/),
+      });
     }
   });
 
@@ -230,10 +289,16 @@ describe('axiom sink', () => {
     const reports: string[] = [];
     const health = new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`));
     const { s } = sink('http://127.0.0.1:9', { health, maxAttempts: 3 });
-    await expect(s.send(ndjson(events(1)))).rejects.toThrow(/giving up after 3 attempts: connect ECONNREFUSED 127\.0\.0\.1:9/);
+    await expect(s.send(ndjson(events(1)))).rejects.toThrow(
+      /giving up after 3 attempts: connect ECONNREFUSED 127\.0\.0\.1:9/,
+    );
     expect(reports[0]).toBe('warn receiver unreachable: connect ECONNREFUSED 127.0.0.1:9, retrying (1/3)');
     expect(reports).toHaveLength(1); // the second failure is within the minute: no second line
-    expect(health).toMatchObject({ state: 'retrying', failures: 2, lastError: 'receiver unreachable: connect ECONNREFUSED 127.0.0.1:9' });
+    expect(health).toMatchObject({
+      state: 'retrying',
+      failures: 2,
+      lastError: 'receiver unreachable: connect ECONNREFUSED 127.0.0.1:9',
+    });
   });
 
   it('fails at once, without retrying, when the request cannot be sent (a token with a control character)', async () => {
@@ -241,13 +306,15 @@ describe('axiom sink', () => {
     cleanups.push(r.close);
     const { s } = sink(r.url, { token: 'xaat-test\r' });
     const started = Date.now();
-    await expect(s.send(ndjson(events(1)))).rejects.toThrow(/cannot be sent .*Invalid character in header content \["authorization"\]\); check the sink's url and token/);
+    await expect(s.send(ndjson(events(1)))).rejects.toThrow(
+      /cannot be sent .*Invalid character in header content \["authorization"\]\); check the sink's url and token/,
+    );
     expect(s.counters.retries).toBe(0);
     expect(r.requests).toHaveLength(0);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('delivers batches compressed in stages (several gzip members or zstd frames) into Ferry\'s own service', async () => {
+  it("delivers batches compressed in stages (several gzip members or zstd frames) into Ferry's own service", async () => {
     const svc = await startTestService();
     cleanups.push(() => svc.stop());
     await svc.createDataset('staged');
@@ -255,11 +322,16 @@ describe('axiom sink', () => {
     for (const compression of ['gzip', 'zstd'] as const) {
       const { s } = sink(svc.url, { token, dataset: 'staged', compression });
       const bodies: Buffer[] = [];
-      const batcher = new Batcher({ maxEvents: 1_000_000, maxBytes: 16 * STAGE_BYTES, timeoutMs: 10_000 }, async (parts) => {
-        expect(parts.length).toBeGreaterThan(1);
-        bodies.push(Buffer.concat(parts));
-      }, (part) => s.encode!(part));
-      for (let i = 0; i < 6000; i++) await batcher.add(JSON.stringify({ i, compression, pad: 'p'.repeat(300 + (i % 100)) }));
+      const batcher = new Batcher(
+        { maxEvents: 1_000_000, maxBytes: 16 * STAGE_BYTES, timeoutMs: 10_000 },
+        async (parts) => {
+          expect(parts.length).toBeGreaterThan(1);
+          bodies.push(Buffer.concat(parts));
+        },
+        (part) => s.encode!(part),
+      );
+      for (let i = 0; i < 6000; i++)
+        await batcher.add(JSON.stringify({ i, compression, pad: 'p'.repeat(300 + (i % 100)) }));
       await batcher.flush();
       expect(bodies).toHaveLength(1);
       await s.send(bodies[0]!);
@@ -268,7 +340,7 @@ describe('axiom sink', () => {
     expect(await svc.store.count('staged')).toBe(12_000);
   });
 
-  it('delivers into Ferry\'s own service, and closing stops a retry loop without losing the batch', async () => {
+  it("delivers into Ferry's own service, and closing stops a retry loop without losing the batch", async () => {
     const svc = await startTestService();
     cleanups.push(() => svc.stop());
     await svc.createDataset('logs');

@@ -67,7 +67,11 @@ const NOW_NS = 1_767_225_600_000_000_000n; // 2026-01-01T00:00:00Z
 function sqlOf(apl: string): string {
   const schemas: Record<string, DatasetSchema> = { access: ACCESS, traces: TRACES };
   const bound = bind(parseQuery(apl), apl, {
-    schema: (d) => schemas[d], nowNs: NOW_NS, binAutoNs: 60_000_000_000n, rangeNs: 86_400_000_000_000n, datasets: () => Object.keys(schemas),
+    schema: (d) => schemas[d],
+    nowNs: NOW_NS,
+    binAutoNs: 60_000_000_000n,
+    rangeNs: 86_400_000_000_000n,
+    datasets: () => Object.keys(schemas),
   });
   return compile(bound.stages, { limit: 1000 }).sql;
 }

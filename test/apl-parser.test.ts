@@ -30,7 +30,7 @@ describe('APL lexer', () => {
   });
 
   it('reports an unknown timespan unit with its position', () => {
-    const e = errorOf("T | where t > 5parsecs");
+    const e = errorOf('T | where t > 5parsecs');
     expect(e.line).toBe(1);
     expect(e.column).toBe(15);
     expect(e.message).toContain('unknown timespan unit "parsecs"');
@@ -52,22 +52,41 @@ let methods = dynamic(['GET', 'POST']);
 | take 5`);
     expect(q.statements).toHaveLength(2);
     expect(q.body.source).toMatchObject({ kind: 'table', name: 'sample-http-logs' });
-    expect(q.body.ops.map((o) => o.op)).toEqual(['where', 'extend', 'summarize', 'top', 'project-reorder', 'sort', 'take']);
+    expect(q.body.ops.map((o) => o.op)).toEqual([
+      'where',
+      'extend',
+      'summarize',
+      'top',
+      'project-reorder',
+      'sort',
+      'take',
+    ]);
     const sort = q.body.ops[5] as { keys: { desc: boolean; nulls?: string }[] };
     expect(sort.keys[0]).toMatchObject({ desc: false, nulls: 'first' });
   });
 
   it('gives and/or/comparison/arithmetic the KQL precedence', () => {
     const e = parseExpression('a + b * c > 1 or d == 2 and e');
-    expect(e).toMatchObject({ kind: 'binary', op: 'or', right: { op: 'and' }, left: { op: '>', left: { op: '+', right: { op: '*' } } } });
+    expect(e).toMatchObject({
+      kind: 'binary',
+      op: 'or',
+      right: { op: 'and' },
+      left: { op: '>', left: { op: '+', right: { op: '*' } } },
+    });
   });
 
   it('parses datetime, timespan, typed null and dynamic literals', () => {
-    expect(parseExpression('datetime(2024-01-15 14:00:00.5)')).toMatchObject({ type: 'datetime', value: 1705327200500000000n });
+    expect(parseExpression('datetime(2024-01-15 14:00:00.5)')).toMatchObject({
+      type: 'datetime',
+      value: 1705327200500000000n,
+    });
     expect(parseExpression("datetime('2022-09-16')")).toMatchObject({ type: 'datetime', value: 1663286400000000000n });
     expect(parseExpression('timespan(15s)')).toMatchObject({ type: 'timespan', value: 15_000_000_000n });
     expect(parseExpression('long(null)')).toMatchObject({ type: 'long', value: null });
-    expect(parseExpression("dynamic({'a': [1, 'x', true], b: null})")).toMatchObject({ type: 'dynamic', value: { a: [1, 'x', true], b: null } });
+    expect(parseExpression("dynamic({'a': [1, 'x', true], b: null})")).toMatchObject({
+      type: 'dynamic',
+      value: { a: [1, 'x', true], b: null },
+    });
   });
 
   it('is case-sensitive: WHERE is not an operator', () => {
@@ -77,10 +96,10 @@ let methods = dynamic(['GET', 'POST']);
   });
 
   it('names line and column of syntax errors', () => {
-    expect(errorOf("T | where (a == 1").message).toMatch(/^line 1, column 18: expected "\)"/);
-    expect(errorOf("T\n| summarize\n| take 1").message).toMatch(/^line 3, column 1: /);
+    expect(errorOf('T | where (a == 1').message).toMatch(/^line 1, column 18: expected "\)"/);
+    expect(errorOf('T\n| summarize\n| take 1').message).toMatch(/^line 3, column 1: /);
     expect(errorOf("T | where a == 'open").message).toBe('line 1, column 16: unterminated string literal');
-    expect(errorOf("T | take 1 x").message).toMatch(/^line 1, column 12: unexpected "x"/);
+    expect(errorOf('T | take 1 x').message).toMatch(/^line 1, column 12: unexpected "x"/);
   });
 
   it('answers unsupported operators by name and position', () => {
@@ -92,13 +111,41 @@ let methods = dynamic(['GET', 'POST']);
 
   it('parses join conditions, union sources, mv-expand and parse patterns', () => {
     const j = parseQuery('T | join kind=leftouter (U | where x > 1) on id, $left.a == $right.b, $right.c == $left.d');
-    expect(j.body.ops[0]).toMatchObject({ op: 'join', kind: 'leftouter', on: [{ left: 'id', right: 'id' }, { left: 'a', right: 'b' }, { left: 'd', right: 'c' }] });
+    expect(j.body.ops[0]).toMatchObject({
+      op: 'join',
+      kind: 'leftouter',
+      on: [
+        { left: 'id', right: 'id' },
+        { left: 'a', right: 'b' },
+        { left: 'd', right: 'c' },
+      ],
+    });
     const u = parseQuery("union withsource=src logs*, ['other'], (T | take 1)");
-    expect(u.body.source).toMatchObject({ kind: 'union', withSource: 'src', tables: [{ kind: 'pattern', pattern: 'logs*' }, { kind: 'pattern', pattern: 'other' }, { kind: 'tabular' }] });
+    expect(u.body.source).toMatchObject({
+      kind: 'union',
+      withSource: 'src',
+      tables: [{ kind: 'pattern', pattern: 'logs*' }, { kind: 'pattern', pattern: 'other' }, { kind: 'tabular' }],
+    });
     const m = parseQuery('T | mv-expand kind=array with_itemindex=i a to typeof(long), b limit 5');
-    expect(m.body.ops[0]).toMatchObject({ op: 'mv-expand', bagKind: 'array', itemIndex: 'i', limit: 5, items: [{ toType: 'long' }, {}] });
+    expect(m.body.ops[0]).toMatchObject({
+      op: 'mv-expand',
+      bagKind: 'array',
+      itemIndex: 'i',
+      limit: 5,
+      items: [{ toType: 'long' }, {}],
+    });
     const p = parseQuery("T | parse kind=relaxed msg with * 'took ' ms:real ' ms' rest");
-    expect(p.body.ops[0]).toMatchObject({ op: 'parse', kind: 'relaxed', parts: [{ kind: 'star' }, { kind: 'const', text: 'took ' }, { kind: 'name', name: 'ms', type: 'real' }, { kind: 'const', text: ' ms' }, { kind: 'name', name: 'rest' }] });
+    expect(p.body.ops[0]).toMatchObject({
+      op: 'parse',
+      kind: 'relaxed',
+      parts: [
+        { kind: 'star' },
+        { kind: 'const', text: 'took ' },
+        { kind: 'name', name: 'ms', type: 'real' },
+        { kind: 'const', text: ' ms' },
+        { kind: 'name', name: 'rest' },
+      ],
+    });
   });
 });
 
@@ -117,9 +164,51 @@ describe('hostile input', () => {
 
   it('every random query either parses or fails with an AplError, and terminates', () => {
     let seed = 12345;
-    const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-    const pieces = ["['a.b']", 'x', '|', 'where', 'summarize', 'by', 'count()', '(', ')', '[', ']', '{', '}', ',', ';', '==', '=', '!', '$left', '$',
-      '.', '..', "'s", '"', '@', '5m', '1.5e', '0x', 'datetime(', 'dynamic(', 'let', 'join', 'on', 'mv-expand', 'parse', 'with', '*', '\n', '//c', 'in~', '!contains', ':'];
+    const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pieces = [
+      "['a.b']",
+      'x',
+      '|',
+      'where',
+      'summarize',
+      'by',
+      'count()',
+      '(',
+      ')',
+      '[',
+      ']',
+      '{',
+      '}',
+      ',',
+      ';',
+      '==',
+      '=',
+      '!',
+      '$left',
+      '$',
+      '.',
+      '..',
+      "'s",
+      '"',
+      '@',
+      '5m',
+      '1.5e',
+      '0x',
+      'datetime(',
+      'dynamic(',
+      'let',
+      'join',
+      'on',
+      'mv-expand',
+      'parse',
+      'with',
+      '*',
+      '\n',
+      '//c',
+      'in~',
+      '!contains',
+      ':',
+    ];
     for (let n = 0; n < 3000; n++) {
       const len = 1 + Math.floor(r() * 12);
       let q = '';

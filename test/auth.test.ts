@@ -35,8 +35,13 @@ describe('authentication', () => {
   });
 
   it('checks credentials before reading the body: a bad body from an anonymous caller is 401, not 400', async () => {
-    const anon = (method: string, path: string, body: string, headers: Record<string, string>) => fetch(`${svc.url}${path}`, { method, body, headers });
-    for (const [path, body, type] of [['/v2/datasets', '{"name": 12', 'application/json'], ['/v1/ingest/secure', '[{"a":', 'application/json'], ['/v1/query/_apl', 'not json', 'application/json']] as const) {
+    const anon = (method: string, path: string, body: string, headers: Record<string, string>) =>
+      fetch(`${svc.url}${path}`, { method, body, headers });
+    for (const [path, body, type] of [
+      ['/v2/datasets', '{"name": 12', 'application/json'],
+      ['/v1/ingest/secure', '[{"a":', 'application/json'],
+      ['/v1/query/_apl', 'not json', 'application/json'],
+    ] as const) {
       const r = await anon('POST', path, body, { 'content-type': type });
       expect(r.status, path).toBe(401);
       expect(await r.json(), path).toEqual({ code: 401, message: 'Unauthorized: send Authorization: Bearer <token>' });
@@ -86,23 +91,48 @@ describe('authentication', () => {
 
 describe('tokens', () => {
   it('checks query|read on every dataset a query reads, on every route, the same whether the dataset exists or not', async () => {
-    await svc.call('POST', '/v1/ingest/other', '{"secret":"of other"}\n', await svc.apiToken({ other: { ingest: ['create'] } }), NDJSON);
+    await svc.call(
+      'POST',
+      '/v1/ingest/other',
+      '{"secret":"of other"}\n',
+      await svc.apiToken({ other: { ingest: ['create'] } }),
+      NDJSON,
+    );
     const t = await svc.apiToken({ secure: { query: ['read'] } });
     const apl = (q: string) => status(svc.call('POST', '/v1/query/_apl?format=tabular', { apl: q }, t));
     expect((await apl("['secure'] | count"))[0]).toBe(200);
-    for (const q of ["['other']", "['secure'] | union ['other']", "['secure'] | join (['other']) on secret", "['no-such-dataset']", "union ['secure'], ['no-such-dataset']"]) {
+    for (const q of [
+      "['other']",
+      "['secure'] | union ['other']",
+      "['secure'] | join (['other']) on secret",
+      "['no-such-dataset']",
+      "union ['secure'], ['no-such-dataset']",
+    ]) {
       const [code, message] = await apl(q);
       expect(code, q).toBe(403);
-      expect(message, q).toMatch(/^Forbidden: this token lacks the query\|read capability on dataset "(other|no-such-dataset)"$/);
+      expect(message, q).toMatch(
+        /^Forbidden: this token lacks the query\|read capability on dataset "(other|no-such-dataset)"$/,
+      );
     }
     // A pattern expands only to the datasets the token may query.
     expect((await apl("union ['*'] | count"))[0]).toBe(200);
     // The owner sees that a missing dataset is missing.
     expect((await status(svc.call('POST', '/v1/query/_apl', { apl: "['no-such-dataset']" })))[0]).toBe(404);
 
-    const legacy = (ds: string, body: object) => status(svc.call('POST', `/v1/datasets/${ds}/query`, { startTime: '2000-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z', ...body }, t));
+    const legacy = (ds: string, body: object) =>
+      status(
+        svc.call(
+          'POST',
+          `/v1/datasets/${ds}/query`,
+          { startTime: '2000-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z', ...body },
+          t,
+        ),
+      );
     expect((await legacy('secure', {}))[0]).toBe(200);
-    expect(await legacy('other', {})).toEqual([403, 'Forbidden: this token lacks the query|read capability on dataset "other"']);
+    expect(await legacy('other', {})).toEqual([
+      403,
+      'Forbidden: this token lacks the query|read capability on dataset "other"',
+    ]);
     expect((await legacy('no-such-dataset', {}))[0]).toBe(403);
     // A virtual field is an expression, never more query text.
     const leak = await legacy('secure', { virtualFields: [{ alias: 'v', expr: "1\n| union ['other']" }] });
@@ -114,11 +144,21 @@ describe('tokens', () => {
   });
 
   it('returns the secret once, stores it hashed, and lists and deletes tokens', async () => {
-    const r = await svc.call('POST', '/v2/tokens', { name: 'ci', description: 'for CI', datasetCapabilities: { secure: { ingest: ['create'] } } });
+    const r = await svc.call('POST', '/v2/tokens', {
+      name: 'ci',
+      description: 'for CI',
+      datasetCapabilities: { secure: { ingest: ['create'] } },
+    });
     expect(r.status).toBe(200);
     const created = (await r.json()) as Record<string, unknown>;
     expect(created.token).toMatch(/^xaat-[0-9a-f-]{36}$/);
-    expect(created).toMatchObject({ name: 'ci', description: 'for CI', expiresAt: null, orgCapabilities: {}, samlAuthenticated: false });
+    expect(created).toMatchObject({
+      name: 'ci',
+      description: 'for CI',
+      expiresAt: null,
+      orgCapabilities: {},
+      samlAuthenticated: false,
+    });
     const got = (await (await svc.call('GET', `/v2/tokens/${created.id}`)).json()) as Record<string, unknown>;
     expect(got.token).toBeUndefined();
     const listed = (await (await svc.call('GET', '/v2/tokens')).json()) as Record<string, unknown>[];
@@ -136,8 +176,16 @@ describe('tokens', () => {
   });
 
   it('rejects unknown capabilities and actions with 400', async () => {
-    expect((await status(svc.call('POST', '/v2/tokens', { name: 'x', datasetCapabilities: { secure: { ingest: ['read'] } } })))[0]).toBe(400);
-    expect((await status(svc.call('POST', '/v2/tokens', { name: 'x', orgCapabilities: { spaceships: ['create'] } })))[0]).toBe(400);
+    expect(
+      (
+        await status(
+          svc.call('POST', '/v2/tokens', { name: 'x', datasetCapabilities: { secure: { ingest: ['read'] } } }),
+        )
+      )[0],
+    ).toBe(400);
+    expect(
+      (await status(svc.call('POST', '/v2/tokens', { name: 'x', orgCapabilities: { spaceships: ['create'] } })))[0],
+    ).toBe(400);
     expect((await status(svc.call('POST', '/v2/tokens', { description: 'no name' })))[0]).toBe(400);
   });
 
@@ -145,34 +193,90 @@ describe('tokens', () => {
     const noTokens = await svc.apiToken({ secure: { ingest: ['create'] } });
     expect((await status(svc.call('POST', '/v2/tokens', { name: 'x' }, noTokens)))[0]).toBe(403);
     const creator = await svc.apiToken({ secure: { ingest: ['create'] } }, { apiTokens: ['create'] });
-    expect((await status(svc.call('POST', '/v2/tokens', { name: 'sub', datasetCapabilities: { secure: { ingest: ['create'] } } }, creator)))[0]).toBe(200);
-    const [code, message] = await status(svc.call('POST', '/v2/tokens', { name: 'more', datasetCapabilities: { other: { ingest: ['create'] } } }, creator));
+    expect(
+      (
+        await status(
+          svc.call(
+            'POST',
+            '/v2/tokens',
+            { name: 'sub', datasetCapabilities: { secure: { ingest: ['create'] } } },
+            creator,
+          ),
+        )
+      )[0],
+    ).toBe(200);
+    const [code, message] = await status(
+      svc.call('POST', '/v2/tokens', { name: 'more', datasetCapabilities: { other: { ingest: ['create'] } } }, creator),
+    );
     expect(code).toBe(403);
     expect(message).toMatch(/datasetCapabilities\.other\.ingest/);
   });
 
   it('a token that expires cannot create or regenerate a token that outlives it', async () => {
     const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
-    const creator = await svc.apiToken({ secure: { ingest: ['create'] } }, { apiTokens: ['create', 'read', 'update'] }, { expiresAt: inAnHour });
-    const make = (expiresAt: string | null) => status(svc.call('POST', '/v2/tokens', { name: 'child', datasetCapabilities: { secure: { ingest: ['create'] } }, expiresAt }, creator));
+    const creator = await svc.apiToken(
+      { secure: { ingest: ['create'] } },
+      { apiTokens: ['create', 'read', 'update'] },
+      { expiresAt: inAnHour },
+    );
+    const make = (expiresAt: string | null) =>
+      status(
+        svc.call(
+          'POST',
+          '/v2/tokens',
+          { name: 'child', datasetCapabilities: { secure: { ingest: ['create'] } }, expiresAt },
+          creator,
+        ),
+      );
     const [forever, why] = await make(null);
     expect(forever).toBe(403);
-    expect(why).toMatch(/^Forbidden: the new token would outlive the token making it, which expires at .*; give an expiry no later than that$/);
+    expect(why).toMatch(
+      /^Forbidden: the new token would outlive the token making it, which expires at .*; give an expiry no later than that$/,
+    );
     expect((await make(new Date(Date.now() + 7_200_000).toISOString()))[0]).toBe(403);
     expect((await make(new Date(Date.now() + 1_800_000).toISOString()))[0]).toBe(200);
     // Regenerating: neither the new secret nor the old one may outlive the caller.
-    const target = await (await svc.call('POST', '/v2/tokens', { name: 'target', datasetCapabilities: { secure: { ingest: ['create'] } }, expiresAt: new Date(Date.now() + 600_000).toISOString() }, creator)).json() as { id: string };
+    const target = (await (
+      await svc.call(
+        'POST',
+        '/v2/tokens',
+        {
+          name: 'target',
+          datasetCapabilities: { secure: { ingest: ['create'] } },
+          expiresAt: new Date(Date.now() + 600_000).toISOString(),
+        },
+        creator,
+      )
+    ).json()) as { id: string };
     const regen = (body: object) => status(svc.call('POST', `/v2/tokens/${target.id}/regenerate`, body, creator));
-    expect((await regen({ existingTokenExpiresAt: new Date(Date.now() + 7_200_000).toISOString(), newTokenExpiresAt: new Date(Date.now() + 600_000).toISOString() }))[0]).toBe(403);
+    expect(
+      (
+        await regen({
+          existingTokenExpiresAt: new Date(Date.now() + 7_200_000).toISOString(),
+          newTokenExpiresAt: new Date(Date.now() + 600_000).toISOString(),
+        })
+      )[0],
+    ).toBe(403);
     expect((await regen({ existingTokenExpiresAt: new Date().toISOString(), newTokenExpiresAt: null }))[0]).toBe(403);
-    expect((await regen({ existingTokenExpiresAt: new Date().toISOString(), newTokenExpiresAt: new Date(Date.now() + 600_000).toISOString() }))[0]).toBe(200);
+    expect(
+      (
+        await regen({
+          existingTokenExpiresAt: new Date().toISOString(),
+          newTokenExpiresAt: new Date(Date.now() + 600_000).toISOString(),
+        })
+      )[0],
+    ).toBe(200);
     // The owner's token does not expire: it may make tokens that never do.
     expect((await status(svc.call('POST', '/v2/tokens', { name: 'forever', datasetCapabilities: {} })))[0]).toBe(200);
   });
 
   it('regenerates: a new id and secret, the old one valid until its new expiry', async () => {
-    const created = (await (await svc.call('POST', '/v2/tokens', { name: 'rot', datasetCapabilities: { secure: { ingest: ['create'] } } })).json()) as { id: string; token: string };
-    const r = await svc.call('POST', `/v2/tokens/${created.id}/regenerate`, { existingTokenExpiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    const created = (await (
+      await svc.call('POST', '/v2/tokens', { name: 'rot', datasetCapabilities: { secure: { ingest: ['create'] } } })
+    ).json()) as { id: string; token: string };
+    const r = await svc.call('POST', `/v2/tokens/${created.id}/regenerate`, {
+      existingTokenExpiresAt: new Date(Date.now() + 3600_000).toISOString(),
+    });
     expect(r.status).toBe(200);
     const next = (await r.json()) as { id: string; token: string; name: string; datasetCapabilities: unknown };
     expect(next.id).not.toBe(created.id);

@@ -42,13 +42,24 @@ describe('@axiomhq/js against the local service', () => {
   it('returns exact ingest counts from the unbatched client (gzip NDJSON) and ingestRaw (JSON, NDJSON, CSV)', async () => {
     const admin = new Axiom({ token: ADMIN, url: svc.url });
     await admin.datasets.create({ name: 'js-raw' });
-    const client = new AxiomWithoutBatching({ token, url: svc.url, onError: (e) => { throw e; } });
+    const client = new AxiomWithoutBatching({
+      token,
+      url: svc.url,
+      onError: (e) => {
+        throw e;
+      },
+    });
     const one = await client.ingest('js-raw', { foo: 'bar' });
     expect(one).toMatchObject({ ingested: 1, failed: 0, failures: [] });
     const two = await client.ingest('js-raw', [{ foo: 'bar' }, { bar: 'baz' }]);
     expect(two).toMatchObject({ ingested: 2, failed: 0, failures: [] });
     const raw = [
-      await client.ingestRaw('js-raw', JSON.stringify([{ foo: 'bar' }, { bar: 'baz' }]), ContentType.JSON, ContentEncoding.Identity),
+      await client.ingestRaw(
+        'js-raw',
+        JSON.stringify([{ foo: 'bar' }, { bar: 'baz' }]),
+        ContentType.JSON,
+        ContentEncoding.Identity,
+      ),
       await client.ingestRaw('js-raw', '{"foo":"bar"}\n{"bar":"baz"}', ContentType.NDJSON, ContentEncoding.Identity),
       await client.ingestRaw('js-raw', 'foo\nbar\nbaz', ContentType.CSV, ContentEncoding.Identity),
     ];

@@ -16,14 +16,23 @@ beforeAll(async () => {
     { _time: '2024-01-01T00:00:00Z', level: 'info', msg: 'started', ms: 5 },
     { _time: '2024-01-01T00:00:01Z', level: 'error', msg: 'failed, "badly"', ms: 120 },
     { _time: '2024-01-01T00:00:02Z', level: 'info', msg: 'done', ms: 7 },
-  ].map((e) => JSON.stringify(e)).join('\n');
-  expect((await svc.call('POST', '/v1/ingest/app', lines, token, { 'content-type': 'application/x-ndjson' })).status).toBe(200);
+  ]
+    .map((e) => JSON.stringify(e))
+    .join('\n');
+  expect(
+    (await svc.call('POST', '/v1/ingest/app', lines, token, { 'content-type': 'application/x-ndjson' })).status,
+  ).toBe(200);
 });
 afterAll(async () => svc?.stop());
 
-async function ferry(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+async function ferry(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const r = await run(process.execPath, [CLI, ...args], { env: { ...process.env, FERRY_URL: svc.url, FERRY_TOKEN: ADMIN, ...env } });
+    const r = await run(process.execPath, [CLI, ...args], {
+      env: { ...process.env, FERRY_URL: svc.url, FERRY_TOKEN: ADMIN, ...env },
+    });
     return { ...r, code: 0 };
   } catch (e) {
     const err = e as { stdout: string; stderr: string; code: number };
@@ -33,16 +42,16 @@ async function ferry(args: string[], env: Record<string, string> = {}): Promise<
 
 describe('ferry query', () => {
   it('prints an aligned table by default', async () => {
-    const r = await ferry(['query', "['app'] | summarize n = count(), worst = max(ms) by level | sort by level asc", '--start', '2023-12-31T00:00:00Z']);
+    const r = await ferry([
+      'query',
+      "['app'] | summarize n = count(), worst = max(ms) by level | sort by level asc",
+      '--start',
+      '2023-12-31T00:00:00Z',
+    ]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe([
-      'level  n  worst',
-      '-----  -  -----',
-      'error  1    120',
-      'info   2      7',
-      '(2 rows)',
-      '',
-    ].join('\n'));
+    expect(r.stdout).toBe(
+      ['level  n  worst', '-----  -  -----', 'error  1    120', 'info   2      7', '(2 rows)', ''].join('\n'),
+    );
   });
 
   it('prints csv and ndjson', async () => {
@@ -53,7 +62,10 @@ describe('ferry query', () => {
   });
 
   it('takes the URL and token from flags', async () => {
-    const r = await ferry(['query', "['app'] | count", '--url', svc.url, '--token', ADMIN, '-f', 'json'], { FERRY_URL: 'http://127.0.0.1:1', FERRY_TOKEN: 'wrong' });
+    const r = await ferry(['query', "['app'] | count", '--url', svc.url, '--token', ADMIN, '-f', 'json'], {
+      FERRY_URL: 'http://127.0.0.1:1',
+      FERRY_TOKEN: 'wrong',
+    });
     expect(JSON.parse(r.stdout).tables[0].columns).toEqual([[3]]);
   });
 
@@ -70,6 +82,15 @@ describe('ferry query', () => {
 
 describe('renderTable', () => {
   it('pads text left and numbers right, and shows nulls as empty cells', () => {
-    expect(renderTable({ name: '0', fields: [{ name: 'a' }, { name: 'num' }], columns: [['x', null], [1, 1234]] })).toBe('a   num\n-  ----\nx     1\n   1234\n(2 rows)\n');
+    expect(
+      renderTable({
+        name: '0',
+        fields: [{ name: 'a' }, { name: 'num' }],
+        columns: [
+          ['x', null],
+          [1, 1234],
+        ],
+      }),
+    ).toBe('a   num\n-  ----\nx     1\n   1234\n(2 rows)\n');
   });
 });

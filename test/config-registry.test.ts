@@ -15,16 +15,22 @@ const base = { service: { enabled: false } };
 const axiom = (inputs: string[]) => ({ type: 'axiom', inputs, dataset: 'd', url: 'http://127.0.0.1:9', token: 't' });
 
 describe('component registries', () => {
-  it('the README\'s table of component keys is the one the registries print', () => {
+  it("the README's table of component keys is the one the registries print", () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const table = /<!-- components:start -->\n([\s\S]*?)<!-- components:end -->/.exec(readme)?.[1];
-    expect(table, 'run: node dist/src/cli/main.js components --markdown, and paste it between the markers').toBe(componentsMarkdown());
-    for (const t of [...sources.types, ...transforms.types, ...sinks.types, ...parsers.types]) expect(componentsText()).toContain(`  ${t.padEnd(10)} `);
+    expect(table, 'run: node dist/src/cli/main.js components --markdown, and paste it between the markers').toBe(
+      componentsMarkdown(),
+    );
+    for (const t of [...sources.types, ...transforms.types, ...sinks.types, ...parsers.types])
+      expect(componentsText()).toContain(`  ${t.padEnd(10)} `);
   });
 
   it('a component registered is in the schema, with its own required keys, and its keys only on its type', () => {
     const echo: ComponentSpec<{ word: string }> = {
-      type: 'echo', summary: 'says a word', options: { word: { schema: { type: 'string' }, doc: 'the word' } }, required: ['word'],
+      type: 'echo',
+      summary: 'says a word',
+      options: { word: { schema: { type: 'string' }, doc: 'the word' } },
+      required: ['word'],
       configure: (o) => ({ word: o.get<string>('word')! }),
     };
     const quiet: ComponentSpec = { type: 'quiet', summary: 'says nothing', options: {}, configure: () => undefined };
@@ -33,48 +39,135 @@ describe('component registries', () => {
     expect(validate({ type: 'echo', word: 'hi' })).toEqual({ type: 'echo', word: 'hi' });
     expect(() => validate({ type: 'echo' })).toThrow(/must have required property 'word'/);
     expect(() => validate({ type: 'loud' })).toThrow(/type: must be equal to one of the allowed values/);
-    expect(() => r.checkKeys(new Options({ type: 'quiet', word: 'x' }, 'things.q'), 'quiet', ['type'])).toThrow('things.q.word: not a key of a quiet thing (only of echo)');
+    expect(() => r.checkKeys(new Options({ type: 'quiet', word: 'x' }, 'things.q'), 'quiet', ['type'])).toThrow(
+      'things.q.word: not a key of a quiet thing (only of echo)',
+    );
     expect(() => new Registry('thing', [echo, echo])).toThrow(/two things named echo/);
   });
 
   it('names the key path of every setting a component refuses', () => {
     const cases: [object, string][] = [
-      [{ sources: { a: { type: 'stdin', include: ['x'] } }, sinks: { o: axiom(['a']) } }, 'sources.a.include: not a key of a stdin source (only of file)'],
-      [{ sources: { a: { type: 'stdin' } }, transforms: { t: { type: 'parse', inputs: ['a'], parser: 'json', pattern: '(?<x>.)' } }, sinks: { o: axiom(['t']) } },
-        'transforms.t.pattern: only the regex parser takes pattern'],
-      [{ sources: { a: { type: 'stdin' } }, transforms: { t: { type: 'parse', inputs: ['a'], parser: 'regex' } }, sinks: { o: axiom(['t']) } }, 'transforms.t: the regex parser needs pattern'],
-      [{ sources: { a: { type: 'stdin' } }, transforms: { t: { type: 'parse', inputs: ['a'], parser: 'regex', pattern: '\\d+' } }, sinks: { o: axiom(['t']) } },
-        'transforms.t.pattern: a regex parser pattern needs named groups'],
-      [{ sources: { a: { type: 'stdin' } }, transforms: { t: { type: 'multiline', inputs: ['a'], preset: 'java', start: 'x' } }, sinks: { o: axiom(['t']) } },
-        'transforms.t: a multiline transform takes exactly one of preset, start and continuation (got preset, start)'],
-      [{ sources: { a: { type: 'stdin' }, b: { type: 'stdin' } }, sinks: { o: axiom(['a', 'b']) } }, 'sources: at most one stdin source'],
-      [{ sources: { a: { type: 'stdin' } }, sinks: { o: { type: 'local', inputs: ['a'], dataset: 'd' } } }, 'sinks.o.type: a local sink writes into the embedded service: it needs service.enabled: true'],
-      [{ sources: { a: { type: 'stdin' } }, sinks: { o: { ...axiom(['a']), retry: { max_backoff: 'later' } } } }, 'sinks.o.retry.max_backoff: invalid duration "later"'],
-      [{ sources: { a: { type: 'stdin' } }, transforms: { x: { type: 'enrich', inputs: ['a', 'y'] }, y: { type: 'enrich', inputs: ['x'] } }, sinks: { o: axiom(['y']) } },
-        'transforms.x.inputs: a cycle: x → y → x'],
-      [{ sources: { a: { type: 'stdin' } }, sinks: { o: axiom(['o']) } }, 'sinks.o.inputs.0: "o" is a sink; inputs name sources or transforms'],
-      [{ sources: { a: { type: 'stdin' }, b: { type: 'file', include: ['/x'] } }, sinks: { o: axiom(['a']) } }, 'sources.b: nothing reads from this source'],
-      [{ sources: { a: { type: 'stdin' } }, transforms: { a: { type: 'enrich', inputs: ['a'] } }, sinks: { o: axiom(['a']) } }, 'transforms.a: the name is already used by sources.a'],
+      [
+        { sources: { a: { type: 'stdin', include: ['x'] } }, sinks: { o: axiom(['a']) } },
+        'sources.a.include: not a key of a stdin source (only of file)',
+      ],
+      [
+        {
+          sources: { a: { type: 'stdin' } },
+          transforms: { t: { type: 'parse', inputs: ['a'], parser: 'json', pattern: '(?<x>.)' } },
+          sinks: { o: axiom(['t']) },
+        },
+        'transforms.t.pattern: only the regex parser takes pattern',
+      ],
+      [
+        {
+          sources: { a: { type: 'stdin' } },
+          transforms: { t: { type: 'parse', inputs: ['a'], parser: 'regex' } },
+          sinks: { o: axiom(['t']) },
+        },
+        'transforms.t: the regex parser needs pattern',
+      ],
+      [
+        {
+          sources: { a: { type: 'stdin' } },
+          transforms: { t: { type: 'parse', inputs: ['a'], parser: 'regex', pattern: '\\d+' } },
+          sinks: { o: axiom(['t']) },
+        },
+        'transforms.t.pattern: a regex parser pattern needs named groups',
+      ],
+      [
+        {
+          sources: { a: { type: 'stdin' } },
+          transforms: { t: { type: 'multiline', inputs: ['a'], preset: 'java', start: 'x' } },
+          sinks: { o: axiom(['t']) },
+        },
+        'transforms.t: a multiline transform takes exactly one of preset, start and continuation (got preset, start)',
+      ],
+      [
+        { sources: { a: { type: 'stdin' }, b: { type: 'stdin' } }, sinks: { o: axiom(['a', 'b']) } },
+        'sources: at most one stdin source',
+      ],
+      [
+        { sources: { a: { type: 'stdin' } }, sinks: { o: { type: 'local', inputs: ['a'], dataset: 'd' } } },
+        'sinks.o.type: a local sink writes into the embedded service: it needs service.enabled: true',
+      ],
+      [
+        { sources: { a: { type: 'stdin' } }, sinks: { o: { ...axiom(['a']), retry: { max_backoff: 'later' } } } },
+        'sinks.o.retry.max_backoff: invalid duration "later"',
+      ],
+      [
+        {
+          sources: { a: { type: 'stdin' } },
+          transforms: { x: { type: 'enrich', inputs: ['a', 'y'] }, y: { type: 'enrich', inputs: ['x'] } },
+          sinks: { o: axiom(['y']) },
+        },
+        'transforms.x.inputs: a cycle: x → y → x',
+      ],
+      [
+        { sources: { a: { type: 'stdin' } }, sinks: { o: axiom(['o']) } },
+        'sinks.o.inputs.0: "o" is a sink; inputs name sources or transforms',
+      ],
+      [
+        { sources: { a: { type: 'stdin' }, b: { type: 'file', include: ['/x'] } }, sinks: { o: axiom(['a']) } },
+        'sources.b: nothing reads from this source',
+      ],
+      [
+        {
+          sources: { a: { type: 'stdin' } },
+          transforms: { a: { type: 'enrich', inputs: ['a'] } },
+          sinks: { o: axiom(['a']) },
+        },
+        'transforms.a: the name is already used by sources.a',
+      ],
     ];
     for (const [doc, message] of cases) expect(() => buildConfig({ ...base, ...doc }, {}), message).toThrow(message);
   });
 
-  it('reads each component\'s settings with its defaults', () => {
-    const cfg = buildConfig({
-      ...base,
-      sources: { f: { type: 'file', include: ['/var/log/*.log'], poll_interval: '1s' } },
-      transforms: { m: { type: 'multiline', inputs: ['f'], preset: 'java' }, p: { type: 'parse', inputs: ['m'], parser: 'syslog' } },
-      sinks: { o: axiom(['p']) },
-    }, {}).agent;
+  it("reads each component's settings with its defaults", () => {
+    const cfg = buildConfig(
+      {
+        ...base,
+        sources: { f: { type: 'file', include: ['/var/log/*.log'], poll_interval: '1s' } },
+        transforms: {
+          m: { type: 'multiline', inputs: ['f'], preset: 'java' },
+          p: { type: 'parse', inputs: ['m'], parser: 'syslog' },
+        },
+        sinks: { o: axiom(['p']) },
+      },
+      {},
+    ).agent;
     expect(cfg.sources[0]!.settings).toEqual({
-      include: ['/var/log/*.log'], exclude: [], startAt: 'beginning', maxLineBytes: 1024 * 1024, fingerprintBytes: 256, pollIntervalMs: 1000, rotateWaitMs: 5000, checkpointIntervalMs: 1000,
+      include: ['/var/log/*.log'],
+      exclude: [],
+      startAt: 'beginning',
+      maxLineBytes: 1024 * 1024,
+      fingerprintBytes: 256,
+      pollIntervalMs: 1000,
+      rotateWaitMs: 5000,
+      checkpointIntervalMs: 1000,
     });
-    expect(cfg.transforms[0]!.settings).toMatchObject({ preset: 'java', timeoutMs: 1000, maxLines: 500, maxBytes: 1024 * 1024 });
-    expect(cfg.transforms[1]!.settings).toMatchObject({ parser: { type: 'syslog' }, settings: { rfc: 'auto', timezone: 'local' } });
+    expect(cfg.transforms[0]!.settings).toMatchObject({
+      preset: 'java',
+      timeoutMs: 1000,
+      maxLines: 500,
+      maxBytes: 1024 * 1024,
+    });
+    expect(cfg.transforms[1]!.settings).toMatchObject({
+      parser: { type: 'syslog' },
+      settings: { rfc: 'auto', timezone: 'local' },
+    });
     expect(cfg.sinks[0]).toMatchObject({
-      concurrency: 3, batch: { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 }, queue: { whenFull: 'block' }, retry: { initialMs: 250, maxMs: 30_000, maxAttempts: 0 },
+      concurrency: 3,
+      batch: { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 },
+      queue: { whenFull: 'block' },
+      retry: { initialMs: 250, maxMs: 30_000, maxAttempts: 0 },
     });
-    expect(cfg.sinks[0]!.settings).toEqual({ url: 'http://127.0.0.1:9', token: 't', compression: 'gzip', timeoutMs: 60_000 });
+    expect(cfg.sinks[0]!.settings).toEqual({
+      url: 'http://127.0.0.1:9',
+      token: 't',
+      compression: 'gzip',
+      timeoutMs: 60_000,
+    });
   });
 });
 
@@ -83,9 +176,11 @@ describe('topology', () => {
 
   it('orders transforms with the flow, whatever order the config lists them in, and knows which sinks each source reaches', () => {
     // a → enrich → (parse, both) → sinks; b → sink2 only; a diamond reaches sink1 twice but counts once.
-    const g = Topology.of([{ name: 'a' }, { name: 'b' }],
+    const g = Topology.of(
+      [{ name: 'a' }, { name: 'b' }],
       [t('parse', ['enrich']), t('both', ['enrich', 'parse']), t('enrich', ['a'])],
-      [t('sink1', ['parse', 'both']), t('sink2', ['b', 'both'])]);
+      [t('sink1', ['parse', 'both']), t('sink2', ['b', 'both'])],
+    );
     expect(g.transformOrder).toEqual(['enrich', 'parse', 'both']);
     expect(g.readersOf('enrich')).toEqual(['parse', 'both']);
     expect(g.readersOf('both')).toEqual(['sink1', 'sink2']);
@@ -96,6 +191,8 @@ describe('topology', () => {
   });
 
   it('refuses a cycle through several transforms, naming it', () => {
-    expect(() => Topology.of([{ name: 's' }], [t('x', ['s', 'z']), t('y', ['x']), t('z', ['y'])], [t('o', ['z'])])).toThrow('transforms.x.inputs: a cycle: x → z → y → x');
+    expect(() =>
+      Topology.of([{ name: 's' }], [t('x', ['s', 'z']), t('y', ['x']), t('z', ['y'])], [t('o', ['z'])]),
+    ).toThrow('transforms.x.inputs: a cycle: x → z → y → x');
   });
 });

@@ -16,9 +16,13 @@ describe('config', () => {
 
   it('names the key path of a bad or unknown key', () => {
     expect(() => buildConfig({ service: { listen: 'nope' } }, {})).toThrow(/service\.listen/);
-    expect(() => buildConfig({ service: { retention: { default_days: -1 } } }, {})).toThrow(/service\.retention\.default_days/);
+    expect(() => buildConfig({ service: { retention: { default_days: -1 } } }, {})).toThrow(
+      /service\.retention\.default_days/,
+    );
     expect(() => buildConfig({ service: { colour: 'red' } }, {})).toThrow(/service\.colour: unknown key/);
-    expect(() => buildConfig({ service: { memory_limit: 'lots' } }, {})).toThrow(/service\.memory_limit: invalid size "lots"/);
+    expect(() => buildConfig({ service: { memory_limit: 'lots' } }, {})).toThrow(
+      /service\.memory_limit: invalid size "lots"/,
+    );
     let thrown: unknown;
     try {
       buildConfig({ service: { threads: 0 } }, {});
@@ -31,44 +35,78 @@ describe('config', () => {
 
   it('refuses a sink token with whitespace or control characters and a URL the client cannot use, naming the key', () => {
     const doc = (token: string, url = 'https://api.axiom.co') => ({
-      service: { enabled: false }, sources: { s: { type: 'stdin' } }, sinks: { out: { type: 'axiom', inputs: ['s'], dataset: 'd', url, token } },
+      service: { enabled: false },
+      sources: { s: { type: 'stdin' } },
+      sinks: { out: { type: 'axiom', inputs: ['s'], dataset: 'd', url, token } },
     });
-    expect(() => buildConfig(doc('xaat-1234\r'), {})).toThrow(/sinks\.out\.token: contains \\r at character 10; a token is printable ASCII without spaces/);
+    expect(() => buildConfig(doc('xaat-1234\r'), {})).toThrow(
+      /sinks\.out\.token: contains \\r at character 10; a token is printable ASCII without spaces/,
+    );
     expect(() => buildConfig(doc('xaat-1234\n'), {})).toThrow(/sinks\.out\.token: contains \\n at character 10/);
     expect(() => buildConfig(doc('xaat 1234'), {})).toThrow(/sinks\.out\.token: contains a space at character 5/);
     expect(() => buildConfig(doc('${T}'), { T: 'xaat-\u00e9' })).toThrow(/sinks\.out\.token: contains U\+00E9/);
-    expect(() => buildConfig(doc('xaat-ok', 'http://exa mple.com'), {})).toThrow(/sinks\.out\.url: "http:\/\/exa mple.com" is not a valid URL/);
-    expect(() => buildConfig(doc('xaat-ok', 'https://api.axiom.co/?x=1'), {})).toThrow(/sinks\.out\.url: .* no query or fragment/);
+    expect(() => buildConfig(doc('xaat-ok', 'http://exa mple.com'), {})).toThrow(
+      /sinks\.out\.url: "http:\/\/exa mple.com" is not a valid URL/,
+    );
+    expect(() => buildConfig(doc('xaat-ok', 'https://api.axiom.co/?x=1'), {})).toThrow(
+      /sinks\.out\.url: .* no query or fragment/,
+    );
     expect(buildConfig(doc('xaat-0b5e-ok'), {}).agent.sinks[0]!.settings).toMatchObject({ token: 'xaat-0b5e-ok' });
   });
 
-  it('takes a syslog parser\'s time zone, and names an unknown one', () => {
-    const doc = (extra: object) => ({ service: { enabled: false }, sources: { s: { type: 'stdin' } }, transforms: { t: { type: 'parse', inputs: ['s'], parser: 'syslog', ...extra } }, sinks: { out: { type: 'axiom', inputs: ['t'], dataset: 'd', url: 'http://x', token: 't' } } });
-    expect(buildConfig(doc({ timezone: 'Europe/Paris' }), {}).agent.transforms[0]).toMatchObject({ settings: { parser: { type: 'syslog' }, settings: { timezone: 'Europe/Paris' } } });
-    expect(() => buildConfig(doc({ timezone: 'Mars/Olympus' }), {})).toThrow(/transforms\.t\.timezone: unknown time zone "Mars\/Olympus"/);
+  it("takes a syslog parser's time zone, and names an unknown one", () => {
+    const doc = (extra: object) => ({
+      service: { enabled: false },
+      sources: { s: { type: 'stdin' } },
+      transforms: { t: { type: 'parse', inputs: ['s'], parser: 'syslog', ...extra } },
+      sinks: { out: { type: 'axiom', inputs: ['t'], dataset: 'd', url: 'http://x', token: 't' } },
+    });
+    expect(buildConfig(doc({ timezone: 'Europe/Paris' }), {}).agent.transforms[0]).toMatchObject({
+      settings: { parser: { type: 'syslog' }, settings: { timezone: 'Europe/Paris' } },
+    });
+    expect(() => buildConfig(doc({ timezone: 'Mars/Olympus' }), {})).toThrow(
+      /transforms\.t\.timezone: unknown time zone "Mars\/Olympus"/,
+    );
   });
 
   it('bounds max_fields_per_dataset by what memory_limit can write, naming both keys', () => {
     expect(buildConfig({}, {}).service.maxFieldsPerDataset).toBe(512);
     expect(buildConfig({ service: { memory_limit: '2GiB' } }, {}).service.maxFieldsPerDataset).toBe(2048);
     expect(buildConfig({ service: { max_fields_per_dataset: 500 } }, {}).service.maxFieldsPerDataset).toBe(500);
-    expect(() => buildConfig({ service: { max_fields_per_dataset: 2048 } }, {}))
-      .toThrow(/service\.max_fields_per_dataset: 2048 fields cannot be written with service\.memory_limit 512MiB \(at most 512: 1 MiB per field\)/);
+    expect(() => buildConfig({ service: { max_fields_per_dataset: 2048 } }, {})).toThrow(
+      /service\.max_fields_per_dataset: 2048 fields cannot be written with service\.memory_limit 512MiB \(at most 512: 1 MiB per field\)/,
+    );
   });
 
-  it('reads service.query_limits, bounding the expression depth by the parser\'s own cap', () => {
-    expect(buildConfig({}, {}).service.queryLimits).toEqual({ maxQueryBytes: 262144, maxStages: 200, maxColumns: 2100, maxExpressionDepth: 256 });
-    expect(buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service.queryLimits)
-      .toMatchObject({ maxExpressionDepth: 32, maxQueryBytes: 1 << 20 });
-    expect(() => buildConfig({ service: { query_limits: { max_expression_depth: 257 } } }, {})).toThrow(/service\.query_limits\.max_expression_depth: must be <= 256/);
-    expect(() => buildConfig({ service: { query_limits: { max_stages: 0 } } }, {})).toThrow(/service\.query_limits\.max_stages: must be >= 1/);
+  it("reads service.query_limits, bounding the expression depth by the parser's own cap", () => {
+    expect(buildConfig({}, {}).service.queryLimits).toEqual({
+      maxQueryBytes: 262144,
+      maxStages: 200,
+      maxColumns: 2100,
+      maxExpressionDepth: 256,
+    });
+    expect(
+      buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service
+        .queryLimits,
+    ).toMatchObject({ maxExpressionDepth: 32, maxQueryBytes: 1 << 20 });
+    expect(() => buildConfig({ service: { query_limits: { max_expression_depth: 257 } } }, {})).toThrow(
+      /service\.query_limits\.max_expression_depth: must be <= 256/,
+    );
+    expect(() => buildConfig({ service: { query_limits: { max_stages: 0 } } }, {})).toThrow(
+      /service\.query_limits\.max_stages: must be >= 1/,
+    );
   });
 
   it('interpolates ${VAR} and ${VAR:-default} in values, and names a missing variable', () => {
-    const c = buildConfig({ service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } }, { PORT: '9000' });
+    const c = buildConfig(
+      { service: { listen: '${HOST:-127.0.0.1}:${PORT}', data_dir: '${DIR:-/var/lib/ferry}' } },
+      { PORT: '9000' },
+    );
     expect(c.service.listen).toEqual({ host: '127.0.0.1', port: 9000 });
     expect(c.service.dataDir).toBe('/var/lib/ferry');
-    expect(() => buildConfig({ service: { data_dir: '${NOPE}' } }, {})).toThrow(/service\.data_dir: environment variable NOPE is not set/);
+    expect(() => buildConfig({ service: { data_dir: '${NOPE}' } }, {})).toThrow(
+      /service\.data_dir: environment variable NOPE is not set/,
+    );
   });
 
   it('loads the shipped default config and reports YAML errors with the file name', () => {
@@ -84,7 +122,9 @@ describe('units', () => {
   it('reads service.query_timeout as a Go duration and names it when it is not one', () => {
     expect(buildConfig({ service: { query_timeout: '1m30s' } }, {}).service.queryTimeoutMs).toBe(90_000);
     expect(buildConfig({}, {}).service.queryTimeoutMs).toBe(60_000);
-    expect(() => buildConfig({ service: { query_timeout: 'soon' } }, {})).toThrow(/^service.query_timeout: invalid duration "soon"/);
+    expect(() => buildConfig({ service: { query_timeout: 'soon' } }, {})).toThrow(
+      /^service.query_timeout: invalid duration "soon"/,
+    );
   });
 
   it('parses sizes and Go durations', () => {

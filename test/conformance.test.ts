@@ -9,20 +9,36 @@ import { Oracle, type ColumnType } from './conformance/oracle.js';
 import { startTestService, type TestService } from './helpers.js';
 
 const FIELDS: Record<string, ColumnType> = {
-  id: 'string', status: 'string', method: 'string', uri: 'string',
-  req_duration_ms: 'real', resp_body_size_bytes: 'long', resp_header_size_bytes: 'long', content_type: 'string',
-  'geo.city': 'string', 'geo.country': 'string', is_tls: 'bool', server_datacenter: 'string', user_agent: 'string', message: 'string',
+  id: 'string',
+  status: 'string',
+  method: 'string',
+  uri: 'string',
+  req_duration_ms: 'real',
+  resp_body_size_bytes: 'long',
+  resp_header_size_bytes: 'long',
+  content_type: 'string',
+  'geo.city': 'string',
+  'geo.country': 'string',
+  is_tls: 'bool',
+  server_datacenter: 'string',
+  user_agent: 'string',
+  message: 'string',
 };
 /** The column order of a dataset in Ferry: _time, _sysTime, then the fields alphabetically (README). */
 const SCHEMA: Record<string, ColumnType> = {
-  _time: 'datetime', _sysTime: 'datetime',
-  ...Object.fromEntries(Object.keys(FIELDS).sort().map((k) => [k, FIELDS[k]!])),
+  _time: 'datetime',
+  _sysTime: 'datetime',
+  ...Object.fromEntries(
+    Object.keys(FIELDS)
+      .sort()
+      .map((k) => [k, FIELDS[k]!]),
+  ),
 };
 
 /** Seeded sample-http-logs events (apl.md 3.1), so every query runs against real rows. */
 function sampleEvents(n: number): object[] {
   let seed = 7;
-  const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]!;
   return Array.from({ length: n }, (_, i) => ({
     _time: new Date(Date.now() - (n - i) * 60_000).toISOString(),
@@ -34,10 +50,16 @@ function sampleEvents(n: number): object[] {
     resp_body_size_bytes: 1000 + Math.floor(r() * 4000),
     resp_header_size_bytes: 20 + Math.floor(r() * 70),
     content_type: pick(['text/html', 'application/json', 'image/jpeg']),
-    geo: { city: pick(['Paris', 'Seattle', 'Okayama', 'Camaquã']), country: pick(['France', 'United States', 'Japan', 'Brazil']) },
+    geo: {
+      city: pick(['Paris', 'Seattle', 'Okayama', 'Camaquã']),
+      country: pick(['France', 'United States', 'Japan', 'Brazil']),
+    },
     is_tls: r() < 0.5,
     server_datacenter: pick(['DCA', 'GRU', 'FRA']),
-    user_agent: pick(['Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', 'Mozilla/5.0 Chrome/131.0.0.0 Safari/537.36']),
+    user_agent: pick([
+      'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+      'Mozilla/5.0 Chrome/131.0.0.0 Safari/537.36',
+    ]),
     ...(i % 5 === 0 ? { message: 'QCD permutations were not solvable in linear time' } : {}),
   }));
 }
@@ -50,7 +72,15 @@ beforeAll(async () => {
   svc = await startTestService();
   await svc.createDataset('sample-http-logs');
   const token = await svc.apiToken();
-  const r = await svc.call('POST', '/v1/ingest/sample-http-logs', sampleEvents(200).map((e) => JSON.stringify(e)).join('\n'), token, { 'content-type': 'application/x-ndjson' });
+  const r = await svc.call(
+    'POST',
+    '/v1/ingest/sample-http-logs',
+    sampleEvents(200)
+      .map((e) => JSON.stringify(e))
+      .join('\n'),
+    token,
+    { 'content-type': 'application/x-ndjson' },
+  );
   expect(r.status).toBe(200);
 });
 afterAll(async () => svc?.stop());

@@ -7,23 +7,51 @@ beforeAll(async () => {
 });
 afterAll(async () => svc.stop());
 
-const DATASET_KEYS = ['canWrite', 'created', 'description', 'id', 'kind', 'mapFields', 'name', 'retentionDays', 'updatedAt', 'useRetentionPeriod', 'who'];
+const DATASET_KEYS = [
+  'canWrite',
+  'created',
+  'description',
+  'id',
+  'kind',
+  'mapFields',
+  'name',
+  'retentionDays',
+  'updatedAt',
+  'useRetentionPeriod',
+  'who',
+];
 
 describe('datasets', () => {
-  it('a name of the full 128 characters works in every route; the router\'s refusals are {code, message} too', async () => {
+  it("a name of the full 128 characters works in every route; the router's refusals are {code, message} too", async () => {
     const name = `a${'b'.repeat(126)}c`;
     expect((await svc.call('POST', '/v2/datasets', { name })).status).toBe(200);
     expect((await svc.call('GET', `/v2/datasets/${name}`)).status).toBe(200);
     expect((await svc.call('PUT', `/v2/datasets/${name}`, { description: 'long' })).status).toBe(200);
     expect((await svc.call('GET', `/v2/datasets/${name}/fields`)).status).toBe(200);
     const token = await svc.apiToken({ [name]: { ingest: ['create'], query: ['read'] } });
-    expect((await svc.call('POST', `/v1/ingest/${name}`, '{"x":1}\n', token, { 'content-type': 'application/x-ndjson' })).status).toBe(200);
-    expect((await svc.call('POST', `/v1/datasets/${name}/query`, { startTime: '2000-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z' }, token)).status).toBe(200);
+    expect(
+      (await svc.call('POST', `/v1/ingest/${name}`, '{"x":1}\n', token, { 'content-type': 'application/x-ndjson' }))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await svc.call(
+          'POST',
+          `/v1/datasets/${name}/query`,
+          { startTime: '2000-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z' },
+          token,
+        )
+      ).status,
+    ).toBe(200);
     expect((await svc.call('DELETE', `/v2/datasets/${name}`)).status).toBe(204);
 
     for (const [path, status, message] of [
       ['/v2/datasets/%ff', 400, 'the path /v2/datasets/%ff is not valid percent-encoding'],
-      [`/v2/datasets/${'x'.repeat(3000)}`, 414, `a segment of the path /v2/datasets/${'x'.repeat(187)}… is longer than 2048 characters`],
+      [
+        `/v2/datasets/${'x'.repeat(3000)}`,
+        414,
+        `a segment of the path /v2/datasets/${'x'.repeat(187)}… is longer than 2048 characters`,
+      ],
     ] as const) {
       const r = await svc.call('GET', path);
       expect(r.status, path.slice(0, 40)).toBe(status);
@@ -38,14 +66,27 @@ describe('datasets', () => {
     expect(created.headers.get('content-type')).toMatch(/^application\/json/);
     const d = (await created.json()) as Record<string, unknown>;
     expect(Object.keys(d).sort()).toEqual(DATASET_KEYS);
-    expect(d).toMatchObject({ id: 'web-logs', name: 'web-logs', description: 'nginx', kind: 'service:events:v1', retentionDays: 0, useRetentionPeriod: false, mapFields: [], who: 'owner' });
+    expect(d).toMatchObject({
+      id: 'web-logs',
+      name: 'web-logs',
+      description: 'nginx',
+      kind: 'service:events:v1',
+      retentionDays: 0,
+      useRetentionPeriod: false,
+      mapFields: [],
+      who: 'owner',
+    });
 
     const got = await (await svc.call('GET', '/v2/datasets/web-logs')).json();
     expect(got).toEqual(d);
     const list = (await (await svc.call('GET', '/v2/datasets')).json()) as { name: string }[];
     expect(list.map((x) => x.name)).toContain('web-logs');
 
-    const upd = await svc.call('PUT', '/v2/datasets/web-logs', { description: 'changed', retentionDays: 7, useRetentionPeriod: true });
+    const upd = await svc.call('PUT', '/v2/datasets/web-logs', {
+      description: 'changed',
+      retentionDays: 7,
+      useRetentionPeriod: true,
+    });
     expect(upd.status).toBe(200);
     const u = (await upd.json()) as Record<string, unknown>;
     expect(u).toMatchObject({ description: 'changed', retentionDays: 7, useRetentionPeriod: true });
@@ -81,14 +122,18 @@ describe('datasets', () => {
     }
     expect((await svc.call('POST', '/v2/datasets', { name: 'k', kind: 'nope' })).status).toBe(400);
     expect((await svc.call('POST', '/v2/datasets', { description: 'no name' })).status).toBe(400);
-    expect((await svc.call('POST', '/v2/datasets', { name: 'r', useRetentionPeriod: true, retentionDays: 0 })).status).toBe(400);
+    expect(
+      (await svc.call('POST', '/v2/datasets', { name: 'r', useRetentionPeriod: true, retentionDays: 0 })).status,
+    ).toBe(400);
   });
 
   it('trims old events with a Go duration and answers 204 on /v2', async () => {
     await svc.createDataset('trimmed');
     const token = await svc.apiToken();
     const old = new Date(Date.now() - 3 * 3600_000).toISOString();
-    await svc.call('POST', '/v1/ingest/trimmed', `{"_time":"${old}","a":1}\n{"a":2}`, token, { 'content-type': 'application/x-ndjson' });
+    await svc.call('POST', '/v1/ingest/trimmed', `{"_time":"${old}","a":1}\n{"a":2}`, token, {
+      'content-type': 'application/x-ndjson',
+    });
     const r = await svc.call('POST', '/v2/datasets/trimmed/trim', { maxDuration: '1h0m0s' });
     expect(r.status).toBe(204);
     expect((await svc.store.readEvents('trimmed')).map((e) => e.a)).toEqual([2]);
@@ -98,32 +143,63 @@ describe('datasets', () => {
   it('lists fields with types, built-ins included, and updates field metadata', async () => {
     await svc.createDataset('fielded');
     const token = await svc.apiToken();
-    await svc.call('POST', '/v1/ingest/fielded', '{"s":"x","n":1,"f":1.5,"b":true,"arr":[1],"o":{"k":"v"}}', token, { 'content-type': 'application/x-ndjson' });
-    const fields = (await (await svc.call('GET', '/v2/datasets/fielded/fields')).json()) as { name: string; type: string }[];
+    await svc.call('POST', '/v1/ingest/fielded', '{"s":"x","n":1,"f":1.5,"b":true,"arr":[1],"o":{"k":"v"}}', token, {
+      'content-type': 'application/x-ndjson',
+    });
+    const fields = (await (await svc.call('GET', '/v2/datasets/fielded/fields')).json()) as {
+      name: string;
+      type: string;
+    }[];
     expect(Object.fromEntries(fields.map((f) => [f.name, f.type]))).toEqual({
-      _sysTime: 'datetime', _time: 'datetime', s: 'string', n: 'integer', f: 'float', b: 'boolean', arr: 'array', 'o.k': 'string',
+      _sysTime: 'datetime',
+      _time: 'datetime',
+      s: 'string',
+      n: 'integer',
+      f: 'float',
+      b: 'boolean',
+      arr: 'array',
+      'o.k': 'string',
     });
     const put = await svc.call('PUT', '/v2/datasets/fielded/fields/n', { description: 'a count', unit: 'none' });
-    expect(await put.json()).toMatchObject({ name: 'n', type: 'integer', description: 'a count', unit: 'none', hidden: false });
+    expect(await put.json()).toMatchObject({
+      name: 'n',
+      type: 'integer',
+      description: 'a count',
+      unit: 'none',
+      hidden: false,
+    });
     expect((await svc.call('GET', '/v2/datasets/fielded/fields/missing')).status).toBe(404);
   });
 
   it('manages map fields: add, list, replace, remove, with 400/409/404 on bad requests', async () => {
     await svc.createDataset('mapped');
     expect(await (await svc.call('GET', '/v2/datasets/mapped/mapfields')).json()).toEqual([]);
-    expect(await (await svc.call('POST', '/v2/datasets/mapped/mapfields', { name: 'attributes' })).json()).toEqual({ name: 'attributes' });
+    expect(await (await svc.call('POST', '/v2/datasets/mapped/mapfields', { name: 'attributes' })).json()).toEqual({
+      name: 'attributes',
+    });
     expect((await svc.call('POST', '/v2/datasets/mapped/mapfields', { name: 'attributes' })).status).toBe(409);
     expect((await svc.call('POST', '/v2/datasets/mapped/mapfields', { name: '__invalid__' })).status).toBe(400);
     expect((await svc.call('PUT', '/v2/datasets/mapped/mapfields', ['dupe', 'dupe'])).status).toBe(400);
-    expect(await (await svc.call('PUT', '/v2/datasets/mapped/mapfields', ['attributes', 'labels'])).json()).toEqual(['attributes', 'labels']);
-    expect(((await (await svc.call('GET', '/v2/datasets/mapped')).json()) as { mapFields: string[] }).mapFields).toEqual(['attributes', 'labels']);
+    expect(await (await svc.call('PUT', '/v2/datasets/mapped/mapfields', ['attributes', 'labels'])).json()).toEqual([
+      'attributes',
+      'labels',
+    ]);
+    expect(
+      ((await (await svc.call('GET', '/v2/datasets/mapped')).json()) as { mapFields: string[] }).mapFields,
+    ).toEqual(['attributes', 'labels']);
     expect((await svc.call('DELETE', '/v2/datasets/mapped/mapfields/labels')).status).toBe(204);
     expect((await svc.call('DELETE', '/v2/datasets/mapped/mapfields/labels')).status).toBe(404);
     expect(await (await svc.call('GET', '/v2/datasets/mapped/mapfields')).json()).toEqual(['attributes']);
 
     // A map field keeps its object whole; other objects flatten.
     const token = await svc.apiToken();
-    await svc.call('POST', '/v1/ingest/mapped', '{"attributes":{"http.method":"GET","n":{"x":1}},"other":{"a":1}}', token, { 'content-type': 'application/x-ndjson' });
+    await svc.call(
+      'POST',
+      '/v1/ingest/mapped',
+      '{"attributes":{"http.method":"GET","n":{"x":1}},"other":{"a":1}}',
+      token,
+      { 'content-type': 'application/x-ndjson' },
+    );
     const [ev] = await svc.store.readEvents('mapped');
     expect(ev!.attributes).toEqual({ 'http.method': 'GET', n: { x: 1 } });
     expect(ev!['other.a']).toBe(1);

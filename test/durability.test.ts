@@ -28,15 +28,28 @@ async function serve(dataDir: string): Promise<{ child: ChildProcess; url: strin
       try {
         const rec = JSON.parse(line) as { msg?: string; url?: string };
         if (rec.msg === 'event service listening' && rec.url) resolve(rec.url);
-      } catch { /* not a log line */ }
+      } catch {
+        /* not a log line */
+      }
     });
     child.on('exit', (code) => reject(new Error(`ferry serve exited with ${code}: ${stderr}`)));
   });
   return { child, url, exited };
 }
 
-async function call(url: string, method: string, path: string, body?: string, token = ADMIN, contentType = 'application/json') {
-  return fetch(`${url}${path}`, { method, body, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } });
+async function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: string,
+  token = ADMIN,
+  contentType = 'application/json',
+) {
+  return fetch(`${url}${path}`, {
+    method,
+    body,
+    headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+  });
 }
 
 describe('durability', () => {
@@ -44,7 +57,12 @@ describe('durability', () => {
     const dataDir = tempDir('ferry-crash-');
     let { child, url } = await serve(dataDir);
     expect((await call(url, 'POST', '/v2/datasets', JSON.stringify({ name: 'crash' }))).status).toBe(200);
-    const tokenRes = await call(url, 'POST', '/v2/tokens', JSON.stringify({ name: 'w', datasetCapabilities: { crash: { ingest: ['create'] } } }));
+    const tokenRes = await call(
+      url,
+      'POST',
+      '/v2/tokens',
+      JSON.stringify({ name: 'w', datasetCapabilities: { crash: { ingest: ['create'] } } }),
+    );
     const token = ((await tokenRes.json()) as { token: string }).token;
 
     const BATCH = 500;
@@ -58,7 +76,9 @@ describe('durability', () => {
         while (!stop) {
           const b = batch++;
           sent.add(b);
-          const body = Array.from({ length: BATCH }, (_, i) => JSON.stringify({ b, i, pad: 'x'.repeat(100) })).join('\n');
+          const body = Array.from({ length: BATCH }, (_, i) => JSON.stringify({ b, i, pad: 'x'.repeat(100) })).join(
+            '\n',
+          );
           try {
             const r = await call(url, 'POST', '/v1/ingest/crash', body, token, 'application/x-ndjson');
             if (r.status === 200 && ((await r.json()) as { ingested: number }).ingested === BATCH) acked.add(b);
@@ -80,7 +100,13 @@ describe('durability', () => {
     child.kill('SIGTERM');
     await new Promise((r) => child.on('exit', r));
     const { EventStore } = await import('../src/service/store/event-store.js');
-    const store = await EventStore.open({ dataDir, memoryLimitBytes: 256 << 20, maxFieldsPerDataset: 100, defaultRetentionDays: 0, maxObjectBytes: 16 << 20 });
+    const store = await EventStore.open({
+      dataDir,
+      memoryLimitBytes: 256 << 20,
+      maxFieldsPerDataset: 100,
+      defaultRetentionDays: 0,
+      maxObjectBytes: 16 << 20,
+    });
     try {
       const { table, fields } = store.schema('crash');
       const col = fields.find((f) => f.name === 'b')!.column;
@@ -100,8 +126,19 @@ describe('durability', () => {
     const dataDir = tempDir('ferry-term-');
     const { child, url, exited } = await serve(dataDir);
     await call(url, 'POST', '/v2/datasets', JSON.stringify({ name: 'term' }));
-    const token = ((await (await call(url, 'POST', '/v2/tokens', JSON.stringify({ name: 'w', datasetCapabilities: { term: { ingest: ['create'] } } }))).json()) as { token: string }).token;
-    const body = Array.from({ length: 20000 }, (_, i) => JSON.stringify({ i, msg: 'graceful shutdown test line' })).join('\n');
+    const token = (
+      (await (
+        await call(
+          url,
+          'POST',
+          '/v2/tokens',
+          JSON.stringify({ name: 'w', datasetCapabilities: { term: { ingest: ['create'] } } }),
+        )
+      ).json()) as { token: string }
+    ).token;
+    const body = Array.from({ length: 20000 }, (_, i) =>
+      JSON.stringify({ i, msg: 'graceful shutdown test line' }),
+    ).join('\n');
     const inflight = call(url, 'POST', '/v1/ingest/term', body, token, 'application/x-ndjson');
     await new Promise((r) => setTimeout(r, 20));
     child.kill('SIGTERM');
@@ -111,4 +148,3 @@ describe('durability', () => {
     expect(await exited).toBe(0);
   }, 60_000);
 });
-

@@ -15,30 +15,56 @@ export function tempDir(prefix = 'ferry-test-'): string {
 export interface TestService extends RunningService {
   dataDir: string;
   /** fetch with the admin token (or the given one) against the service. */
-  call(method: string, path: string, body?: unknown, token?: string, headers?: Record<string, string>): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+    headers?: Record<string, string>,
+  ): Promise<Response>;
   /** Creates an API token with the given capabilities and returns its secret. */
   apiToken(datasetCapabilities?: object, orgCapabilities?: object, extra?: object): Promise<string>;
   createDataset(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startTestService(overrides: Partial<ServiceConfig> = {}, dataDir = tempDir(), o: ServiceOptions = {}): Promise<TestService> {
+export async function startTestService(
+  overrides: Partial<ServiceConfig> = {},
+  dataDir = tempDir(),
+  o: ServiceOptions = {},
+): Promise<TestService> {
   const cfg = buildConfig({ service: { listen: '127.0.0.1:0', data_dir: dataDir, memory_limit: '256MB' } }, {});
-  const svc = await startService({ ...cfg.service, ...overrides }, pino({ level: 'silent' }), { FERRY_ADMIN_TOKEN: ADMIN }, o);
-  const call: TestService['call'] = async (method, path, body, token = ADMIN, headers = {}) => fetch(`${svc.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) ? { 'content-type': 'application/json' } : {}),
-      ...headers,
-    },
-    body: (body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit | undefined,
-  });
+  const svc = await startService(
+    { ...cfg.service, ...overrides },
+    pino({ level: 'silent' }),
+    { FERRY_ADMIN_TOKEN: ADMIN },
+    o,
+  );
+  const call: TestService['call'] = async (method, path, body, token = ADMIN, headers = {}) =>
+    fetch(`${svc.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)
+          ? { 'content-type': 'application/json' }
+          : {}),
+        ...headers,
+      },
+      body: (body === undefined
+        ? undefined
+        : typeof body === 'string' || body instanceof Uint8Array
+          ? body
+          : JSON.stringify(body)) as BodyInit | undefined,
+    });
   return {
     ...svc,
     dataDir,
     call,
-    async apiToken(datasetCapabilities = { '*': { ingest: ['create'], query: ['read'] } }, orgCapabilities = {}, extra = {}) {
+    async apiToken(
+      datasetCapabilities = { '*': { ingest: ['create'], query: ['read'] } },
+      orgCapabilities = {},
+      extra = {},
+    ) {
       const r = await call('POST', '/v2/tokens', { name: 'test', datasetCapabilities, orgCapabilities, ...extra });
       if (r.status !== 200) throw new Error(`token create failed: ${r.status} ${await r.text()}`);
       return ((await r.json()) as { token: string }).token;

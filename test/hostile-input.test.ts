@@ -17,7 +17,10 @@ describe('hostile input (seeded fuzz)', () => {
     const summary = `seed ${seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)}, slowest ${JSON.stringify(r.slowest)} (replay: FERRY_FUZZ_SEED=${seed} npx vitest run test/hostile-input.test.ts)`;
     console.log(summary);
     expect(r.requests, summary).toBeGreaterThan(200);
-    expect(Object.keys(r.byStatus).some((s) => s.startsWith('4')), summary).toBe(true);
+    expect(
+      Object.keys(r.byStatus).some((s) => s.startsWith('4')),
+      summary,
+    ).toBe(true);
     expect(r.violations, summary).toEqual([]);
   }, 120_000);
 });

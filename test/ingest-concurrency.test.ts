@@ -27,16 +27,27 @@ describe('concurrent ingest', () => {
       const ds = `race-${round}`;
       await svc.createDataset(ds);
       // The small ones start while the big one is being discovered, each a little later.
-      const sends = [body(0, 20_000, 'big'), ...Array.from({ length: 6 }, (_, k) => body(20_000 + k * 10, 10, 'small'))].map(async (b, k) => {
+      const sends = [
+        body(0, 20_000, 'big'),
+        ...Array.from({ length: 6 }, (_, k) => body(20_000 + k * 10, 10, 'small')),
+      ].map(async (b, k) => {
         await new Promise((r) => setTimeout(r, k * (5 + round * 4)));
-        const r = await svc.call('POST', `/v1/ingest/${ds}`, b, token, { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' });
+        const r = await svc.call('POST', `/v1/ingest/${ds}`, b, token, {
+          'content-type': 'application/x-ndjson',
+          'content-encoding': 'gzip',
+        });
         expect(r.status).toBe(200);
         return ((await r.json()) as { ingested: number }).ingested;
       });
       expect((await Promise.all(sends)).reduce((a, n) => a + n, 0)).toBe(20_060);
       const events = await svc.store.readEvents(ds, { limit: 100_000 });
       expect(events).toHaveLength(20_060);
-      const bad = events.filter((e) => typeof e.i !== 'number' || e.msg !== `${(e.i as number) < 20_000 ? 'big' : 'small'} ${e.i as number}` || e['nested.k'] !== (e.i as number) % 7);
+      const bad = events.filter(
+        (e) =>
+          typeof e.i !== 'number' ||
+          e.msg !== `${(e.i as number) < 20_000 ? 'big' : 'small'} ${e.i as number}` ||
+          e['nested.k'] !== (e.i as number) % 7,
+      );
       expect(bad.slice(0, 3), `round ${round}: ${bad.length} events stored without their values`).toEqual([]);
     }
   });

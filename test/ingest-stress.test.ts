@@ -30,10 +30,18 @@ function randomEvent(rnd: () => number, id: string): Sent {
       continue;
     }
     switch (family) {
-      case 'n': e[name] = rnd() < 0.5 ? pick(1000) - 500 : Math.round(rnd() * 1e6) / 1e3 + 0.5; break;
-      case 's': e[name] = rnd() < 0.8 ? `text ${pick(1e6)}` : rnd() < 0.5 ? pick(100) : rnd() < 0.5; break;
-      case 'o': e[name] = { x: pick(100), y: `y${pick(100)}` }; break;
-      case 'a': e[name] = Array.from({ length: pick(4) }, () => (rnd() < 0.5 ? pick(10) : `v${pick(10)}`)); break;
+      case 'n':
+        e[name] = rnd() < 0.5 ? pick(1000) - 500 : Math.round(rnd() * 1e6) / 1e3 + 0.5;
+        break;
+      case 's':
+        e[name] = rnd() < 0.8 ? `text ${pick(1e6)}` : rnd() < 0.5 ? pick(100) : rnd() < 0.5;
+        break;
+      case 'o':
+        e[name] = { x: pick(100), y: `y${pick(100)}` };
+        break;
+      case 'a':
+        e[name] = Array.from({ length: pick(4) }, () => (rnd() < 0.5 ? pick(10) : `v${pick(10)}`));
+        break;
     }
   }
   return e;
@@ -45,16 +53,20 @@ function mismatch(sent: Sent, got: Record<string, unknown>): string | undefined 
     if (k === '_id') continue;
     if (v === null) {
       const flat = Object.keys(got).filter((g) => g === k || g.startsWith(`${k}.`));
-      if (flat.some((g) => got[g] !== null && got[g] !== undefined)) return `${k}: sent null, got ${JSON.stringify(flat.map((g) => got[g]))}`;
+      if (flat.some((g) => got[g] !== null && got[g] !== undefined))
+        return `${k}: sent null, got ${JSON.stringify(flat.map((g) => got[g]))}`;
       continue;
     }
     if (k.startsWith('o')) {
       const o = v as { x: number; y: string };
-      if (got[`${k}.x`] !== o.x || got[`${k}.y`] !== o.y) return `${k}: sent ${JSON.stringify(o)}, got x=${JSON.stringify(got[`${k}.x`])} y=${JSON.stringify(got[`${k}.y`])}`;
+      if (got[`${k}.x`] !== o.x || got[`${k}.y`] !== o.y)
+        return `${k}: sent ${JSON.stringify(o)}, got x=${JSON.stringify(got[`${k}.x`])} y=${JSON.stringify(got[`${k}.y`])}`;
     } else if (k.startsWith('a')) {
-      if (JSON.stringify(got[k]) !== JSON.stringify(v)) return `${k}: sent ${JSON.stringify(v)}, got ${JSON.stringify(got[k])}`;
+      if (JSON.stringify(got[k]) !== JSON.stringify(v))
+        return `${k}: sent ${JSON.stringify(v)}, got ${JSON.stringify(got[k])}`;
     } else if (k.startsWith('n')) {
-      if (typeof got[k] !== 'number' || Math.abs((got[k] as number) - (v as number)) > 1e-9) return `${k}: sent ${JSON.stringify(v)}, got ${JSON.stringify(got[k])}`;
+      if (typeof got[k] !== 'number' || Math.abs((got[k] as number) - (v as number)) > 1e-9)
+        return `${k}: sent ${JSON.stringify(v)}, got ${JSON.stringify(got[k])}`;
     } else {
       // A string field that also saw an integer or a boolean holds each value's JSON text.
       const expected = typeof v === 'string' ? v : JSON.stringify(v);
@@ -70,7 +82,9 @@ afterAll(async () => svc?.stop());
 
 describe('ingest under concurrency (seeded stress)', () => {
   it('every acknowledged event reads back as sent: concurrent clients, random shapes, same and different datasets, across a restart', async () => {
-    const seed = process.env.FERRY_STRESS_SEED ? Number(process.env.FERRY_STRESS_SEED) : Math.floor(Math.random() * 2 ** 31);
+    const seed = process.env.FERRY_STRESS_SEED
+      ? Number(process.env.FERRY_STRESS_SEED)
+      : Math.floor(Math.random() * 2 ** 31);
     const tag = `seed ${seed} (replay: FERRY_STRESS_SEED=${seed} npx vitest run test/ingest-stress.test.ts)`;
     const dataDir = tempDir();
     svc = await startTestService({}, dataDir);
@@ -86,11 +100,19 @@ describe('ingest under concurrency (seeded stress)', () => {
       const pick = (n: number) => Math.floor(rnd() * n);
       for (let b = 0; b < 14; b++) {
         const dataset = datasets[pick(datasets.length)]!;
-        const events = Array.from({ length: pick(3) === 0 ? 2000 + pick(3000) : 1 + pick(50) }, (_, i) => randomEvent(rnd, `c${c}-b${b}-e${i}`));
+        const events = Array.from({ length: pick(3) === 0 ? 2000 + pick(3000) : 1 + pick(50) }, (_, i) =>
+          randomEvent(rnd, `c${c}-b${b}-e${i}`),
+        );
         await restarting;
         const current = svc!;
         try {
-          const r = await current.call('POST', `/v1/ingest/${dataset}`, gzipSync(events.map((e) => JSON.stringify(e)).join('\n')), token, { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' });
+          const r = await current.call(
+            'POST',
+            `/v1/ingest/${dataset}`,
+            gzipSync(events.map((e) => JSON.stringify(e)).join('\n')),
+            token,
+            { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+          );
           const body = (await r.json()) as { ingested?: number; failed?: number; message?: string };
           expect(r.status, `${tag}: ${body.message}`).toBe(200);
           expect(body, tag).toMatchObject({ ingested: events.length, failed: 0 });
@@ -127,9 +149,14 @@ describe('ingest under concurrency (seeded stress)', () => {
         if (why) problems.push(`${d} ${e._id}: ${why}`);
         checked++;
       }
-      expect(problems.slice(0, 5), `${tag}: ${problems.length} of ${sent.length} events in ${d} do not read back as sent`).toEqual([]);
+      expect(
+        problems.slice(0, 5),
+        `${tag}: ${problems.length} of ${sent.length} events in ${d} do not read back as sent`,
+      ).toEqual([]);
     }
-    console.log(`ingest stress: ${tag}: ${checked} acknowledged events compared field by field; ${failedSends} send(s) cut by the restart`);
+    console.log(
+      `ingest stress: ${tag}: ${checked} acknowledged events compared field by field; ${failedSends} send(s) cut by the restart`,
+    );
     expect(checked).toBeGreaterThan(10_000);
   }, 180_000);
 });

@@ -19,7 +19,13 @@ async function freshDataset(): Promise<string> {
   return name;
 }
 
-async function ingest(ds: string, body: string | Uint8Array, headers: Record<string, string>, query = '', path = `/v1/ingest/${ds}`) {
+async function ingest(
+  ds: string,
+  body: string | Uint8Array,
+  headers: Record<string, string>,
+  query = '',
+  path = `/v1/ingest/${ds}`,
+) {
   const r = await svc.call('POST', `${path}${query}`, body, token, headers);
   const json = (await r.json()) as Record<string, unknown>;
   return { status: r.status, json, headers: r.headers };
@@ -35,7 +41,14 @@ describe('ingest bodies', () => {
     expect(status).toBe(200);
     expect(headers.get('content-type')).toMatch(/^application\/json/);
     expect(headers.get('x-axiom-trace-id')).toMatch(/^[0-9a-f]{32}$/);
-    expect(json).toEqual({ ingested: 2, failed: 0, failures: [], processedBytes: body.length, blocksCreated: 0, walLength: 0 });
+    expect(json).toEqual({
+      ingested: 2,
+      failed: 0,
+      failures: [],
+      processedBytes: body.length,
+      blocksCreated: 0,
+      walLength: 0,
+    });
     const events = await svc.store.readEvents(ds, { order: 'asc' });
     expect(events.map((e) => e.foo ?? e.bar)).toEqual(['bar', 'baz']);
   });
@@ -79,7 +92,9 @@ describe('ingest bodies', () => {
     const ds = await freshDataset();
     const body = '{"enc":"x"}\n{"enc":"y"}';
     for (const [enc, data] of [
-      ['gzip', gzipSync(body)], ['zstd', zstdCompress(Buffer.from(body))], ['', Buffer.from(body)],
+      ['gzip', gzipSync(body)],
+      ['zstd', zstdCompress(Buffer.from(body))],
+      ['', Buffer.from(body)],
     ] as const) {
       const r = await ingest(ds, data, { ...NDJSON, 'content-encoding': enc });
       expect(r.status, enc).toBe(200);
@@ -96,7 +111,10 @@ describe('ingest bodies', () => {
       expect(String(r.json.message), body).toMatch(/^invalid JSON body/);
     }
     expect(await svc.store.count(ds)).toBe(0);
-    expect((await ingest(ds, '[{"a":1}, {"b":2}]\n\n', { 'content-type': 'application/json' })).json).toMatchObject({ ingested: 2, failed: 0 });
+    expect((await ingest(ds, '[{"a":1}, {"b":2}]\n\n', { 'content-type': 'application/json' })).json).toMatchObject({
+      ingested: 2,
+      failed: 0,
+    });
   });
 
   it('stores an empty key under the name _empty, at any depth, and queries read it', async () => {
@@ -107,7 +125,12 @@ describe('ingest bodies', () => {
     expect(byK.top).toMatchObject({ _empty: 1 });
     expect(byK.nested).toMatchObject({ 'a._empty': 2 });
     expect(byK.deeper).toMatchObject({ 'x._empty.y': 3 });
-    const q = await svc.call('POST', '/v1/query/_apl', { apl: `['${ds}'] | where isnotnull(['a._empty']) | project k, v = ['a._empty']` }, token);
+    const q = await svc.call(
+      'POST',
+      '/v1/query/_apl',
+      { apl: `['${ds}'] | where isnotnull(['a._empty']) | project k, v = ['a._empty']` },
+      token,
+    );
     expect(q.status).toBe(200);
     const t = ((await q.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!;
     expect(t.columns).toEqual([['nested'], [2]]);
@@ -180,15 +203,26 @@ describe('CSV', () => {
     const { json } = await ingest(ds, body, { 'content-type': 'text/csv' });
     expect(json).toMatchObject({ ingested: 2, failed: 0, processedBytes: body.length });
     const events = await svc.store.readEvents(ds, { order: 'asc' });
-    expect(events.map((e) => [e.foo, e.n])).toEqual([['bar', '1'], ['baz', '2']]);
+    expect(events.map((e) => [e.foo, e.n])).toEqual([
+      ['bar', '1'],
+      ['baz', '2'],
+    ]);
   });
 
   it('honours csv-delimiter and X-Axiom-CSV-Fields (then the first line is data)', async () => {
     const ds = await freshDataset();
-    const { json } = await ingest(ds, 'a;"b;c"\nd;e\n', { 'content-type': 'text/csv', 'x-axiom-csv-fields': 'first,second' }, '?csv-delimiter=%3B');
+    const { json } = await ingest(
+      ds,
+      'a;"b;c"\nd;e\n',
+      { 'content-type': 'text/csv', 'x-axiom-csv-fields': 'first,second' },
+      '?csv-delimiter=%3B',
+    );
     expect(json.ingested).toBe(2);
     const events = await svc.store.readEvents(ds, { order: 'asc' });
-    expect(events.map((e) => [e.first, e.second])).toEqual([['a', 'b;c'], ['d', 'e']]);
+    expect(events.map((e) => [e.first, e.second])).toEqual([
+      ['a', 'b;c'],
+      ['d', 'e'],
+    ]);
   });
 
   it('treats an empty X-Axiom-CSV-Fields header as "use the header line" and reports ragged rows', async () => {
@@ -203,7 +237,11 @@ describe('CSV', () => {
 describe('time', () => {
   it('keeps nanosecond RFC 3339 times and applies offsets', async () => {
     const ds = await freshDataset();
-    await ingest(ds, '{"_time":"2024-05-01T10:00:00.123456789Z","k":1}\n{"_time":"2024-05-01T12:00:00.5+02:00","k":2}', NDJSON);
+    await ingest(
+      ds,
+      '{"_time":"2024-05-01T10:00:00.123456789Z","k":1}\n{"_time":"2024-05-01T12:00:00.5+02:00","k":2}',
+      NDJSON,
+    );
     const events = await svc.store.readEvents(ds, { order: 'asc' });
     expect(events.map((e) => e._time)).toEqual(['2024-05-01T10:00:00.123456789Z', '2024-05-01T10:00:00.5Z']);
   });
@@ -211,19 +249,27 @@ describe('time', () => {
   it('reads epoch numbers in seconds, milliseconds, microseconds and nanoseconds', async () => {
     const ds = await freshDataset();
     const lines = [1714557600, 1714557600123, 1714557600123456, '1714557600123456789', 1714557600.25]
-      .map((t, i) => JSON.stringify({ _time: t, i })).join('\n');
+      .map((t, i) => JSON.stringify({ _time: t, i }))
+      .join('\n');
     const { json } = await ingest(ds, lines, NDJSON);
     expect(json.ingested).toBe(5);
     const byI = Object.fromEntries((await svc.store.readEvents(ds)).map((e) => [e.i as number, e._time]));
     expect(byI).toEqual({
-      0: '2024-05-01T10:00:00Z', 1: '2024-05-01T10:00:00.123Z', 2: '2024-05-01T10:00:00.123456Z',
-      3: '2024-05-01T10:00:00.123456789Z', 4: '2024-05-01T10:00:00.25Z',
+      0: '2024-05-01T10:00:00Z',
+      1: '2024-05-01T10:00:00.123Z',
+      2: '2024-05-01T10:00:00.123456Z',
+      3: '2024-05-01T10:00:00.123456789Z',
+      4: '2024-05-01T10:00:00.25Z',
     });
   });
 
   it('reads exponent notation, and reports an epoch beyond the timestamp range instead of failing the batch', async () => {
     const ds = await freshDataset();
-    const body = ['{"_time":"1.7145576e9","i":0}', '{"_time":"12345678901234567890123456789.5","i":1}', '{"_time":1e28,"i":2}'].join('\n');
+    const body = [
+      '{"_time":"1.7145576e9","i":0}',
+      '{"_time":"12345678901234567890123456789.5","i":1}',
+      '{"_time":1e28,"i":2}',
+    ].join('\n');
     for (const format of ['', '?timestamp-format=unix']) {
       const { status, json } = await ingest(ds, body, NDJSON, format);
       expect(status).toBe(200);
@@ -240,9 +286,16 @@ describe('time', () => {
   it('uses timestamp-field and a Go timestamp-format, keeping the original field', async () => {
     const ds = await freshDataset();
     const body = '{"ts":"1/May/2024:10:00:00 +0200","msg":"a"}\n{"ts":"garbage","msg":"b"}';
-    const { json } = await ingest(ds, body, NDJSON, `?timestamp-field=ts&timestamp-format=${encodeURIComponent('2/Jan/2006:15:04:05 -0700')}`);
+    const { json } = await ingest(
+      ds,
+      body,
+      NDJSON,
+      `?timestamp-field=ts&timestamp-format=${encodeURIComponent('2/Jan/2006:15:04:05 -0700')}`,
+    );
     expect(json.ingested).toBe(1);
-    expect((json.failures as { error: string }[])[0]!.error).toBe('event 2: cannot parse ts value "garbage" with format "2/Jan/2006:15:04:05 -0700"');
+    expect((json.failures as { error: string }[])[0]!.error).toBe(
+      'event 2: cannot parse ts value "garbage" with format "2/Jan/2006:15:04:05 -0700"',
+    );
     const [ev] = await svc.store.readEvents(ds);
     expect(ev).toMatchObject({ _time: '2024-05-01T08:00:00Z', ts: '1/May/2024:10:00:00 +0200', msg: 'a' });
   });

@@ -27,8 +27,16 @@ export async function httpReceiver(): Promise<HttpReceiver> {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const status = failures.shift() ?? 200;
-      requests.push({ method: req.method!, path: req.url!, headers: req.headers, body, json: () => JSON.parse(body) as Record<string, unknown> });
-      res.writeHead(status, { 'content-type': 'application/json' }).end(status === 200 ? '{"ok":true}' : '{"error":"try later"}');
+      requests.push({
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        body,
+        json: () => JSON.parse(body) as Record<string, unknown>,
+      });
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(status === 200 ? '{"ok":true}' : '{"error":"try later"}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -37,10 +45,11 @@ export async function httpReceiver(): Promise<HttpReceiver> {
     url: `http://127.0.0.1:${port}`,
     requests,
     failNext: (s) => failures.push(...s),
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -17,8 +17,11 @@ beforeAll(async () => {
   ingestToken = await svc.apiToken({ '*': { ingest: ['create'], query: ['read'] } });
   for (let b = 0; b < N; b += 2500) {
     const lines: string[] = [];
-    for (let i = b; i < b + 2500; i++) lines.push(JSON.stringify({ _time: new Date(BASE + Math.floor(i / PER_TIMESTAMP) * 1000).toISOString(), id: i }));
-    const r = await svc.call('POST', '/v1/ingest/pages', lines.join('\n'), ingestToken, { 'content-type': 'application/x-ndjson' });
+    for (let i = b; i < b + 2500; i++)
+      lines.push(JSON.stringify({ _time: new Date(BASE + Math.floor(i / PER_TIMESTAMP) * 1000).toISOString(), id: i }));
+    const r = await svc.call('POST', '/v1/ingest/pages', lines.join('\n'), ingestToken, {
+      'content-type': 'application/x-ndjson',
+    });
     expect(r.status).toBe(200);
   }
   await svc.call('POST', '/v1/ingest/other', '{"x":1}', ingestToken, { 'content-type': 'application/x-ndjson' });
@@ -34,11 +37,19 @@ interface Page {
 
 async function page(apl: string, body: Record<string, unknown>): Promise<Page> {
   const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl, ...body });
-  const res = (await r.json()) as { status: { minCursor: string; maxCursor: string }; tables: { fields: { name: string }[]; columns: unknown[][] }[] };
+  const res = (await r.json()) as {
+    status: { minCursor: string; maxCursor: string };
+    tables: { fields: { name: string }[]; columns: unknown[][] }[];
+  };
   expect(r.status).toBe(200);
   const t = res.tables[0]!;
   const col = (n: string) => t.columns[t.fields.findIndex((f) => f.name === n)]!;
-  return { ids: col('id') as number[], times: col('_time') as string[], minCursor: res.status.minCursor, maxCursor: res.status.maxCursor };
+  return {
+    ids: col('id') as number[],
+    times: col('_time') as string[],
+    minCursor: res.status.minCursor,
+    maxCursor: res.status.maxCursor,
+  };
 }
 
 describe('legacy summaries with rows that have no time', () => {
@@ -57,7 +68,10 @@ describe('pagination over 10,000 events with equal timestamps', () => {
       const seen: number[] = [];
       let cursor: string | undefined;
       for (let guard = 0; guard < 100; guard++) {
-        const p = await page(`['pages'] | sort by _time ${dir} | take 1000`, { ...RANGE, ...(cursor ? { cursor } : {}) });
+        const p = await page(`['pages'] | sort by _time ${dir} | take 1000`, {
+          ...RANGE,
+          ...(cursor ? { cursor } : {}),
+        });
         seen.push(...p.ids);
         const next = dir === 'desc' ? p.minCursor : p.maxCursor;
         // The end: an empty page echoes the cursor given (spec: Pagination rules).
@@ -76,7 +90,10 @@ describe('pagination over 10,000 events with equal timestamps', () => {
       const seen = new Set<number>();
       let bound: string | undefined;
       for (let guard = 0; guard < 100; guard++) {
-        const body = dir === 'desc' ? { startTime: RANGE.startTime, endTime: bound ?? RANGE.endTime } : { startTime: bound ?? RANGE.startTime, endTime: RANGE.endTime };
+        const body =
+          dir === 'desc'
+            ? { startTime: RANGE.startTime, endTime: bound ?? RANGE.endTime }
+            : { startTime: bound ?? RANGE.startTime, endTime: RANGE.endTime };
         const p = await page(`['pages'] | sort by _time ${dir} | take 1000`, body);
         const before = seen.size;
         for (const id of p.ids) seen.add(id);
@@ -89,7 +106,10 @@ describe('pagination over 10,000 events with equal timestamps', () => {
 
   it('the cursor is also accepted as a query parameter, and includeCursor includes its row', async () => {
     const first = await page("['pages'] | take 5", RANGE);
-    const r = await svc.call('POST', `/v1/datasets/_apl?format=tabular&cursor=${first.minCursor}`, { apl: "['pages'] | take 5", ...RANGE });
+    const r = await svc.call('POST', `/v1/datasets/_apl?format=tabular&cursor=${first.minCursor}`, {
+      apl: "['pages'] | take 5",
+      ...RANGE,
+    });
     const res = (await r.json()) as { tables: { fields: { name: string }[]; columns: unknown[][] }[] };
     const ids = res.tables[0]!.columns[res.tables[0]!.fields.findIndex((f) => f.name === 'id')]!;
     expect(ids).toEqual([9994, 9993, 9992, 9991, 9990]);
@@ -106,7 +126,10 @@ describe('pagination over 10,000 events with equal timestamps', () => {
   });
 
   it('sample keeps about the given proportion of rows', async () => {
-    const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages'] | sample 0.3 | count", ...RANGE });
+    const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', {
+      apl: "['pages'] | sample 0.3 | count",
+      ...RANGE,
+    });
     const n = ((await r.json()) as { tables: { columns: number[][] }[] }).tables[0]!.columns[0]![0]!;
     // Binomial(10,000, 0.3): mean 3,000, standard deviation 46; ±400 is far beyond chance.
     expect(n).toBeGreaterThan(2600);
@@ -122,15 +145,26 @@ describe('pagination over 10,000 events with equal timestamps', () => {
 describe('query access', () => {
   it('an API token needs query rights on every dataset a query reads; a PAT may query', async () => {
     const onlyPages = await svc.apiToken({ pages: { query: ['read'] } });
-    const ok = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages'] | count", ...RANGE }, onlyPages);
+    const ok = await svc.call(
+      'POST',
+      '/v1/datasets/_apl?format=tabular',
+      { apl: "['pages'] | count", ...RANGE },
+      onlyPages,
+    );
     expect(ok.status).toBe(200);
     const denied = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['other'] | count" }, onlyPages);
     expect(denied.status).toBe(403);
     expect(((await denied.json()) as { message: string }).message).toContain('query|read');
     const ingestOnly = await svc.apiToken({ pages: { ingest: ['create'] } });
-    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, ingestOnly)).status).toBe(403);
-    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, ADMIN)).status).toBe(200);
-    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, 'xaat-bogus')).status).toBe(401);
+    expect(
+      (await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, ingestOnly)).status,
+    ).toBe(403);
+    expect((await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, ADMIN)).status).toBe(
+      200,
+    );
+    expect(
+      (await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['pages'] | count" }, 'xaat-bogus')).status,
+    ).toBe(401);
   });
 });
 
@@ -165,9 +199,16 @@ describe('@axiomhq/js query()', () => {
 
   it('legacy format of a summary by time: series per bucket and totals', async () => {
     const client = new Axiom({ token: ingestToken, url: svc.url });
-    const res = await client.query("['pages'] | summarize c = count() by bin(_time, 1m)", { ...RANGE, format: 'legacy' });
+    const res = await client.query("['pages'] | summarize c = count() by bin(_time, 1m)", {
+      ...RANGE,
+      format: 'legacy',
+    });
     expect(res.buckets.series).toHaveLength(2);
-    expect(res.buckets.series![0]).toMatchObject({ startTime: '2024-01-01T00:00:00Z', endTime: '2024-01-01T00:01:00Z', groups: [{ group: {}, aggregations: [{ op: 'c', value: 6000 }] }] });
+    expect(res.buckets.series![0]).toMatchObject({
+      startTime: '2024-01-01T00:00:00Z',
+      endTime: '2024-01-01T00:01:00Z',
+      groups: [{ group: {}, aggregations: [{ op: 'c', value: 6000 }] }],
+    });
     expect(res.buckets.totals).toEqual([{ id: 0, group: {}, aggregations: [{ op: 'c', value: N }] }]);
   });
 });
@@ -178,7 +219,14 @@ describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
     const res = await client.queryLegacy('pages', {
       ...RANGE,
       resolution: 'auto',
-      filter: { op: 'and', field: '', children: [{ op: '>=', field: 'id', value: 10 }, { op: '<', field: 'id', value: 13 }] },
+      filter: {
+        op: 'and',
+        field: '',
+        children: [
+          { op: '>=', field: 'id', value: 10 },
+          { op: '<', field: 'id', value: 13 },
+        ],
+      },
       order: [{ field: '_time', desc: false }],
       limit: 2,
     } as never);
@@ -187,26 +235,59 @@ describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
   });
 
   it('aggregations with groupBy and a resolution give series and totals', async () => {
-    const r = await svc.call('POST', '/v1/datasets/pages/query', {
-      ...RANGE,
-      resolution: '1m0s',
-      aggregations: [{ op: 'count', field: '*', alias: 'n' }, { op: 'max', field: 'id' }],
-      filter: { op: 'exists', field: 'id' },
-      groupBy: [],
-    }, ingestToken);
-    const res = (await r.json()) as { buckets: { series: { startTime: string; groups: { aggregations: { op: string; value: number }[] }[] }[]; totals: { aggregations: { op: string; value: number }[] }[] } };
+    const r = await svc.call(
+      'POST',
+      '/v1/datasets/pages/query',
+      {
+        ...RANGE,
+        resolution: '1m0s',
+        aggregations: [
+          { op: 'count', field: '*', alias: 'n' },
+          { op: 'max', field: 'id' },
+        ],
+        filter: { op: 'exists', field: 'id' },
+        groupBy: [],
+      },
+      ingestToken,
+    );
+    const res = (await r.json()) as {
+      buckets: {
+        series: { startTime: string; groups: { aggregations: { op: string; value: number }[] }[] }[];
+        totals: { aggregations: { op: string; value: number }[] }[];
+      };
+    };
     expect(r.status).toBe(200);
     expect(res.buckets.series.map((s) => s.startTime)).toEqual(['2024-01-01T00:00:00Z', '2024-01-01T00:01:00Z']);
-    expect(res.buckets.series[0]!.groups[0]!.aggregations).toEqual([{ op: 'n', value: 6000 }, { op: 'max_id', value: 5999 }]);
-    expect(res.buckets.totals[0]!.aggregations).toEqual([{ op: 'n', value: N }, { op: 'max_id', value: N - 1 }]);
+    expect(res.buckets.series[0]!.groups[0]!.aggregations).toEqual([
+      { op: 'n', value: 6000 },
+      { op: 'max_id', value: 5999 },
+    ]);
+    expect(res.buckets.totals[0]!.aggregations).toEqual([
+      { op: 'n', value: N },
+      { op: 'max_id', value: N - 1 },
+    ]);
   });
 
   it('accepts the zero values axiom-go sends for unset fields', async () => {
-    const r = await svc.call('POST', '/v1/datasets/pages/query?streaming-duration=60s&nocache=True', {
-      startTime: '0001-01-01T00:00:00Z', endTime: '0001-01-01T00:00:00Z', resolution: '', aggregations: null,
-      filter: { op: '', field: '', value: null, caseSensitive: false, children: null }, groupBy: null, order: null,
-      limit: 3, virtualFields: null, project: null, cursor: '', includeCursor: false,
-    }, ingestToken);
+    const r = await svc.call(
+      'POST',
+      '/v1/datasets/pages/query?streaming-duration=60s&nocache=True',
+      {
+        startTime: '0001-01-01T00:00:00Z',
+        endTime: '0001-01-01T00:00:00Z',
+        resolution: '',
+        aggregations: null,
+        filter: { op: '', field: '', value: null, caseSensitive: false, children: null },
+        groupBy: null,
+        order: null,
+        limit: 3,
+        virtualFields: null,
+        project: null,
+        cursor: '',
+        includeCursor: false,
+      },
+      ingestToken,
+    );
     const res = (await r.json()) as { matches: { data: { id: number } }[] };
     expect(r.status).toBe(200);
     expect(res.matches.map((m) => m.data.id)).toEqual([9999, 9998, 9997]);
@@ -216,7 +297,12 @@ describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
     const seen = new Set<number>();
     let cursor = '';
     for (let guard = 0; guard < 20; guard++) {
-      const r = await svc.call('POST', '/v1/datasets/pages/query', { ...RANGE, limit: 1000, order: [{ field: '_time', desc: true }], cursor }, ingestToken);
+      const r = await svc.call(
+        'POST',
+        '/v1/datasets/pages/query',
+        { ...RANGE, limit: 1000, order: [{ field: '_time', desc: true }], cursor },
+        ingestToken,
+      );
       const res = (await r.json()) as { status: { minCursor: string }; matches: { data: { id: number } }[] };
       for (const m of res.matches) {
         expect(seen.has(m.data.id)).toBe(false);
@@ -229,13 +315,26 @@ describe('legacy query endpoint POST /v1/datasets/{dataset}/query', () => {
   });
 
   it('virtual fields, project with aliases, and errors', async () => {
-    const r = await svc.call('POST', '/v1/datasets/pages/query', {
-      ...RANGE, virtualFields: [{ alias: 'even', expr: 'id % 2 == 0' }], filter: { op: '==', field: 'even', value: true },
-      project: [{ field: 'id', alias: 'ident' }], limit: 2,
-    }, ingestToken);
+    const r = await svc.call(
+      'POST',
+      '/v1/datasets/pages/query',
+      {
+        ...RANGE,
+        virtualFields: [{ alias: 'even', expr: 'id % 2 == 0' }],
+        filter: { op: '==', field: 'even', value: true },
+        project: [{ field: 'id', alias: 'ident' }],
+        limit: 2,
+      },
+      ingestToken,
+    );
     const res = (await r.json()) as { matches: { data: Record<string, unknown> }[] };
     expect(res.matches.map((m) => m.data)).toEqual([{ ident: 9998 }, { ident: 9996 }]);
-    const bad = await svc.call('POST', '/v1/datasets/pages/query', { filter: { op: 'near', field: 'id', value: 1 } }, ingestToken);
+    const bad = await svc.call(
+      'POST',
+      '/v1/datasets/pages/query',
+      { filter: { op: 'near', field: 'id', value: 1 } },
+      ingestToken,
+    );
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toContain('filter.op: unknown filter op "near"');
     expect((await svc.call('POST', '/v1/datasets/nope/query', {}, ingestToken)).status).toBe(404);
@@ -256,11 +355,17 @@ describe('query time limit (service.query_timeout)', () => {
       await small.createDataset('big');
       const token = await small.apiToken();
       const lines = Array.from({ length: 4000 }, (_, i) => JSON.stringify({ k: 1, s: `value-${i}` })).join('\n');
-      expect((await small.call('POST', '/v1/ingest/big', lines, token, { 'content-type': 'application/x-ndjson' })).status).toBe(200);
+      expect(
+        (await small.call('POST', '/v1/ingest/big', lines, token, { 'content-type': 'application/x-ndjson' })).status,
+      ).toBe(200);
       // 4,000 × 4,000 joined rows, each hashed: far longer than 150 ms.
-      const slow = await small.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['big'] | join kind=inner (['big']) on k | summarize dcount(hash_sha256(strcat(s, s1)))" });
+      const slow = await small.call('POST', '/v1/datasets/_apl?format=tabular', {
+        apl: "['big'] | join kind=inner (['big']) on k | summarize dcount(hash_sha256(strcat(s, s1)))",
+      });
       expect(slow.status).toBe(408);
-      expect(((await slow.json()) as { message: string }).message).toMatch(/ran longer than 0.15 s and was stopped \(service.query_timeout\)/);
+      expect(((await slow.json()) as { message: string }).message).toMatch(
+        /ran longer than 0.15 s and was stopped \(service.query_timeout\)/,
+      );
       const fast = await small.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['big'] | count" });
       expect(fast.status).toBe(200);
       expect(((await fast.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns).toEqual([[4000]]);

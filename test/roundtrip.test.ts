@@ -23,7 +23,21 @@ function rng(seed: number): () => number {
 }
 
 // Keys that stress SQL quoting, JSON-pointer escaping and case handling.
-const KEYS = ['plain', 'Plain', 'with space', 'quote"d', "apo'strophe", 'back\\slash', 'sl/ash', 'til~de', '~1', 'ü-ñíçødé', '😀', 'semi;colon', 'x'.repeat(150)];
+const KEYS = [
+  'plain',
+  'Plain',
+  'with space',
+  'quote"d',
+  "apo'strophe",
+  'back\\slash',
+  'sl/ash',
+  'til~de',
+  '~1',
+  'ü-ñíçødé',
+  '😀',
+  'semi;colon',
+  'x'.repeat(150),
+];
 
 /** Field type decided by the key, so every field has one type and the expectation needs no widening. */
 function valueFor(key: string, r: () => number): unknown {
@@ -60,7 +74,8 @@ describe('ingest round trip', () => {
     const events = Array.from({ length: 300 }, (_, i) => ({ id: i, ...randomEvent(r) }));
     const body = events.map((e) => JSON.stringify(e)).join('\n');
     const res = await svc.call('POST', '/v1/ingest/roundtrip', gzipSync(body), token, {
-      'content-type': 'application/x-ndjson', 'content-encoding': 'gzip',
+      'content-type': 'application/x-ndjson',
+      'content-encoding': 'gzip',
     });
     const result = await res.json();
     expect(res.status, JSON.stringify(result)).toBe(200);
@@ -82,13 +97,18 @@ describe('ingest round trip', () => {
       const bytes = randomBytes(Math.floor(r() * 4000));
       const type = ['application/json', 'application/x-ndjson', 'text/csv'][i % 3]!;
       const encoding = i % 5 === 0 ? 'gzip' : '';
-      const res = await svc.call('POST', '/v1/ingest/garbage', bytes, token, { 'content-type': type, 'content-encoding': encoding });
+      const res = await svc.call('POST', '/v1/ingest/garbage', bytes, token, {
+        'content-type': type,
+        'content-encoding': encoding,
+      });
       const json = (await res.json()) as Record<string, unknown>;
       expect([200, 400], `${type} ${encoding} ${JSON.stringify(json)}`).toContain(res.status);
       if (res.status === 400) expect(json.code).toBe(400);
       else expect(typeof json.ingested).toBe('number');
     }
-    const ok = await svc.call('POST', '/v1/ingest/garbage', '{"still":"alive"}', token, { 'content-type': 'application/x-ndjson' });
+    const ok = await svc.call('POST', '/v1/ingest/garbage', '{"still":"alive"}', token, {
+      'content-type': 'application/x-ndjson',
+    });
     expect(await ok.json()).toMatchObject({ ingested: 1 });
   });
 });

@@ -13,7 +13,12 @@ afterEach(async () => {
 
 async function openStore(extra: Partial<StoreOptions> = {}, dataDir = tempDir()): Promise<EventStore> {
   const s = await EventStore.open({
-    dataDir, memoryLimitBytes: 256 << 20, maxFieldsPerDataset: 50, defaultRetentionDays: 0, maxObjectBytes: 16 << 20, ...extra,
+    dataDir,
+    memoryLimitBytes: 256 << 20,
+    maxFieldsPerDataset: 50,
+    defaultRetentionDays: 0,
+    maxObjectBytes: 16 << 20,
+    ...extra,
   });
   open.push(s);
   return s;
@@ -36,7 +41,12 @@ describe('event store', () => {
     await load(s, 'd', [{ geo: { city: 'Paris', pos: { lat: 48.8 } }, tags: ['a', { b: 1 }], 'geo.code': 'FR' }]);
     const [ev] = await s.readEvents('d');
     expect(ev).toMatchObject({ 'geo.city': 'Paris', 'geo.pos.lat': 48.8, tags: ['a', { b: 1 }], 'geo.code': 'FR' });
-    expect(types(s, 'd')).toEqual({ 'geo.city': 'string', 'geo.pos.lat': 'float', tags: 'array', 'geo.code': 'string' });
+    expect(types(s, 'd')).toEqual({
+      'geo.city': 'string',
+      'geo.pos.lat': 'float',
+      tags: 'array',
+      'geo.code': 'string',
+    });
   });
 
   it('keeps a scalar that arrives where earlier batches had an object, and vice versa', async () => {
@@ -56,7 +66,10 @@ describe('event store', () => {
     await load(s, 'd', [{ a: 1 }]);
     await load(s, 'd', [{ a: 2, b: 'new', c: { d: true } }]);
     expect(types(s, 'd')).toEqual({ a: 'integer', b: 'string', 'c.d': 'boolean' });
-    expect((await s.readEvents('d', { order: 'asc' })).map((e) => [e.a, e.b, e['c.d']])).toEqual([[1, undefined, undefined], [2, 'new', true]]);
+    expect((await s.readEvents('d', { order: 'asc' })).map((e) => [e.a, e.b, e['c.d']])).toEqual([
+      [1, undefined, undefined],
+      [2, 'new', true],
+    ]);
   });
 
   it('finds keys new to a known nested object, and to an object that was an array in some event', async () => {
@@ -65,9 +78,24 @@ describe('event store', () => {
     await load(s, 'd', [{ geo: { city: 'Paris' }, a: { 0: 'x' } }]);
     // {a:[5,6]} makes the known path /a/0 find an element that json_keys does not count; with the new key
     // of the next event the key counts under /a would balance.
-    await load(s, 'd', [{ geo: { city: 'Lyon', zip: '69001' }, a: [5, 6] }, { geo: { city: 'Nice' }, a: { 0: 'y', fresh: 1 } }]);
-    expect(types(s, 'd')).toEqual({ 'geo.city': 'string', 'geo.zip': 'string', 'a.0': 'string', a: 'array', 'a.fresh': 'integer' });
-    const rows = (await s.readEvents('d', { order: 'asc' })).map((e) => [e['geo.city'], e['geo.zip'], e['a.0'], e.a, e['a.fresh']]);
+    await load(s, 'd', [
+      { geo: { city: 'Lyon', zip: '69001' }, a: [5, 6] },
+      { geo: { city: 'Nice' }, a: { 0: 'y', fresh: 1 } },
+    ]);
+    expect(types(s, 'd')).toEqual({
+      'geo.city': 'string',
+      'geo.zip': 'string',
+      'a.0': 'string',
+      a: 'array',
+      'a.fresh': 'integer',
+    });
+    const rows = (await s.readEvents('d', { order: 'asc' })).map((e) => [
+      e['geo.city'],
+      e['geo.zip'],
+      e['a.0'],
+      e.a,
+      e['a.fresh'],
+    ]);
     expect(rows).toEqual([
       ['Paris', undefined, 'x', undefined, undefined],
       ['Lyon', '69001', undefined, [5, 6], undefined],
@@ -81,21 +109,26 @@ describe('event store', () => {
     const event = { Geo: { City: 'A' }, geo: { city: 'b', CITY: 'C' }, n: 1 };
     await load(s, 'd', [event]);
     await load(s, 'd', [{ ...event, n: 2 }]);
-    for (const ev of await s.readEvents('d')) expect(ev).toMatchObject({ 'Geo.City': 'A', 'geo.city': 'b', 'geo.CITY': 'C' });
+    for (const ev of await s.readEvents('d'))
+      expect(ev).toMatchObject({ 'Geo.City': 'A', 'geo.city': 'b', 'geo.CITY': 'C' });
   });
 
   it('keeps the timestamp field as a field of its own type, also when it is nested', async () => {
     const s = await openStore();
     await s.createDataset({ name: 'd', who: 't' });
-    for (let i = 0; i < 2; i++) await load(s, 'd', [{ ts: 1714557600000 + i, msg: 'a' }], { timestampField: 'ts', timestampFormat: 'unixms' });
+    for (let i = 0; i < 2; i++)
+      await load(s, 'd', [{ ts: 1714557600000 + i, msg: 'a' }], { timestampField: 'ts', timestampFormat: 'unixms' });
     expect(types(s, 'd')).toEqual({ ts: 'integer', msg: 'string' });
     expect((await s.readEvents('d', { order: 'asc' })).map((e) => [e._time, e.ts])).toEqual([
-      ['2024-05-01T10:00:00Z', 1714557600000], ['2024-05-01T10:00:00.001Z', 1714557600001],
+      ['2024-05-01T10:00:00Z', 1714557600000],
+      ['2024-05-01T10:00:00.001Z', 1714557600001],
     ]);
     await s.createDataset({ name: 'n', who: 't' });
-    for (let i = 0; i < 2; i++) await load(s, 'n', [{ meta: { ts: `2024-05-01T10:00:0${i}Z`, id: i } }], { timestampField: 'meta.ts' });
+    for (let i = 0; i < 2; i++)
+      await load(s, 'n', [{ meta: { ts: `2024-05-01T10:00:0${i}Z`, id: i } }], { timestampField: 'meta.ts' });
     expect((await s.readEvents('n', { order: 'asc' })).map((e) => [e._time, e['meta.ts'], e['meta.id']])).toEqual([
-      ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z', 0], ['2024-05-01T10:00:01Z', '2024-05-01T10:00:01Z', 1],
+      ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z', 0],
+      ['2024-05-01T10:00:01Z', '2024-05-01T10:00:01Z', 1],
     ]);
   });
 
@@ -106,7 +139,10 @@ describe('event store', () => {
     await load(s, 'd', [{ n: 2.5, s: '404', b: 'yes' }]);
     expect(types(s, 'd')).toEqual({ n: 'float', s: 'string', b: 'string' });
     const rows = (await s.readEvents('d', { order: 'asc' })).map((e) => [e.n, e.s, e.b]);
-    expect(rows).toEqual([[1, '200', 'true'], [2.5, '404', 'yes']]);
+    expect(rows).toEqual([
+      [1, '200', 'true'],
+      [2.5, '404', 'yes'],
+    ]);
     // Within one batch, too.
     await s.createDataset({ name: 'e', who: 't' });
     await load(s, 'e', [{ v: 1 }, { v: [1, 2] }, { v: 'x' }]);
@@ -119,7 +155,13 @@ describe('event store', () => {
     await s.createDataset({ name: 'd', who: 't' });
     await load(s, 'd', [{ Level: 'INFO', level: 'info', _sysTime: 'mine', _rowID: 7, _source: 's' }]);
     const [ev] = await s.readEvents('d');
-    expect(ev).toMatchObject({ Level: 'INFO', level: 'info', _user_sysTime: 'mine', _user_rowID: 7, _user_source: 's' });
+    expect(ev).toMatchObject({
+      Level: 'INFO',
+      level: 'info',
+      _user_sysTime: 'mine',
+      _user_rowID: 7,
+      _user_source: 's',
+    });
     expect(Date.parse(ev!._sysTime)).not.toBeNaN();
   });
 
@@ -166,7 +208,12 @@ describe('event store', () => {
     await s.createDataset({ name: 'short', who: 't', retentionDays: 2, useRetentionPeriod: true });
     await s.createDataset({ name: 'default', who: 't' });
     const at = (d: bigint) => new Date(Number((d * day) / 1_000_000n)).toISOString();
-    for (const ds of ['short', 'default']) await load(s, ds, [{ _time: at(99n), k: 'recent' }, { _time: at(95n), k: 'older' }, { _time: at(60n), k: 'ancient' }]);
+    for (const ds of ['short', 'default'])
+      await load(s, ds, [
+        { _time: at(99n), k: 'recent' },
+        { _time: at(95n), k: 'older' },
+        { _time: at(60n), k: 'ancient' },
+      ]);
     expect(await s.enforceRetention()).toEqual({ short: 2, default: 1 });
     expect((await s.readEvents('short')).map((e) => e.k)).toEqual(['recent']);
     expect((await s.readEvents('default')).map((e) => e.k).sort()).toEqual(['older', 'recent']);
@@ -181,7 +228,11 @@ describe('event store', () => {
   it('reads by inclusive time range, in either order, with a limit', async () => {
     const s = await openStore();
     await s.createDataset({ name: 'd', who: 't' });
-    await load(s, 'd', [1, 2, 3, 4].map((i) => ({ _time: `2024-01-01T00:00:0${i}Z`, i })));
+    await load(
+      s,
+      'd',
+      [1, 2, 3, 4].map((i) => ({ _time: `2024-01-01T00:00:0${i}Z`, i })),
+    );
     const ns = (sec: number) => BigInt(Date.parse(`2024-01-01T00:00:0${sec}Z`)) * 1_000_000n;
     expect((await s.readEvents('d', { startNs: ns(2), endNs: ns(3), order: 'asc' })).map((e) => e.i)).toEqual([2, 3]);
     expect((await s.readEvents('d', { limit: 2 })).map((e) => e.i)).toEqual([4, 3]);
@@ -194,9 +245,16 @@ describe('concurrency and checkpoints', () => {
     await s.createDataset({ name: 'd', who: 't' });
     // Eight batches at once: each adds its own fields, all share `n` (integer in some, float in others)
     // and `tag` (a string in some, a number in others), so plans race on adds and widenings.
-    const batches = Array.from({ length: 8 }, (_, b) => Array.from({ length: 200 }, (_, i) => ({
-      b, i, [`only_${b}`]: i, n: b % 2 ? i + 0.5 : i, tag: b % 3 ? `t${i}` : i, nested: { [`k${b}`]: true },
-    })));
+    const batches = Array.from({ length: 8 }, (_, b) =>
+      Array.from({ length: 200 }, (_, i) => ({
+        b,
+        i,
+        [`only_${b}`]: i,
+        n: b % 2 ? i + 0.5 : i,
+        tag: b % 3 ? `t${i}` : i,
+        nested: { [`k${b}`]: true },
+      })),
+    );
     const results = await Promise.all(batches.map((events) => load(s, 'd', events)));
     expect(results.map((r) => r.ingested)).toEqual(Array(8).fill(200));
     expect(await s.count('d')).toBe(1600);
@@ -225,7 +283,11 @@ describe('concurrency and checkpoints', () => {
     const before = statSync(db).size;
     // 1,300 of these events leave ~97 KB of WAL: past the 64 KB threshold, short of DuckDB's own safety-net
     // checkpoint at twice it, so only the store's checkpoint can fold them.
-    await load(s, 'd', Array.from({ length: 1300 }, (_, i) => ({ i, msg: `message number ${i} with some padding text` })));
+    await load(
+      s,
+      'd',
+      Array.from({ length: 1300 }, (_, i) => ({ i, msg: `message number ${i} with some padding text` })),
+    );
     await s.idle();
     // The rows went from the WAL into the database file: the file grew and the WAL is below the threshold.
     expect(statSync(db).size).toBeGreaterThan(before);
@@ -236,7 +298,10 @@ describe('concurrency and checkpoints', () => {
 
 describe('storage format', () => {
   const storageVersion = async (s: EventStore) =>
-    String((await s.db.all(`SELECT tags::VARCHAR AS t FROM duckdb_databases() WHERE database_name = current_database()`))[0]!.t);
+    String(
+      (await s.db.all(`SELECT tags::VARCHAR AS t FROM duckdb_databases() WHERE database_name = current_database()`))[0]!
+        .t,
+    );
 
   it('writes new data dirs in the current format, and keeps using one written in the older format', async () => {
     const fresh = await openStore();
@@ -313,12 +378,28 @@ describe('SharedLock', () => {
     const log: string[] = [];
     let releaseA!: () => void;
     let releaseB!: () => void;
-    const a = lock.shared(() => new Promise<void>((r) => { log.push('a'); releaseA = r; }));
-    const b = lock.shared(() => new Promise<void>((r) => { log.push('b'); releaseB = r; }));
+    const a = lock.shared(
+      () =>
+        new Promise<void>((r) => {
+          log.push('a');
+          releaseA = r;
+        }),
+    );
+    const b = lock.shared(
+      () =>
+        new Promise<void>((r) => {
+          log.push('b');
+          releaseB = r;
+        }),
+    );
     await tick();
     expect(log).toEqual(['a', 'b']); // both inside at once
-    const w = lock.run(async () => { log.push('w'); });
-    const c = lock.shared(async () => { log.push('c'); }); // arrives after the writer: waits behind it
+    const w = lock.run(async () => {
+      log.push('w');
+    });
+    const c = lock.shared(async () => {
+      log.push('c');
+    }); // arrives after the writer: waits behind it
     await tick();
     expect(log).toEqual(['a', 'b']);
     releaseA();
@@ -331,8 +412,16 @@ describe('SharedLock', () => {
 
   it('releases the lock when the holder throws', async () => {
     const lock = new SharedLock();
-    await expect(lock.run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
-    await expect(lock.shared(async () => { throw new Error('bang'); })).rejects.toThrow('bang');
+    await expect(
+      lock.run(async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await expect(
+      lock.shared(async () => {
+        throw new Error('bang');
+      }),
+    ).rejects.toThrow('bang');
     expect(await lock.run(async () => 'free')).toBe('free');
   });
 });

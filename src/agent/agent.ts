@@ -27,7 +27,14 @@ export interface AgentHealth {
   /** `ok`; `degraded` (200): a sink retrying, a file source reading no file; `failing` (503): a sink refused or stopped; `stopping` (503). */
   status: 'ok' | 'degraded' | 'failing' | 'stopping' | 'starting';
   sources: { name: string; files?: number; warnings?: string[] }[];
-  sinks: { name: string; state: SinkState; queuedBatches: number; lastError?: string; since?: string; failedAttempts?: number }[];
+  sinks: {
+    name: string;
+    state: SinkState;
+    queuedBatches: number;
+    lastError?: string;
+    since?: string;
+    failedAttempts?: number;
+  }[];
 }
 
 export class Agent {
@@ -63,14 +70,24 @@ export class Agent {
       api = createServer((req, res) => {
         const path = (req.url ?? '/').split('?')[0];
         if (req.method !== 'GET') {
-          res.writeHead(405, { 'content-type': 'application/json', allow: 'GET' }).end(JSON.stringify({ code: 405, message: 'only GET' }));
+          res
+            .writeHead(405, { 'content-type': 'application/json', allow: 'GET' })
+            .end(JSON.stringify({ code: 405, message: 'only GET' }));
         } else if (path === '/metrics') {
-          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(renderMetrics(agent?.pipeline, agent?.service?.alerting));
+          res
+            .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+            .end(renderMetrics(agent?.pipeline, agent?.service?.alerting));
         } else if (path === '/health') {
           const body = agent?.health() ?? { status: 'starting' };
-          res.writeHead(body.status === 'ok' || body.status === 'degraded' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          res
+            .writeHead(body.status === 'ok' || body.status === 'degraded' ? 200 : 503, {
+              'content-type': 'application/json',
+            })
+            .end(JSON.stringify(body));
         } else {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 404, message: `${path} not found (try /metrics or /health)` }));
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ code: 404, message: `${path} not found (try /metrics or /health)` }));
         }
       });
       const { host, port } = cfg.agent.api.listen;
@@ -84,34 +101,60 @@ export class Agent {
       });
     }
     agent = new Agent(cfg, pipeline, log, service, api, counters);
-    log.info({ sources: cfg.agent.sources.length, transforms: cfg.agent.transforms.length, sinks: cfg.agent.sinks.length, api: agent.apiUrl }, 'agent running');
+    log.info(
+      {
+        sources: cfg.agent.sources.length,
+        transforms: cfg.agent.transforms.length,
+        sinks: cfg.agent.sinks.length,
+        api: agent.apiUrl,
+      },
+      'agent running',
+    );
     return agent;
   }
 
   get apiUrl(): string | undefined {
     const addr = this.api?.address();
-    return addr && typeof addr === 'object' ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
+    return addr && typeof addr === 'object'
+      ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`
+      : undefined;
   }
 
   health(): AgentHealth {
     const sources = this.pipeline.sources.map((s) => {
       const st = s.status?.();
-      return { name: s.name, ...(st?.files !== undefined ? { files: st.files } : {}), ...(st?.warnings.length ? { warnings: st.warnings } : {}) };
+      return {
+        name: s.name,
+        ...(st?.files !== undefined ? { files: st.files } : {}),
+        ...(st?.warnings.length ? { warnings: st.warnings } : {}),
+      };
     });
     const sinks = this.pipeline.sinks.map((r) => {
       const h = r.sink.health;
       return {
-        name: r.o.name, state: h.state, queuedBatches: r.queue.depthRecords,
+        name: r.o.name,
+        state: h.state,
+        queuedBatches: r.queue.depthRecords,
         ...(h.lastError ? { lastError: h.lastError } : {}),
-        ...(h.since !== undefined && h.state !== 'ok' ? { since: new Date(h.since).toISOString(), failedAttempts: h.failures } : {}),
+        ...(h.since !== undefined && h.state !== 'ok'
+          ? { since: new Date(h.since).toISOString(), failedAttempts: h.failures }
+          : {}),
       };
     });
     const monitors = this.service?.alerting.health();
-    const status = this.stopping ? 'stopping'
-      : sinks.some((s) => s.state === 'refused' || s.state === 'failed') ? 'failing'
-        // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
-        // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind.
-        : sinks.some((s) => s.state === 'retrying') || sources.some((s) => s.files === 0) || !!monitors?.failing.length || !!monitors?.lastNotificationFailure || !!monitors?.lastSkippedTick ? 'degraded' : 'ok';
+    const status = this.stopping
+      ? 'stopping'
+      : sinks.some((s) => s.state === 'refused' || s.state === 'failed')
+        ? 'failing'
+        : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
+          // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind.
+          sinks.some((s) => s.state === 'retrying') ||
+            sources.some((s) => s.files === 0) ||
+            !!monitors?.failing.length ||
+            !!monitors?.lastNotificationFailure ||
+            !!monitors?.lastSkippedTick
+          ? 'degraded'
+          : 'ok';
     return { status, sources, sinks, ...(monitors ? { monitors } : {}) };
   }
 
@@ -124,7 +167,10 @@ export class Agent {
     for (const r of this.pipeline.sinks) {
       const h = r.sink.health;
       const n = r.sink.counters.deadLettered;
-      if (n > 0) out.push(`sink ${r.o.name}: ${n} event(s) refused: ${h.firstRefusal ?? 'see the file'}; kept in ${r.sink.deadLetterPath ?? 'the dead-letter file'}`);
+      if (n > 0)
+        out.push(
+          `sink ${r.o.name}: ${n} event(s) refused: ${h.firstRefusal ?? 'see the file'}; kept in ${r.sink.deadLetterPath ?? 'the dead-letter file'}`,
+        );
       if (h.state === 'refused' || h.state === 'failed') out.push(`sink ${r.o.name}: ${h.lastError}`);
     }
     return out;
@@ -137,15 +183,26 @@ export class Agent {
 
   /** Replaces the pipeline with the one of `next`. The service section needs a restart to change. */
   async reload(next: DaemonConfig): Promise<void> {
-    if (JSON.stringify(next.service) !== JSON.stringify(this.cfg.service) || JSON.stringify(next.agent.api) !== JSON.stringify(this.cfg.agent.api)) {
+    if (
+      JSON.stringify(next.service) !== JSON.stringify(this.cfg.service) ||
+      JSON.stringify(next.agent.api) !== JSON.stringify(this.cfg.agent.api)
+    ) {
       this.log.warn('service and agent.api settings change only with a restart; reloading the pipeline only');
     }
     await this.pipeline.stop(Date.now() + next.agent.shutdownTimeoutMs, false);
     try {
-      this.pipeline = await Pipeline.start(next.agent, { log: this.log, store: this.service?.store, counters: this.counters });
+      this.pipeline = await Pipeline.start(next.agent, {
+        log: this.log,
+        store: this.service?.store,
+        counters: this.counters,
+      });
     } catch (e) {
       this.log.error({ err: e }, 'the new config failed to start; going on with the old one');
-      this.pipeline = await Pipeline.start(this.cfg.agent, { log: this.log, store: this.service?.store, counters: this.counters });
+      this.pipeline = await Pipeline.start(this.cfg.agent, {
+        log: this.log,
+        store: this.service?.store,
+        counters: this.counters,
+      });
       throw e;
     }
     this.cfg = { ...next, service: this.cfg.service };
@@ -159,7 +216,11 @@ export class Agent {
   async stop(giveUpOnRefusal = false): Promise<boolean> {
     this.stopping = true;
     const refused = () => this.pipeline.sinks.some((r) => r.sink.health.state === 'refused');
-    const delivered = await this.pipeline.stop(Date.now() + this.cfg.agent.shutdownTimeoutMs, true, giveUpOnRefusal ? refused : undefined);
+    const delivered = await this.pipeline.stop(
+      Date.now() + this.cfg.agent.shutdownTimeoutMs,
+      true,
+      giveUpOnRefusal ? refused : undefined,
+    );
     await new Promise<void>((r) => (this.api ? this.api.close(() => r()) : r()));
     await this.service?.close();
     return delivered;

@@ -48,14 +48,32 @@ type Raw = Record<string, unknown>;
 const COMPONENT_NAME = '^[A-Za-z0-9_][A-Za-z0-9_.-]*$';
 
 const TRANSFORM_OPTIONS: OptionSpecs = {
-  inputs: { schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 }, doc: 'the sources or transforms it reads from' },
+  inputs: {
+    schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+    doc: 'the sources or transforms it reads from',
+  },
 };
 
 /** The component sections: the registry of each, and the keys every component of it takes. */
 export const COMPONENT_SECTIONS = [
-  { key: 'sources', registry: sourceRegistry as Registry<ComponentSpec>, common: {} as OptionSpecs, required: ['type'] },
-  { key: 'transforms', registry: transformRegistry as Registry<ComponentSpec>, common: TRANSFORM_OPTIONS, required: ['type', 'inputs'] },
-  { key: 'sinks', registry: sinkRegistry as Registry<ComponentSpec>, common: SINK_OPTIONS, required: ['type', 'inputs', 'dataset'] },
+  {
+    key: 'sources',
+    registry: sourceRegistry as Registry<ComponentSpec>,
+    common: {} as OptionSpecs,
+    required: ['type'],
+  },
+  {
+    key: 'transforms',
+    registry: transformRegistry as Registry<ComponentSpec>,
+    common: TRANSFORM_OPTIONS,
+    required: ['type', 'inputs'],
+  },
+  {
+    key: 'sinks',
+    registry: sinkRegistry as Registry<ComponentSpec>,
+    common: SINK_OPTIONS,
+    required: ['type', 'inputs', 'dataset'],
+  },
 ] as const;
 
 /** The schema of the agent's sections, assembled from the registries. */
@@ -73,18 +91,30 @@ export const agentSchema: Readonly<Record<string, JsonSchema>> = {
       shutdown_timeout: { type: 'string' },
     },
   },
-  ...Object.fromEntries(COMPONENT_SECTIONS.map((s) => [s.key, {
-    type: 'object', propertyNames: { pattern: COMPONENT_NAME }, additionalProperties: s.registry.schema('type', s.common, s.required),
-  }])),
+  ...Object.fromEntries(
+    COMPONENT_SECTIONS.map((s) => [
+      s.key,
+      {
+        type: 'object',
+        propertyNames: { pattern: COMPONENT_NAME },
+        additionalProperties: s.registry.schema('type', s.common, s.required),
+      },
+    ]),
+  ),
 };
 
 function entries(doc: Raw, key: string): [string, Options][] {
-  return Object.entries((doc[key] as Record<string, Raw> | undefined) ?? {}).map(([name, raw]) => [name, new Options(raw, `${key}.${name}`)]);
+  return Object.entries((doc[key] as Record<string, Raw> | undefined) ?? {}).map(([name, raw]) => [
+    name,
+    new Options(raw, `${key}.${name}`),
+  ]);
 }
 
 /** The agent section and the topology, from the validated document. */
 export function buildAgentConfig(
-  doc: Raw, serviceEnabled: boolean, parseListen: (text: string, path: string) => { host: string; port: number },
+  doc: Raw,
+  serviceEnabled: boolean,
+  parseListen: (text: string, path: string) => { host: string; port: number },
 ): AgentConfig {
   const a = new Options((doc.agent as Raw | undefined) ?? {}, 'agent');
   const api = a.nested('api');
@@ -104,17 +134,25 @@ export function buildAgentConfig(
     const type = o.get<string>('type')!;
     sinkRegistry.checkKeys(o, type, ['type', ...Object.keys(SINK_OPTIONS)]);
     const spec = sinkRegistry.get(type);
-    if (spec.needsService && !serviceEnabled) o.fail('type', `a ${type} sink writes into the embedded service: it needs service.enabled: true`);
+    if (spec.needsService && !serviceEnabled)
+      o.fail('type', `a ${type} sink writes into the embedded service: it needs service.enabled: true`);
     return { name, type, inputs: o.get<string[]>('inputs')!, spec, settings: spec.configure(o), ...configureSink(o) };
   });
   for (const spec of sourceRegistry.specs) {
-    if (spec.single && sources.filter((s) => s.spec === spec).length > 1) throw new ComponentError('sources', `at most one ${spec.type} source`);
+    if (spec.single && sources.filter((s) => s.spec === spec).length > 1)
+      throw new ComponentError('sources', `at most one ${spec.type} source`);
   }
   const topology = Topology.of(sources, transforms, sinks);
   return {
     dataDir: a.or('data_dir', './data/agent'),
-    api: { enabled: api.or('enabled', true), listen: parseListen(api.or('listen', '127.0.0.1:8078'), 'agent.api.listen') },
+    api: {
+      enabled: api.or('enabled', true),
+      listen: parseListen(api.or('listen', '127.0.0.1:8078'), 'agent.api.listen'),
+    },
     shutdownTimeoutMs: a.ms('shutdown_timeout', 10_000),
-    sources, transforms, sinks, topology,
+    sources,
+    transforms,
+    sinks,
+    topology,
   };
 }

@@ -25,19 +25,50 @@ export function renderMetrics(p: Pipeline | undefined, alerting?: Alerting): str
     add('ferry_source_lines_total', 'counter', 'Lines read', l, s.counters.linesIn);
     add('ferry_source_bytes_total', 'counter', 'Bytes read', l, s.counters.bytesIn);
     add('ferry_source_truncated_lines_total', 'counter', 'Lines cut at max_line_bytes', l, s.counters.truncatedLines);
-    for (const g of s.gauges?.() ?? ([] as Gauge[])) add(g.name, g.name.endsWith('_total') ? 'counter' : 'gauge', g.help, g.labels, g.value);
+    for (const g of s.gauges?.() ?? ([] as Gauge[]))
+      add(g.name, g.name.endsWith('_total') ? 'counter' : 'gauge', g.help, g.labels, g.value);
   }
   for (const r of p?.sinks ?? []) {
     const l = { sink: r.o.name };
     add('ferry_sink_events_in_total', 'counter', 'Events handed to the sink', l, r.counters.eventsIn);
     add('ferry_sink_bytes_in_total', 'counter', 'Bytes of serialised events handed to the sink', l, r.counters.bytesIn);
     add('ferry_sink_events_out_total', 'counter', 'Events delivered', l, r.sink.counters.eventsOut);
-    add('ferry_sink_bytes_out_total', 'counter', 'Bytes sent (compressed, for the axiom sink)', l, r.sink.counters.bytesOut);
-    add('ferry_sink_retries_total', 'counter', 'Delivery attempts that failed and were retried', l, r.sink.counters.retries);
-    add('ferry_sink_dead_lettered_total', 'counter', 'Events refused by the receiver and written to the dead-letter file', l, r.sink.counters.deadLettered);
-    add('ferry_sink_dropped_events_total', 'counter', 'Events dropped because the queue was full (when_full: drop_newest)', l, r.counters.droppedEvents);
+    add(
+      'ferry_sink_bytes_out_total',
+      'counter',
+      'Bytes sent (compressed, for the axiom sink)',
+      l,
+      r.sink.counters.bytesOut,
+    );
+    add(
+      'ferry_sink_retries_total',
+      'counter',
+      'Delivery attempts that failed and were retried',
+      l,
+      r.sink.counters.retries,
+    );
+    add(
+      'ferry_sink_dead_lettered_total',
+      'counter',
+      'Events refused by the receiver and written to the dead-letter file',
+      l,
+      r.sink.counters.deadLettered,
+    );
+    add(
+      'ferry_sink_dropped_events_total',
+      'counter',
+      'Events dropped because the queue was full (when_full: drop_newest)',
+      l,
+      r.counters.droppedEvents,
+    );
     add('ferry_queue_depth_batches', 'gauge', 'Batches queued and not yet delivered', l, r.queue.depthRecords);
-    add('ferry_queue_depth_bytes', 'gauge', 'Bytes queued and not yet delivered (compressed, as queued)', l, r.queue.depthBytes);
+    add(
+      'ferry_queue_depth_bytes',
+      'gauge',
+      'Bytes queued and not yet delivered (compressed, as queued)',
+      l,
+      r.queue.depthBytes,
+    );
   }
   if (alerting) {
     const c = alerting.scheduler.counts;
@@ -45,22 +76,60 @@ export function renderMetrics(p: Pipeline | undefined, alerting?: Alerting): str
     add('ferry_monitors_failing', 'gauge', 'Monitors whose last run failed', {}, alerting.health().failing.length);
     add('ferry_monitor_runs_total', 'counter', 'Monitor runs', {}, c.runs);
     add('ferry_monitor_run_errors_total', 'counter', 'Monitor runs that failed', {}, c.runErrors);
-    add('ferry_monitor_notifications_total', 'counter', 'Notifications by outcome', { outcome: 'sent' }, c.notificationsSent);
-    add('ferry_monitor_notifications_total', 'counter', 'Notifications by outcome', { outcome: 'failed' }, c.notificationsFailed);
-    add('ferry_monitor_skipped_ticks_total', 'counter', 'Monitor ticks passed over because runs fell behind', {}, c.skippedTicks);
-    add('ferry_monitor_suppressed_events_total', 'counter', 'Matching events past the MatchEvent notification caps', {}, c.suppressed);
+    add(
+      'ferry_monitor_notifications_total',
+      'counter',
+      'Notifications by outcome',
+      { outcome: 'sent' },
+      c.notificationsSent,
+    );
+    add(
+      'ferry_monitor_notifications_total',
+      'counter',
+      'Notifications by outcome',
+      { outcome: 'failed' },
+      c.notificationsFailed,
+    );
+    add(
+      'ferry_monitor_skipped_ticks_total',
+      'counter',
+      'Monitor ticks passed over because runs fell behind',
+      {},
+      c.skippedTicks,
+    );
+    add(
+      'ferry_monitor_suppressed_events_total',
+      'counter',
+      'Matching events past the MatchEvent notification caps',
+      {},
+      c.suppressed,
+    );
   }
   const mem = process.memoryUsage();
   const cpu = process.cpuUsage();
   add('process_resident_memory_bytes', 'gauge', 'Resident memory of the agent process', {}, mem.rss);
-  add('process_cpu_seconds_total', 'counter', 'CPU time of the agent process (user + system)', {}, (cpu.user + cpu.system) / 1e6);
+  add(
+    'process_cpu_seconds_total',
+    'counter',
+    'CPU time of the agent process (user + system)',
+    {},
+    (cpu.user + cpu.system) / 1e6,
+  );
   add('nodejs_heap_used_bytes', 'gauge', 'V8 heap in use', {}, mem.heapUsed);
-  add('nodejs_external_memory_bytes', 'gauge', 'Memory of Buffers and other objects outside the V8 heap', {}, mem.external);
+  add(
+    'nodejs_external_memory_bytes',
+    'gauge',
+    'Memory of Buffers and other objects outside the V8 heap',
+    {},
+    mem.external,
+  );
   const out: string[] = [];
   for (const [name, f] of families) {
     out.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`);
     for (const s of f.samples) {
-      const labels = Object.entries(s.labels).map(([k, v]) => `${k}="${escape(v)}"`).join(',');
+      const labels = Object.entries(s.labels)
+        .map(([k, v]) => `${k}="${escape(v)}"`)
+        .join(',');
       out.push(labels ? `${name}{${labels}} ${s.value}` : `${name} ${s.value}`);
     }
   }

@@ -22,7 +22,12 @@ export function positionOf(source: string, offset: number): SourcePos {
 export class AplError extends Error {
   readonly line: number;
   readonly column: number;
-  constructor(readonly reason: string, source: string, readonly offset: number, readonly kind: 'invalid' | 'not_found' = 'invalid') {
+  constructor(
+    readonly reason: string,
+    source: string,
+    readonly offset: number,
+    readonly kind: 'invalid' | 'not_found' = 'invalid',
+  ) {
     const pos = positionOf(source, offset);
     super(`line ${pos.line}, column ${pos.column}: ${reason}`);
     this.name = 'AplError';

@@ -7,7 +7,13 @@
 export type AplType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'dynamic';
 
 export const SQL_TYPE_OF: Record<AplType, string> = {
-  string: 'VARCHAR', long: 'BIGINT', real: 'DOUBLE', bool: 'BOOLEAN', datetime: 'TIMESTAMP_NS', timespan: 'BIGINT', dynamic: 'JSON',
+  string: 'VARCHAR',
+  long: 'BIGINT',
+  real: 'DOUBLE',
+  bool: 'BOOLEAN',
+  datetime: 'TIMESTAMP_NS',
+  timespan: 'BIGINT',
+  dynamic: 'JSON',
 };
 
 /** What a dynamic value holds, when known (stored arrays and map fields), for the wire type name. */
@@ -25,13 +31,20 @@ export interface DatasetSchema {
 /** The field type of a tabular result (`fields[].type`). */
 export function wireType(t: AplType, shape?: DynamicShape): string {
   switch (t) {
-    case 'string': return 'string';
-    case 'long': return 'integer';
-    case 'real': return 'float';
-    case 'bool': return 'boolean';
-    case 'datetime': return 'datetime';
-    case 'timespan': return 'timespan';
-    case 'dynamic': return shape ?? 'unknown';
+    case 'string':
+      return 'string';
+    case 'long':
+      return 'integer';
+    case 'real':
+      return 'float';
+    case 'bool':
+      return 'boolean';
+    case 'datetime':
+      return 'datetime';
+    case 'timespan':
+      return 'timespan';
+    case 'dynamic':
+      return shape ?? 'unknown';
   }
 }
 

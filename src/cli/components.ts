@@ -15,10 +15,14 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 export function componentsMarkdown(): string {
   const rows: string[] = ['| key | meaning | default |', '|---|---|---|'];
   for (const s of COMPONENT_SECTIONS) {
-    const types = s.registry.specs.map((c) => `${code(c.type)}: ${c.summary}${(c as SourceSpec).single ? ' (at most one)' : ''}`);
+    const types = s.registry.specs.map(
+      (c) => `${code(c.type)}: ${c.summary}${(c as SourceSpec).single ? ' (at most one)' : ''}`,
+    );
     rows.push(`| ${code(`${s.key}.<name>.type`)} | ${cell(types.join('; '))} | required |`);
     for (const [k, o] of Object.entries(s.common)) {
-      rows.push(`| ${code(`${s.key}.<name>.${k}`)} | ${cell(o.doc)} | ${(s.required as readonly string[]).includes(k) ? 'required' : cell(o.default ?? 'none')} |`);
+      rows.push(
+        `| ${code(`${s.key}.<name>.${k}`)} | ${cell(o.doc)} | ${(s.required as readonly string[]).includes(k) ? 'required' : cell(o.default ?? 'none')} |`,
+      );
     }
     // A key several types take alike (max_line_bytes) is one row naming them all.
     const byKey = new Map<string, { doc: string; default?: string; types: string[]; required: boolean }>();
@@ -26,12 +30,20 @@ export function componentsMarkdown(): string {
       for (const [k, o] of Object.entries(c.options)) {
         const row = byKey.get(k);
         if (row && row.doc === o.doc) row.types.push(c.type);
-        else byKey.set(row ? `${k} (${c.type})` : k, { doc: o.doc, default: o.default, types: [c.type], required: c.required?.includes(k) ?? false });
+        else
+          byKey.set(row ? `${k} (${c.type})` : k, {
+            doc: o.doc,
+            default: o.default,
+            types: [c.type],
+            required: c.required?.includes(k) ?? false,
+          });
       }
     }
     for (const [k, r] of byKey) {
       const key = k.replace(/ \(.*\)$/, '');
-      rows.push(`| ${code(`${s.key}.<name>.${key}`)} (${r.types.map(code).join(', ')}) | ${cell(r.doc)} | ${r.required ? 'required' : cell(r.default ?? 'none')} |`);
+      rows.push(
+        `| ${code(`${s.key}.<name>.${key}`)} (${r.types.map(code).join(', ')}) | ${cell(r.doc)} | ${r.required ? 'required' : cell(r.default ?? 'none')} |`,
+      );
     }
   }
   return `${rows.join('\n')}\n`;

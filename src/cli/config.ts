@@ -4,7 +4,14 @@
  */
 import { buildAgentConfig, agentSchema } from '../agent/config.js';
 import type { DaemonConfig } from '../agent/agent.js';
-import { ConfigError, documentValidator, interpolate, parseListen, readConfigDocument, readSection } from '../config/document.js';
+import {
+  ConfigError,
+  documentValidator,
+  interpolate,
+  parseListen,
+  readConfigDocument,
+  readSection,
+} from '../config/document.js';
 import { buildServiceConfig, serviceSchema } from '../service/config.js';
 
 export type FerryConfig = DaemonConfig;

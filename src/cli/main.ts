@@ -84,7 +84,8 @@ exit codes: 0 success; 1 failure (not delivered, cannot start), saying why in on
 
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return 'unknown';
   }
@@ -149,17 +150,25 @@ async function serve(argv: string[]): Promise<void> {
       process.exit(1);
     }
     log.info({ sig }, 'shutting down: finishing in-flight requests');
-    service.close().then(() => process.exit(0), (err: unknown) => {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+    service.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
 async function agent(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const file = configArg('agent', values, positionals);
   if (!file) fail('agent needs a config: ferry agent --config FILE (e.g. config/ferry.yaml)');
   const cfg = loadConfigFile(file);
@@ -167,7 +176,9 @@ async function agent(argv: string[]): Promise<void> {
   const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
   const { Agent } = await import('../agent/agent.js');
   const running = await Agent.start(cfg, log);
-  notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) => log.warn(msg));
+  notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
+    log.warn(msg),
+  );
   const stdinOnly = cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin');
   let signals = 0;
   const stop = (sig: string, requireDelivered = false) => {
@@ -175,20 +186,29 @@ async function agent(argv: string[]): Promise<void> {
       log.warn({ sig }, 'second signal: exiting without waiting');
       process.exit(1);
     }
-    log.info({ sig, deadlineMs: cfg.agent.shutdownTimeoutMs }, 'shutting down: queueing what was read, delivering until the deadline');
+    log.info(
+      { sig, deadlineMs: cfg.agent.shutdownTimeoutMs },
+      'shutting down: queueing what was read, delivering until the deadline',
+    );
     // A stdin agent has nobody to fix a refused token: it stops waiting at once and says so.
-    running.stop(stdinOnly).then((delivered) => {
-      const problems = running.undelivered();
-      if (requireDelivered && (!delivered || problems.length > 0)) {
-        const why = problems.length > 0 ? problems.join('; ') : 'not every line was delivered within agent.shutdown_timeout';
-        process.stderr.write(`ferry: ${why}${delivered ? '' : `; what was not delivered stays queued in ${cfg.agent.dataDir}/queues`}\n`);
+    running.stop(stdinOnly).then(
+      (delivered) => {
+        const problems = running.undelivered();
+        if (requireDelivered && (!delivered || problems.length > 0)) {
+          const why =
+            problems.length > 0 ? problems.join('; ') : 'not every line was delivered within agent.shutdown_timeout';
+          process.stderr.write(
+            `ferry: ${why}${delivered ? '' : `; what was not delivered stays queued in ${cfg.agent.dataDir}/queues`}\n`,
+          );
+          process.exit(1);
+        }
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
-      }
-      process.exit(0);
-    }, (err: unknown) => {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+      },
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -214,13 +234,20 @@ async function agent(argv: string[]): Promise<void> {
 }
 
 function validateCommand(argv: string[]): void {
-  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const file = configArg('validate', values, positionals);
   if (!file) fail('validate needs a config: ferry validate --config FILE');
   const cfg = loadConfigFile(file);
   const a = cfg.agent;
-  process.stdout.write(`${file}: valid (${a.sources.length} source(s), ${a.transforms.length} transform(s), ${a.sinks.length} sink(s); ` +
-    `service ${cfg.service.enabled ? `on ${cfg.service.listen.host}:${cfg.service.listen.port}` : 'disabled'})\n`);
+  process.stdout.write(
+    `${file}: valid (${a.sources.length} source(s), ${a.transforms.length} transform(s), ${a.sinks.length} sink(s); ` +
+      `service ${cfg.service.enabled ? `on ${cfg.service.listen.host}:${cfg.service.listen.port}` : 'disabled'})\n`,
+  );
 }
 
 async function query(argv: string[]): Promise<void> {
@@ -240,12 +267,17 @@ async function query(argv: string[]): Promise<void> {
   const apl = positionals.join(' ').trim();
   if (!apl) fail('query needs the APL text, e.g. ferry query "[\'logs\'] | count"');
   const format = values.format as OutputFormat;
-  if (!['table', 'json', 'ndjson', 'csv'].includes(format)) fail(`--format must be table, json, ndjson or csv, not "${values.format}"`);
+  if (!['table', 'json', 'ndjson', 'csv'].includes(format))
+    fail(`--format must be table, json, ndjson or csv, not "${values.format}"`);
   const cfg = loadConfig(values.config);
   const body: Record<string, string> = { apl };
   if (values.start) body.startTime = values.start;
   if (values.end) body.endTime = values.end;
-  let answer: Awaited<ReturnType<typeof callService<{ tables?: TabularTable[]; status?: { messages?: { priority: string; msg: string }[] } }>>>;
+  let answer: Awaited<
+    ReturnType<
+      typeof callService<{ tables?: TabularTable[]; status?: { messages?: { priority: string; msg: string }[] } }>
+    >
+  >;
   try {
     answer = await callService(serviceTarget(values, cfg), 'POST', '/v1/query/_apl?format=tabular', body);
   } catch (e) {
@@ -270,12 +302,20 @@ async function main(): Promise<void> {
   // user's events and secrets: readable by its owner only, as the systemd unit's UMask=0077 also says.
   if (command === 'serve' || command === 'agent' || command === 'pipe') process.umask(0o077);
   switch (command) {
-    case 'serve': return serve(rest);
-    case 'agent': return agent(rest);
-    case 'validate': return validateCommand(rest);
-    case 'query': return query(rest);
+    case 'serve':
+      return serve(rest);
+    case 'agent':
+      return agent(rest);
+    case 'validate':
+      return validateCommand(rest);
+    case 'query':
+      return query(rest);
     case 'components': {
-      const { values } = parseArgs({ args: rest, options: { markdown: { type: 'boolean', default: false } }, strict: true });
+      const { values } = parseArgs({
+        args: rest,
+        options: { markdown: { type: 'boolean', default: false } },
+        strict: true,
+      });
       const { componentsMarkdown, componentsText } = await import('./components.js');
       process.stdout.write(values.markdown ? componentsMarkdown() : componentsText());
       return;
@@ -301,13 +341,17 @@ async function main(): Promise<void> {
       }
       return;
     }
-    case '--version': case '-V': case 'version':
+    case '--version':
+    case '-V':
+    case 'version':
       process.stdout.write(`ferry ${version()} (node ${process.version})\n`);
       return;
     case 'help':
       process.stdout.write(rest[0] && HELP[rest[0]] ? HELP[rest[0]]! : USAGE);
       return;
-    case undefined: case '--help': case '-h':
+    case undefined:
+    case '--help':
+    case '-h':
       process.stdout.write(USAGE);
       return;
     default:
@@ -318,7 +362,11 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(err.message);
   const code = (err as { code?: string }).code;
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+  if (
+    code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+    code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ||
+    code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+  ) {
     fail(`${(err as Error).message.split('\n')[0]} (try ferry ${process.argv[2] ?? ''} --help)`);
   }
   const explained = explainStartupError(err, started);

@@ -8,7 +8,10 @@ import { renderTable, type TabularTable } from './query-output.js';
 import { callService, ServiceCallError, type ServiceTarget, serviceTarget } from './service-client.js';
 
 export class MonitorsCliError extends Error {
-  constructor(message: string, readonly exitCode: 1 | 2) {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
     super(message);
   }
 }
@@ -29,12 +32,18 @@ type Row = Record<string, unknown>;
 
 /** Rows of an APL query; an absent runs dataset (no run yet) is no rows. */
 async function aplRows(t: ServiceTarget, apl: string): Promise<Row[]> {
-  const r = await callService<{ tables?: TabularTable[] }>(t, 'POST', '/v1/query/_apl?format=tabular', { apl, startTime: '1970-01-01T00:00:00Z', endTime: 'now+1d' });
+  const r = await callService<{ tables?: TabularTable[] }>(t, 'POST', '/v1/query/_apl?format=tabular', {
+    apl,
+    startTime: '1970-01-01T00:00:00Z',
+    endTime: 'now+1d',
+  });
   if (r.status === 404) return [];
   if (!r.ok) throw new MonitorsCliError(`reading monitor runs failed (${r.status}): ${r.json.message ?? r.text}`, 1);
   const table = r.json.tables?.[0];
   if (!table) return [];
-  return (table.columns[0] ?? []).map((_, i) => Object.fromEntries(table.fields.map((f, j) => [f.name, table.columns[j]![i]])));
+  return (table.columns[0] ?? []).map((_, i) =>
+    Object.fromEntries(table.fields.map((f, j) => [f.name, table.columns[j]![i]])),
+  );
 }
 
 function stateOf(m: MonitorView, last: Row | undefined, nowMs: number): string {
@@ -45,12 +54,19 @@ function stateOf(m: MonitorView, last: Row | undefined, nowMs: number): string {
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-export async function monitorsCommand(argv: string[], loadConfig: (file?: string) => FerryConfig, out: (s: string) => void): Promise<void> {
+export async function monitorsCommand(
+  argv: string[],
+  loadConfig: (file?: string) => FerryConfig,
+  out: (s: string) => void,
+): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
-      url: { type: 'string' }, token: { type: 'string' }, config: { type: 'string', short: 'c' },
-      runs: { type: 'string', default: '20' }, 'runs-dataset': { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      config: { type: 'string', short: 'c' },
+      runs: { type: 'string', default: '20' },
+      'runs-dataset': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -58,7 +74,8 @@ export async function monitorsCommand(argv: string[], loadConfig: (file?: string
   const cfg = loadConfig(values.config);
   const runsDataset = values['runs-dataset'] ?? cfg.service.monitors.runsDataset;
   const limit = Number(values.runs);
-  if (!Number.isInteger(limit) || limit < 1) throw new MonitorsCliError(`--runs must be a whole number above 0, not "${values.runs}"`, 2);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new MonitorsCliError(`--runs must be a whole number above 0, not "${values.runs}"`, 2);
   const [sub = 'list', id, ...extra] = positionals;
   if (extra.length) throw new MonitorsCliError(`unexpected ${extra.join(' ')} (try ferry monitors --help)`, 2);
   let target: ServiceTarget;
@@ -95,25 +112,69 @@ async function list(t: ServiceTarget, runsDataset: string, out: (s: string) => v
   const fields = ['id', 'name', 'type', 'every', 'state', 'last run', 'value', 'error'];
   const data = monitors.map((m) => {
     const l = last.get(m.id);
-    return [m.id, m.name, m.type, `${m.intervalMinutes}m`, stateOf(m, l, now), (l?._time as string | undefined) ?? '', l?.value ?? null, (l?.error as string | undefined) ?? ''];
+    return [
+      m.id,
+      m.name,
+      m.type,
+      `${m.intervalMinutes}m`,
+      stateOf(m, l, now),
+      (l?._time as string | undefined) ?? '',
+      l?.value ?? null,
+      (l?.error as string | undefined) ?? '',
+    ];
   });
-  out(renderTable({ name: 'monitors', fields: fields.map((name) => ({ name })), columns: fields.map((_, j) => data.map((row) => row[j])) }));
+  out(
+    renderTable({
+      name: 'monitors',
+      fields: fields.map((name) => ({ name })),
+      columns: fields.map((_, j) => data.map((row) => row[j])),
+    }),
+  );
 }
 
-async function show(t: ServiceTarget, runsDataset: string, id: string, limit: number, out: (s: string) => void): Promise<void> {
+async function show(
+  t: ServiceTarget,
+  runsDataset: string,
+  id: string,
+  limit: number,
+  out: (s: string) => void,
+): Promise<void> {
   const r = await callService<MonitorView>(t, 'GET', `/v2/monitors/${encodeURIComponent(id)}`);
   if (!r.ok) throw new MonitorsCliError(`monitor ${id}: ${r.json.message ?? r.text} (${r.status})`, 1);
   const m = r.json;
-  const runs = await aplRows(t, `[${quote(runsDataset)}] | where monitorId == ${quote(id)} | sort by _time desc | take ${limit}`);
+  const runs = await aplRows(
+    t,
+    `[${quote(runsDataset)}] | where monitorId == ${quote(id)} | sort by _time desc | take ${limit}`,
+  );
   const end = new Date(Date.now() + 60_000).toISOString();
   const start = new Date(Date.now() - 7 * 86_400_000).toISOString();
-  const h = await callService<{ state: string; timestamp: string }[]>(t, 'GET', `/v2/monitors/${encodeURIComponent(id)}/history?startTime=${start}&endTime=${end}`);
+  const h = await callService<{ state: string; timestamp: string }[]>(
+    t,
+    'GET',
+    `/v2/monitors/${encodeURIComponent(id)}/history?startTime=${start}&endTime=${end}`,
+  );
   const history = h.ok ? h.json : [];
-  out(`${m.name} (${m.id}), ${m.type}, every ${m.intervalMinutes}m over ${m.rangeMinutes}m: ${stateOf(m, runs[0], Date.now())}\n`);
+  out(
+    `${m.name} (${m.id}), ${m.type}, every ${m.intervalMinutes}m over ${m.rangeMinutes}m: ${stateOf(m, runs[0], Date.now())}\n`,
+  );
   out(`query: ${m.aplQuery}\n`);
   out(`notifiers: ${m.notifierIds.length ? m.notifierIds.join(', ') : 'none'}\n\n`);
   const fields = ['time', 'state', 'value', 'delay ms', 'took ms', 'rows', 'notified', 'failed', 'error'];
-  const data = runs.map((x) => [x._time, x.state, x.value ?? null, x.delayMs ?? null, x.durationMs ?? null, x.rowsMatched ?? null, x.notified ?? null, x.notificationsFailed ?? null, (x.error ?? x.notificationError ?? '') as string]);
-  out(`recent runs:\n${renderTable({ name: 'runs', fields: fields.map((name) => ({ name })), columns: fields.map((_, j) => data.map((row) => row[j])) })}`);
-  out(`\nalert changes (7 days): ${history.length ? history.map((e) => `${e.timestamp} ${e.state}`).join(', ') : 'none'}\n`);
+  const data = runs.map((x) => [
+    x._time,
+    x.state,
+    x.value ?? null,
+    x.delayMs ?? null,
+    x.durationMs ?? null,
+    x.rowsMatched ?? null,
+    x.notified ?? null,
+    x.notificationsFailed ?? null,
+    (x.error ?? x.notificationError ?? '') as string,
+  ]);
+  out(
+    `recent runs:\n${renderTable({ name: 'runs', fields: fields.map((name) => ({ name })), columns: fields.map((_, j) => data.map((row) => row[j])) })}`,
+  );
+  out(
+    `\nalert changes (7 days): ${history.length ? history.map((e) => `${e.timestamp} ${e.state}`).join(', ') : 'none'}\n`,
+  );
 }

@@ -50,12 +50,16 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   });
   const dataset = values.dataset;
   if (!dataset) throw new PipeError('pipe needs --dataset NAME');
-  if (!parsers.types.includes(values.parser!)) throw new PipeError(`--parser must be one of ${parsers.types.join(', ')}`);
-  if (values.parser === 'regex' && !values.pattern) throw new PipeError('--parser regex needs --pattern with named groups');
+  if (!parsers.types.includes(values.parser!))
+    throw new PipeError(`--parser must be one of ${parsers.types.join(', ')}`);
+  if (values.parser === 'regex' && !values.pattern)
+    throw new PipeError('--parser regex needs --pattern with named groups');
   const maxLineBytes = Number(values['max-line-bytes']);
   const maxAttempts = Number(values['max-attempts']);
-  if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1) throw new PipeError('--max-line-bytes must be a whole number of bytes');
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 0) throw new PipeError('--max-attempts must be 0 (forever) or more');
+  if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1)
+    throw new PipeError('--max-line-bytes must be a whole number of bytes');
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 0)
+    throw new PipeError('--max-attempts must be 0 (forever) or more');
   let shutdownMs: number;
   try {
     shutdownMs = Number(parseDuration(values['shutdown-timeout']!) / 1_000_000n);
@@ -70,7 +74,8 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     labels[l.slice(0, at)] = l.slice(at + 1);
   }
   if (values['add-host']) labels.host = hostname();
-  if (values.multiline && !(values.multiline in PRESETS)) throw new PipeError(`--multiline must be one of ${Object.keys(PRESETS).join(', ')}`);
+  if (values.multiline && !(values.multiline in PRESETS))
+    throw new PipeError(`--multiline must be one of ${Object.keys(PRESETS).join(', ')}`);
   let url: string | undefined;
   let token: string | undefined;
   if (!values.local) {
@@ -87,12 +92,29 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     agent: { data_dir: work, api: { enabled: false } },
     sources: { stdin: { type: 'stdin', max_line_bytes: maxLineBytes } },
     transforms: {
-      ...(joining ? { multiline: { type: 'multiline', inputs: ['stdin'], ...(values.multiline ? { preset: values.multiline } : { start: values['multiline-start'] }) } } : {}),
-      parse: { type: 'parse', inputs: [joining ? 'multiline' : 'stdin'], parser: values.parser, ...(values.pattern ? { pattern: values.pattern } : {}) },
+      ...(joining
+        ? {
+            multiline: {
+              type: 'multiline',
+              inputs: ['stdin'],
+              ...(values.multiline ? { preset: values.multiline } : { start: values['multiline-start'] }),
+            },
+          }
+        : {}),
+      parse: {
+        type: 'parse',
+        inputs: [joining ? 'multiline' : 'stdin'],
+        parser: values.parser,
+        ...(values.pattern ? { pattern: values.pattern } : {}),
+      },
     },
     sinks: {
       pipe: {
-        type: values.local ? 'local' : 'axiom', inputs: ['parse'], dataset, dead_letter: deadLetter, labels,
+        type: values.local ? 'local' : 'axiom',
+        inputs: ['parse'],
+        dataset,
+        dead_letter: deadLetter,
+        labels,
         ...(url ? { url, token, retry: { max_attempts: maxAttempts } } : {}),
         ...(values['timestamp-field'] ? { timestamp_field: values['timestamp-field'] } : {}),
         ...(values['timestamp-format'] ? { timestamp_format: values['timestamp-format'] } : {}),
@@ -106,8 +128,14 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     rmSync(work, { recursive: true, force: true });
     if (e instanceof ConfigError) {
       // The config's key path names the flag it came from: sinks.pipe.timestamp_format → --timestamp-format.
-      throw new PipeError(e.message.replace(/^invalid config:\s*/, '')
-        .replace(/(?:sources\.stdin|sinks\.pipe|transforms\.\w+)\.([a-z_]+)/, (_m, key: string) => `--${key.replace(/_/g, '-')}`));
+      throw new PipeError(
+        e.message
+          .replace(/^invalid config:\s*/, '')
+          .replace(
+            /(?:sources\.stdin|sinks\.pipe|transforms\.\w+)\.([a-z_]+)/,
+            (_m, key: string) => `--${key.replace(/_/g, '-')}`,
+          ),
+      );
     }
     throw e;
   }
@@ -139,13 +167,18 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
       const cfg = loadConfig(values.config);
       store = await EventStore.open({
         dataDir: values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir,
-        memoryLimitBytes: cfg.service.memoryLimitBytes, checkpointThresholdBytes: cfg.service.checkpointThresholdBytes,
-        threads: cfg.service.threads, maxFieldsPerDataset: cfg.service.maxFieldsPerDataset, defaultRetentionDays: cfg.service.retention.defaultDays,
+        memoryLimitBytes: cfg.service.memoryLimitBytes,
+        checkpointThresholdBytes: cfg.service.checkpointThresholdBytes,
+        threads: cfg.service.threads,
+        maxFieldsPerDataset: cfg.service.maxFieldsPerDataset,
+        defaultRetentionDays: cfg.service.retention.defaultDays,
         maxObjectBytes: 16 * 1024 * 1024,
       });
     }
     pipeline = await Pipeline.start(agent, {
-      log: pino({ level: 'silent' }), store, refusal: 'dead-letter',
+      log: pino({ level: 'silent' }),
+      store,
+      refusal: 'dead-letter',
       // The first failed attempt is said at once, then a summary while it lasts (see SinkHealth).
       reportSink: (_level, msg, context) => {
         if (context.stopped) return; // the closing message says it, with where the events are kept
@@ -164,28 +197,38 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     await Promise.race([pipeline.finished(), stopped]);
     // Without a deadline everything read is delivered, unless the sink gave up (--max-attempts) or the
     // receiver refused the token: then there is nothing to wait for.
-    const deadline = failure !== undefined || refusal ? Date.now() : interrupted ? Date.now() + shutdownMs : Number.MAX_SAFE_INTEGER;
+    const deadline =
+      failure !== undefined || refusal ? Date.now() : interrupted ? Date.now() + shutdownMs : Number.MAX_SAFE_INTEGER;
     await pipeline.stop(deadline, failure === undefined && !refusal);
     const runner = pipeline.sinks[0]!;
     const sink = runner.sink.counters;
     // What is still queued goes to the dead-letter file too: the queue's directory is removed on exit.
-    const why = refusal ? `not sent after ${refusal.reason}` : failure !== undefined ? `not delivered: ${(failure as Error).message}` : `not delivered before ${interrupted ?? 'exit'}`;
+    const why = refusal
+      ? `not sent after ${refusal.reason}`
+      : failure !== undefined
+        ? `not delivered: ${(failure as Error).message}`
+        : `not delivered before ${interrupted ?? 'exit'}`;
     const kept = await spillQueue(runner.o.queueDir, deadLetter, 'pipe', why, refusal?.status ?? 0);
     const read = pipeline.sources[0]!.counters;
     const problems: string[] = [];
-    if (sink.deadLettered > 0) problems.push(`${sink.deadLettered} event(s) refused: ${runner.sink.health.firstRefusal ?? 'see the file'}`);
+    if (sink.deadLettered > 0)
+      problems.push(`${sink.deadLettered} event(s) refused: ${runner.sink.health.firstRefusal ?? 'see the file'}`);
     if (kept > 0) problems.push(`${kept} event(s) ${why}`);
     if (interrupted) {
       // Every event handed to the sink was delivered, refused (dead-lettered) or is kept from the queue.
       const notDelivered = kept + sink.deadLettered;
-      say(`interrupted: ${runner.counters.eventsIn - notDelivered} event(s) delivered, ${notDelivered} not delivered${notDelivered ? ` (kept in ${deadLetter})` : ''}`);
+      say(
+        `interrupted: ${runner.counters.eventsIn - notDelivered} event(s) delivered, ${notDelivered} not delivered${notDelivered ? ` (kept in ${deadLetter})` : ''}`,
+      );
       return notDelivered > 0 ? 1 : 0;
     }
     if (problems.length > 0) {
       say(`${problems.join('; ')}; kept in ${deadLetter}`);
       return 1;
     }
-    say(`${read.linesIn} line(s) delivered to ${dataset}${read.truncatedLines ? ` (${read.truncatedLines} cut to ${maxLineBytes} bytes)` : ''}`);
+    say(
+      `${read.linesIn} line(s) delivered to ${dataset}${read.truncatedLines ? ` (${read.truncatedLines} cut to ${maxLineBytes} bytes)` : ''}`,
+    );
     return 0;
   } finally {
     process.off('SIGINT', onInt);
@@ -203,7 +246,11 @@ async function spillQueue(dir: string, file: string, sink: string, error: string
   try {
     let pos = queue.ackedPosition;
     const signal = { closed: true }; // read what is there, never wait
-    for (let records = await queue.next(16, pos, signal); records.length > 0; records = await queue.next(16, pos, signal)) {
+    for (
+      let records = await queue.next(16, pos, signal);
+      records.length > 0;
+      records = await queue.next(16, pos, signal)
+    ) {
       for (const r of records) {
         const lines = splitLines(decode(r.payload));
         await deadLetter.writeEvents(lines, sink, status, error);

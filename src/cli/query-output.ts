@@ -26,18 +26,30 @@ export function renderTable(t: TabularTable): string {
   if (t.fields.length === 0) return '(no columns)\n';
   const text = rows.map((r) => r.map(cell));
   const widths = t.fields.map((f, j) => Math.max(f.name.length, ...text.map((r) => [...r[j]!].length)));
-  const numeric = t.fields.map((_f, j) => rows.length > 0 && rows.every((r) => r[j] === null || typeof r[j] === 'number'));
+  const numeric = t.fields.map(
+    (_f, j) => rows.length > 0 && rows.every((r) => r[j] === null || typeof r[j] === 'number'),
+  );
   const pad = (s: string, j: number) => (numeric[j] ? s.padStart(widths[j]!) : s.padEnd(widths[j]!));
   const lines = [
-    t.fields.map((f, j) => pad(f.name, j)).join('  ').trimEnd(),
+    t.fields
+      .map((f, j) => pad(f.name, j))
+      .join('  ')
+      .trimEnd(),
     widths.map((w) => '-'.repeat(w)).join('  '),
-    ...text.map((r) => r.map((c, j) => pad(c, j)).join('  ').trimEnd()),
+    ...text.map((r) =>
+      r
+        .map((c, j) => pad(c, j))
+        .join('  ')
+        .trimEnd(),
+    ),
   ];
   return `${lines.join('\n')}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
 }
 
 export function renderNdjson(t: TabularTable): string {
-  return rowsOf(t).map((r) => `${JSON.stringify(Object.fromEntries(t.fields.map((f, j) => [f.name, r[j]])))}\n`).join('');
+  return rowsOf(t)
+    .map((r) => `${JSON.stringify(Object.fromEntries(t.fields.map((f, j) => [f.name, r[j]])))}\n`)
+    .join('');
 }
 
 export function renderCsv(t: TabularTable): string {

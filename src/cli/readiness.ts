@@ -12,7 +12,9 @@ import { spawn } from 'node:child_process';
 export function notifyReady(status: string, warn: (msg: string) => void, env: NodeJS.ProcessEnv = process.env): void {
   if (!env.NOTIFY_SOCKET) return;
   const child = spawn('systemd-notify', ['--ready', `--status=${status}`], { stdio: 'ignore', env });
-  child.on('error', (e) => warn(`could not tell systemd the agent is ready (${e.message}); is systemd-notify installed?`));
+  child.on('error', (e) =>
+    warn(`could not tell systemd the agent is ready (${e.message}); is systemd-notify installed?`),
+  );
   child.on('exit', (code) => {
     if (code !== 0 && code !== null) warn(`systemd-notify --ready exited ${code}; check NotifyAccess=all in the unit`);
   });

@@ -17,26 +17,40 @@ export function hostForUrl(host: string): string {
 
 /** --url, FERRY_URL or the config's listen address; --token, FERRY_TOKEN or the owner token in the data dir. */
 export function serviceTarget(values: { url?: string; token?: string }, cfg: FerryConfig): ServiceTarget {
-  const url = (values.url ?? process.env.FERRY_URL ?? `http://${hostForUrl(cfg.service.listen.host)}:${cfg.service.listen.port}`).replace(/\/+$/, '');
+  const url = (
+    values.url ??
+    process.env.FERRY_URL ??
+    `http://${hostForUrl(cfg.service.listen.host)}:${cfg.service.listen.port}`
+  ).replace(/\/+$/, '');
   let token = values.token ?? process.env.FERRY_TOKEN;
   if (!token) {
     const dataDir = process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
     try {
       token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     } catch {
-      throw new ServiceCallError(`no token: pass --token, set FERRY_TOKEN, or run where ${join(dataDir, 'admin-token')} is readable`);
+      throw new ServiceCallError(
+        `no token: pass --token, set FERRY_TOKEN, or run where ${join(dataDir, 'admin-token')} is readable`,
+      );
     }
   }
   return { url, token };
 }
 
 /** One request; rejects with a one-line reason when the service cannot be reached or answers non-JSON. */
-export async function callService<T = unknown>(t: ServiceTarget, method: string, path: string, body?: unknown): Promise<{ status: number; ok: boolean; json: T & { message?: string }; text: string }> {
+export async function callService<T = unknown>(
+  t: ServiceTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; ok: boolean; json: T & { message?: string }; text: string }> {
   let res: Response;
   try {
     res = await fetch(`${t.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${t.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${t.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {

@@ -7,9 +7,14 @@ import type { FerryConfig } from './config.js';
 import { StartupError } from '../util/startup-error.js';
 
 const CODES: Record<string, string> = {
-  EACCES: 'permission denied', EPERM: 'operation not permitted', ENOENT: 'no such file or directory',
-  ENOTDIR: 'a part of the path is not a directory', EISDIR: 'is a directory', EROFS: 'read-only file system',
-  ENOSPC: 'no space left on the device', EMFILE: 'too many open files (raise LimitNOFILE / ulimit -n)',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'is a directory',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EMFILE: 'too many open files (raise LimitNOFILE / ulimit -n)',
 };
 
 export function explainStartupError(err: unknown, cfg?: FerryConfig): string | undefined {
@@ -20,8 +25,12 @@ export function explainStartupError(err: unknown, cfg?: FerryConfig): string | u
     const where = `${e.address ?? '?'}:${e.port ?? '?'}`;
     const isService = cfg?.service.enabled && e.port === cfg.service.listen.port;
     const key = isService ? 'service.listen (env FERRY_LISTEN)' : 'agent.api.listen (env FERRY_AGENT_LISTEN)';
-    const what = e.code === 'EADDRINUSE' ? 'is already in use (another ferry running?)'
-      : e.code === 'EACCES' ? 'needs privileges (ports below 1024)' : 'is not an address of this host';
+    const what =
+      e.code === 'EADDRINUSE'
+        ? 'is already in use (another ferry running?)'
+        : e.code === 'EACCES'
+          ? 'needs privileges (ports below 1024)'
+          : 'is not an address of this host';
     return `cannot listen on ${where}: it ${what}; set ${key} to another host:port`;
   }
   const lock = /Could not set lock on file "([^"]+)": Conflicting lock is held in (\S+) \(PID (\d+)\)/.exec(e.message);
@@ -31,7 +40,10 @@ export function explainStartupError(err: unknown, cfg?: FerryConfig): string | u
   if (e.code && CODES[e.code] && e.path) {
     return `cannot use ${e.path}: ${CODES[e.code]}${e.syscall ? ` (${e.syscall})` : ''}; check the path and its permissions in the config (data_dir, include, dead_letter)`;
   }
-  if (/^IO Error: Cannot open (file|database)/.test(e.message) || /^IO Error: Could not (create|open) directory/.test(e.message)) {
+  if (
+    /^IO Error: Cannot open (file|database)/.test(e.message) ||
+    /^IO Error: Could not (create|open) directory/.test(e.message)
+  ) {
     return `cannot open the store: ${e.message.replace(/^IO Error: /, '')}; check service.data_dir (env FERRY_DATA_DIR)`;
   }
   return undefined;

@@ -8,7 +8,10 @@ import { parse as parseYaml } from 'yaml';
 import { ComponentError, type JsonSchema } from './options.js';
 
 export class ConfigError extends Error {
-  constructor(message: string, readonly path: string = '') {
+  constructor(
+    message: string,
+    readonly path: string = '',
+  ) {
     super(message);
     this.name = 'ConfigError';
   }
@@ -16,7 +19,10 @@ export class ConfigError extends Error {
 
 /** "/service/listen" → "service.listen"; array indices stay numeric ("sources.0.path"). */
 function keyPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra) parts.push(extra);
   return parts.join('.') || '(root)';
 }

@@ -19,13 +19,19 @@ export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
 /** A setting that is wrong, with the key path that names it (`sinks.out.token`). */
 export class ComponentError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(`${path}: ${message}`);
   }
 }
 
 export class Options {
-  constructor(readonly raw: Readonly<Record<string, unknown>>, readonly path: string) {}
+  constructor(
+    readonly raw: Readonly<Record<string, unknown>>,
+    readonly path: string,
+  ) {}
 
   /** The key path of one key. */
   at(key: string): string {

@@ -23,7 +23,10 @@ export class Registry<Spec extends ComponentSpec> {
   private readonly byType = new Map<string, Spec>();
 
   /** @param kind the config section's singular (`source`), for messages */
-  constructor(readonly kind: string, specs: readonly Spec[]) {
+  constructor(
+    readonly kind: string,
+    specs: readonly Spec[],
+  ) {
     for (const s of specs) {
       if (this.byType.has(s.type)) throw new Error(`two ${kind}s named ${s.type}`);
       this.byType.set(s.type, s);
@@ -53,9 +56,19 @@ export class Registry<Spec extends ComponentSpec> {
     const properties: Record<string, JsonSchema> = { [discriminator]: { enum: this.types } };
     for (const [k, o] of Object.entries(common)) properties[k] = o.schema;
     for (const s of this.specs) for (const [k, o] of Object.entries(s.options)) properties[k] ??= o.schema;
-    const rules = this.specs.filter((s) => s.required?.length)
-      .map((s) => ({ if: { properties: { [discriminator]: { const: s.type } }, required: [discriminator] }, then: { required: s.required } }));
-    return { type: 'object', additionalProperties: false, required: [...commonRequired], properties, ...(rules.length ? { allOf: rules } : {}) };
+    const rules = this.specs
+      .filter((s) => s.required?.length)
+      .map((s) => ({
+        if: { properties: { [discriminator]: { const: s.type } }, required: [discriminator] },
+        then: { required: s.required },
+      }));
+    return {
+      type: 'object',
+      additionalProperties: false,
+      required: [...commonRequired],
+      properties,
+      ...(rules.length ? { allOf: rules } : {}),
+    };
   }
 
   /** Refuses a key that belongs to other types only, saying which take it. */

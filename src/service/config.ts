@@ -43,7 +43,15 @@ export interface NotifiersConfig {
   /** Tries per notification, the first included. */
   attempts: number;
   urls: { pagerduty: string; opsgenie: string; opsgenie_eu: string; discord: string };
-  smtp?: { host: string; port: number; secure: boolean; starttls: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
+  smtp?: {
+    host: string;
+    port: number;
+    secure: boolean;
+    starttls: 'required' | 'opportunistic' | 'off';
+    user?: string;
+    password?: string;
+    from: string;
+  };
 }
 
 /** memory_limit a dataset needs per field: what an insert pins per column, and as much for the rest (see buildServiceConfig). */
@@ -135,7 +143,8 @@ function baseUrl(path: string, v: string): string {
   } catch {
     throw new ConfigError(`${path}: "${v}" is not a URL`, path);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${path}: "${v}" is not an http or https URL`, path);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new ConfigError(`${path}: "${v}" is not an http or https URL`, path);
   return u.toString();
 }
 
@@ -147,11 +156,29 @@ function datasetName(path: string, v: string): string {
 
 type RawService = Record<string, unknown> & {
   retention?: { default_days?: number; check_interval?: string };
-  query_limits?: { max_query_bytes?: string | number; max_stages?: number; max_columns?: number; max_expression_depth?: number };
+  query_limits?: {
+    max_query_bytes?: string | number;
+    max_stages?: number;
+    max_columns?: number;
+    max_expression_depth?: number;
+  };
   monitors?: { enabled?: boolean; concurrency?: number; runs_dataset?: string };
   notifiers?: {
-    timeout?: string; attempts?: number; pagerduty_url?: string; opsgenie_url?: string; opsgenie_eu_url?: string; discord_url?: string;
-    smtp?: { host: string; port?: number; secure?: boolean; starttls?: 'required' | 'opportunistic' | 'off'; user?: string; password?: string; from: string };
+    timeout?: string;
+    attempts?: number;
+    pagerduty_url?: string;
+    opsgenie_url?: string;
+    opsgenie_eu_url?: string;
+    discord_url?: string;
+    smtp?: {
+      host: string;
+      port?: number;
+      secure?: boolean;
+      starttls?: 'required' | 'opportunistic' | 'off';
+      user?: string;
+      password?: string;
+      from: string;
+    };
   };
 };
 
@@ -165,25 +192,47 @@ export function buildServiceConfig(section: unknown): ServiceConfig {
   const widest = Math.max(1, Math.floor(memoryLimitBytes / FIELD_MEMORY_BYTES));
   const asked = s.max_fields_per_dataset as number | undefined;
   if (asked !== undefined && asked > widest) {
-    throw new ConfigError(`invalid config:\n  service.max_fields_per_dataset: ${asked} fields cannot be written with service.memory_limit ` +
-      `${Math.round(memoryLimitBytes / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`, 'service.max_fields_per_dataset');
+    throw new ConfigError(
+      `invalid config:\n  service.max_fields_per_dataset: ${asked} fields cannot be written with service.memory_limit ` +
+        `${Math.round(memoryLimitBytes / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`,
+      'service.max_fields_per_dataset',
+    );
   }
   return {
     enabled: (s.enabled as boolean | undefined) ?? true,
     listen: parseListen((s.listen as string | undefined) ?? '127.0.0.1:8077', 'service.listen'),
     dataDir: (s.data_dir as string | undefined) ?? './data',
     memoryLimitBytes,
-    checkpointThresholdBytes: withUnit('service.checkpoint_threshold', s.checkpoint_threshold, parseBytes, 256 * 1024 * 1024),
+    checkpointThresholdBytes: withUnit(
+      'service.checkpoint_threshold',
+      s.checkpoint_threshold,
+      parseBytes,
+      256 * 1024 * 1024,
+    ),
     // One DuckDB worker: requests already run in parallel on their own connections, and on 2 cores extra
     // DuckDB workers cost more in contention than they give (bench:ingest: 87k → 136k events/s).
     threads: (s.threads as number | undefined) ?? 1,
     maxBodyBytes: withUnit('service.max_body_bytes', s.max_body_bytes, parseBytes, 100 * 1024 * 1024),
-    maxDecompressedBytes: withUnit('service.max_decompressed_bytes', s.max_decompressed_bytes, parseBytes, 1024 * 1024 * 1024),
+    maxDecompressedBytes: withUnit(
+      'service.max_decompressed_bytes',
+      s.max_decompressed_bytes,
+      parseBytes,
+      1024 * 1024 * 1024,
+    ),
     maxFieldsPerDataset: asked ?? Math.min(2048, widest),
-    queryTimeoutMs: withUnit('service.query_timeout', s.query_timeout as string | undefined,
-      (v: string) => Number(parseDuration(v) / 1_000_000n), 60_000),
+    queryTimeoutMs: withUnit(
+      'service.query_timeout',
+      s.query_timeout as string | undefined,
+      (v: string) => Number(parseDuration(v) / 1_000_000n),
+      60_000,
+    ),
     queryLimits: {
-      maxQueryBytes: withUnit('service.query_limits.max_query_bytes', s.query_limits?.max_query_bytes, parseBytes, DEFAULT_QUERY_LIMITS.maxQueryBytes),
+      maxQueryBytes: withUnit(
+        'service.query_limits.max_query_bytes',
+        s.query_limits?.max_query_bytes,
+        parseBytes,
+        DEFAULT_QUERY_LIMITS.maxQueryBytes,
+      ),
       maxStages: s.query_limits?.max_stages ?? DEFAULT_QUERY_LIMITS.maxStages,
       maxColumns: s.query_limits?.max_columns ?? DEFAULT_QUERY_LIMITS.maxColumns,
       maxExpressionDepth: s.query_limits?.max_expression_depth ?? DEFAULT_QUERY_LIMITS.maxExpressionDepth,
@@ -194,12 +243,23 @@ export function buildServiceConfig(section: unknown): ServiceConfig {
       runsDataset: datasetName('service.monitors.runs_dataset', s.monitors?.runs_dataset ?? 'ferry-monitor-runs'),
     },
     notifiers: {
-      timeoutMs: withUnit('service.notifiers.timeout', s.notifiers?.timeout, (v: string) => Number(parseDuration(v) / 1_000_000n), 10_000),
+      timeoutMs: withUnit(
+        'service.notifiers.timeout',
+        s.notifiers?.timeout,
+        (v: string) => Number(parseDuration(v) / 1_000_000n),
+        10_000,
+      ),
       attempts: s.notifiers?.attempts ?? 5,
       urls: {
-        pagerduty: baseUrl('service.notifiers.pagerduty_url', s.notifiers?.pagerduty_url ?? 'https://events.pagerduty.com'),
+        pagerduty: baseUrl(
+          'service.notifiers.pagerduty_url',
+          s.notifiers?.pagerduty_url ?? 'https://events.pagerduty.com',
+        ),
         opsgenie: baseUrl('service.notifiers.opsgenie_url', s.notifiers?.opsgenie_url ?? 'https://api.opsgenie.com'),
-        opsgenie_eu: baseUrl('service.notifiers.opsgenie_eu_url', s.notifiers?.opsgenie_eu_url ?? 'https://api.eu.opsgenie.com'),
+        opsgenie_eu: baseUrl(
+          'service.notifiers.opsgenie_eu_url',
+          s.notifiers?.opsgenie_eu_url ?? 'https://api.eu.opsgenie.com',
+        ),
         discord: baseUrl('service.notifiers.discord_url', s.notifiers?.discord_url ?? 'https://discord.com'),
       },
       smtp: s.notifiers?.smtp && {
@@ -214,8 +274,12 @@ export function buildServiceConfig(section: unknown): ServiceConfig {
     },
     retention: {
       defaultDays: s.retention?.default_days ?? 0,
-      checkIntervalMs: withUnit('service.retention.check_interval', s.retention?.check_interval,
-        (v: string) => Number(parseDuration(v) / 1_000_000n), 3_600_000),
+      checkIntervalMs: withUnit(
+        'service.retention.check_interval',
+        s.retention?.check_interval,
+        (v: string) => Number(parseDuration(v) / 1_000_000n),
+        3_600_000,
+      ),
     },
   };
 }

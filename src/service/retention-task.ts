@@ -6,7 +6,11 @@ export class RetentionTask {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
-  constructor(private readonly store: EventStore, private readonly intervalMs: number, private readonly log: Logger) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly intervalMs: number,
+    private readonly log: Logger,
+  ) {}
 
   /** Runs a first pass right away (data may have expired while the service was down), then on the timer. */
   start(): void {
@@ -17,7 +21,8 @@ export class RetentionTask {
 
   /** One pass over all datasets; overlapping calls share the pass in progress. */
   runOnce(): Promise<void> {
-    this.running ??= this.store.enforceRetention()
+    this.running ??= this.store
+      .enforceRetention()
       .then((deleted) => {
         if (Object.keys(deleted).length > 0) this.log.info({ deleted }, 'retention removed expired events');
       })

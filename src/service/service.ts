@@ -25,7 +25,12 @@ export interface ServiceOptions {
   clock?: Clock;
 }
 
-export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.ProcessEnv = process.env, o: ServiceOptions = {}): Promise<RunningService> {
+export async function startService(
+  cfg: ServiceConfig,
+  log: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+  o: ServiceOptions = {},
+): Promise<RunningService> {
   const store = await EventStore.open({
     dataDir: cfg.dataDir,
     memoryLimitBytes: cfg.memoryLimitBytes,
@@ -39,9 +44,18 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
   const tokens = await TokenStore.open(store.db);
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);
   const engine = new QueryEngine(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
-  const alerting = await Alerting.open(store, engine, tokens, log, { monitors: cfg.monitors, notifiers: cfg.notifiers, clock: o.clock });
+  const alerting = await Alerting.open(store, engine, tokens, log, {
+    monitors: cfg.monitors,
+    notifiers: cfg.notifiers,
+    clock: o.clock,
+  });
   const app = buildServer({
-    store, tokens, adminToken, logger: log, engine, alerting,
+    store,
+    tokens,
+    adminToken,
+    logger: log,
+    engine,
+    alerting,
     limits: { maxBodyBytes: cfg.maxBodyBytes, maxDecompressedBytes: cfg.maxDecompressedBytes },
   });
   const retention = new RetentionTask(store, cfg.retention.checkIntervalMs, log);
@@ -60,7 +74,11 @@ export async function startService(cfg: ServiceConfig, log: Logger, env: NodeJS.
   log.info({ url, dataDir: cfg.dataDir }, 'event service listening');
   let closing: Promise<void> | undefined;
   return {
-    app, store, alerting, url, adminToken,
+    app,
+    store,
+    alerting,
+    url,
+    adminToken,
     close() {
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {

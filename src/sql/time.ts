@@ -12,12 +12,42 @@ import { sqlText } from './quote.js';
 
 /** Go layout tokens, longest first so that "January" wins over "Jan" and "2006" over "2". */
 const GO_TOKENS: [string, string][] = [
-  ['January', '%B'], ['Monday', '%A'], ['Jan', '%b'], ['Mon', '%a'],
-  ['2006', '%Y'], ['Z07:00', '%z'], ['-07:00', '%z'], ['Z0700', '%z'], ['-0700', '%z'], ['-07', '%z'], ['MST', '%Z'],
-  ['.000000000', '.%n'], ['.999999999', '.%n'], ['.000000', '.%f'], ['.999999', '.%f'], ['.000', '.%g'], ['.999', '.%g'],
-  [',000000000', ',%n'], [',000000', ',%f'], [',000', ',%g'],
-  ['002', '%j'], ['01', '%m'], ['02', '%d'], ['_2', '%-d'], ['03', '%I'], ['04', '%M'], ['05', '%S'], ['06', '%y'],
-  ['15', '%H'], ['PM', '%p'], ['pm', '%p'], ['1', '%-m'], ['2', '%-d'], ['3', '%-I'], ['4', '%-M'], ['5', '%-S'],
+  ['January', '%B'],
+  ['Monday', '%A'],
+  ['Jan', '%b'],
+  ['Mon', '%a'],
+  ['2006', '%Y'],
+  ['Z07:00', '%z'],
+  ['-07:00', '%z'],
+  ['Z0700', '%z'],
+  ['-0700', '%z'],
+  ['-07', '%z'],
+  ['MST', '%Z'],
+  ['.000000000', '.%n'],
+  ['.999999999', '.%n'],
+  ['.000000', '.%f'],
+  ['.999999', '.%f'],
+  ['.000', '.%g'],
+  ['.999', '.%g'],
+  [',000000000', ',%n'],
+  [',000000', ',%f'],
+  [',000', ',%g'],
+  ['002', '%j'],
+  ['01', '%m'],
+  ['02', '%d'],
+  ['_2', '%-d'],
+  ['03', '%I'],
+  ['04', '%M'],
+  ['05', '%S'],
+  ['06', '%y'],
+  ['15', '%H'],
+  ['PM', '%p'],
+  ['pm', '%p'],
+  ['1', '%-m'],
+  ['2', '%-d'],
+  ['3', '%-I'],
+  ['4', '%-M'],
+  ['5', '%-S'],
 ];
 
 /** Translates a Go reference layout into a DuckDB strptime format. Throws on a layout with no date or time. */
@@ -37,7 +67,8 @@ export function goLayoutToStrptime(layout: string): string {
       i++;
     }
   }
-  if (matched === 0) throw new Error(`timestamp-format "${layout}" is not a Go time layout (e.g. 2006-01-02T15:04:05Z07:00)`);
+  if (matched === 0)
+    throw new Error(`timestamp-format "${layout}" is not a Go time layout (e.g. 2006-01-02T15:04:05Z07:00)`);
   return out;
 }
 
@@ -45,10 +76,21 @@ export function goLayoutToStrptime(layout: string): string {
 const NS_LIMIT = 9_200_000_000_000_000_000n;
 
 const NAMED_LAYOUTS: Record<string, string> = {
-  RFC3339: 'rfc3339', RFC3339Nano: 'rfc3339', 'rfc3339': 'rfc3339', 'rfc3339nano': 'rfc3339', ISO8601: 'rfc3339',
-  unix: 'unix', unixms: 'unixms', unixus: 'unixus', unixns: 'unixns', UnixDate: 'Mon Jan _2 15:04:05 MST 2006',
-  RFC1123: 'Mon, 02 Jan 2006 15:04:05 MST', RFC1123Z: 'Mon, 02 Jan 2006 15:04:05 -0700',
-  RFC822: '02 Jan 06 15:04 MST', RFC822Z: '02 Jan 06 15:04 -0700', Kitchen: '3:04PM',
+  RFC3339: 'rfc3339',
+  RFC3339Nano: 'rfc3339',
+  rfc3339: 'rfc3339',
+  rfc3339nano: 'rfc3339',
+  ISO8601: 'rfc3339',
+  unix: 'unix',
+  unixms: 'unixms',
+  unixus: 'unixus',
+  unixns: 'unixns',
+  UnixDate: 'Mon Jan _2 15:04:05 MST 2006',
+  RFC1123: 'Mon, 02 Jan 2006 15:04:05 MST',
+  RFC1123Z: 'Mon, 02 Jan 2006 15:04:05 -0700',
+  RFC822: '02 Jan 06 15:04 MST',
+  RFC822Z: '02 Jan 06 15:04 -0700',
+  Kitchen: '3:04PM',
 };
 
 /**
@@ -76,10 +118,11 @@ export const TIME_MACROS = [
  */
 function epochNs(valueExpr: string, scale: 'auto' | bigint): string {
   const n = `TRY_CAST(${valueExpr} AS DECIMAL(38, 9))`;
-  const ts = scale === 'auto'
-    ? `ferry_ns_ts(ferry_epoch_auto(${n}))`
-    // Bounded before the multiplication, which would otherwise overflow DECIMAL(38, 9) and fail the query.
-    : `CASE WHEN abs(${n}) <= ${NS_LIMIT / scale} THEN make_timestamp_ns((${n} * ${scale})::BIGINT) END`;
+  const ts =
+    scale === 'auto'
+      ? `ferry_ns_ts(ferry_epoch_auto(${n}))`
+      : // Bounded before the multiplication, which would otherwise overflow DECIMAL(38, 9) and fail the query.
+        `CASE WHEN abs(${n}) <= ${NS_LIMIT / scale} THEN make_timestamp_ns((${n} * ${scale})::BIGINT) END`;
   return `CASE WHEN TRY_CAST(${valueExpr} AS DOUBLE) IS NOT NULL THEN ${ts} END`;
 }
 
@@ -90,14 +133,17 @@ function epochNs(valueExpr: string, scale: 'auto' | bigint): string {
  */
 export function timeExpression(valueExpr: string, format?: string): string {
   const named = format ? NAMED_LAYOUTS[format] : undefined;
-  const mode = format === undefined ? 'auto' : named ?? format;
+  const mode = format === undefined ? 'auto' : (named ?? format);
   switch (mode) {
     case 'auto':
       // RFC 3339 first: it is the common case, and no numeric string parses as a timestamp.
       return `COALESCE(TRY_CAST(${valueExpr} AS TIMESTAMP_NS), ${epochNs(valueExpr, 'auto')})`;
     case 'rfc3339':
       return `TRY_CAST(${valueExpr} AS TIMESTAMP_NS)`;
-    case 'unix': case 'unixms': case 'unixus': case 'unixns':
+    case 'unix':
+    case 'unixms':
+    case 'unixus':
+    case 'unixns':
       return epochNs(valueExpr, { unix: 1_000_000_000n, unixms: 1_000_000n, unixus: 1_000n, unixns: 1n }[mode]);
     default: {
       const fmt = goLayoutToStrptime(mode);

@@ -33,7 +33,10 @@ export class HttpPoster {
   private readonly inFlight = new Set<Promise<HttpAnswer>>();
 
   /** `url`: where post() sends; an https poster may also post() to other https URLs, an http one to http. */
-  constructor(private readonly url: URL, o: HttpPostOptions) {
+  constructor(
+    private readonly url: URL,
+    o: HttpPostOptions,
+  ) {
     this.client = url.protocol === 'https:' ? https : http;
     this.agent = new this.client.Agent({ keepAlive: true, maxSockets: o.connections, timeout: o.idleMs });
   }
@@ -44,25 +47,35 @@ export class HttpPoster {
    */
   post(body: Buffer, headers: Record<string, string>, timeoutMs: number, url: URL = this.url): Promise<HttpAnswer> {
     const answer = new Promise<HttpAnswer>((resolve, reject) => {
-      const req = this.client.request(url, {
-        method: 'POST',
-        agent: this.agent,
-        headers: { ...headers, 'content-length': String(body.length) },
-        timeout: timeoutMs,
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        res.on('data', (c: Buffer) => {
-          if (kept >= MAX_ANSWER_BYTES) return;
-          chunks.push(c);
-          kept += c.length;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-        res.on('close', () => {
-          if (!res.complete) reject(new Error(`${url.origin} closed the connection within its answer`));
-        });
-      });
+      const req = this.client.request(
+        url,
+        {
+          method: 'POST',
+          agent: this.agent,
+          headers: { ...headers, 'content-length': String(body.length) },
+          timeout: timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let kept = 0;
+          res.on('data', (c: Buffer) => {
+            if (kept >= MAX_ANSWER_BYTES) return;
+            chunks.push(c);
+            kept += c.length;
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', reject);
+          res.on('close', () => {
+            if (!res.complete) reject(new Error(`${url.origin} closed the connection within its answer`));
+          });
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`${url.origin} sent no answer within ${timeoutMs} ms`)));
       req.on('error', reject);
       req.end(body);

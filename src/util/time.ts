@@ -14,7 +14,10 @@ export function formatRfc3339Nano(ns: bigint): string {
   const ms = ns / NS_PER_MS;
   let rem = ns % NS_PER_MS;
   let msNum = Number(ms);
-  if (rem < 0n) { rem += NS_PER_MS; msNum -= 1; }
+  if (rem < 0n) {
+    rem += NS_PER_MS;
+    msNum -= 1;
+  }
   const iso = new Date(msNum).toISOString(); // 2024-01-01T00:00:00.123Z
   const fracNs = BigInt(iso.slice(20, 23)) * NS_PER_MS + rem;
   if (fracNs === 0n) return `${iso.slice(0, 19)}Z`;
@@ -24,7 +27,9 @@ export function formatRfc3339Nano(ns: bigint): string {
 
 /** Parses RFC 3339 / ISO 8601 (any offset, up to ns precision) into epoch ns, or null. */
 export function parseRfc3339Ns(text: string): bigint | null {
-  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d{1,9}))?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
+  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d{1,9}))?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(
+    text.trim(),
+  );
   if (!m) {
     const dateOnly = /^(\d{4}-\d{2}-\d{2})$/.exec(text.trim());
     if (!dateOnly) return null;

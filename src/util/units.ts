@@ -1,10 +1,20 @@
 /** Parsers for the human units used in config and in the API (sizes, Go durations). Pure functions. */
 
 const SIZE_UNITS: Record<string, number> = {
-  '': 1, b: 1,
-  kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12,
-  k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4,
-  kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4,
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  k: 1024,
+  m: 1024 ** 2,
+  g: 1024 ** 3,
+  t: 1024 ** 4,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
 };
 
 /** "512MB", "1 GiB", "4096" or a number of bytes → bytes. Throws with the offending text. */
@@ -20,10 +30,17 @@ export function parseBytes(value: string | number): number {
 }
 
 const NS_PER_UNIT: Record<string, bigint> = {
-  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n,
-  s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
   // Not Go, but users of retention and trim think in days and weeks.
-  d: 86_400_000_000_000n, w: 604_800_000_000_000n,
+  d: 86_400_000_000_000n,
+  w: 604_800_000_000_000n,
 };
 
 /**

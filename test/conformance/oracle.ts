@@ -41,11 +41,21 @@ export class Oracle {
     const K = kusto();
     const S = K.Symbols;
     const scalar: Record<ColumnType, unknown> = {
-      string: S.ScalarTypes.String, long: S.ScalarTypes.Long, real: S.ScalarTypes.Real, bool: S.ScalarTypes.Bool,
-      datetime: S.ScalarTypes.DateTime, timespan: S.ScalarTypes.TimeSpan, dynamic: S.ScalarTypes.Dynamic,
+      string: S.ScalarTypes.String,
+      long: S.ScalarTypes.Long,
+      real: S.ScalarTypes.Real,
+      bool: S.ScalarTypes.Bool,
+      datetime: S.ScalarTypes.DateTime,
+      timespan: S.ScalarTypes.TimeSpan,
+      dynamic: S.ScalarTypes.Dynamic,
     };
-    const symbols = Object.entries(tables).map(([name, cols]) =>
-      new S.TableSymbol.$ctor3(name, Object.entries(cols).map(([c, t]) => new S.ColumnSymbol(c, scalar[t]))));
+    const symbols = Object.entries(tables).map(
+      ([name, cols]) =>
+        new S.TableSymbol.$ctor3(
+          name,
+          Object.entries(cols).map(([c, t]) => new S.ColumnSymbol(c, scalar[t])),
+        ),
+    );
     this.globals = K.GlobalState.Default.WithDatabase(new S.DatabaseSymbol.ctor('db', symbols));
   }
 

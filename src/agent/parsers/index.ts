@@ -9,7 +9,15 @@ import { plainParser } from './plain.js';
 import { regexParser } from './regex.js';
 import { syslogParser } from './syslog.js';
 
-export const parsers = new Registry<ParserSpec>('parser', [jsonParser, logfmtParser, plainParser, syslogParser, dockerParser, criParser, regexParser]);
+export const parsers = new Registry<ParserSpec>('parser', [
+  jsonParser,
+  logfmtParser,
+  plainParser,
+  syslogParser,
+  dockerParser,
+  criParser,
+  regexParser,
+]);
 
 /** A parser from settings written as in the config (`{type: 'regex', pattern: '…'}`): tests and tools. */
 export function createParser(cfg: { type: string } & Record<string, unknown>): Parser {

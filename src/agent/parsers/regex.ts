@@ -14,7 +14,8 @@ export class RegexParser implements Parser {
     } catch (e) {
       throw new Error(`invalid regex parser pattern: ${(e as Error).message}`);
     }
-    if (!/\(\?<[A-Za-z_]/.test(js)) throw new Error('a regex parser pattern needs named groups, such as (?<level>\\w+)');
+    if (!/\(\?<[A-Za-z_]/.test(js))
+      throw new Error('a regex parser pattern needs named groups, such as (?<level>\\w+)');
   }
 
   parse(line: string): LogEvent {
@@ -29,7 +30,12 @@ export class RegexParser implements Parser {
 export const regexParser: ParserSpec<string> = {
   type: 'regex',
   summary: 'a regular expression with named groups (`pattern`), each group a field',
-  options: { pattern: { schema: { type: 'string', minLength: 1 }, doc: 'the expression, with named groups (`(?<level>\\w+)` or `(?P<level>…)`)' } },
+  options: {
+    pattern: {
+      schema: { type: 'string', minLength: 1 },
+      doc: 'the expression, with named groups (`(?<level>\\w+)` or `(?P<level>…)`)',
+    },
+  },
   required: ['pattern'],
   configure(o) {
     const pattern = o.get<string>('pattern')!;

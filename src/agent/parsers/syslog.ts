@@ -1,8 +1,32 @@
 import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 const SEVERITY = ['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug'];
-const FACILITY = ['kern', 'user', 'mail', 'daemon', 'auth', 'syslog', 'lpr', 'news', 'uucp', 'cron', 'authpriv', 'ftp', 'ntp', 'security', 'console', 'solaris-cron',
-  'local0', 'local1', 'local2', 'local3', 'local4', 'local5', 'local6', 'local7'];
+const FACILITY = [
+  'kern',
+  'user',
+  'mail',
+  'daemon',
+  'auth',
+  'syslog',
+  'lpr',
+  'news',
+  'uucp',
+  'cron',
+  'authpriv',
+  'ftp',
+  'ntp',
+  'security',
+  'console',
+  'solaris-cron',
+  'local0',
+  'local1',
+  'local2',
+  'local3',
+  'local4',
+  'local5',
+  'local6',
+  'local7',
+];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 const RFC5424 = /^<(\d{1,3})>(\d{1,2}) (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (.*))?$/s;
@@ -11,7 +35,8 @@ const RFC5424 = /^<(\d{1,3})>(\d{1,2}) (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[(?:
  * without its `<PRI>` (`Nov 23 19:05:01 myhost sshd[123]: text`), or with an RFC 3339 stamp instead
  * (`2026-11-23T19:05:01.123456+01:00 myhost sshd[123]: text`, rsyslog's high-precision file format).
  */
-const RFC3164 = /^(?:<(\d{1,3})>)?(?:([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2})|(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))) (\S+) ([^:[\s]+)(?:\[([^\]]*)\])?:? ?(.*)$/s;
+const RFC3164 =
+  /^(?:<(\d{1,3})>)?(?:([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2})|(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))) (\S+) ([^:[\s]+)(?:\[([^\]]*)\])?:? ?(.*)$/s;
 
 /**
  * Syslog lines, RFC 5424 or RFC 3164 (`auto` tries 5424 first), as sent (with `<PRI>`) or as written to
@@ -98,9 +123,19 @@ export class WallClock {
 
   /** @param zone an IANA name (`Europe/Paris`), `UTC`, or `local`; throws RangeError for an unknown one */
   constructor(zone: string) {
-    this.parts = zone === 'local' ? undefined : new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
-    });
+    this.parts =
+      zone === 'local'
+        ? undefined
+        : new Intl.DateTimeFormat('en-US', {
+            timeZone: zone,
+            hourCycle: 'h23',
+            year: 'numeric',
+            month: 'numeric',
+            day: 'numeric',
+            hour: 'numeric',
+            minute: 'numeric',
+            second: 'numeric',
+          });
   }
 
   /** The calendar year in this zone at `epochMs`. */
@@ -124,7 +159,16 @@ export class WallClock {
     let off = this.offsets.get(hour);
     if (off === undefined) {
       const p = Object.fromEntries(this.parts!.formatToParts(new Date(hour * 3_600_000)).map((x) => [x.type, x.value]));
-      off = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)) - hour * 3_600_000;
+      off =
+        Date.UTC(
+          Number(p.year),
+          Number(p.month) - 1,
+          Number(p.day),
+          Number(p.hour),
+          Number(p.minute),
+          Number(p.second),
+        ) -
+        hour * 3_600_000;
       if (this.offsets.size > 1000) this.offsets.clear();
       this.offsets.set(hour, off);
     }
@@ -144,12 +188,17 @@ type Rfc = '3164' | '5424' | 'auto';
 
 export const syslogParser: ParserSpec<{ rfc: Rfc; timezone: string }> = {
   type: 'syslog',
-  summary: 'RFC 5424 or RFC 3164 lines, as sent (`<13>Nov 23 19:05:01 host app[1]: text`) or as rsyslog and syslog-ng write files (without `<PRI>`, or with an RFC 3339 stamp)',
+  summary:
+    'RFC 5424 or RFC 3164 lines, as sent (`<13>Nov 23 19:05:01 host app[1]: text`) or as rsyslog and syslog-ng write files (without `<PRI>`, or with an RFC 3339 stamp)',
   options: {
-    rfc: { schema: { enum: ['3164', '5424', 'auto'] }, doc: 'which RFC: `5424`, `3164`, or `auto` (5424 first)', default: '`auto`' },
+    rfc: {
+      schema: { enum: ['3164', '5424', 'auto'] },
+      doc: 'which RFC: `5424`, `3164`, or `auto` (5424 first)',
+      default: '`auto`',
+    },
     timezone: {
       schema: { type: 'string', minLength: 1 },
-      doc: 'the zone of RFC 3164 stamps, which carry none: an IANA name, `UTC` or `local` (the host\'s); the year is inferred across New Year',
+      doc: "the zone of RFC 3164 stamps, which carry none: an IANA name, `UTC` or `local` (the host's); the year is inferred across New Year",
       default: '`local`',
     },
   },

@@ -18,7 +18,8 @@ export class AckGate {
       return;
     }
     let p = this.pending.get(stream);
-    if (!p || p.generation !== mark.generation) this.pending.set(stream, (p = { generation: mark.generation, offsets: new Map() }));
+    if (!p || p.generation !== mark.generation)
+      this.pending.set(stream, (p = { generation: mark.generation, offsets: new Map() }));
     p.offsets.set(sink, Math.max(p.offsets.get(sink) ?? 0, mark.offset));
     if (p.offsets.size === needed) stream.acknowledge(Math.min(...p.offsets.values()), mark.generation);
   }

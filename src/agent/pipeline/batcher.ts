@@ -98,7 +98,9 @@ export class Batcher {
   ) {
     this.stageBytes = Math.min(STAGE_BYTES, limits.maxBytes + 1024);
     // Compressed, a stage comes back as soon as it is encoded; raw, only with its batch.
-    this.pool = new BufferPool(encode ? MAX_ENCODING + 1 : (Math.ceil(limits.maxBytes / this.stageBytes) + 1) * (MAX_HANDING + 2));
+    this.pool = new BufferPool(
+      encode ? MAX_ENCODING + 1 : (Math.ceil(limits.maxBytes / this.stageBytes) + 1) * (MAX_HANDING + 2),
+    );
     this.stage = this.pool.take(this.stageBytes);
   }
 
@@ -171,10 +173,12 @@ export class Batcher {
         part.kept = kept;
         return kept;
       });
-      void part.out.catch(() => undefined).finally(() => {
-        this.encoding--;
-        this.encodeWaiters.splice(0).forEach((wake) => wake());
-      });
+      void part.out
+        .catch(() => undefined)
+        .finally(() => {
+          this.encoding--;
+          this.encodeWaiters.splice(0).forEach((wake) => wake());
+        });
     }
     this.parts.push(part);
   }

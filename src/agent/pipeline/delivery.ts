@@ -53,23 +53,26 @@ export class Delivery {
             this.queue.release(r.payload);
             wake?.();
           };
-          entry.sending = this.sink.send(r.payload).then(async () => {
-            entry.done = true;
-            // Acknowledge the delivered run at the head, in order.
-            let upTo: LogPosition | undefined;
-            while (inFlight.length > 0 && inFlight[0]!.done) {
-              upTo = inFlight.shift()!.next;
-              this.batchesDelivered++;
-            }
-            settle();
-            // Acknowledgements are written one after another, so a later one never lands first.
-            if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
-          }, (e: unknown) => {
-            // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
-            if (!this.state.closed && !failed) this.onError(e);
-            failed = true;
-            settle();
-          });
+          entry.sending = this.sink.send(r.payload).then(
+            async () => {
+              entry.done = true;
+              // Acknowledge the delivered run at the head, in order.
+              let upTo: LogPosition | undefined;
+              while (inFlight.length > 0 && inFlight[0]!.done) {
+                upTo = inFlight.shift()!.next;
+                this.batchesDelivered++;
+              }
+              settle();
+              // Acknowledgements are written one after another, so a later one never lands first.
+              if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
+            },
+            (e: unknown) => {
+              // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
+              if (!this.state.closed && !failed) this.onError(e);
+              failed = true;
+              settle();
+            },
+          );
           inFlight.push(entry);
         }
       }

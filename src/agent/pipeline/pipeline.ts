@@ -66,12 +66,19 @@ export class Pipeline {
     const sinks: SinkRunner[] = [];
     try {
       for (const [idx, s] of cfg.sinks.entries()) {
-        const runner = await SinkRunner.open({
-          name: s.name, batch: s.batch, queue: s.queue, concurrency: s.concurrency, queueDir: join(cfg.dataDir, 'queues', s.name),
-          onDurable: (m) => acks.durable(idx, m),
-          onError: (err) => deps.onSinkError?.(s.name, err),
-          counters: book.get(`runner:${s.name}`, newRunnerCounters),
-        }, await createSink(s, cfg, deps, book));
+        const runner = await SinkRunner.open(
+          {
+            name: s.name,
+            batch: s.batch,
+            queue: s.queue,
+            concurrency: s.concurrency,
+            queueDir: join(cfg.dataDir, 'queues', s.name),
+            onDurable: (m) => acks.durable(idx, m),
+            onError: (err) => deps.onSinkError?.(s.name, err),
+            counters: book.get(`runner:${s.name}`, newRunnerCounters),
+          },
+          await createSink(s, cfg, deps, book),
+        );
         sinks.push(runner);
         takes.set(s.name, (e) => runner.accept(e));
       }
@@ -91,12 +98,16 @@ export class Pipeline {
     }
     const ordered = cfg.topology.transformOrder.map((name) => built.get(name)!);
 
-    const sources: Source[] = cfg.sources.map((s) => s.spec.create(s.settings, {
-      name: s.name, dataDir: cfg.dataDir, log,
-      // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
-      decoded: cfg.topology.isReadByTransform(s.name),
-      counters: (make) => book.get(`source:${s.name}`, make),
-    }));
+    const sources: Source[] = cfg.sources.map((s) =>
+      s.spec.create(s.settings, {
+        name: s.name,
+        dataDir: cfg.dataDir,
+        log,
+        // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
+        decoded: cfg.topology.isReadByTransform(s.name),
+        counters: (make) => book.get(`source:${s.name}`, make),
+      }),
+    );
     const pipeline = new Pipeline(sources, ordered, sinks, log);
     for (const [i, s] of sources.entries()) await s.start(emitterOf(cfg.sources[i]!.name));
     return pipeline;
@@ -117,10 +128,13 @@ export class Pipeline {
       const left = deadline - Date.now();
       let timer: NodeJS.Timeout | undefined;
       // setTimeout takes at most 2^31-1 ms; a later deadline (no deadline) never fires.
-      const expired = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.min(Math.max(0, left), 2 ** 31 - 1))));
+      const expired = new Promise<'late'>(
+        (r) => (timer = setTimeout(() => r('late'), Math.min(Math.max(0, left), 2 ** 31 - 1))),
+      );
       const outcome = await Promise.race([work.then(() => 'done' as const), expired]);
       clearTimeout(timer);
-      if (outcome === 'late') this.log.warn({ what }, 'shutdown deadline passed; what was not queued is read again after the next start');
+      if (outcome === 'late')
+        this.log.warn({ what }, 'shutdown deadline passed; what was not queued is read again after the next start');
       return outcome === 'done';
     };
     await within('stopping sources', Promise.all(this.sources.map((s) => s.stop())));
@@ -132,7 +146,11 @@ export class Pipeline {
     if (drain) {
       const drained = await Promise.all(this.sinks.map((s) => s.drain(deadline, giveUp)));
       this.sinks.forEach((s, i) => {
-        if (!drained[i]) this.log.warn({ sink: s.o.name, batches: s.queue.depthRecords }, 'undelivered batches stay queued for the next start');
+        if (!drained[i])
+          this.log.warn(
+            { sink: s.o.name, batches: s.queue.depthRecords },
+            'undelivered batches stay queued for the next start',
+          );
       });
       delivered &&= drained.every(Boolean);
     }
@@ -145,12 +163,26 @@ async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, b
   const deadLetter = new DeadLetterFile(s.deadLetter ?? join(cfg.dataDir, 'dead-letter', `${s.name}.ndjson`));
   const report: HealthReporter = deps.reportSink ?? ((level, msg, context) => deps.log[level](context, msg));
   // Where it delivers, for the start-up log: never its token.
-  deps.log.info({ sink: s.name, type: s.type, ...s.spec.describe?.(s.settings), dataset: s.dataset, deadLetter: deadLetter.path }, 'sink started');
+  deps.log.info(
+    { sink: s.name, type: s.type, ...s.spec.describe?.(s.settings), dataset: s.dataset, deadLetter: deadLetter.path },
+    'sink started',
+  );
   const sink = await s.spec.create(s.settings, {
-    name: s.name, dataset: s.dataset, timestampField: s.timestampField, timestampFormat: s.timestampFormat, labels: s.labels, store: deps.store, log: deps.log,
+    name: s.name,
+    dataset: s.dataset,
+    timestampField: s.timestampField,
+    timestampFormat: s.timestampFormat,
+    labels: s.labels,
+    store: deps.store,
+    log: deps.log,
   });
   return new SendChain(sink, {
-    name: s.name, deadLetter, backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs }, maxAttempts: s.retry.maxAttempts,
-    refusal: deps.refusal ?? 'hold', counters: book.get(`sink:${s.name}`, newSinkCounters), health: new SinkHealth(s.name, report),
+    name: s.name,
+    deadLetter,
+    backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs },
+    maxAttempts: s.retry.maxAttempts,
+    refusal: deps.refusal ?? 'hold',
+    counters: book.get(`sink:${s.name}`, newSinkCounters),
+    health: new SinkHealth(s.name, report),
   });
 }

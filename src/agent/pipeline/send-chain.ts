@@ -17,7 +17,15 @@
 import type { DeadLetterFile } from '../sinks/dead-letter.js';
 import { decode, encodingOf } from '../sinks/encoding.js';
 import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from '../sinks/retry.js';
-import { countLines, newSinkCounters, ndjson, splitLines, type SendOutcome, type Sink, type SinkCounters } from '../sinks/sink.js';
+import {
+  countLines,
+  newSinkCounters,
+  ndjson,
+  splitLines,
+  type SendOutcome,
+  type Sink,
+  type SinkCounters,
+} from '../sinks/sink.js';
 import { SinkHealth, statusText, type Trouble } from '../sinks/sink-health.js';
 
 export interface SendChainOptions {
@@ -40,7 +48,10 @@ export class SendChain {
   private closed = false;
   private wake: (() => void) | undefined;
 
-  constructor(readonly sink: Sink, private readonly o: SendChainOptions) {
+  constructor(
+    readonly sink: Sink,
+    private readonly o: SendChainOptions,
+  ) {
     this.counters = o.counters ?? newSinkCounters();
     this.health = o.health ?? new SinkHealth(o.name, () => undefined);
   }
@@ -71,22 +82,33 @@ export class SendChain {
         this.counters.bytesOut += batch.length;
         if (outcome.kind === 'partly-refused' && outcome.failures.length > 0) {
           const time = new Date().toISOString();
-          await this.o.deadLetter.write(outcome.failures.map((error) => ({ time, sink: this.o.name, status: 200, error })));
+          await this.o.deadLetter.write(
+            outcome.failures.map((error) => ({ time, sink: this.o.name, status: 200, error })),
+          );
           this.counters.deadLettered += outcome.failures.length;
-          this.health.deadLettered(outcome.failures.length, `failed at ingest: ${outcome.failures[0]!}`, this.o.deadLetter.path);
+          this.health.deadLettered(
+            outcome.failures.length,
+            `failed at ingest: ${outcome.failures[0]!}`,
+            this.o.deadLetter.path,
+          );
         }
         return;
       }
       case 'too-large': {
         const lines = splitLines(decode(batch));
-        if (lines.length === 1) return this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'));
+        if (lines.length === 1)
+          return this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'));
         const half = Math.ceil(lines.length / 2);
         await this.send(ndjson(lines.slice(0, half)));
         await this.send(ndjson(lines.slice(half)));
         return;
       }
       case 'refused':
-        return this.deadLetter(splitLines(decode(batch)), outcome.status ?? 0, outcome.status === undefined ? outcome.reason : statusText(outcome.status, outcome.reason));
+        return this.deadLetter(
+          splitLines(decode(batch)),
+          outcome.status ?? 0,
+          outcome.status === undefined ? outcome.reason : statusText(outcome.status, outcome.reason),
+        );
     }
   }
 
@@ -99,14 +121,17 @@ export class SendChain {
       let trouble: Trouble;
       let waitMs: number | undefined;
       if (outcome.kind === 'retry') ({ trouble, waitMs } = outcome);
-      else if (outcome.kind === 'refused' && outcome.config && hold) trouble = { kind: 'refused', status: outcome.status, message: outcome.reason };
+      else if (outcome.kind === 'refused' && outcome.config && hold)
+        trouble = { kind: 'refused', status: outcome.status, message: outcome.reason };
       else {
         if (outcome.kind === 'delivered' || outcome.kind === 'partly-refused') this.health.delivered();
         return outcome;
       }
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering (${trouble.message})`);
       if (this.o.maxAttempts && attempt >= this.o.maxAttempts) {
-        throw new Error(`giving up after ${attempt} attempts: ${trouble.status === undefined ? trouble.message : statusText(trouble.status, trouble.message)}`);
+        throw new Error(
+          `giving up after ${attempt} attempts: ${trouble.status === undefined ? trouble.message : statusText(trouble.status, trouble.message)}`,
+        );
       }
       this.health.failed(trouble, attempt, this.o.maxAttempts ?? 0);
       this.counters.retries++;

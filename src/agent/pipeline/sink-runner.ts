@@ -59,19 +59,32 @@ export class SinkRunner {
   private readonly batcher: Batcher;
   private readonly delivery: Delivery;
 
-  private constructor(readonly o: SinkRunnerOptions, readonly sink: SendChain, readonly queue: DiskQueue) {
+  private constructor(
+    readonly o: SinkRunnerOptions,
+    readonly sink: SendChain,
+    readonly queue: DiskQueue,
+  ) {
     this.counters = o.counters ?? newRunnerCounters();
-    this.batcher = new Batcher(o.batch, async (batch, count, marks) => {
-      const queued = await queue.push(batch);
-      if (!queued) this.counters.droppedEvents += count;
-      // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
-      for (const m of marks) o.onDurable(m);
-    }, sink.encode);
-    this.delivery = new Delivery(queue, sink, (err) => {
-      this.failed = true;
-      sink.health.gaveUp(err);
-      o.onError(err);
-    }, o.concurrency);
+    this.batcher = new Batcher(
+      o.batch,
+      async (batch, count, marks) => {
+        const queued = await queue.push(batch);
+        if (!queued) this.counters.droppedEvents += count;
+        // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
+        for (const m of marks) o.onDurable(m);
+      },
+      sink.encode,
+    );
+    this.delivery = new Delivery(
+      queue,
+      sink,
+      (err) => {
+        this.failed = true;
+        sink.health.gaveUp(err);
+        o.onError(err);
+      },
+      o.concurrency,
+    );
   }
 
   static async open(o: SinkRunnerOptions, sink: SendChain): Promise<SinkRunner> {
@@ -99,7 +112,8 @@ export class SinkRunner {
    * (a sink held by a refusal when nobody will fix it), whichever is first.
    */
   async drain(deadline: number, giveUp: () => boolean = () => false): Promise<boolean> {
-    while (this.queue.depthRecords > 0 && Date.now() < deadline && !this.failed && !giveUp()) await new Promise((r) => setTimeout(r, 20));
+    while (this.queue.depthRecords > 0 && Date.now() < deadline && !this.failed && !giveUp())
+      await new Promise((r) => setTimeout(r, 20));
     return this.queue.depthRecords === 0;
   }
 

@@ -26,18 +26,30 @@ export interface SinkSettings {
 const DEFAULT_QUEUE_BYTES = 256 * 1024 * 1024;
 
 export const SINK_OPTIONS: OptionSpecs = {
-  inputs: { schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 }, doc: 'the sources or transforms it ships' },
+  inputs: {
+    schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+    doc: 'the sources or transforms it ships',
+  },
   dataset: { schema: { type: 'string', minLength: 1 }, doc: 'where it ships to' },
   concurrency: {
     schema: { type: 'integer', minimum: 1, maximum: 64 },
     doc: 'batches in flight at once (one compresses while others are on the wire); the queue is acknowledged in order, so a batch still retrying holds back the ones after it',
     default: `\`${DEFAULT_SINK_CONCURRENCY}\``,
   },
-  timestamp_field: { schema: { type: 'string', minLength: 1 }, doc: 'where the receiver takes each event\'s time from (ingest API parameter)', default: '`_time`' },
-  timestamp_format: { schema: { type: 'string', minLength: 1 }, doc: 'the format of that field (ingest API parameter)', default: 'detected' },
+  timestamp_field: {
+    schema: { type: 'string', minLength: 1 },
+    doc: "where the receiver takes each event's time from (ingest API parameter)",
+    default: '`_time`',
+  },
+  timestamp_format: {
+    schema: { type: 'string', minLength: 1 },
+    doc: 'the format of that field (ingest API parameter)',
+    default: 'detected',
+  },
   labels: {
     schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
-    doc: 'fields the receiver adds to every event (`X-Axiom-Event-Labels`)', default: 'none',
+    doc: 'fields the receiver adds to every event (`X-Axiom-Event-Labels`)',
+    default: 'none',
   },
   dead_letter: {
     schema: { type: 'string', minLength: 1 },
@@ -45,19 +57,36 @@ export const SINK_OPTIONS: OptionSpecs = {
     default: '`<data_dir>/dead-letter/<sink>.ndjson`',
   },
   batch: {
-    schema: { type: 'object', additionalProperties: false, properties: { max_events: { type: 'integer', minimum: 1 }, max_bytes: { type: ['string', 'integer'] }, timeout: { type: 'string' } } },
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_events: { type: 'integer', minimum: 1 },
+        max_bytes: { type: ['string', 'integer'] },
+        timeout: { type: 'string' },
+      },
+    },
     doc: '`max_events`, `max_bytes`, `timeout`: a batch is cut at whichever comes first',
     default: `\`${DEFAULT_BATCH.maxEvents}\`, \`5MB\`, \`1s\``,
   },
   queue: {
-    schema: { type: 'object', additionalProperties: false, properties: { max_bytes: { type: ['string', 'integer'] }, when_full: { enum: ['block', 'drop_newest'] } } },
-    doc: '`max_bytes`, `when_full`: the disk queue\'s cap (in queued, so compressed, bytes), and `block` or `drop_newest`',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { max_bytes: { type: ['string', 'integer'] }, when_full: { enum: ['block', 'drop_newest'] } },
+    },
+    doc: "`max_bytes`, `when_full`: the disk queue's cap (in queued, so compressed, bytes), and `block` or `drop_newest`",
     default: '`256MiB`, `block`',
   },
   retry: {
     schema: {
-      type: 'object', additionalProperties: false,
-      properties: { initial_backoff: { type: 'string' }, max_backoff: { type: 'string' }, max_attempts: { type: 'integer', minimum: 0 } },
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        initial_backoff: { type: 'string' },
+        max_backoff: { type: 'string' },
+        max_attempts: { type: 'integer', minimum: 0 },
+      },
     },
     doc: '`initial_backoff`, `max_backoff`, `max_attempts`: what the receiver may take later (for `axiom`: network errors, 401, 403, 404, 408, 429 and 5xx) is retried with exponential backoff and full jitter, honouring `Retry-After` and `X-RateLimit-Reset`; what is too large (413) is split; `0` attempts = forever',
     default: '`250ms`, `30s`, `0`',
@@ -73,7 +102,9 @@ export function configureSink(o: Options): SinkSettings {
     concurrency: o.or('concurrency', DEFAULT_SINK_CONCURRENCY),
     timestampField: o.get('timestamp_field'),
     timestampFormat: o.get('timestamp_format'),
-    labels: Object.fromEntries(Object.entries(o.or<Record<string, unknown>>('labels', {})).map(([k, v]) => [k, String(v)])),
+    labels: Object.fromEntries(
+      Object.entries(o.or<Record<string, unknown>>('labels', {})).map(([k, v]) => [k, String(v)]),
+    ),
     deadLetter: o.get('dead_letter'),
     batch: {
       maxEvents: b.or('max_events', DEFAULT_BATCH.maxEvents),
@@ -81,6 +112,10 @@ export function configureSink(o: Options): SinkSettings {
       timeoutMs: b.ms('timeout', DEFAULT_BATCH.timeoutMs),
     },
     queue: { maxBytes: q.bytes('max_bytes', DEFAULT_QUEUE_BYTES), whenFull: q.or<WhenFull>('when_full', 'block') },
-    retry: { initialMs: r.ms('initial_backoff', DEFAULT_BACKOFF.initialMs), maxMs: r.ms('max_backoff', DEFAULT_BACKOFF.maxMs), maxAttempts: r.or('max_attempts', 0) },
+    retry: {
+      initialMs: r.ms('initial_backoff', DEFAULT_BACKOFF.initialMs),
+      maxMs: r.ms('max_backoff', DEFAULT_BACKOFF.maxMs),
+      maxAttempts: r.or('max_attempts', 0),
+    },
   };
 }

@@ -23,20 +23,39 @@ export class Topology {
 
   static of(sources: readonly { name: string }[], transforms: readonly Wired[], sinks: readonly Wired[]): Topology {
     const kinds = new Map<string, Kind>();
-    for (const [kind, list] of [['sources', sources], ['transforms', transforms], ['sinks', sinks]] as const) {
+    for (const [kind, list] of [
+      ['sources', sources],
+      ['transforms', transforms],
+      ['sinks', sinks],
+    ] as const) {
       for (const c of list) {
         const other = kinds.get(c.name);
-        if (other) throw new ComponentError(`${kind}.${c.name}`, `the name is already used by ${other}.${c.name}; names must be unique`);
+        if (other)
+          throw new ComponentError(
+            `${kind}.${c.name}`,
+            `the name is already used by ${other}.${c.name}; names must be unique`,
+          );
         kinds.set(c.name, kind);
       }
     }
     const readers = new Map<string, string[]>();
-    for (const [kind, list] of [['transforms', transforms], ['sinks', sinks]] as const) {
+    for (const [kind, list] of [
+      ['transforms', transforms],
+      ['sinks', sinks],
+    ] as const) {
       for (const c of list) {
         c.inputs.forEach((input, i) => {
           const k = kinds.get(input);
-          if (k === undefined) throw new ComponentError(`${kind}.${c.name}.inputs.${i}`, `unknown input "${input}" (inputs name sources or transforms)`);
-          if (k === 'sinks') throw new ComponentError(`${kind}.${c.name}.inputs.${i}`, `"${input}" is a sink; inputs name sources or transforms`);
+          if (k === undefined)
+            throw new ComponentError(
+              `${kind}.${c.name}.inputs.${i}`,
+              `unknown input "${input}" (inputs name sources or transforms)`,
+            );
+          if (k === 'sinks')
+            throw new ComponentError(
+              `${kind}.${c.name}.inputs.${i}`,
+              `"${input}" is a sink; inputs name sources or transforms`,
+            );
           readers.set(input, [...(readers.get(input) ?? []), c.name]);
         });
       }
@@ -49,7 +68,8 @@ export class Topology {
     const order: string[] = [];
     const visit = (t: Wired, trail: string[]) => {
       if (state.get(t.name) === 'done') return;
-      if (state.get(t.name) === 'visiting') throw new ComponentError(`transforms.${t.name}.inputs`, `a cycle: ${[...trail, t.name].join(' → ')}`);
+      if (state.get(t.name) === 'visiting')
+        throw new ComponentError(`transforms.${t.name}.inputs`, `a cycle: ${[...trail, t.name].join(' → ')}`);
       state.set(t.name, 'visiting');
       for (const i of t.inputs) {
         const up = byName.get(i);
@@ -61,7 +81,11 @@ export class Topology {
     for (const t of transforms) visit(t, []);
 
     for (const s of sources) {
-      if (!readers.has(s.name)) throw new ComponentError(`sources.${s.name}`, 'nothing reads from this source: name it in the inputs of a transform or sink');
+      if (!readers.has(s.name))
+        throw new ComponentError(
+          `sources.${s.name}`,
+          'nothing reads from this source: name it in the inputs of a transform or sink',
+        );
     }
 
     // The sinks each source reaches, in the sinks' order: a line is safe once all of them hold it.

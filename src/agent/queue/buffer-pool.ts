@@ -34,7 +34,8 @@ export class BufferPool {
       return;
     }
     let smallest = 0;
-    for (let i = 1; i < this.spare.length; i++) if (this.spare[i]!.byteLength < this.spare[smallest]!.byteLength) smallest = i;
+    for (let i = 1; i < this.spare.length; i++)
+      if (this.spare[i]!.byteLength < this.spare[smallest]!.byteLength) smallest = i;
     if (this.spare[smallest]!.byteLength < ab.byteLength) this.spare[smallest] = ab;
   }
 }

@@ -4,7 +4,14 @@
  * the buffer; `drop_newest` refuses the new batch and counts it.
  */
 import { BufferPool } from './buffer-pool.js';
-import { comparePositions, payloadSize, SegmentLog, type LogPosition, type LogRecord, type Payload } from './segment-log.js';
+import {
+  comparePositions,
+  payloadSize,
+  SegmentLog,
+  type LogPosition,
+  type LogRecord,
+  type Payload,
+} from './segment-log.js';
 
 export type WhenFull = 'block' | 'drop_newest';
 
@@ -30,7 +37,11 @@ export class DiskQueue {
   private readonly readPool = new BufferPool(2);
   private readonly take = (size: number) => this.readPool.take(size);
 
-  private constructor(private readonly log: SegmentLog, private readonly o: DiskQueueOptions, pending: { next: LogPosition; bytes: number }[]) {
+  private constructor(
+    private readonly log: SegmentLog,
+    private readonly o: DiskQueueOptions,
+    pending: { next: LogPosition; bytes: number }[],
+  ) {
     this.sizes.push(...pending);
     this.bytes = this.sizes.reduce((a, s) => a + s.bytes, 0);
   }
@@ -90,7 +101,8 @@ export class DiskQueue {
   /** Releases every batch before `upTo` (delivered); waiting pushes may proceed. */
   async ack(upTo: LogPosition): Promise<void> {
     await this.log.ack(upTo);
-    while (this.sizes.length && comparePositions(this.sizes[0]!.next, upTo) <= 0) this.bytes -= this.sizes.shift()!.bytes;
+    while (this.sizes.length && comparePositions(this.sizes[0]!.next, upTo) <= 0)
+      this.bytes -= this.sizes.shift()!.bytes;
     this.waiters.splice(0).forEach((w) => w());
   }
 

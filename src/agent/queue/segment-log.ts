@@ -68,7 +68,11 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
 
 export class SegmentLog {
   private writer!: FileHandle;
-  private pending: { payloads: readonly Payload[]; resolve: (next: LogPosition[]) => void; reject: (e: unknown) => void }[] = [];
+  private pending: {
+    payloads: readonly Payload[];
+    resolve: (next: LogPosition[]) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   private flushing = false;
   private closed = false;
   /** Records found damaged and skipped while reading sealed segments. */
@@ -95,7 +99,10 @@ export class SegmentLog {
 
   static async open(dir: string, opts: SegmentLogOptions = {}): Promise<SegmentLog> {
     await mkdir(dir, { recursive: true });
-    const segments = (await readdir(dir)).filter((f) => /^\d{10}\.log$/.test(f)).map((f) => Number(f.slice(0, 10))).sort((a, b) => a - b);
+    const segments = (await readdir(dir))
+      .filter((f) => /^\d{10}\.log$/.test(f))
+      .map((f) => Number(f.slice(0, 10)))
+      .sort((a, b) => a - b);
     const acked = await readAck(dir);
     if (segments.length === 0) segments.push(Math.max(1, acked.segment));
     const last = segments[segments.length - 1]!;
@@ -113,7 +120,8 @@ export class SegmentLog {
     if (this.closed) return Promise.reject(new Error(`queue ${this.dir} is closed`));
     for (const p of payloads) {
       const size = payloadSize(p);
-      if (size > MAX_RECORD) return Promise.reject(new Error(`a queue record of ${size} bytes is over the ${MAX_RECORD}-byte limit`));
+      if (size > MAX_RECORD)
+        return Promise.reject(new Error(`a queue record of ${size} bytes is over the ${MAX_RECORD}-byte limit`));
     }
     return new Promise((resolve, reject) => {
       this.pending.push({ payloads, resolve, reject });
@@ -176,7 +184,11 @@ export class SegmentLog {
    * Reads up to `max` records from `from` (the acknowledged position by default), in order.
    * @param alloc where payloads are read into (a pool, whose buffers the caller hands back)
    */
-  async read(max: number, from: LogPosition = this.acked, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Promise<LogRecord[]> {
+  async read(
+    max: number,
+    from: LogPosition = this.acked,
+    alloc: (size: number) => Buffer = Buffer.allocUnsafe,
+  ): Promise<LogRecord[]> {
     const out: LogRecord[] = [];
     let pos = { ...from };
     while (out.length < max && pos.segment <= this.writeSegment) {
@@ -198,7 +210,10 @@ export class SegmentLog {
         while (out.length < max && pos.offset < end) {
           await fh.read(header, 0, HEADER, pos.offset);
           const len = header.readUInt32LE(0);
-          const payload = pos.offset + HEADER <= end && len <= MAX_RECORD && pos.offset + HEADER + len <= end ? alloc(len) : undefined;
+          const payload =
+            pos.offset + HEADER <= end && len <= MAX_RECORD && pos.offset + HEADER + len <= end
+              ? alloc(len)
+              : undefined;
           if (payload) await fh.read(payload, 0, len, pos.offset + HEADER);
           const trusted = comparePositions(pos, this.writtenFrom) >= 0;
           if (!payload || (!trusted && crc32(payload) !== header.readUInt32LE(4))) {
@@ -228,7 +243,8 @@ export class SegmentLog {
     for (const segment of this.segments) {
       if (segment < this.acked.segment) continue;
       let offset = segment === this.acked.segment ? this.acked.offset : 0;
-      const end = segment === this.writeSegment ? this.writeOffset : (await stat(join(this.dir, segmentName(segment)))).size;
+      const end =
+        segment === this.writeSegment ? this.writeOffset : (await stat(join(this.dir, segmentName(segment)))).size;
       const fh = await open(join(this.dir, segmentName(segment)), 'r');
       try {
         while (offset + HEADER <= end) {
@@ -299,7 +315,8 @@ export class SegmentLog {
 async function readAck(dir: string): Promise<LogPosition> {
   try {
     const raw = JSON.parse(await readFile(join(dir, 'ack.json'), 'utf8')) as LogPosition;
-    if (Number.isInteger(raw.segment) && Number.isInteger(raw.offset) && raw.segment >= 1 && raw.offset >= 0) return raw;
+    if (Number.isInteger(raw.segment) && Number.isInteger(raw.offset) && raw.segment >= 1 && raw.offset >= 0)
+      return raw;
   } catch {
     // No acknowledgement yet (a new queue), or a file from before a crash that never reached its rename.
   }

@@ -31,7 +31,14 @@ export interface AxiomSinkOptions {
 }
 
 /** Node's errors for a request that cannot be made at all: the same request will fail the same way. */
-const UNSENDABLE = new Set(['ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_URL', 'ERR_INVALID_PROTOCOL', 'ERR_UNESCAPED_CHARACTERS', 'ERR_HTTP_INVALID_HEADER_VALUE']);
+const UNSENDABLE = new Set([
+  'ERR_INVALID_CHAR',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_INVALID_URL',
+  'ERR_INVALID_PROTOCOL',
+  'ERR_UNESCAPED_CHARACTERS',
+  'ERR_HTTP_INVALID_HEADER_VALUE',
+]);
 
 /** A request gets a minute: a large batch to a far receiver. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -45,7 +52,9 @@ export class AxiomSink implements Sink {
     if (o.timestampField) params.set('timestamp-field', o.timestampField);
     if (o.timestampFormat) params.set('timestamp-format', o.timestampFormat);
     const query = params.toString();
-    const endpoint = new URL(`${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`);
+    const endpoint = new URL(
+      `${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`,
+    );
     this.http = new HttpPoster(endpoint, { connections: 4, idleMs: 30_000 });
     this.headers = {
       authorization: `Bearer ${o.token}`,
@@ -64,23 +73,35 @@ export class AxiomSink implements Sink {
     const encoding = encodingOf(batch);
     let res;
     try {
-      res = await this.http.post(batch, encoding === 'none' ? this.headers : { ...this.headers, 'content-encoding': encoding }, this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      res = await this.http.post(
+        batch,
+        encoding === 'none' ? this.headers : { ...this.headers, 'content-encoding': encoding },
+        this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      );
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code && UNSENDABLE.has(err.code)) {
-        throw new PermanentSinkError(`sink ${this.o.name}: the request to ${this.o.url} cannot be sent (${err.message}); check the sink's url and token`);
+        throw new PermanentSinkError(
+          `sink ${this.o.name}: the request to ${this.o.url} cannot be sent (${err.message}); check the sink's url and token`,
+        );
       }
       return { kind: 'retry', trouble: { kind: 'unreachable', message: err.message } };
     }
     const { status, text } = res;
     if (status >= 200 && status < 300) {
       const result = parseResult(text);
-      return result.failures.length ? { kind: 'partly-refused', events: result.events, failures: result.failures } : { kind: 'delivered', events: result.events };
+      return result.failures.length
+        ? { kind: 'partly-refused', events: result.events, failures: result.failures }
+        : { kind: 'delivered', events: result.events };
     }
     const message = errorMessage(text, status);
     if (status === 413) return { kind: 'too-large' };
     if (isRetryable(status)) {
-      return { kind: 'retry', trouble: { kind: status === 429 ? 'throttled' : 'failing', status, message }, waitMs: requestedWaitMs(res.headers, Date.now()) };
+      return {
+        kind: 'retry',
+        trouble: { kind: status === 429 ? 'throttled' : 'failing', status, message },
+        waitMs: requestedWaitMs(res.headers, Date.now()),
+      };
     }
     return { kind: 'refused', status, reason: message, config: isConfigRefusal(status) };
   }
@@ -112,7 +133,6 @@ function errorMessage(text: string, status: number): string {
   return text.slice(0, 500) || `HTTP ${status}`;
 }
 
-
 /**
  * A token goes into an HTTP header as it is: whitespace or a control character (a token file's trailing
  * newline or `\r`) either cannot be sent or is refused by the receiver, forever. Said at load time instead.
@@ -121,7 +141,16 @@ export function tokenProblem(token: string): string | undefined {
   const bad = /[^\x21-\x7e]/.exec(token);
   if (!bad) return undefined;
   const ch = bad[0]!;
-  const shown = ch === '\r' ? '\\r' : ch === '\n' ? '\\n' : ch === '\t' ? '\\t' : ch === ' ' ? 'a space' : `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  const shown =
+    ch === '\r'
+      ? '\\r'
+      : ch === '\n'
+        ? '\\n'
+        : ch === '\t'
+          ? '\\t'
+          : ch === ' '
+            ? 'a space'
+            : `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
   return `contains ${shown} at character ${bad.index + 1}; a token is printable ASCII without spaces (a trailing newline or \\r from a file or an env file?)`;
 }
 
@@ -165,10 +194,21 @@ export const axiomSink: SinkSpec<AxiomSettings> = {
     if (bad) o.fail('token', bad);
     const badUrl = urlProblem(url);
     if (badUrl) o.fail('url', badUrl);
-    return { url, token, compression: o.or<Encoding>('compression', 'gzip'), timeoutMs: o.ms('timeout', DEFAULT_TIMEOUT_MS) };
+    return {
+      url,
+      token,
+      compression: o.or<Encoding>('compression', 'gzip'),
+      timeoutMs: o.ms('timeout', DEFAULT_TIMEOUT_MS),
+    };
   },
   describe: (s) => ({ url: s.url }),
-  create: (s, ctx) => new AxiomSink({
-    ...s, name: ctx.name, dataset: ctx.dataset, timestampField: ctx.timestampField, timestampFormat: ctx.timestampFormat, labels: ctx.labels,
-  }),
+  create: (s, ctx) =>
+    new AxiomSink({
+      ...s,
+      name: ctx.name,
+      dataset: ctx.dataset,
+      timestampField: ctx.timestampField,
+      timestampFormat: ctx.timestampFormat,
+      labels: ctx.labels,
+    }),
 };

@@ -26,9 +26,12 @@ const gzipAsync = promisify(gzip);
 export async function encode(raw: Buffer, encoding: Encoding): Promise<Buffer> {
   switch (encoding) {
     // One 128 KiB output chunk holds a compressed 512 KiB stage (~75 KB): no second chunk, no concat.
-    case 'gzip': return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
-    case 'zstd': return zstdCompress(raw);
-    case 'none': return raw;
+    case 'gzip':
+      return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
+    case 'zstd':
+      return zstdCompress(raw);
+    case 'none':
+      return raw;
   }
 }
 
@@ -42,8 +45,11 @@ export function encodingOf(batch: Buffer): Encoding {
 /** The NDJSON of a queued batch, for the slow paths that need its lines (413 splitting, dead letters). */
 export function decode(batch: Buffer): Buffer {
   switch (encodingOf(batch)) {
-    case 'gzip': return gunzipSync(batch);
-    case 'zstd': return zstdDecompress(batch);
-    case 'none': return batch;
+    case 'gzip':
+      return gunzipSync(batch);
+    case 'zstd':
+      return zstdDecompress(batch);
+    case 'none':
+      return batch;
   }
 }

@@ -9,7 +9,11 @@ import type { SendOutcome, Sink, SinkSpec } from './sink.js';
 
 export class LocalSink implements Sink {
   /** @param options time field and format, and labels, applied as on HTTP ingest */
-  constructor(private readonly store: EventStore, private readonly dataset: string, private readonly options: IngestOptions = {}) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly dataset: string,
+    private readonly options: IngestOptions = {},
+  ) {}
 
   async send(queued: Buffer): Promise<SendOutcome> {
     // A batch queued compressed while this sink was an `axiom` one is still delivered.
@@ -19,7 +23,9 @@ export class LocalSink implements Sink {
     try {
       const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options);
       const events = r.ingested + r.failed;
-      return r.failures.length ? { kind: 'partly-refused', events, failures: r.failures.map((f) => f.error) } : { kind: 'delivered', events };
+      return r.failures.length
+        ? { kind: 'partly-refused', events, failures: r.failures.map((f) => f.error) }
+        : { kind: 'delivered', events };
     } finally {
       await rm(file, { force: true });
     }
@@ -32,7 +38,7 @@ export class LocalSink implements Sink {
 
 export const localSink: SinkSpec<undefined> = {
   type: 'local',
-  summary: 'the embedded service\'s store, in the same process (needs `service.enabled`)',
+  summary: "the embedded service's store, in the same process (needs `service.enabled`)",
   options: {},
   needsService: true,
   configure: () => undefined,
@@ -40,6 +46,10 @@ export const localSink: SinkSpec<undefined> = {
     const store = ctx.store!;
     // As with `ferry pipe --local`: the host's own store has nobody to create datasets for it.
     if (!store.hasDataset(ctx.dataset)) await store.createDataset({ name: ctx.dataset, who: `agent sink ${ctx.name}` });
-    return new LocalSink(store, ctx.dataset, { timestampField: ctx.timestampField, timestampFormat: ctx.timestampFormat, labels: ctx.labels });
+    return new LocalSink(store, ctx.dataset, {
+      timestampField: ctx.timestampField,
+      timestampFormat: ctx.timestampFormat,
+      labels: ctx.labels,
+    });
   },
 };

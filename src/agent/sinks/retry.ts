@@ -22,7 +22,10 @@ export function backoffMs(attempt: number, o: BackoffOptions, random: () => numb
  * The wait the receiver asks for, in ms, or undefined: `Retry-After` (seconds or an HTTP date), else
  * `X-RateLimit-Reset` (epoch seconds, as Axiom sends it).
  */
-export function requestedWaitMs(headers: Record<string, string | string[] | undefined>, nowMs: number): number | undefined {
+export function requestedWaitMs(
+  headers: Record<string, string | string[] | undefined>,
+  nowMs: number,
+): number | undefined {
   const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
   const ra = first(headers['retry-after']);
   if (ra !== undefined && ra.trim() !== '') {

@@ -37,10 +37,14 @@ export function statusText(status: number, message?: string): string {
 export function describeTrouble(t: Trouble): string {
   const what = t.status === undefined ? t.message : statusText(t.status, t.message);
   switch (t.kind) {
-    case 'unreachable': return `receiver unreachable: ${what}`;
-    case 'failing': return `receiver failing: ${what}`;
-    case 'throttled': return `receiver throttling: ${what}`;
-    case 'refused': return `refused: ${what}`;
+    case 'unreachable':
+      return `receiver unreachable: ${what}`;
+    case 'failing':
+      return `receiver failing: ${what}`;
+    case 'throttled':
+      return `receiver throttling: ${what}`;
+    case 'refused':
+      return `refused: ${what}`;
   }
 }
 
@@ -80,14 +84,30 @@ export class SinkHealth {
     this.failures++;
     if (!first && now - this.lastReport < this.repeatMs) return;
     this.lastReport = now;
-    const context = { sink: this.sink, ...(t.status !== undefined ? { status: t.status } : {}), error: t.message, attempt, since: new Date(this.since!).toISOString() };
+    const context = {
+      sink: this.sink,
+      ...(t.status !== undefined ? { status: t.status } : {}),
+      error: t.message,
+      attempt,
+      since: new Date(this.since!).toISOString(),
+    };
     const retrying = `retrying (${attempt}/${maxAttempts || '∞'})`;
     if (state === 'refused') {
-      this.report('error', first
-        ? `${line}; the queue is held, nothing is dropped: fix the token or dataset and reload (SIGHUP); ${retrying}`
-        : `still ${line} for ${duration(now - this.since!)} (${this.failures} attempts); the queue is held`, context);
+      this.report(
+        'error',
+        first
+          ? `${line}; the queue is held, nothing is dropped: fix the token or dataset and reload (SIGHUP); ${retrying}`
+          : `still ${line} for ${duration(now - this.since!)} (${this.failures} attempts); the queue is held`,
+        context,
+      );
     } else {
-      this.report('warn', first ? `${line}, ${retrying}` : `still ${line} for ${duration(now - this.since!)} (${this.failures} attempts), ${retrying}`, context);
+      this.report(
+        'warn',
+        first
+          ? `${line}, ${retrying}`
+          : `still ${line} for ${duration(now - this.since!)} (${this.failures} attempts), ${retrying}`,
+        context,
+      );
     }
   }
 
@@ -96,7 +116,11 @@ export class SinkHealth {
     if (this.state === 'ok') return;
     const was = this.state;
     const since = this.since ?? this.now();
-    this.report('info', `delivering again after ${duration(this.now() - since)} (${this.failures} failed attempts)`, { sink: this.sink, was, lastError: this.lastError });
+    this.report('info', `delivering again after ${duration(this.now() - since)} (${this.failures} failed attempts)`, {
+      sink: this.sink,
+      was,
+      lastError: this.lastError,
+    });
     this.state = 'ok';
     this.since = undefined;
     this.failures = 0;
@@ -107,8 +131,13 @@ export class SinkHealth {
   deadLettered(count: number, reason: string, file: string, status?: number): void {
     this.lastError = `${count} event(s) refused: ${reason}`;
     this.firstRefusal ??= reason;
-    this.report('warn', `${count} event(s) refused by the receiver and written to ${file}: ${reason}`,
-      { sink: this.sink, events: count, file, reason, ...(status !== undefined ? { status } : {}) });
+    this.report('warn', `${count} event(s) refused by the receiver and written to ${file}: ${reason}`, {
+      sink: this.sink,
+      events: count,
+      file,
+      reason,
+      ...(status !== undefined ? { status } : {}),
+    });
   }
 
   /** Delivery stopped: the queue keeps what it holds for the next start. */
@@ -116,6 +145,9 @@ export class SinkHealth {
     this.state = 'failed';
     this.since ??= this.now();
     this.lastError = err instanceof Error ? err.message : String(err);
-    this.report('error', `stopped delivering: ${this.lastError}; the queue keeps the data for the next start`, { sink: this.sink, stopped: true });
+    this.report('error', `stopped delivering: ${this.lastError}; the queue keeps the data for the next start`, {
+      sink: this.sink,
+      stopped: true,
+    });
   }
 }

@@ -36,7 +36,10 @@ export class LineSplitter {
   private pos = 0;
 
   /** @param decode false: lines stay bytes (`raw`), for pipelines that ship them without reading them */
-  constructor(private readonly maxLineBytes: number, private readonly decode = true) {}
+  constructor(
+    private readonly maxLineBytes: number,
+    private readonly decode = true,
+  ) {}
 
   /** Whether a line has begun and not ended yet. */
   get pending(): boolean {

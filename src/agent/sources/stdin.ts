@@ -6,7 +6,14 @@
 import type { Readable } from 'node:stream';
 import { forEachLine } from './lines.js';
 import {
-  DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES_OPTION, newSourceCounters, type Source, type SourceCounters, type SourceLine, type SourceSpec, type Stream,
+  DEFAULT_MAX_LINE_BYTES,
+  MAX_LINE_BYTES_OPTION,
+  newSourceCounters,
+  type Source,
+  type SourceCounters,
+  type SourceLine,
+  type SourceSpec,
+  type Stream,
 } from './source.js';
 
 export class StdinSource implements Source {
@@ -16,7 +23,10 @@ export class StdinSource implements Source {
   private readonly stream: Stream;
 
   constructor(
-    readonly name: string, private readonly maxLineBytes: number, private readonly input: Readable = process.stdin, counters?: SourceCounters,
+    readonly name: string,
+    private readonly maxLineBytes: number,
+    private readonly input: Readable = process.stdin,
+    counters?: SourceCounters,
     private readonly onStart: () => void = () => undefined,
   ) {
     this.counters = counters ?? newSourceCounters();
@@ -50,10 +60,13 @@ export class StdinSource implements Source {
 
 export const stdinSource: SourceSpec<{ maxLineBytes: number }> = {
   type: 'stdin',
-  summary: 'the lines of standard input (`app | ferry agent -c config/stdin.yaml`); the agent exits once they are delivered',
+  summary:
+    'the lines of standard input (`app | ferry agent -c config/stdin.yaml`); the agent exits once they are delivered',
   options: { max_line_bytes: MAX_LINE_BYTES_OPTION },
   single: true,
   configure: (o) => ({ maxLineBytes: o.bytes('max_line_bytes', DEFAULT_MAX_LINE_BYTES) }),
-  create: (s, ctx) => new StdinSource(ctx.name, s.maxLineBytes, undefined, ctx.counters(newSourceCounters),
-    () => ctx.log.info({ source: ctx.name }, 'source started: reading standard input')),
+  create: (s, ctx) =>
+    new StdinSource(ctx.name, s.maxLineBytes, undefined, ctx.counters(newSourceCounters), () =>
+      ctx.log.info({ source: ctx.name }, 'source started: reading standard input'),
+    ),
 };

@@ -15,7 +15,11 @@ export class EnrichTransform implements Transform {
   /** The path field of each file, made once per file. */
   private readonly paths = new Map<string, AddedField>();
 
-  constructor(readonly name: string, private readonly cfg: EnrichConfig, private readonly next: Emit) {
+  constructor(
+    readonly name: string,
+    private readonly cfg: EnrichConfig,
+    private readonly next: Emit,
+  ) {
     this.host = cfg.hostField ? addedField(cfg.hostField, hostname()) : undefined;
     this.fields = Object.entries(cfg.fields).map(([k, v]) => addedField(k, v));
   }
@@ -48,11 +52,23 @@ function fieldName(v: unknown, otel: string): string | undefined {
 
 export const enrichTransform: TransformSpec<EnrichConfig> = {
   type: 'enrich',
-  summary: 'adds the host name, the file\'s path and static fields to each event',
+  summary: "adds the host name, the file's path and static fields to each event",
   options: {
-    host: { schema: { type: ['boolean', 'string'] }, doc: 'the host name: `true` → field `host.name`, or a field name', default: 'off' },
-    source_path: { schema: { type: ['boolean', 'string'] }, doc: 'the file\'s path: `true` → `log.file.path`, or a field name', default: 'off' },
-    fields: { schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } }, doc: 'static fields', default: 'none' },
+    host: {
+      schema: { type: ['boolean', 'string'] },
+      doc: 'the host name: `true` → field `host.name`, or a field name',
+      default: 'off',
+    },
+    source_path: {
+      schema: { type: ['boolean', 'string'] },
+      doc: "the file's path: `true` → `log.file.path`, or a field name",
+      default: 'off',
+    },
+    fields: {
+      schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+      doc: 'static fields',
+      default: 'none',
+    },
   },
   configure: (o) => ({
     // OpenTelemetry's names: plain `host` would overwrite a field many logs have (the HTTP Host).

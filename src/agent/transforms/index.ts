@@ -5,4 +5,8 @@ import { multilineTransform } from './multiline.js';
 import { parseTransform } from './parse.js';
 import type { TransformSpec } from './transform.js';
 
-export const transforms = new Registry<TransformSpec>('transform', [parseTransform, multilineTransform, enrichTransform]);
+export const transforms = new Registry<TransformSpec>('transform', [
+  parseTransform,
+  multilineTransform,
+  enrichTransform,
+]);

@@ -24,7 +24,8 @@ export const PRESETS = {
   // "\tat com.x.Y.z(Y.java:10)", "\t... 12 more", "Caused by: …", "\tSuppressed: …"
   java: '^(?:\\s+at |\\s+\\.\\.\\. \\d+ (?:more|common frames omitted)|Caused by: |\\s+Suppressed: )',
   // indented frames and the final "SomeError: message" line of a traceback
-  python: '^(?:\\s+|[A-Za-z_][\\w.]*(?:Error|Exception|Warning|Exit|Interrupt)(?::|$)|During handling of the above exception|The above exception was the direct cause)',
+  python:
+    '^(?:\\s+|[A-Za-z_][\\w.]*(?:Error|Exception|Warning|Exit|Interrupt)(?::|$)|During handling of the above exception|The above exception was the direct cause)',
   // goroutine dumps after "panic:": indented frames, "goroutine N [state]:", "created by", blank lines
   go: '^(?:\\s+|goroutine \\d+ \\[|created by |$|[\\w./*()-]+\\(.*\\)$|\\[signal )',
 } as const;
@@ -42,9 +43,13 @@ export class Multiline<M = undefined> {
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(cfg: MultilineConfig, private readonly emit: (text: string, meta: M) => Promise<void>) {
+  constructor(
+    cfg: MultilineConfig,
+    private readonly emit: (text: string, meta: M) => Promise<void>,
+  ) {
     const cont = cfg.continuation ?? (cfg.preset ? PRESETS[cfg.preset] : undefined);
-    if (!cfg.start && !cont) throw new Error('multiline needs a start or continuation pattern, or a preset (java, python, go)');
+    if (!cfg.start && !cont)
+      throw new Error('multiline needs a start or continuation pattern, or a preset (java, python, go)');
     try {
       if (cfg.start) this.start = new RegExp(cfg.start.replace(/\(\?P</g, '(?<'));
       else this.continuation = new RegExp(cont!.replace(/\(\?P</g, '(?<'));
@@ -60,7 +65,8 @@ export class Multiline<M = undefined> {
   async push(line: string, meta?: M): Promise<void> {
     await this.chain;
     const joins = this.lines.length > 0 && (this.start ? !this.start.test(line) : this.continuation!.test(line));
-    if (!joins || this.lines.length >= this.maxLines || this.bytes + line.length > this.maxBytes) await this.emitPending();
+    if (!joins || this.lines.length >= this.maxLines || this.bytes + line.length > this.maxBytes)
+      await this.emitPending();
     this.lines.push(line);
     this.lastMeta = meta;
     this.bytes += line.length + 1;
@@ -89,7 +95,11 @@ export class Multiline<M = undefined> {
 export class MultilineTransform implements Transform {
   private readonly joiners = new Map<string, Multiline<Envelope>>();
 
-  constructor(readonly name: string, private readonly cfg: MultilineConfig, private readonly next: Emit) {}
+  constructor(
+    readonly name: string,
+    private readonly cfg: MultilineConfig,
+    private readonly next: Emit,
+  ) {}
 
   async process(e: Envelope): Promise<void> {
     let m = this.joiners.get(e.stream.id);
@@ -113,18 +123,40 @@ export const multilineTransform: TransformSpec<MultilineConfig> = {
   type: 'multiline',
   summary: 'joins the lines of one event (stack traces) per file, before parsing',
   options: {
-    preset: { schema: { enum: Object.keys(PRESETS) }, doc: `continuation lines of ${Object.keys(PRESETS).map((p) => `\`${p}\``).join(', ')} stack traces` },
+    preset: {
+      schema: { enum: Object.keys(PRESETS) },
+      doc: `continuation lines of ${Object.keys(PRESETS)
+        .map((p) => `\`${p}\``)
+        .join(', ')} stack traces`,
+    },
     start: { schema: { type: 'string', minLength: 1 }, doc: 'a line matching it begins an event; the others join it' },
-    continuation: { schema: { type: 'string', minLength: 1 }, doc: 'a line matching it joins the previous one; the others begin events' },
-    timeout: { schema: { type: 'string' }, doc: 'a pending event is emitted after this long without a new line', default: '`1s`' },
-    max_lines: { schema: { type: 'integer', minimum: 1 }, doc: 'a longer event is emitted as it is and the rest starts over', default: '`500`' },
+    continuation: {
+      schema: { type: 'string', minLength: 1 },
+      doc: 'a line matching it joins the previous one; the others begin events',
+    },
+    timeout: {
+      schema: { type: 'string' },
+      doc: 'a pending event is emitted after this long without a new line',
+      default: '`1s`',
+    },
+    max_lines: {
+      schema: { type: 'integer', minimum: 1 },
+      doc: 'a longer event is emitted as it is and the rest starts over',
+      default: '`500`',
+    },
     max_bytes: { schema: { type: ['string', 'integer'] }, doc: 'likewise, in bytes', default: '`1MiB`' },
   },
   configure(o) {
     const set = ['preset', 'start', 'continuation'].filter((k) => o.has(k));
-    if (set.length !== 1) o.fail(undefined, `a multiline transform takes exactly one of preset, start and continuation${set.length ? ` (got ${set.join(', ')})` : ''}`);
+    if (set.length !== 1)
+      o.fail(
+        undefined,
+        `a multiline transform takes exactly one of preset, start and continuation${set.length ? ` (got ${set.join(', ')})` : ''}`,
+      );
     return {
-      preset: o.get<keyof typeof PRESETS>('preset'), start: o.regex('start'), continuation: o.regex('continuation'),
+      preset: o.get<keyof typeof PRESETS>('preset'),
+      start: o.regex('start'),
+      continuation: o.regex('continuation'),
       timeoutMs: o.ms('timeout', MULTILINE_DEFAULTS.timeoutMs),
       maxLines: o.or('max_lines', MULTILINE_DEFAULTS.maxLines),
       maxBytes: o.bytes('max_bytes', MULTILINE_DEFAULTS.maxBytes),

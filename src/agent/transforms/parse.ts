@@ -14,7 +14,11 @@ export class ParseTransform implements Transform {
   // Container parsers join partial lines, so each stream (file) needs its own parser state.
   private readonly parsers = new Map<string, Parser>();
 
-  constructor(readonly name: string, private readonly cfg: ParseSettings, private readonly next: Emit) {}
+  constructor(
+    readonly name: string,
+    private readonly cfg: ParseSettings,
+    private readonly next: Emit,
+  ) {}
 
   async process(e: Envelope): Promise<void> {
     let parser = this.parsers.get(e.stream.id);
@@ -23,7 +27,10 @@ export class ParseTransform implements Transform {
     if (event === undefined) return; // a partial line, held until its end arrives
     if (e.truncated) event.truncated = true;
     // A JSON line parsed as it is keeps its text, so the sink need not serialise it again.
-    e.event = Event.of(event, this.cfg.parser.keepsText && !e.truncated && event.message !== e.text ? e.text : undefined);
+    e.event = Event.of(
+      event,
+      this.cfg.parser.keepsText && !e.truncated && event.message !== e.text ? e.text : undefined,
+    );
     await this.next(e);
   }
 
@@ -32,16 +39,21 @@ export class ParseTransform implements Transform {
   }
 }
 
-
 /** The parser's own keys sit beside `parser` on the transform. */
-const parserOptions: OptionSpecs = Object.fromEntries(parsers.specs.flatMap((p) => Object.entries(p.options)
-  .map(([k, o]) => [k, { ...o, doc: `with parser \`${p.type}\`: ${o.doc}` }])));
+const parserOptions: OptionSpecs = Object.fromEntries(
+  parsers.specs.flatMap((p) =>
+    Object.entries(p.options).map(([k, o]) => [k, { ...o, doc: `with parser \`${p.type}\`: ${o.doc}` }]),
+  ),
+);
 
 export const parseTransform: TransformSpec<ParseSettings> = {
   type: 'parse',
   summary: 'turns each line into an event with a parser, one parser state per file',
   options: {
-    parser: { schema: { enum: parsers.types }, doc: `one of ${parsers.specs.map((p) => `\`${p.type}\` (${p.summary})`).join('; ')}` },
+    parser: {
+      schema: { enum: parsers.types },
+      doc: `one of ${parsers.specs.map((p) => `\`${p.type}\` (${p.summary})`).join('; ')}`,
+    },
     ...parserOptions,
   },
   required: ['parser'],
@@ -49,7 +61,13 @@ export const parseTransform: TransformSpec<ParseSettings> = {
     const parser = parsers.get(o.get<string>('parser')!);
     for (const k of Object.keys(parserOptions)) {
       if (o.has(k) && !(k in parser.options)) {
-        o.fail(k, `only the ${parsers.specs.filter((p) => k in p.options).map((p) => p.type).join(', ')} parser takes ${k}`);
+        o.fail(
+          k,
+          `only the ${parsers.specs
+            .filter((p) => k in p.options)
+            .map((p) => p.type)
+            .join(', ')} parser takes ${k}`,
+        );
       }
     }
     for (const k of parser.required ?? []) if (!o.has(k)) o.fail(undefined, `the ${parser.type} parser needs ${k}`);

@@ -35,12 +35,21 @@ class Binder {
     const empty: Relation = { columns: [], rowIdentity: false, order: [], groups: [] };
     for (const st of q.statements) {
       if (st.kind === 'let') {
-        if (st.tabular) this.scope.lets.set(st.name, { kind: 'tabular', expr: st.value as TabularExpr, env: new Map(this.scope.lets) });
+        if (st.tabular)
+          this.scope.lets.set(st.name, {
+            kind: 'tabular',
+            expr: st.value as TabularExpr,
+            env: new Map(this.scope.lets),
+          });
         else {
           const e = st.value as Expr;
           // `let T = ['dataset'];` names a table.
           if (e.kind === 'name' && !this.scope.lets.has(e.name) && this.scope.opts.schema(e.name)) {
-            this.scope.lets.set(st.name, { kind: 'tabular', expr: { pos: e.pos, source: { kind: 'table', pos: e.pos, name: e.name }, ops: [] }, env: new Map(this.scope.lets) });
+            this.scope.lets.set(st.name, {
+              kind: 'tabular',
+              expr: { pos: e.pos, source: { kind: 'table', pos: e.pos, name: e.name }, ops: [] },
+              env: new Map(this.scope.lets),
+            });
           } else this.scope.lets.set(st.name, { kind: 'scalar', expr: this.exprs.expr(e, empty) });
         }
       } else if (st.kind === 'set') {
@@ -49,7 +58,9 @@ class Binder {
       } else {
         for (const p of st.params) {
           const type = TYPE_NAMES[p.type]!;
-          const value: BExpr = p.default ? this.coerceConstant(this.exprs.expr(p.default, empty), type, p.pos) : { k: 'lit', type, value: type === 'string' ? '' : null };
+          const value: BExpr = p.default
+            ? this.coerceConstant(this.exprs.expr(p.default, empty), type, p.pos)
+            : { k: 'lit', type, value: type === 'string' ? '' : null };
           this.scope.lets.set(p.name, { kind: 'scalar', expr: value });
         }
       }
@@ -76,7 +87,6 @@ class Binder {
     if (e.k !== 'lit') this.scope.fail('a parameter default must be a constant', pos);
     return e.type === type ? e : { k: 'call', type, fn: conversionFor(type), args: [e], pos };
   }
-
 }
 
 function matchedPrefixLength(stages: BoundStage[]): number {
@@ -85,19 +95,23 @@ function matchedPrefixLength(stages: BoundStage[]): number {
   stages.forEach((s, k) => {
     if (s.stage.kind === 'union') i = k + 1;
   });
-  const rowPreserving = (s: Stage) => s.kind === 'filter' || s.kind === 'select' || (s.kind === 'order' && s.limit === undefined);
+  const rowPreserving = (s: Stage) =>
+    s.kind === 'filter' || s.kind === 'select' || (s.kind === 'order' && s.limit === undefined);
   while (i < stages.length && rowPreserving(stages[i]!.stage)) i++;
   return i;
 }
 
 function matchedModeOf(stages: BoundStage[], prefix: number): BoundQuery['matchedMode'] {
-  if (stages[0]!.stage.kind !== 'scan' || stages.some((s) => s.stage.kind === 'union' || s.stage.kind === 'join')) return 'query';
+  if (stages[0]!.stage.kind !== 'scan' || stages.some((s) => s.stage.kind === 'union' || s.stage.kind === 'join'))
+    return 'query';
   if (!stages.slice(1, prefix).some((s) => s.stage.kind === 'filter')) return 'examined';
   const boundary = stages[prefix]?.stage;
   if (!boundary) return 'query';
   if (boundary.kind === 'count' && prefix === stages.length - 1) return 'count';
   // The count rides along only while every later stage passes its column through unchanged.
-  const passThrough = stages.slice(prefix + 1).every((s) => s.stage.kind === 'order' || s.stage.kind === 'limit' || s.stage.kind === 'top-groups');
+  const passThrough = stages
+    .slice(prefix + 1)
+    .every((s) => s.stage.kind === 'order' || s.stage.kind === 'limit' || s.stage.kind === 'top-groups');
   if (!passThrough) return 'query';
   if (boundary.kind === 'aggregate') return 'window';
   // A window over the matched rows themselves costs more than a second scan (bench:query: 227 against 121 ms

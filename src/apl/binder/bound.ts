@@ -68,22 +68,41 @@ export type Stage =
   /** Inputs each end in a select that yields the union's aliases; rows are concatenated. */
   | { kind: 'union'; inputs: BoundStage[][] }
   | {
-    kind: 'join'; joinKind: 'inner' | 'innerunique' | 'leftouter'; right: BoundStage[];
-    on: { left: string; right: string }[];
-    /** Output columns taken from the right side: right alias → output alias. */
-    rightColumns: { from: string; alias: string }[];
-  }
+      kind: 'join';
+      joinKind: 'inner' | 'innerunique' | 'leftouter';
+      right: BoundStage[];
+      on: { left: string; right: string }[];
+      /** Output columns taken from the right side: right alias → output alias. */
+      rightColumns: { from: string; alias: string }[];
+    }
   /** mv-expand: `items` replace or add columns with the elements of arrays (or bags); other columns repeat. */
-  | { kind: 'expand'; keep: string[]; items: { alias: string; expr: BExpr; bag: 'bag' | 'array'; toType?: import('../types.js').AplType; limit?: number }[]; indexAlias?: string }
+  | {
+      kind: 'expand';
+      keep: string[];
+      items: {
+        alias: string;
+        expr: BExpr;
+        bag: 'bag' | 'array';
+        toType?: import('../types.js').AplType;
+        limit?: number;
+      }[];
+      indexAlias?: string;
+    }
   | { kind: 'sample'; fraction: number }
   /**
    * make-series: per group, one array per aggregate with a value for every step from `from` to `to`
    * (missing steps take the default), and the array of step starts. Axis values are ns (datetime) or numbers.
    */
   | {
-    kind: 'series'; keys: { alias: string; expr: BExpr }[]; aggs: { alias: string; expr: BExpr; default: BExpr }[];
-    axis: BExpr; axisAlias: string; step: number | bigint; from?: BExpr; to?: BExpr;
-  };
+      kind: 'series';
+      keys: { alias: string; expr: BExpr }[];
+      aggs: { alias: string; expr: BExpr; default: BExpr }[];
+      axis: BExpr;
+      axisAlias: string;
+      step: number | bigint;
+      from?: BExpr;
+      to?: BExpr;
+    };
 
 export interface BoundStage {
   stage: Stage;

@@ -34,14 +34,17 @@ export class Expressions {
       case 'unary': {
         const x = this.expr(e.operand, rel, allowAgg);
         if (e.op === '+') return x;
-        if (x.k === 'lit' && x.value !== null && (typeof x.value === 'bigint' || typeof x.value === 'number')) return { ...x, value: -x.value as never };
+        if (x.k === 'lit' && x.value !== null && (typeof x.value === 'bigint' || typeof x.value === 'number'))
+          return { ...x, value: -x.value as never };
         return this.op('unary-', [x], e.pos);
       }
       case 'binary': {
         if (e.left.kind === 'star') {
           // `where * has "x"`: the test applied to every column (apl.md 2.1).
-          if (e.right.kind !== 'literal' || typeof e.right.value !== 'string') this.scope.fail('"*" on the left needs a string constant on the right', e.right.pos);
-          if (!OPERATORS[e.op] || !/^!?[a-z_]+|matches regex$/.test(e.op) || e.op === 'and' || e.op === 'or') this.scope.fail(`"*" works with string operators such as has or contains, not "${e.op}"`, e.pos);
+          if (e.right.kind !== 'literal' || typeof e.right.value !== 'string')
+            this.scope.fail('"*" on the left needs a string constant on the right', e.right.pos);
+          if (!OPERATORS[e.op] || !/^!?[a-z_]+|matches regex$/.test(e.op) || e.op === 'and' || e.op === 'or')
+            this.scope.fail(`"*" works with string operators such as has or contains, not "${e.op}"`, e.pos);
           return this.anyColumn({ op: e.op, text: e.right.value as string }, rel, e.pos);
         }
         if (e.op === 'matches regex' || e.op === '!matches regex') {
@@ -49,7 +52,13 @@ export class Expressions {
         }
         const left = this.expr(e.left, rel, allowAgg);
         const right = this.expr(e.right, rel, allowAgg);
-        if (left.type === 'datetime' && right.k === 'lit' && right.type === 'string' && typeof right.value === 'string' && COMPARISON.has(e.op)) {
+        if (
+          left.type === 'datetime' &&
+          right.k === 'lit' &&
+          right.type === 'string' &&
+          typeof right.value === 'string' &&
+          COMPARISON.has(e.op)
+        ) {
           return this.op(e.op, [left, this.datetimeConstant(right.value, e.right.pos)], e.pos);
         }
         return this.op(e.op, [left, right], e.pos);
@@ -63,14 +72,18 @@ export class Expressions {
         if (left.type === 'datetime' && high.type === 'timespan' && low.type === 'datetime') {
           high = this.op('+', [low, high], e.high.pos);
         }
-        for (const [b, pos] of [[low, e.low.pos], [high, e.high.pos]] as const) {
+        for (const [b, pos] of [
+          [low, e.low.pos],
+          [high, e.high.pos],
+        ] as const) {
           try {
             OPERATORS['<=']!.returns([left, b], this.scope.typeCtx);
           } catch (err) {
             this.scope.fail(`between: ${(err as Error).message}`, pos);
           }
         }
-        if (left.type === 'datetime' && low.k === 'lit' && low.type === 'string') low = this.datetimeConstant(String(low.value), e.low.pos);
+        if (left.type === 'datetime' && low.k === 'lit' && low.type === 'string')
+          low = this.datetimeConstant(String(low.value), e.low.pos);
         return { k: 'between', type: 'bool', negated: e.negated, left, low, high };
       }
       case 'call':
@@ -103,7 +116,7 @@ export class Expressions {
     const letValue = this.scope.lets.get(e.name);
     if (letValue?.kind === 'scalar') return letValue.expr;
     if (letValue) this.scope.fail(`"${e.name}" is a table, not a scalar`, e.pos);
-    if (!e.quoted && (e.name === 'null')) return { k: 'lit', type: 'dynamic', value: null };
+    if (!e.quoted && e.name === 'null') return { k: 'lit', type: 'dynamic', value: null };
     return this.scope.fail(`unknown column or variable "${e.name}"`, e.pos);
   }
 
@@ -135,7 +148,11 @@ export class Expressions {
     }
     if (!base) base = this.expr(root, rel);
     if (start === chain.length) return base;
-    if (base.type !== 'dynamic') this.scope.fail(`"${this.scope.derivedName(root, false) || 'this value'}" is ${base.type}; only dynamic values (maps, arrays) have members`, chain[start]!.pos);
+    if (base.type !== 'dynamic')
+      this.scope.fail(
+        `"${this.scope.derivedName(root, false) || 'this value'}" is ${base.type}; only dynamic values (maps, arrays) have members`,
+        chain[start]!.pos,
+      );
     const path: (string | number | BExpr)[] = [];
     for (const link of chain.slice(start)) {
       if (link.kind === 'member') path.push(link.name);
@@ -156,7 +173,8 @@ export class Expressions {
     for (const item of e.items) {
       const b = this.expr(item, rel, allowAgg);
       // dynamic arrays in the list are flattened (apl.md 4.13).
-      if (b.k === 'lit' && b.type === 'dynamic' && Array.isArray(b.value)) items.push(...flattenDynamic(b.value).map(literalOfJs));
+      if (b.k === 'lit' && b.type === 'dynamic' && Array.isArray(b.value))
+        items.push(...flattenDynamic(b.value).map(literalOfJs));
       else items.push(b);
     }
     if (e.op === 'has_any' || e.op === 'has_any_cs' || e.op === 'has_all') {
@@ -174,7 +192,8 @@ export class Expressions {
     // column_ifexists reads the relation, not a value: the default is bound only when the column is missing.
     if (e.name === 'column_ifexists') {
       const [n, def] = e.args;
-      if (!n || n.kind !== 'literal' || typeof n.value !== 'string' || !def) this.scope.fail('column_ifexists() takes a column name and a default value', e.pos);
+      if (!n || n.kind !== 'literal' || typeof n.value !== 'string' || !def)
+        this.scope.fail('column_ifexists() takes a column name and a default value', e.pos);
       const col = rel.columns.find((c) => c.name === n.value);
       return col ? colRef(col) : this.expr(def, rel, allowAgg);
     }
@@ -196,7 +215,10 @@ export class Expressions {
     if (!fn) {
       const unsupported = UNSUPPORTED_FUNCTIONS[e.name];
       if (unsupported) {
-        this.scope.fail(`the ${unsupported.kind} ${e.name}() is not supported by this service${unsupported.why ? `: ${unsupported.why}` : ''}`, e.pos);
+        this.scope.fail(
+          `the ${unsupported.kind} ${e.name}() is not supported by this service${unsupported.why ? `: ${unsupported.why}` : ''}`,
+          e.pos,
+        );
       }
       return this.scope.fail(`unknown function "${e.name}"`, e.pos);
     }
@@ -237,24 +259,39 @@ export class Expressions {
 
   /** search's predicate: a bare string is a term looked for in every column ("x*" prefix, "*x" suffix, "*x*" substring). */
   searchPredicate(e: Expr, rel: Relation, caseSensitive: boolean): BExpr {
-    if (e.kind === 'literal' && e.type === 'string') return this.anyColumn(searchTerm(String(e.value), caseSensitive), rel, e.pos);
+    if (e.kind === 'literal' && e.type === 'string')
+      return this.anyColumn(searchTerm(String(e.value), caseSensitive), rel, e.pos);
     if (e.kind === 'binary' && (e.op === 'and' || e.op === 'or')) {
-      return this.op(e.op, [this.searchPredicate(e.left, rel, caseSensitive), this.searchPredicate(e.right, rel, caseSensitive)], e.pos);
+      return this.op(
+        e.op,
+        [this.searchPredicate(e.left, rel, caseSensitive), this.searchPredicate(e.right, rel, caseSensitive)],
+        e.pos,
+      );
     }
-    if (e.kind === 'call' && e.name === 'not' && e.args.length === 1) return this.op('not#', [this.searchPredicate(e.args[0]!, rel, caseSensitive)], e.pos);
-    if (e.kind === 'binary' && e.op === 'has' && e.left.kind === 'name' && e.right.kind === 'literal' && typeof e.right.value === 'string') {
+    if (e.kind === 'call' && e.name === 'not' && e.args.length === 1)
+      return this.op('not#', [this.searchPredicate(e.args[0]!, rel, caseSensitive)], e.pos);
+    if (
+      e.kind === 'binary' &&
+      e.op === 'has' &&
+      e.left.kind === 'name' &&
+      e.right.kind === 'literal' &&
+      typeof e.right.value === 'string'
+    ) {
       const col = this.expr(e.left, rel);
       const { op, text } = searchTerm(e.right.value, caseSensitive);
       return this.op(op, [col, { k: 'lit', type: 'string', value: text }], e.pos);
     }
     const b = this.expr(e, rel);
-    if (b.type !== 'bool') this.scope.fail(`a search predicate must be a term or a bool expression, not ${b.type}`, e.pos);
+    if (b.type !== 'bool')
+      this.scope.fail(`a search predicate must be a term or a bool expression, not ${b.type}`, e.pos);
     return b;
   }
 
   /** `term` tested against every column, as an or. */
   anyColumn(term: { op: string; text: string }, rel: Relation, pos: number): BExpr {
-    const cols = rel.columns.filter((c) => c.type === 'string' || c.type === 'dynamic' || c.type === 'long' || c.type === 'real' || c.type === 'bool');
+    const cols = rel.columns.filter(
+      (c) => c.type === 'string' || c.type === 'dynamic' || c.type === 'long' || c.type === 'real' || c.type === 'bool',
+    );
     if (cols.length === 0) return { k: 'lit', type: 'bool', value: false };
     const tests = cols.map((c) => this.op(term.op, [colRef(c), { k: 'lit', type: 'string', value: term.text }], pos));
     return tests.reduce((a, b) => this.op('or', [a, b], pos));
@@ -268,11 +305,18 @@ const COMPARISON = new Set(['==', '!=', '<', '<=', '>', '>=']);
  * percentile) reports a bad one here, as an ArgumentError with the call's position, not later as a 500.
  */
 function trialSql(fn: { sql(args: SqlArg[], ctx: { filter: boolean }): string }, args: BExpr[]): void {
-  fn.sql(args.map((a) => ({ sql: 'x', type: a.type, constant: a.k === 'lit' ? { value: a.value } : undefined })), { filter: false });
+  fn.sql(
+    args.map((a) => ({ sql: 'x', type: a.type, constant: a.k === 'lit' ? { value: a.value } : undefined })),
+    { filter: false },
+  );
 }
 
 function argInfo(b: BExpr): ArgInfo {
-  return { type: b.type, constant: b.k === 'lit' ? { value: b.value } : undefined, column: b.k === 'col' ? b.name : undefined };
+  return {
+    type: b.type,
+    constant: b.k === 'lit' ? { value: b.value } : undefined,
+    column: b.k === 'col' ? b.name : undefined,
+  };
 }
 
 function flattenDynamic(v: unknown[]): unknown[] {
@@ -282,7 +326,8 @@ function flattenDynamic(v: unknown[]): unknown[] {
 function literalOfJs(v: unknown): BExpr {
   if (typeof v === 'string') return { k: 'lit', type: 'string', value: v };
   if (typeof v === 'boolean') return { k: 'lit', type: 'bool', value: v };
-  if (typeof v === 'number') return Number.isInteger(v) ? { k: 'lit', type: 'long', value: BigInt(v) } : { k: 'lit', type: 'real', value: v };
+  if (typeof v === 'number')
+    return Number.isInteger(v) ? { k: 'lit', type: 'long', value: BigInt(v) } : { k: 'lit', type: 'real', value: v };
   return { k: 'lit', type: 'dynamic', value: v as LiteralValue };
 }
 
@@ -296,6 +341,9 @@ function searchTerm(term: string, caseSensitive: boolean): { op: string; text: s
     if (term.startsWith('*')) return { op: `hassuffix${cs}`, text: inner };
     return { op: `has${cs}`, text: term };
   }
-  const body = term.split('').map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : regexEscape(ch))).join('');
+  const body = term
+    .split('')
+    .map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : regexEscape(ch)))
+    .join('');
   return { op: 'matches regex', text: `${caseSensitive ? '' : '(?i)'}\\b${body}\\b` };
 }

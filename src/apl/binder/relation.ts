@@ -12,7 +12,12 @@ import type { BExpr, BoundColumn, BoundStage, OrderKey, Relation, Stage } from '
  * Sets a column of a projection: an existing name is replaced in place (KQL; apl.md 4.11), a new one is
  * appended. `items` (the select list, aligned with the columns) is updated in place.
  */
-export function setColumn(cols: BoundColumn[], items: { alias: string; expr: BExpr }[], col: BoundColumn, expr: BExpr): BoundColumn[] {
+export function setColumn(
+  cols: BoundColumn[],
+  items: { alias: string; expr: BExpr }[],
+  col: BoundColumn,
+  expr: BExpr,
+): BoundColumn[] {
   const at = cols.findIndex((c) => c.name === col.name);
   if (at < 0) {
     items.push({ alias: col.alias, expr });
@@ -42,13 +47,20 @@ function shapeOf(e: BExpr): DynamicShape {
 
 export function containsAgg(e: BExpr): boolean {
   switch (e.k) {
-    case 'agg': return true;
-    case 'call': return e.args.some(containsAgg);
-    case 'in': return containsAgg(e.left) || e.items.some(containsAgg);
-    case 'between': return containsAgg(e.left) || containsAgg(e.low) || containsAgg(e.high);
-    case 'has_any': return containsAgg(e.left);
-    case 'path': return containsAgg(e.target);
-    default: return false;
+    case 'agg':
+      return true;
+    case 'call':
+      return e.args.some(containsAgg);
+    case 'in':
+      return containsAgg(e.left) || e.items.some(containsAgg);
+    case 'between':
+      return containsAgg(e.left) || containsAgg(e.low) || containsAgg(e.high);
+    case 'has_any':
+      return containsAgg(e.left);
+    case 'path':
+      return containsAgg(e.target);
+    default:
+      return false;
   }
 }
 
@@ -69,7 +81,11 @@ export function remapOrder(order: OrderKey[], after: BoundColumn[]): OrderKey[] 
 }
 
 /** After a project, order keys refer to the projected aliases of the same columns, or are dropped. */
-export function remapOrderBySelect(order: OrderKey[], sel: { alias: string; expr: BExpr }[], cols: BoundColumn[]): OrderKey[] {
+export function remapOrderBySelect(
+  order: OrderKey[],
+  sel: { alias: string; expr: BExpr }[],
+  cols: BoundColumn[],
+): OrderKey[] {
   const out: OrderKey[] = [];
   for (const o of order) {
     if (o.expr.k === 'hidden') {
@@ -89,24 +105,46 @@ export function withTieBreak(keys: OrderKey[], rel: Relation): OrderKey[] {
   if (!rel.rowIdentity) return keys;
   // In the direction of the first key, so that `sort by _time asc` is ascending in (time, sequence): cursors rely on it.
   const desc = keys[0]?.desc ?? true;
-  return [...keys,
+  return [
+    ...keys,
     { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc, nullsFirst: false },
-    { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc, nullsFirst: false }];
+    { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc, nullsFirst: false },
+  ];
 }
 
 export function wildcardRegex(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 export function sortNames(cols: BoundColumn[], order: 'asc' | 'desc' | 'granny-asc' | 'granny-desc'): BoundColumn[] {
   const natural = order.startsWith('granny');
-  const cmp = (a: BoundColumn, b: BoundColumn) => (natural ? a.name.localeCompare(b.name, undefined, { numeric: true }) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const cmp = (a: BoundColumn, b: BoundColumn) =>
+    natural
+      ? a.name.localeCompare(b.name, undefined, { numeric: true })
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0;
   const sorted = [...cols].sort(cmp);
   return order.endsWith('desc') ? sorted.reverse() : sorted;
 }
 
 export function conversionFor(t: AplType): string {
-  return { string: 'tostring', long: 'tolong', real: 'toreal', bool: 'tobool', datetime: 'todatetime', timespan: 'totimespan', dynamic: 'todynamic' }[t];
+  return {
+    string: 'tostring',
+    long: 'tolong',
+    real: 'toreal',
+    bool: 'tobool',
+    datetime: 'todatetime',
+    timespan: 'totimespan',
+    dynamic: 'todynamic',
+  }[t];
 }
 
 /** The dataset a pipeline reads, for union's withsource column. */

@@ -25,7 +25,8 @@ export interface BindOptions {
 }
 
 /** A tabular let is bound where it is used, but with the names defined before it (no self or forward references). */
-export type LetValue = { kind: 'scalar'; expr: BExpr } | { kind: 'tabular'; expr: TabularExpr; env: Map<string, LetValue> };
+export type LetValue =
+  { kind: 'scalar'; expr: BExpr } | { kind: 'tabular'; expr: TabularExpr; env: Map<string, LetValue> };
 
 export class Scope {
   lets = new Map<string, LetValue>();
@@ -38,7 +39,10 @@ export class Scope {
   private aliasSeq = 0;
   private columnSeq = 0;
 
-  constructor(readonly src: string, readonly opts: BindOptions) {}
+  constructor(
+    readonly src: string,
+    readonly opts: BindOptions,
+  ) {}
 
   fail(message: string, pos: number): never {
     throw new AplError(message, this.src, pos);
@@ -55,7 +59,8 @@ export class Scope {
   /** The output name of an unnamed expression (apl.md 4.4). */
   derivedName(e: Expr, allocate: boolean): string {
     switch (e.kind) {
-      case 'name': return e.name;
+      case 'name':
+        return e.name;
       case 'member':
       case 'index': {
         const parts: string[] = [];
@@ -75,8 +80,9 @@ export class Scope {
         return allocate ? this.nextColumnName() : '';
       }
       case 'call':
-        if ((SCALAR_FUNCTIONS[e.name] ?? AGGREGATE_FUNCTIONS[e.name])?.keepsArgumentName && e.args[0]) return this.derivedName(e.args[0], allocate);
-        if (e.args[0] && (e.args[0].kind === 'name')) return `${e.name}_${e.args[0].name}`;
+        if ((SCALAR_FUNCTIONS[e.name] ?? AGGREGATE_FUNCTIONS[e.name])?.keepsArgumentName && e.args[0])
+          return this.derivedName(e.args[0], allocate);
+        if (e.args[0] && e.args[0].kind === 'name') return `${e.name}_${e.args[0].name}`;
         return allocate ? this.nextColumnName() : '';
       default:
         return allocate ? this.nextColumnName() : '';

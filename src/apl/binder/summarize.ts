@@ -11,7 +11,10 @@ import { colRef, containsAgg, shapeOf, timeBinSize } from './relation.js';
 import type { Scope } from './scope.js';
 
 export class Summaries {
-  constructor(private readonly scope: Scope, private readonly exprs: Expressions) {}
+  constructor(
+    private readonly scope: Scope,
+    private readonly exprs: Expressions,
+  ) {}
 
   summarize(op: Extract<Operator, { op: 'summarize' }>, rel: Relation): BoundStage[] {
     const keys: { alias: string; expr: BExpr }[] = [];
@@ -38,15 +41,29 @@ export class Summaries {
         const { expr, meta } = this.rate(a.expr, rel, timeBin?.sizeNs);
         const alias = this.scope.alias();
         aggs.push({ alias, expr });
-        cols.push({ name: unique(a.name ?? this.aggName({ ...a.expr, name: 'sum' }).replace(/^sum_/, 'rate_')), type: 'real', alias, agg: meta });
+        cols.push({
+          name: unique(a.name ?? this.aggName({ ...a.expr, name: 'sum' }).replace(/^sum_/, 'rate_')),
+          type: 'real',
+          alias,
+          agg: meta,
+        });
         continue;
       }
       if (a.expr.kind === 'call' && (a.expr.name === 'arg_max' || a.expr.name === 'arg_min')) {
-        this.argExtreme(a, a.expr, rel, keys.map((k, i) => ({ ...cols[i]!, expr: k.expr })), unique, aggs, cols);
+        this.argExtreme(
+          a,
+          a.expr,
+          rel,
+          keys.map((k, i) => ({ ...cols[i]!, expr: k.expr })),
+          unique,
+          aggs,
+          cols,
+        );
         continue;
       }
       const e = this.exprs.expr(a.expr, rel, true);
-      if (!containsAgg(e)) this.scope.fail('summarize needs an aggregation function here, such as count() or avg(x)', a.expr.pos);
+      if (!containsAgg(e))
+        this.scope.fail('summarize needs an aggregation function here, such as count() or avg(x)', a.expr.pos);
       const name = unique(a.name ?? this.aggName(a.expr));
       const alias = this.scope.alias();
       aggs.push({ alias, expr: e });
@@ -55,37 +72,68 @@ export class Summaries {
     const groups = cols.slice(0, keys.length).map((c) => c.name);
     const aggCols = cols.slice(keys.length);
     const order: OrderKey[] = [];
-    if (timeBin) order.push({ expr: { k: 'col', type: 'datetime', alias: timeBin.alias, name: timeBin.name }, desc: false, nullsFirst: false, field: timeBin.name });
+    if (timeBin)
+      order.push({
+        expr: { k: 'col', type: 'datetime', alias: timeBin.alias, name: timeBin.name },
+        desc: false,
+        nullsFirst: false,
+        field: timeBin.name,
+      });
     const firstAgg = aggCols[0];
     if (firstAgg && (firstAgg.type === 'long' || firstAgg.type === 'real' || firstAgg.type === 'timespan')) {
       order.push({ expr: colRef(firstAgg), desc: true, nullsFirst: false, field: firstAgg.name });
     }
-    for (const c of cols.slice(0, keys.length)) if (c.alias !== timeBin?.alias) order.push({ expr: colRef(c), desc: false, nullsFirst: false });
-    return [{
-      stage: { kind: 'aggregate', keys, aggs },
-      out: { columns: cols, rowIdentity: false, order, timeBin, groups },
-    }];
+    for (const c of cols.slice(0, keys.length))
+      if (c.alias !== timeBin?.alias) order.push({ expr: colRef(c), desc: false, nullsFirst: false });
+    return [
+      {
+        stage: { kind: 'aggregate', keys, aggs },
+        out: { columns: cols, rowIdentity: false, order, timeBin, groups },
+      },
+    ];
   }
 
   /**
    * rate(x [, per]): the sum of x per second (or per `per`) over each time bucket of the summary, or over the
    * query's time range when the summary has no time bin.
    */
-  private rate(call: Extract<Expr, { kind: 'call' }>, rel: Relation, bucketNs: bigint | undefined): { expr: BExpr; meta: AggMeta } {
-    if (call.args.length < 1 || call.args.length > 2) this.scope.fail('rate() takes a value and optionally the interval to count per, such as 1m', call.pos);
+  private rate(
+    call: Extract<Expr, { kind: 'call' }>,
+    rel: Relation,
+    bucketNs: bigint | undefined,
+  ): { expr: BExpr; meta: AggMeta } {
+    if (call.args.length < 1 || call.args.length > 2)
+      this.scope.fail('rate() takes a value and optionally the interval to count per, such as 1m', call.pos);
     const x = this.exprs.expr(call.args[0]!, rel);
     let perNs = 1_000_000_000n;
     if (call.args[1]) {
       const p = this.exprs.expr(call.args[1], rel);
-      if (p.k !== 'lit' || p.type !== 'timespan' || typeof p.value !== 'bigint' || p.value <= 0n) this.scope.fail('rate(): the interval must be a positive timespan constant', call.args[1].pos);
+      if (p.k !== 'lit' || p.type !== 'timespan' || typeof p.value !== 'bigint' || p.value <= 0n)
+        this.scope.fail('rate(): the interval must be a positive timespan constant', call.args[1].pos);
       perNs = p.value as bigint;
     }
     if (bucketNs === undefined) this.scope.rangeLengthUsed = true;
     const windowNs = bucketNs ?? this.scope.opts.rangeNs;
-    const sum: BExpr = { k: 'agg', type: 'real', fn: 'sum', args: [x.type === 'long' || x.type === 'real' ? x : { k: 'call', type: 'real', fn: 'toreal', args: [x], pos: call.pos }], pos: call.pos };
+    const sum: BExpr = {
+      k: 'agg',
+      type: 'real',
+      fn: 'sum',
+      args: [
+        x.type === 'long' || x.type === 'real'
+          ? x
+          : { k: 'call', type: 'real', fn: 'toreal', args: [x], pos: call.pos },
+      ],
+      pos: call.pos,
+    };
     const factor: BExpr = { k: 'lit', type: 'real', value: Number(perNs) / Number(windowNs > 0n ? windowNs : 1n) };
     return {
-      expr: { k: 'call', type: 'real', fn: '*', args: [{ k: 'call', type: 'real', fn: 'toreal', args: [sum], pos: call.pos }, factor], pos: call.pos },
+      expr: {
+        k: 'call',
+        type: 'real',
+        fn: '*',
+        args: [{ k: 'call', type: 'real', fn: 'toreal', args: [sum], pos: call.pos }, factor],
+        pos: call.pos,
+      },
       meta: { name: 'rate', fields: x.k === 'col' ? [x.name] : [], args: call.args[1] ? [Number(perNs)] : [] },
     };
   }
@@ -95,27 +143,38 @@ export class Summaries {
    * column not already a group key).
    */
   private argExtreme(
-    a: Assignment, call: Extract<Expr, { kind: 'call' }>, rel: Relation, keyCols: (BoundColumn & { expr: BExpr })[],
-    unique: (n: string) => string, aggs: { alias: string; expr: BExpr }[], cols: BoundColumn[],
+    a: Assignment,
+    call: Extract<Expr, { kind: 'call' }>,
+    rel: Relation,
+    keyCols: (BoundColumn & { expr: BExpr })[],
+    unique: (n: string) => string,
+    aggs: { alias: string; expr: BExpr }[],
+    cols: BoundColumn[],
   ): void {
     const [first, ...rest] = call.args;
-    if (!first || rest.length === 0) this.scope.fail(`${call.name}() takes the expression to maximise and at least one column or *`, call.pos);
+    if (!first || rest.length === 0)
+      this.scope.fail(`${call.name}() takes the expression to maximise and at least one column or *`, call.pos);
     const by = this.exprs.expr(first, rel);
-    if (by.type === 'dynamic' || by.type === 'bool') this.scope.fail(`${call.name}(): cannot order by a ${by.type} value`, first.pos);
+    if (by.type === 'dynamic' || by.type === 'bool')
+      this.scope.fail(`${call.name}(): cannot order by a ${by.type} value`, first.pos);
     const isMax = call.name === 'arg_max';
     const meta: AggMeta = { name: isMax ? 'argmax' : 'argmin', fields: [], args: [] };
     const keyNames = new Set(keyCols.map((k) => k.name));
     const byName = a.name ?? this.scope.derivedName(first, true);
     const add = (name: string, e: BExpr, fn: string) => {
       const alias = this.scope.alias();
-      aggs.push({ alias, expr: { k: 'agg', type: e.type, fn, args: fn === (isMax ? 'max' : 'min') ? [e] : [e, by], pos: call.pos } });
+      aggs.push({
+        alias,
+        expr: { k: 'agg', type: e.type, fn, args: fn === (isMax ? 'max' : 'min') ? [e] : [e, by], pos: call.pos },
+      });
       cols.push({ name: unique(name), type: e.type, alias, shape: shapeOf(e), agg: meta });
       meta.fields.push(name);
     };
     add(byName, by, isMax ? 'max' : 'min');
     for (const arg of rest) {
       if (arg.kind === 'star') {
-        for (const c of rel.columns) if (!keyNames.has(c.name) && c.name !== byName) add(c.name, colRef(c), isMax ? 'arg_max#' : 'arg_min#');
+        for (const c of rel.columns)
+          if (!keyNames.has(c.name) && c.name !== byName) add(c.name, colRef(c), isMax ? 'arg_max#' : 'arg_min#');
       } else add(this.scope.derivedName(arg, true), this.exprs.expr(arg, rel), isMax ? 'arg_max#' : 'arg_min#');
     }
   }
@@ -146,15 +205,22 @@ export class Summaries {
 
   makeSeries(op: Extract<Operator, { op: 'make-series' }>, rel: Relation): BoundStage {
     const axis = this.exprs.expr(op.axis, rel);
-    if (axis.type !== 'datetime' && axis.type !== 'long' && axis.type !== 'real') this.scope.fail(`make-series needs a datetime or numeric axis, not ${axis.type}`, op.axis.pos);
+    if (axis.type !== 'datetime' && axis.type !== 'long' && axis.type !== 'real')
+      this.scope.fail(`make-series needs a datetime or numeric axis, not ${axis.type}`, op.axis.pos);
     const step = this.exprs.expr(op.step, rel);
     const stepValue = step.k === 'lit' ? step.value : null;
-    if (axis.type === 'datetime' ? step.type !== 'timespan' : step.type !== 'long' && step.type !== 'real') this.scope.fail(`make-series step must be a ${axis.type === 'datetime' ? 'timespan' : 'number'} constant`, op.step.pos);
-    if (stepValue === null || !(Number(stepValue) > 0)) this.scope.fail('make-series step must be a constant greater than 0', op.step.pos);
+    if (axis.type === 'datetime' ? step.type !== 'timespan' : step.type !== 'long' && step.type !== 'real')
+      this.scope.fail(
+        `make-series step must be a ${axis.type === 'datetime' ? 'timespan' : 'number'} constant`,
+        op.step.pos,
+      );
+    if (stepValue === null || !(Number(stepValue) > 0))
+      this.scope.fail('make-series step must be a constant greater than 0', op.step.pos);
     const bound = (e: Expr | undefined) => {
       if (!e) return undefined;
       const b = this.exprs.expr(e, rel);
-      if (b.type !== axis.type && !(axis.type !== 'datetime' && (b.type === 'long' || b.type === 'real'))) this.scope.fail(`make-series from/to must be ${axis.type}`, e.pos);
+      if (b.type !== axis.type && !(axis.type !== 'datetime' && (b.type === 'long' || b.type === 'real')))
+        this.scope.fail(`make-series from/to must be ${axis.type}`, e.pos);
       return b;
     };
     const from = bound(op.from);
@@ -176,15 +242,29 @@ export class Summaries {
     const aggs: { alias: string; expr: BExpr; default: BExpr }[] = [];
     for (const a of op.aggs) {
       const e = this.exprs.expr(a.expr, rel, true);
-      if (!containsAgg(e)) this.scope.fail('make-series needs an aggregation function here, such as count() or avg(x)', a.expr.pos);
-      const def = a.default ? this.exprs.expr(a.default, rel) : { k: 'lit' as const, type: e.type, value: e.type === 'long' ? 0n : e.type === 'real' ? 0 : null };
+      if (!containsAgg(e))
+        this.scope.fail('make-series needs an aggregation function here, such as count() or avg(x)', a.expr.pos);
+      const def = a.default
+        ? this.exprs.expr(a.default, rel)
+        : { k: 'lit' as const, type: e.type, value: e.type === 'long' ? 0n : e.type === 'real' ? 0 : null };
       if (def.k !== 'lit') this.scope.fail('make-series default must be a constant', a.default!.pos);
       const alias = this.scope.alias();
       aggs.push({ alias, expr: e, default: def });
-      cols.push({ name: unique(a.name ?? this.aggName(a.expr)), type: 'dynamic', shape: 'array', alias, agg: this.aggMeta(e) });
+      cols.push({
+        name: unique(a.name ?? this.aggName(a.expr)),
+        type: 'dynamic',
+        shape: 'array',
+        alias,
+        agg: this.aggMeta(e),
+      });
     }
     const axisAlias = this.scope.alias();
-    cols.push({ name: unique(this.scope.derivedName(op.axis, true)), type: 'dynamic', shape: 'array', alias: axisAlias });
+    cols.push({
+      name: unique(this.scope.derivedName(op.axis, true)),
+      type: 'dynamic',
+      shape: 'array',
+      alias: axisAlias,
+    });
     return {
       stage: { kind: 'series', keys, aggs, axis, axisAlias, step: stepValue as number | bigint, from, to },
       out: { columns: cols, rowIdentity: false, order: [], groups: cols.slice(0, keys.length).map((c) => c.name) },
@@ -192,7 +272,7 @@ export class Summaries {
   }
 }
 
-  /** For a summary by a time bin: the same pipeline, summarized without the time key (the `_totals` table). */
+/** For a summary by a time bin: the same pipeline, summarized without the time key (the `_totals` table). */
 export function totalsStages(stages: BoundStage[]): BoundStage[] | undefined {
   let idx = -1;
   stages.forEach((s, i) => {
@@ -202,7 +282,12 @@ export function totalsStages(stages: BoundStage[]): BoundStage[] | undefined {
   const agg = stages[idx]!;
   if (!agg.out.timeBin || agg.stage.kind !== 'aggregate') return undefined;
   // Only when nothing but ordering and limits follow the summary: otherwise totals would not describe the result.
-  if (stages.slice(idx + 1).some((s) => s.stage.kind !== 'order' && s.stage.kind !== 'limit' && s.stage.kind !== 'top-groups')) return undefined;
+  if (
+    stages
+      .slice(idx + 1)
+      .some((s) => s.stage.kind !== 'order' && s.stage.kind !== 'limit' && s.stage.kind !== 'top-groups')
+  )
+    return undefined;
   const timeAlias = agg.out.timeBin.alias;
   const keys = agg.stage.keys.filter((k) => k.alias !== timeAlias);
   const columns = agg.out.columns.filter((c) => c.alias !== timeAlias);

@@ -10,14 +10,27 @@ import { SCHEMA_TYPE, type AplType, type DynamicShape } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Relation, Stage } from './bound.js';
 import type { Expressions } from './expressions.js';
 import {
-  colRef, conversionFor, remapOrder, remapOrderBySelect, selectOf, setColumn, shapeOf, sortNames, sourceName, wildcardRegex,
+  colRef,
+  conversionFor,
+  remapOrder,
+  remapOrderBySelect,
+  selectOf,
+  setColumn,
+  shapeOf,
+  sortNames,
+  sourceName,
+  wildcardRegex,
   withTieBreak,
 } from './relation.js';
 import type { Scope } from './scope.js';
 import type { Summaries } from './summarize.js';
 
 export class Tabular {
-  constructor(private readonly scope: Scope, private readonly exprs: Expressions, private readonly summaries: Summaries) {}
+  constructor(
+    private readonly scope: Scope,
+    private readonly exprs: Expressions,
+    private readonly summaries: Summaries,
+  ) {}
 
   tabular(t: TabularExpr): BoundStage[] {
     const stages = this.source(t.source);
@@ -39,35 +52,61 @@ export class Tabular {
         cols.push({ name, type: e.type, alias: this.scope.alias() });
         row.push(e);
       });
-      return [{ stage: { kind: 'values', columns: cols, rows: [row] }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } }];
+      return [
+        {
+          stage: { kind: 'values', columns: cols, rows: [row] },
+          out: { columns: cols, rowIdentity: false, order: [], groups: [] },
+        },
+      ];
     }
     if (s.kind === 'datatable') {
       const empty: Relation = { columns: [], rowIdentity: false, order: [], groups: [] };
-      const cols: BoundColumn[] = s.columns.map((c) => ({ name: c.name, type: TYPE_NAMES[c.type]!, alias: this.scope.alias() }));
+      const cols: BoundColumn[] = s.columns.map((c) => ({
+        name: c.name,
+        type: TYPE_NAMES[c.type]!,
+        alias: this.scope.alias(),
+      }));
       const rows: BExpr[][] = [];
       for (let i = 0; i < s.values.length; i += cols.length) {
-        rows.push(cols.map((c, j) => {
-          const v = this.exprs.expr(s.values[i + j]!, empty);
-          if (v.k !== 'lit') this.scope.fail('datatable values must be constants', s.values[i + j]!.pos);
-          if (v.value !== null && v.type !== c.type && !(c.type === 'real' && v.type === 'long')) {
-            this.scope.fail(`datatable column "${c.name}" is ${c.type}, but this value is ${v.type}`, s.values[i + j]!.pos);
-          }
-          return v;
-        }));
+        rows.push(
+          cols.map((c, j) => {
+            const v = this.exprs.expr(s.values[i + j]!, empty);
+            if (v.k !== 'lit') this.scope.fail('datatable values must be constants', s.values[i + j]!.pos);
+            if (v.value !== null && v.type !== c.type && !(c.type === 'real' && v.type === 'long')) {
+              this.scope.fail(
+                `datatable column "${c.name}" is ${c.type}, but this value is ${v.type}`,
+                s.values[i + j]!.pos,
+              );
+            }
+            return v;
+          }),
+        );
       }
-      return [{ stage: { kind: 'values', columns: cols, rows }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } }];
+      return [
+        {
+          stage: { kind: 'values', columns: cols, rows },
+          out: { columns: cols, rowIdentity: false, order: [], groups: [] },
+        },
+      ];
     }
     if (s.kind === 'union') return this.union(s.tables, s.withSource, undefined, s.pos);
     if (s.kind === 'table-expr') {
       const name = this.exprs.expr(s.expr, { columns: [], rowIdentity: false, order: [], groups: [] });
-      if (name.k !== 'lit' || typeof name.value !== 'string') this.scope.fail('table() takes a constant string: the name of a dataset', s.expr.pos);
+      if (name.k !== 'lit' || typeof name.value !== 'string')
+        this.scope.fail('table() takes a constant string: the name of a dataset', s.expr.pos);
       return this.tableByName(name.value as string, s.pos);
     }
     if (s.kind === 'search') {
       const tables = s.tables ?? [{ kind: 'pattern' as const, pos: s.pos, pattern: '*' }];
       const stages = this.union(tables, undefined, undefined, s.pos);
       const rel = stages[stages.length - 1]!.out;
-      return [...stages, { stage: { kind: 'filter', predicate: this.exprs.searchPredicate(s.predicate, rel, s.caseSensitive) }, out: rel }];
+      return [
+        ...stages,
+        {
+          stage: { kind: 'filter', predicate: this.exprs.searchPredicate(s.predicate, rel, s.caseSensitive) },
+          out: rel,
+        },
+      ];
     }
     return this.tableByName(s.name, s.pos);
   }
@@ -104,16 +143,30 @@ export class Tabular {
       { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc: true, nullsFirst: false, field: '_time' },
       { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },
     ];
-    return [{ stage: { kind: 'scan', dataset: s.name, table: schema.table, columns: scanCols }, out: { columns, rowIdentity: true, order, groups: [] } }];
+    return [
+      {
+        stage: { kind: 'scan', dataset: s.name, table: schema.table, columns: scanCols },
+        out: { columns, rowIdentity: true, order, groups: [] },
+      },
+    ];
   }
 
   /** The stages of a table operand: a parenthesised pipeline, or the tables a name or pattern names. */
   private tableRef(ref: TableRef): BoundStage[][] {
     if (ref.kind === 'tabular') return [this.tabular(ref.expr)];
     if (!ref.pattern.includes('*')) return [this.tableByName(ref.pattern, ref.pos)];
-    const re = new RegExp(`^${ref.pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    const names = this.scope.opts.datasets().filter((d) => re.test(d)).sort();
-    if (names.length === 0) throw new AplError(`no dataset matches "${ref.pattern}"`, this.scope.src, ref.pos, 'not_found');
+    const re = new RegExp(
+      `^${ref.pattern
+        .split('*')
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
+    const names = this.scope.opts
+      .datasets()
+      .filter((d) => re.test(d))
+      .sort();
+    if (names.length === 0)
+      throw new AplError(`no dataset matches "${ref.pattern}"`, this.scope.src, ref.pos, 'not_found');
     return names.map((n) => this.tableByName(n, ref.pos));
   }
 
@@ -121,7 +174,12 @@ export class Tabular {
    * union: columns matched by name (the first table's order, then new names as they appear); a name with
    * several types becomes real (numbers) or string; `withsource` adds the dataset name as the first column.
    */
-  private union(refs: TableRef[], withSource: string | undefined, first: BoundStage[] | undefined, pos: number): BoundStage[] {
+  private union(
+    refs: TableRef[],
+    withSource: string | undefined,
+    first: BoundStage[] | undefined,
+    pos: number,
+  ): BoundStage[] {
     const inputs: { stages: BoundStage[]; source?: string }[] = [];
     if (first) inputs.push({ stages: first, source: sourceName(first) });
     for (const ref of refs) for (const st of this.tableRef(ref)) inputs.push({ stages: st, source: sourceName(st) });
@@ -131,28 +189,47 @@ export class Tabular {
       for (const c of inp.stages[inp.stages.length - 1]!.out.columns) {
         const prev = byName.get(c.name);
         if (!prev) byName.set(c.name, { type: c.type, shape: c.shape });
-        else if (prev.type !== c.type) byName.set(c.name, { type: prev.type === 'dynamic' || c.type === 'dynamic' ? 'dynamic' : (prev.type === 'long' || prev.type === 'real') && (c.type === 'long' || c.type === 'real') ? 'real' : 'string' });
+        else if (prev.type !== c.type)
+          byName.set(c.name, {
+            type:
+              prev.type === 'dynamic' || c.type === 'dynamic'
+                ? 'dynamic'
+                : (prev.type === 'long' || prev.type === 'real') && (c.type === 'long' || c.type === 'real')
+                  ? 'real'
+                  : 'string',
+          });
       }
     }
     const columns: BoundColumn[] = [];
     if (withSource) columns.push({ name: withSource, type: 'string', alias: this.scope.alias() });
-    for (const [name, t] of byName) if (name !== withSource) columns.push({ name, type: t.type, shape: t.shape, alias: this.scope.alias() });
+    for (const [name, t] of byName)
+      if (name !== withSource) columns.push({ name, type: t.type, shape: t.shape, alias: this.scope.alias() });
     const rowIdentity = inputs.every((i) => i.stages[i.stages.length - 1]!.out.rowIdentity);
-    const order: OrderKey[] = rowIdentity ? [
-      { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc: true, nullsFirst: false, field: '_time' },
-      { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },
-    ] : [];
+    const order: OrderKey[] = rowIdentity
+      ? [
+          { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc: true, nullsFirst: false, field: '_time' },
+          { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },
+        ]
+      : [];
     const out: Relation = { columns, rowIdentity, order, groups: [] };
     const mapped = inputs.map((inp) => {
       const rel = inp.stages[inp.stages.length - 1]!.out;
       const items = columns.map((c) => {
-        if (withSource && c.name === withSource) return { alias: c.alias, expr: { k: 'lit', type: 'string', value: inp.source ?? '' } as BExpr };
+        if (withSource && c.name === withSource)
+          return { alias: c.alias, expr: { k: 'lit', type: 'string', value: inp.source ?? '' } as BExpr };
         const own = rel.columns.find((x) => x.name === c.name);
         if (!own) return { alias: c.alias, expr: { k: 'lit', type: c.type, value: null } as BExpr };
         const e = colRef(own);
-        return { alias: c.alias, expr: own.type === c.type ? e : { k: 'call', type: c.type, fn: conversionFor(c.type), args: [e], pos } as BExpr };
+        return {
+          alias: c.alias,
+          expr:
+            own.type === c.type ? e : ({ k: 'call', type: c.type, fn: conversionFor(c.type), args: [e], pos } as BExpr),
+        };
       });
-      return [...inp.stages, { stage: { kind: 'select', items } as Stage, out: { ...out, rowIdentity: rel.rowIdentity && rowIdentity } }];
+      return [
+        ...inp.stages,
+        { stage: { kind: 'select', items } as Stage, out: { ...out, rowIdentity: rel.rowIdentity && rowIdentity } },
+      ];
     });
     return [{ stage: { kind: 'union', inputs: mapped }, out }];
   }
@@ -162,9 +239,14 @@ export class Tabular {
     switch (op.op) {
       case 'where': {
         const p = this.exprs.expr(op.predicate, rel);
-        if (p.type !== 'bool' && p.type !== 'dynamic') this.scope.fail(`the where predicate must be bool, not ${p.type}`, op.predicate.pos);
+        if (p.type !== 'bool' && p.type !== 'dynamic')
+          this.scope.fail(`the where predicate must be bool, not ${p.type}`, op.predicate.pos);
         if (p.k === 'lit' && p.value === true) {
-          this.scope.messages.push({ priority: 'warn', code: 'apl_whereclausealwaysevaluatestoTRUEwhichwillincludealldata_1', msg: 'where clause always evaluates to TRUE, which will include all data' });
+          this.scope.messages.push({
+            priority: 'warn',
+            code: 'apl_whereclausealwaysevaluatestoTRUEwhichwillincludealldata_1',
+            msg: 'where clause always evaluates to TRUE, which will include all data',
+          });
         }
         return [keep({ kind: 'filter', predicate: p })];
       }
@@ -239,11 +321,19 @@ export class Tabular {
       }
       case 'count': {
         const col: BoundColumn = { name: 'count', type: 'long', alias: this.scope.alias() };
-        return [{ stage: { kind: 'count', alias: col.alias }, out: { columns: [col], rowIdentity: false, order: [], groups: [] } }];
+        return [
+          {
+            stage: { kind: 'count', alias: col.alias },
+            out: { columns: [col], rowIdentity: false, order: [], groups: [] },
+          },
+        ];
       }
       case 'distinct': {
         const cols = op.items === 'all' ? rel.columns : op.items.map((e) => this.distinctColumn(e, rel));
-        const items = op.items === 'all' ? cols.map((c) => ({ alias: c.alias, expr: colRef(c) })) : op.items.map((e, i) => ({ alias: cols[i]!.alias, expr: this.exprs.expr(e, rel) }));
+        const items =
+          op.items === 'all'
+            ? cols.map((c) => ({ alias: c.alias, expr: colRef(c) }))
+            : op.items.map((e, i) => ({ alias: cols[i]!.alias, expr: this.exprs.expr(e, rel) }));
         const out: Relation = { columns: cols, rowIdentity: false, order: [], groups: cols.map((c) => c.name) };
         return [
           { stage: { kind: 'select', items }, out: { ...out, rowIdentity: false } },
@@ -261,9 +351,18 @@ export class Tabular {
           { k: 'lit', type: 'string', value: c.name },
           { k: 'lit', type: 'long', value: BigInt(i) },
           { k: 'lit', type: 'string', value: SCHEMA_TYPE[c.type].dataType },
-          { k: 'lit', type: 'string', value: c.shape === 'dictionary' ? 'map[string]' : SCHEMA_TYPE[c.type].columnType },
+          {
+            k: 'lit',
+            type: 'string',
+            value: c.shape === 'dictionary' ? 'map[string]' : SCHEMA_TYPE[c.type].columnType,
+          },
         ]);
-        return [{ stage: { kind: 'values', columns: cols, rows }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } }];
+        return [
+          {
+            stage: { kind: 'values', columns: cols, rows },
+            out: { columns: cols, rowIdentity: false, order: [], groups: [] },
+          },
+        ];
       }
       case 'union':
         // The union stage holds the pipeline so far as its first input and builds its rows from its inputs.
@@ -281,7 +380,11 @@ export class Tabular {
       case 'sample': {
         const p = this.exprs.expr(op.proportion, rel);
         const v = p.k === 'lit' ? Number(p.value) : NaN;
-        if (!(v > 0 && v < 1)) this.scope.fail('sample takes a proportion of rows between 0 and 1, such as 0.05 (not a row count)', op.proportion.pos);
+        if (!(v > 0 && v < 1))
+          this.scope.fail(
+            'sample takes a proportion of rows between 0 and 1, such as 0.05 (not a row count)',
+            op.proportion.pos,
+          );
         return [keep({ kind: 'sample', fraction: v }, { rowIdentity: rel.rowIdentity })];
       }
       case 'make-series':
@@ -295,7 +398,8 @@ export class Tabular {
     const isLookup = op.op === 'lookup';
     const kind = op.kind ?? (isLookup ? 'leftouter' : 'inner');
     const allowed = isLookup ? ['leftouter', 'inner'] : ['inner', 'innerunique', 'leftouter'];
-    if (!allowed.includes(kind)) this.scope.fail(`${op.op} kind=${kind} is not supported (${allowed.join(', ')})`, op.pos);
+    if (!allowed.includes(kind))
+      this.scope.fail(`${op.op} kind=${kind} is not supported (${allowed.join(', ')})`, op.pos);
     const rights = this.tableRef(op.right);
     if (rights.length !== 1) this.scope.fail(`${op.op} takes one table on the right`, op.right.pos);
     const right = rights[0]!;
@@ -305,7 +409,10 @@ export class Tabular {
       const r = rrel.columns.find((x) => x.name === c.right);
       if (!l) this.scope.fail(`the left side of ${op.op} has no column "${c.left}"`, c.pos);
       if (!r) this.scope.fail(`the right side of ${op.op} has no column "${c.right}"`, c.pos);
-      if (l.type !== r.type && !((l.type === 'long' || l.type === 'real') && (r.type === 'long' || r.type === 'real'))) {
+      if (
+        l.type !== r.type &&
+        !((l.type === 'long' || l.type === 'real') && (r.type === 'long' || r.type === 'real'))
+      ) {
         this.scope.fail(`${op.op} compares "${c.left}" (${l.type}) with "${c.right}" (${r.type})`, c.pos);
       }
       return { left: l.alias, right: r.alias, sameName: c.left === c.right };
@@ -324,7 +431,13 @@ export class Tabular {
       rightColumns.push({ from: c.alias, alias });
     }
     return {
-      stage: { kind: 'join', joinKind: kind as 'inner' | 'innerunique' | 'leftouter', right, on: on.map(({ left: l, right: r }) => ({ left: l, right: r })), rightColumns },
+      stage: {
+        kind: 'join',
+        joinKind: kind as 'inner' | 'innerunique' | 'leftouter',
+        right,
+        on: on.map(({ left: l, right: r }) => ({ left: l, right: r })),
+        rightColumns,
+      },
       out: { columns, rowIdentity: false, order: [], groups: [] },
     };
   }
@@ -335,7 +448,8 @@ export class Tabular {
     const replaced = new Set<string>();
     for (const item of op.items) {
       const e = this.exprs.expr(item.expr, rel);
-      if (e.type !== 'dynamic') this.scope.fail(`mv-expand expands dynamic arrays or bags, not ${e.type}`, item.expr.pos);
+      if (e.type !== 'dynamic')
+        this.scope.fail(`mv-expand expands dynamic arrays or bags, not ${e.type}`, item.expr.pos);
       const name = item.name ?? this.scope.derivedName(item.expr, true);
       const type = item.toType ? TYPE_NAMES[item.toType]! : 'dynamic';
       const alias = this.scope.alias();
@@ -353,25 +467,39 @@ export class Tabular {
       cols = [...cols.filter((c) => c.name !== op.itemIndex), { name: op.itemIndex, type: 'long', alias: indexAlias }];
     }
     const keep = rel.columns.filter((c) => !replaced.has(c.alias) && cols.includes(c)).map((c) => c.alias);
-    return { stage: { kind: 'expand', keep, items, indexAlias }, out: { columns: cols, rowIdentity: false, order: [], groups: [] } };
+    return {
+      stage: { kind: 'expand', keep, items, indexAlias },
+      out: { columns: cols, rowIdentity: false, order: [], groups: [] },
+    };
   }
 
   /** parse / parse-where: the pattern becomes one regular expression; each captured column is a group of it. */
-  private parse(op: Extract<Operator, { op: 'parse' | 'parse-where' }>, rel: Relation, keep: (s: Stage, o?: Partial<Relation>) => BoundStage): BoundStage[] {
+  private parse(
+    op: Extract<Operator, { op: 'parse' | 'parse-where' }>,
+    rel: Relation,
+    keep: (s: Stage, o?: Partial<Relation>) => BoundStage,
+  ): BoundStage[] {
     const text = this.exprs.expr(op.expr, rel);
-    const source: BExpr = text.type === 'string' ? text : { k: 'call', type: 'string', fn: 'tostring', args: [text], pos: op.pos };
+    const source: BExpr =
+      text.type === 'string' ? text : { k: 'call', type: 'string', fn: 'tostring', args: [text], pos: op.pos };
     let re = op.kind === 'regex' ? '' : '^';
     const names: { name: string; type: AplType; group: number; pos: number }[] = [];
     const lastName = op.parts.map((p) => p.kind).lastIndexOf('name');
     op.parts.forEach((p, i) => {
-      const last = i === op.parts.length - 1 || (i === lastName && op.parts.slice(i + 1).every((q) => q.kind === 'star'));
+      const last =
+        i === op.parts.length - 1 || (i === lastName && op.parts.slice(i + 1).every((q) => q.kind === 'star'));
       if (p.kind === 'const') re += op.kind === 'regex' ? p.text : regexEscape(p.text);
       else if (p.kind === 'star') re += i === op.parts.length - 1 ? '.*' : '.*?';
       else {
         const type = p.type ? TYPE_NAMES[p.type]! : 'string';
-        const group = type === 'long' && op.kind !== 'relaxed' ? '(-?\\d+)'
-          : type === 'real' && op.kind !== 'relaxed' ? '(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)'
-            : last ? '(.*)' : '(.*?)';
+        const group =
+          type === 'long' && op.kind !== 'relaxed'
+            ? '(-?\\d+)'
+            : type === 'real' && op.kind !== 'relaxed'
+              ? '(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)'
+              : last
+                ? '(.*)'
+                : '(.*?)';
         re += group;
         names.push({ name: p.name, type, group: names.length + 1, pos: p.pos });
       }
@@ -381,17 +509,36 @@ export class Tabular {
     const items: { alias: string; expr: BExpr }[] = cols.map((c) => ({ alias: c.alias, expr: colRef(c) }));
     for (const n of names) {
       const alias = this.scope.alias();
-      const captured: BExpr = { k: 'call', type: 'string', fn: 'parse_capture#', args: [source, pattern, { k: 'lit', type: 'long', value: BigInt(n.group) }], pos: n.pos };
-      const e: BExpr = n.type === 'string' ? captured : { k: 'call', type: n.type, fn: conversionFor(n.type), args: [captured], pos: n.pos };
+      const captured: BExpr = {
+        k: 'call',
+        type: 'string',
+        fn: 'parse_capture#',
+        args: [source, pattern, { k: 'lit', type: 'long', value: BigInt(n.group) }],
+        pos: n.pos,
+      };
+      const e: BExpr =
+        n.type === 'string'
+          ? captured
+          : { k: 'call', type: n.type, fn: conversionFor(n.type), args: [captured], pos: n.pos };
       cols = setColumn(cols, items, { name: n.name, type: n.type, alias }, e);
     }
     const out: BoundStage[] = [];
-    if (op.op === 'parse-where') out.push(keep({ kind: 'filter', predicate: { k: 'call', type: 'bool', fn: 'matches regex', args: [source, pattern], pos: op.pos } }));
+    if (op.op === 'parse-where')
+      out.push(
+        keep({
+          kind: 'filter',
+          predicate: { k: 'call', type: 'bool', fn: 'matches regex', args: [source, pattern], pos: op.pos },
+        }),
+      );
     out.push(keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) }));
     return out;
   }
 
-  private projectItems(items: Assignment[], rel: Relation, keep: (s: Stage, o: Partial<Relation>) => BoundStage): BoundStage {
+  private projectItems(
+    items: Assignment[],
+    rel: Relation,
+    keep: (s: Stage, o: Partial<Relation>) => BoundStage,
+  ): BoundStage {
     const cols: BoundColumn[] = [];
     const sel: { alias: string; expr: BExpr }[] = [];
     for (const a of items) {
@@ -400,7 +547,13 @@ export class Tabular {
       if (cols.some((c) => c.name === name)) this.scope.fail(`project lists the column "${name}" twice`, a.pos);
       const source = e.k === 'col' ? rel.columns.find((c) => c.alias === e.alias) : undefined;
       const alias = this.scope.alias();
-      cols.push({ name, type: e.type, alias, shape: shapeOf(e) ?? source?.shape, agg: source?.agg && !a.name ? source.agg : source?.agg });
+      cols.push({
+        name,
+        type: e.type,
+        alias,
+        shape: shapeOf(e) ?? source?.shape,
+        agg: source?.agg && !a.name ? source.agg : source?.agg,
+      });
       sel.push({ alias, expr: e });
     }
     return keep({ kind: 'select', items: sel }, { columns: cols, order: remapOrderBySelect(rel.order, sel, cols) });
@@ -419,18 +572,21 @@ export class Tabular {
 
   private constantCount(e: Expr, rel: Relation, op: string): number {
     const b = this.exprs.expr(e, rel);
-    if (b.k !== 'lit' || b.type !== 'long' || b.value === null || (b.value as bigint) < 0n) this.scope.fail(`${op} needs a constant row count of 0 or more`, e.pos);
+    if (b.k !== 'lit' || b.type !== 'long' || b.value === null || (b.value as bigint) < 0n)
+      this.scope.fail(`${op} needs a constant row count of 0 or more`, e.pos);
     return Number(b.value as bigint);
   }
 
   private matchPatterns(patterns: NamePattern[], rel: Relation, mustMatch: boolean): BoundColumn[] {
     const out: BoundColumn[] = [];
     for (const p of patterns) {
-      const matched = p.wildcard ? rel.columns.filter((c) => wildcardRegex(p.pattern).test(c.name)) : rel.columns.filter((c) => c.name === p.pattern);
-      if (matched.length === 0 && (!p.wildcard || mustMatch)) this.scope.fail(`no column matches "${p.pattern}"`, p.pos);
+      const matched = p.wildcard
+        ? rel.columns.filter((c) => wildcardRegex(p.pattern).test(c.name))
+        : rel.columns.filter((c) => c.name === p.pattern);
+      if (matched.length === 0 && (!p.wildcard || mustMatch))
+        this.scope.fail(`no column matches "${p.pattern}"`, p.pos);
       for (const c of matched) if (!out.includes(c)) out.push(c);
     }
     return out;
   }
-
 }

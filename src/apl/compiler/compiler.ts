@@ -66,7 +66,12 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
   // converted outputs: ordering by an expression over the outputs costs DuckDB its top-N late
   // materialisation (a plain scan of 10M events: 1,478 ms against 87 ms).
   const cols = last.columns.map((c, i) => `${outputSql(c)} AS "o${i}"`);
-  if (last.rowIdentity) cols.push('epoch_ns("__t") AS "o__t"', '"__s" AS "o__s"', opts.sysTime ? 'epoch_ns("__st") AS "o__st"' : '0 AS "o__st"');
+  if (last.rowIdentity)
+    cols.push(
+      'epoch_ns("__t") AS "o__t"',
+      '"__s" AS "o__s"',
+      opts.sysTime ? 'epoch_ns("__st") AS "o__st"' : '0 AS "o__st"',
+    );
   let matchedColumn: number | undefined;
   if (opts.matchedAt !== undefined) {
     matchedColumn = cols.length;
@@ -103,10 +108,14 @@ export function compileCount(stages: BoundStage[], n: number, opts: CompileOptio
 function outputSql(c: BoundColumn): string {
   const a = sqlIdent(c.alias);
   switch (c.type) {
-    case 'datetime': return `epoch_ns(${a})`;
-    case 'dynamic': return `CAST(${a} AS VARCHAR)`;
-    case 'timespan': return `ferry_go_duration(${a})`;
-    default: return a;
+    case 'datetime':
+      return `epoch_ns(${a})`;
+    case 'dynamic':
+      return `CAST(${a} AS VARCHAR)`;
+    case 'timespan':
+      return `ferry_go_duration(${a})`;
+    default:
+      return a;
   }
 }
 
@@ -116,7 +125,12 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
   const hidden = bs.out.rowIdentity ? `"__t", "__s", ${opts.sysTime ? '"__st", ' : ''}` : '';
   switch (s.kind) {
     case 'scan': {
-      const cols = ['"_time" AS "__t"', '"_seq" AS "__s"', ...(opts.sysTime ? ['"_sysTime" AS "__st"'] : []), ...s.columns.map((c) => `${sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`)];
+      const cols = [
+        '"_time" AS "__t"',
+        '"_seq" AS "__s"',
+        ...(opts.sysTime ? ['"_sysTime" AS "__st"'] : []),
+        ...s.columns.map((c) => `${sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`),
+      ];
       const where: string[] = [];
       if (opts.startNs !== undefined) where.push(`"_time" >= ${sqlLiteral('datetime', opts.startNs)}`);
       if (opts.endNs !== undefined) where.push(`"_time" <= ${sqlLiteral('datetime', opts.endNs)}`);
@@ -136,7 +150,9 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
         return `SELECT ${s.columns.map((c) => `CAST(NULL AS ${SQL_TYPE_OF[c.type]}) AS ${sqlIdent(c.alias)}`).join(', ')} WHERE FALSE`;
       }
       if (s.columns.length === 0) return 'SELECT 1 AS "__empty"';
-      const rows = s.rows.map((r) => `(${r.map((e, j) => `CAST(${exprSql(e, VALUE)} AS ${SQL_TYPE_OF[s.columns[j]!.type]})`).join(', ')})`);
+      const rows = s.rows.map(
+        (r) => `(${r.map((e, j) => `CAST(${exprSql(e, VALUE)} AS ${SQL_TYPE_OF[s.columns[j]!.type]})`).join(', ')})`,
+      );
       return `SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${s.columns.map((c) => sqlIdent(c.alias)).join(', ')})`;
     }
     case 'filter':
@@ -163,7 +179,9 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
       // Rank groups by their total of the first numeric aggregate; keep the top n groups in every bucket.
       const keys = s.keyAliases.map(sqlIdent);
       if (keys.length === 0) return `SELECT * ${from}`;
-      const total = s.rankBy ? `sum(${sqlIdent(s.rankBy)}) OVER (PARTITION BY ${keys.join(', ')})` : 'count(*) OVER (PARTITION BY ' + keys.join(', ') + ')';
+      const total = s.rankBy
+        ? `sum(${sqlIdent(s.rankBy)}) OVER (PARTITION BY ${keys.join(', ')})`
+        : 'count(*) OVER (PARTITION BY ' + keys.join(', ') + ')';
       const ranked = `SELECT *, dense_rank() OVER (ORDER BY "__total" DESC NULLS LAST, ${keys.map((k) => `${k} NULLS LAST`).join(', ')}) AS "__rank" FROM (SELECT *, ${total} AS "__total" ${from}) AS t${i}`;
       return `SELECT * EXCLUDE ("__total", "__rank") FROM (${ranked}) AS r${i} WHERE "__rank" <= ${s.n}`;
     }
@@ -175,10 +193,11 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
       return `SELECT * FROM (${s.inputs.map((inp) => `(${stagesSql(inp, opts)})`).join(' UNION ALL ')}) AS u${i}`;
     case 'join': {
       const keys = s.on.map((o) => `l.${sqlIdent(o.left)}`);
-      const left = s.joinKind === 'innerunique'
-        // innerunique keeps one left row per key before joining (KQL).
-        ? `(SELECT * FROM (${prev}) AS lu QUALIFY row_number() OVER (PARTITION BY ${s.on.map((o) => sqlIdent(o.left)).join(', ')}) = 1)`
-        : `(${prev})`;
+      const left =
+        s.joinKind === 'innerunique'
+          ? // innerunique keeps one left row per key before joining (KQL).
+            `(SELECT * FROM (${prev}) AS lu QUALIFY row_number() OVER (PARTITION BY ${s.on.map((o) => sqlIdent(o.left)).join(', ')}) = 1)`
+          : `(${prev})`;
       const cond = s.on.map((o, j) => `${keys[j]} = r.${sqlIdent(o.right)}`).join(' AND ');
       const rightCols = s.rightColumns.map((c) => `r.${sqlIdent(c.from)} AS ${sqlIdent(c.alias)}`);
       return `SELECT l.*${rightCols.length ? `, ${rightCols.join(', ')}` : ''} FROM ${left} AS l ${s.joinKind === 'leftouter' ? 'LEFT JOIN' : 'JOIN'} (${stagesSql(s.right, opts)}) AS r ON ${cond}`;
@@ -192,7 +211,10 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
       ];
       const outer = [
         ...s.keep.map(sqlIdent),
-        ...s.items.map((it, j) => `${it.toType ? convertSql({ sql: `"__x${j}"`, type: 'dynamic' }, it.toType) : `"__x${j}"`} AS ${sqlIdent(it.alias)}`),
+        ...s.items.map(
+          (it, j) =>
+            `${it.toType ? convertSql({ sql: `"__x${j}"`, type: 'dynamic' }, it.toType) : `"__x${j}"`} AS ${sqlIdent(it.alias)}`,
+        ),
         ...(s.indexAlias ? [sqlIdent(s.indexAlias)] : []),
       ];
       return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} ${from}) AS x${i}`;
@@ -215,18 +237,26 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
   const num = (e: BExpr) => (isTime ? `epoch_ns(${exprSql(e, VALUE)})` : `CAST(${exprSql(e, VALUE)} AS DOUBLE)`);
   // Without from/to the steps span the data; from is aligned to the step like bin().
   const lo = s.from ? num(s.from) : '(SELECT min("__a") FROM p)';
-  const floorTo = (x: string) => (isTime ? `(${x} - ((${x} % ${step}) + ${step}) % ${step})` : `(floor(${x} / ${step}) * ${step})`);
+  const floorTo = (x: string) =>
+    isTime ? `(${x} - ((${x} % ${step}) + ${step}) % ${step})` : `(floor(${x} / ${step}) * ${step})`;
   const hi = s.to ? num(s.to) : `(${floorTo('(SELECT max("__a") FROM p)')} + ${step})`;
   const keys = s.keys.map((k) => sqlIdent(k.alias));
   const keySel = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
   const aggSel = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
   const groupBy = [...keys, '"__b"'].join(', ');
-  const steps = isTime ? `range(${floorTo(lo)}, ${hi}, ${step})` : `range(0, CAST(ceil((${hi} - ${floorTo(lo)}) / ${step}) AS BIGINT))`;
+  const steps = isTime
+    ? `range(${floorTo(lo)}, ${hi}, ${step})`
+    : `range(0, CAST(ceil((${hi} - ${floorTo(lo)}) / ${step}) AS BIGINT))`;
   // Numeric steps are numbered 0, 1, 2…; the axis shows each step's start.
   const stepStart = isTime ? 'b."__b"' : `(${floorTo(lo)} + b."__b" * ${step})`;
   const match = [...keys.map((k) => `g.${k} IS NOT DISTINCT FROM a.${k}`), `a."__b" = b."__b"`].join(' AND ');
-  const collect = s.aggs.map((a) => `to_json(list(COALESCE(a.${sqlIdent(a.alias)}, ${sqlLiteral(a.default.type, (a.default as { value: LiteralValue }).value)}) ORDER BY b."__b")) AS ${sqlIdent(a.alias)}`);
-  const axisOut = isTime ? `to_json(list(ferry_rfc3339(make_timestamp_ns(${stepStart})) ORDER BY b."__b"))` : `to_json(list(${stepStart} ORDER BY b."__b"))`;
+  const collect = s.aggs.map(
+    (a) =>
+      `to_json(list(COALESCE(a.${sqlIdent(a.alias)}, ${sqlLiteral(a.default.type, (a.default as { value: LiteralValue }).value)}) ORDER BY b."__b")) AS ${sqlIdent(a.alias)}`,
+  );
+  const axisOut = isTime
+    ? `to_json(list(ferry_rfc3339(make_timestamp_ns(${stepStart})) ORDER BY b."__b"))`
+    : `to_json(list(${stepStart} ORDER BY b."__b"))`;
   return `WITH p AS (SELECT *, ${axis} AS "__a" FROM (${prev}) AS s${i}),
     a AS (SELECT ${[...keySel, ...aggSel, `${isTime ? floorTo('"__a"') : `CAST(floor(("__a" - ${floorTo(lo)}) / ${step}) AS BIGINT)`} AS "__b"`].join(', ')}
           FROM p WHERE "__a" >= ${floorTo(lo)} AND "__a" < ${hi} GROUP BY ${groupBy}),
@@ -259,7 +289,10 @@ function expandList(j: string, kind: 'bag' | 'array', limit?: number): string {
 
 /** ORDER BY keys; constants order nothing (and DuckDB rejects them), so they are left out. */
 function orderSql(keys: OrderKey[]): string {
-  return keys.filter((k) => k.expr.k !== 'lit').map((k) => `${exprSql(k.expr, VALUE)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ');
+  return keys
+    .filter((k) => k.expr.k !== 'lit')
+    .map((k) => `${exprSql(k.expr, VALUE)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`)
+    .join(', ');
 }
 
 function arg(e: BExpr, ctx: SqlContext): SqlArg {
@@ -268,19 +301,30 @@ function arg(e: BExpr, ctx: SqlContext): SqlArg {
 
 export function exprSql(e: BExpr, ctx: SqlContext): string {
   switch (e.k) {
-    case 'col': return sqlIdent(e.alias);
-    case 'hidden': return sqlIdent(e.alias);
-    case 'lit': return sqlLiteral(e.type, e.value);
+    case 'col':
+      return sqlIdent(e.alias);
+    case 'hidden':
+      return sqlIdent(e.alias);
+    case 'lit':
+      return sqlLiteral(e.type, e.value);
     case 'call': {
       const fn = OPERATORS[e.fn] ?? SCALAR_FUNCTIONS[e.fn]!;
       // and/or pass the predicate context down: a NULL operand of a where predicate acts as false either way.
       const inner = e.fn === 'and' || e.fn === 'or' ? ctx : VALUE;
-      return fn.sql(e.args.map((a) => arg(a, inner)), ctx);
+      return fn.sql(
+        e.args.map((a) => arg(a, inner)),
+        ctx,
+      );
     }
     case 'agg':
       return AGGREGATE_FUNCTIONS[e.fn]!.sql(e.args.map((a) => arg(a, VALUE)));
     case 'in':
-      return inSql(e.op, arg(e.left, VALUE), e.items.map((i) => arg(i, VALUE)), ctx);
+      return inSql(
+        e.op,
+        arg(e.left, VALUE),
+        e.items.map((i) => arg(i, VALUE)),
+        ctx,
+      );
     case 'has_any':
       return hasAnySql(arg(e.left, VALUE), e.terms, e.caseSensitive, ctx);
     case 'between':
@@ -291,7 +335,12 @@ export function exprSql(e: BExpr, ctx: SqlContext): string {
       for (const p of e.path) {
         if (typeof p === 'string') constant += `."${p.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
         else if (typeof p === 'number') constant += p < 0 ? `[#${p}]` : `[${p}]`;
-        else dynamicParts.push(p.type === 'long' ? `'[' || CAST(${exprSql(p, VALUE)} AS VARCHAR) || ']'` : `'."' || replace(${exprSql(p, VALUE)}, '"', '\\"') || '"'`);
+        else
+          dynamicParts.push(
+            p.type === 'long'
+              ? `'[' || CAST(${exprSql(p, VALUE)} AS VARCHAR) || ']'`
+              : `'."' || replace(${exprSql(p, VALUE)}, '"', '\\"') || '"'`,
+          );
       }
       const path = dynamicParts.length ? `(${[sqlText(constant), ...dynamicParts].join(' || ')})` : sqlText(constant);
       return `json_extract(${exprSql(e.target, VALUE)}, ${path})`;

@@ -34,7 +34,8 @@ function convertPair(a: SqlArg, b: SqlArg, t: AplType): [string, string] {
 
 function comparison(op: string, sqlOp: string): ScalarFunction {
   return {
-    minArgs: 2, maxArgs: 2,
+    minArgs: 2,
+    maxArgs: 2,
     returns(args, ctx) {
       comparisonType(op, args[0]!, args[1]!, ctx);
       return 'bool';
@@ -64,7 +65,7 @@ function arithmeticType(op: string, a: ArgInfo, b: ArgInfo, ctx: TypeContext): A
   const [x, y] = [a.type, b.type];
   const num = (t: AplType) => isNumeric(t) || (!ctx.strict && (t === 'string' || t === 'dynamic'));
   if (x === 'datetime' && y === 'datetime' && op === '-') return 'timespan';
-  if (x === 'datetime' && (y === 'timespan') && (op === '+' || op === '-')) return 'datetime';
+  if (x === 'datetime' && y === 'timespan' && (op === '+' || op === '-')) return 'datetime';
   if (x === 'timespan' && y === 'datetime' && op === '+') return 'datetime';
   if (x === 'timespan' && y === 'timespan') {
     if (op === '+' || op === '-' || op === '%') return 'timespan';
@@ -79,7 +80,8 @@ function arithmeticType(op: string, a: ArgInfo, b: ArgInfo, ctx: TypeContext): A
 
 function arithmetic(op: '+' | '-' | '*' | '/' | '%'): ScalarFunction {
   return {
-    minArgs: 2, maxArgs: 2,
+    minArgs: 2,
+    maxArgs: 2,
     returns: (args, ctx) => arithmeticType(op, args[0]!, args[1]!, ctx),
     sql([a, b]) {
       const t = arithmeticType(op, a!, b!, { strict: false });
@@ -106,9 +108,11 @@ function arithmetic(op: '+' | '-' | '*' | '/' | '%'): ScalarFunction {
 
 function logical(op: 'and' | 'or'): ScalarFunction {
   return {
-    minArgs: 2, maxArgs: 2,
+    minArgs: 2,
+    maxArgs: 2,
     returns(args) {
-      for (const a of args) if (a.type !== 'bool' && a.type !== 'dynamic') fail(`"${op}" needs bool operands, not ${a.type}`);
+      for (const a of args)
+        if (a.type !== 'bool' && a.type !== 'dynamic') fail(`"${op}" needs bool operands, not ${a.type}`);
       return 'bool';
     },
     sql: ([a, b]) => `(${convertSql(a!, 'bool')} ${op.toUpperCase()} ${convertSql(b!, 'bool')})`,
@@ -125,14 +129,19 @@ type StringPredicate = (lhs: string, rhs: SqlArg, rhsText: string | undefined) =
  */
 function stringPredicate(name: string, build: StringPredicate): Record<string, ScalarFunction> {
   const make = (negated: boolean): ScalarFunction => ({
-    minArgs: 2, maxArgs: 2,
+    minArgs: 2,
+    maxArgs: 2,
     returns(args) {
       const rhs = args[1]!;
-      if (rhs.type === 'bool' || rhs.type === 'datetime') fail(`"${name}" needs a string on the right, not ${rhs.type}`);
+      if (rhs.type === 'bool' || rhs.type === 'datetime')
+        fail(`"${name}" needs a string on the right, not ${rhs.type}`);
       return 'bool';
     },
     sql([a, b], ctx) {
-      const rhsText = b!.constant && b!.constant.value !== null && typeof b!.constant.value !== 'object' ? String(b!.constant.value) : undefined;
+      const rhsText =
+        b!.constant && b!.constant.value !== null && typeof b!.constant.value !== 'object'
+          ? String(b!.constant.value)
+          : undefined;
       const rhs = b!.type === 'string' ? b! : { ...b!, sql: asStringSql(b!) };
       const pos = build(asStringSql(a!), rhs, rhsText);
       if (negated) return `COALESCE(NOT ${pos}, TRUE)`;
@@ -142,7 +151,11 @@ function stringPredicate(name: string, build: StringPredicate): Record<string, S
   return { [name]: make(false), [`!${name}`]: make(true) };
 }
 
-function termRegex(caseInsensitive: boolean, before: boolean, after: boolean): (lhs: string, rhs: SqlArg, text?: string) => string {
+function termRegex(
+  caseInsensitive: boolean,
+  before: boolean,
+  after: boolean,
+): (lhs: string, rhs: SqlArg, text?: string) => string {
   return (lhs, rhs, text) => {
     const flags = caseInsensitive ? '(?i)' : '';
     const pre = before ? `(?:^|${TERM_BOUNDARY})` : '';
@@ -183,19 +196,28 @@ export const OPERATORS: Record<string, ScalarFunction> = {
   and: logical('and'),
   or: logical('or'),
   'unary-': {
-    minArgs: 1, maxArgs: 1,
+    minArgs: 1,
+    maxArgs: 1,
     returns([a]) {
       if (a!.type === 'long' || a!.type === 'real' || a!.type === 'timespan') return a!.type;
       return fail(`unary "-" is not defined for ${a!.type}`);
     },
     sql: ([a]) => `(-${a!.sql})`,
   },
-  ...stringPredicate('=~', (l, r, t) => (t !== undefined ? `(lower(${l}) = ${sqlText(t.toLowerCase())})` : `(lower(${l}) = lower(${r.sql}))`)),
-  ...stringPredicate('contains', (l, r, t) => (t !== undefined ? ilike(l, '%', t, '%') : `contains(lower(${l}), lower(${r.sql}))`)),
+  ...stringPredicate('=~', (l, r, t) =>
+    t !== undefined ? `(lower(${l}) = ${sqlText(t.toLowerCase())})` : `(lower(${l}) = lower(${r.sql}))`,
+  ),
+  ...stringPredicate('contains', (l, r, t) =>
+    t !== undefined ? ilike(l, '%', t, '%') : `contains(lower(${l}), lower(${r.sql}))`,
+  ),
   ...stringPredicate('contains_cs', (l, r) => `contains(${l}, ${r.sql})`),
-  ...stringPredicate('startswith', (l, r, t) => (t !== undefined ? ilike(l, '', t, '%') : `starts_with(lower(${l}), lower(${r.sql}))`)),
+  ...stringPredicate('startswith', (l, r, t) =>
+    t !== undefined ? ilike(l, '', t, '%') : `starts_with(lower(${l}), lower(${r.sql}))`,
+  ),
   ...stringPredicate('startswith_cs', (l, r) => `starts_with(${l}, ${r.sql})`),
-  ...stringPredicate('endswith', (l, r, t) => (t !== undefined ? ilike(l, '%', t, '') : `ends_with(lower(${l}), lower(${r.sql}))`)),
+  ...stringPredicate('endswith', (l, r, t) =>
+    t !== undefined ? ilike(l, '%', t, '') : `ends_with(lower(${l}), lower(${r.sql}))`,
+  ),
   ...stringPredicate('endswith_cs', (l, r) => `ends_with(${l}, ${r.sql})`),
   ...stringPredicate('has', termRegex(true, true, true)),
   ...stringPredicate('has_cs', termRegex(false, true, true)),
@@ -219,9 +241,19 @@ export function inSql(op: string, lhs: SqlArg, items: SqlArg[], ctx: SqlContext)
   let list: string[];
   if (ci) {
     l = `lower(${asStringSql(lhs)})`;
-    list = items.map((i) => (i.constant && typeof i.constant.value === 'string' ? sqlText(i.constant.value.toLowerCase()) : `lower(${asStringSql(i)})`));
+    list = items.map((i) =>
+      i.constant && typeof i.constant.value === 'string'
+        ? sqlText(i.constant.value.toLowerCase())
+        : `lower(${asStringSql(i)})`,
+    );
   } else {
-    const t = items.every((i) => i.type === lhs.type) ? lhs.type : items.every((i) => isNumeric(i.type)) && isNumeric(lhs.type) ? 'real' : lhs.type === 'dynamic' ? items[0]!.type : lhs.type;
+    const t = items.every((i) => i.type === lhs.type)
+      ? lhs.type
+      : items.every((i) => isNumeric(i.type)) && isNumeric(lhs.type)
+        ? 'real'
+        : lhs.type === 'dynamic'
+          ? items[0]!.type
+          : lhs.type;
     l = lhs.type === t || (t === 'real' && isNumeric(lhs.type)) ? lhs.sql : convertSql(lhs, t);
     list = items.map((i) => (i.type === t || (t === 'real' && isNumeric(i.type)) ? i.sql : convertSql(i, t)));
   }

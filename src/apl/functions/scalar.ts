@@ -4,8 +4,16 @@
  */
 import { ArgumentError, type ArgInfo, type ScalarFunction } from './catalog.js';
 import {
-  asStringSql, convertSql, toBoolSql, toDatetimeSql, toDynamicSql, toLongSql, toRealSql, toStringSql,
-  toTimespanSql, type SqlArg,
+  asStringSql,
+  convertSql,
+  toBoolSql,
+  toDatetimeSql,
+  toDynamicSql,
+  toLongSql,
+  toRealSql,
+  toStringSql,
+  toTimespanSql,
+  type SqlArg,
 } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
 
@@ -22,7 +30,12 @@ function fixed(result: AplType, argTypes: AplType[], sql: (a: string[]) => strin
       args.forEach((a, i) => checkConvertible(a, argTypes[i]!, i));
       return result;
     },
-    sql: (args) => sql(args.map((a, i) => (a.type === argTypes[i] || (argTypes[i] === 'real' && a.type === 'long') ? a.sql : convertSql(a, argTypes[i]!)))),
+    sql: (args) =>
+      sql(
+        args.map((a, i) =>
+          a.type === argTypes[i] || (argTypes[i] === 'real' && a.type === 'long') ? a.sql : convertSql(a, argTypes[i]!),
+        ),
+      ),
   };
 }
 
@@ -60,9 +73,10 @@ export function binSql(v: SqlArg, size: SqlArg): string {
   if (v.type === 'datetime') {
     const s = size.sql;
     // Offset of 0001-01-01T00:00:00Z from the Unix epoch, reduced mod the size so it never overflows.
-    const anchorMod = size.constant && typeof size.constant.value === 'bigint' && size.constant.value > 0n
-      ? `CAST(${mod(-62135596800n * 1_000_000_000n, size.constant.value)} AS BIGINT)`
-      : `CAST(((-62135596800000000000::HUGEINT % ${s}) + ${s}) % ${s} AS BIGINT)`;
+    const anchorMod =
+      size.constant && typeof size.constant.value === 'bigint' && size.constant.value > 0n
+        ? `CAST(${mod(-62135596800n * 1_000_000_000n, size.constant.value)} AS BIGINT)`
+        : `CAST(((-62135596800000000000::HUGEINT % ${s}) + ${s}) % ${s} AS BIGINT)`;
     const e = `epoch_ns(${v.sql})`;
     return `(CASE WHEN ${s} > 0 THEN make_timestamp_ns(${e} - (((${e} - ${anchorMod}) % ${s}) + ${s}) % ${s}) END)`;
   }
@@ -80,7 +94,8 @@ function mod(a: bigint, m: bigint): bigint {
 
 function binReturns(args: ArgInfo[]): AplType {
   const [v, size] = args as [ArgInfo, ArgInfo];
-  if (!isNumeric(size.type) && size.type !== 'timespan') fail(`the bin size must be a number or a timespan, not ${size.type}`);
+  if (!isNumeric(size.type) && size.type !== 'timespan')
+    fail(`the bin size must be a number or a timespan, not ${size.type}`);
   if (v.type === 'datetime') {
     if (size.type !== 'timespan') fail('bin() of a datetime needs a timespan size, such as 1h');
     return 'datetime';
@@ -99,7 +114,8 @@ function datePart(part: string): ScalarFunction {
 /** startof... / endof... with an optional offset in units. */
 function startOf(unit: 'day' | 'week' | 'month' | 'year', end: boolean): ScalarFunction {
   return {
-    minArgs: 1, maxArgs: 2,
+    minArgs: 1,
+    maxArgs: 2,
     returns(args) {
       checkConvertible(args[0]!, 'datetime', 0);
       if (args[1]) checkConvertible(args[1], 'long', 1);
@@ -108,10 +124,12 @@ function startOf(unit: 'day' | 'week' | 'month' | 'year', end: boolean): ScalarF
     sql([d, off]) {
       const dt = castTo(d!, 'datetime');
       // DuckDB weeks start on Monday; APL's startofweek is Sunday.
-      const base = unit === 'week'
-        ? `CAST(date_trunc('day', ${dt}) - to_days(CAST(date_part('dow', ${dt}) AS INTEGER)) AS TIMESTAMP_NS)`
-        : `CAST(date_trunc('${unit}', ${dt}) AS TIMESTAMP_NS)`;
-      const interval = unit === 'week' ? 'to_weeks' : unit === 'day' ? 'to_days' : unit === 'month' ? 'to_months' : 'to_years';
+      const base =
+        unit === 'week'
+          ? `CAST(date_trunc('day', ${dt}) - to_days(CAST(date_part('dow', ${dt}) AS INTEGER)) AS TIMESTAMP_NS)`
+          : `CAST(date_trunc('${unit}', ${dt}) AS TIMESTAMP_NS)`;
+      const interval =
+        unit === 'week' ? 'to_weeks' : unit === 'day' ? 'to_days' : unit === 'month' ? 'to_months' : 'to_years';
       const n = off ? `CAST(${castTo(off, 'long')} AS INTEGER)` : '0';
       const start = `CAST(${base} + ${interval}(${n}) AS TIMESTAMP_NS)`;
       if (!end) return start;
@@ -121,8 +139,17 @@ function startOf(unit: 'day' | 'week' | 'month' | 'year', end: boolean): ScalarF
 }
 
 const DATETIME_PARTS: Record<string, string> = {
-  year: 'year', quarter: 'quarter', month: 'month', week: 'week', day: 'day', hour: 'hour', minute: 'minute',
-  second: 'second', millisecond: 'millisecond', microsecond: 'microsecond', nanosecond: 'nanosecond',
+  year: 'year',
+  quarter: 'quarter',
+  month: 'month',
+  week: 'week',
+  day: 'day',
+  hour: 'hour',
+  minute: 'minute',
+  second: 'second',
+  millisecond: 'millisecond',
+  microsecond: 'microsecond',
+  nanosecond: 'nanosecond',
 };
 
 function partName(a: SqlArg): string {
@@ -137,20 +164,39 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
   // bin() by the size the query's time range gives (at most 100 buckets).
   bin_auto: {
-    minArgs: 1, maxArgs: 1, reads: 'binAuto', keepsArgumentName: true,
+    minArgs: 1,
+    maxArgs: 1,
+    reads: 'binAuto',
+    keepsArgumentName: true,
     returns: ([, v]) => (v!.type === 'datetime' ? 'datetime' : fail('it bins a datetime, such as _time')),
     sql: ([size, v]) => binSql(v!, size!),
   },
-  floor: { minArgs: 1, maxArgs: 2, keepsArgumentName: true, returns: (a) => (a[1] ? binReturns(a) : a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`) },
-  ceiling: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'), sql: ([v]) => (v!.type === 'long' ? v!.sql : `ceiling(${castTo(v!, 'real')})`) },
+  floor: {
+    minArgs: 1,
+    maxArgs: 2,
+    keepsArgumentName: true,
+    returns: (a) => (a[1] ? binReturns(a) : a[0]!.type === 'long' ? 'long' : 'real'),
+    sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`),
+  },
+  ceiling: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: (a) => (a[0]!.type === 'long' ? 'long' : 'real'),
+    sql: ([v]) => (v!.type === 'long' ? v!.sql : `ceiling(${castTo(v!, 'real')})`),
+  },
   round: {
-    minArgs: 1, maxArgs: 2,
+    minArgs: 1,
+    maxArgs: 2,
     returns: (a) => (a[0]!.type === 'long' && !a[1] ? 'long' : 'real'),
-    sql: ([v, p]) => (v!.type === 'long' && !p ? v!.sql : `round(${castTo(v!, 'real')}, ${p ? `CAST(${castTo(p, 'long')} AS INTEGER)` : '0'})`),
+    sql: ([v, p]) =>
+      v!.type === 'long' && !p
+        ? v!.sql
+        : `round(${castTo(v!, 'real')}, ${p ? `CAST(${castTo(p, 'long')} AS INTEGER)` : '0'})`,
   },
   // ---- conditional
   iff: {
-    minArgs: 3, maxArgs: 3,
+    minArgs: 3,
+    maxArgs: 3,
     returns: (a) => {
       checkConvertible(a[0]!, 'bool', 0);
       return unify([a[1]!.type, a[2]!.type], 'iff()');
@@ -161,13 +207,20 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   case: {
-    minArgs: 3, maxArgs: 1001,
+    minArgs: 3,
+    maxArgs: 1001,
     returns: (a) => {
       if (a.length % 2 === 0) fail('case() takes pairs of (predicate, value) and a final else value');
-      return unify(a.filter((_, i) => i % 2 === 1 || i === a.length - 1).map((x) => x.type), 'case()');
+      return unify(
+        a.filter((_, i) => i % 2 === 1 || i === a.length - 1).map((x) => x.type),
+        'case()',
+      );
     },
     sql: (a) => {
-      const t = unify(a.filter((_, i) => i % 2 === 1 || i === a.length - 1).map((x) => x.type), 'case()');
+      const t = unify(
+        a.filter((_, i) => i % 2 === 1 || i === a.length - 1).map((x) => x.type),
+        'case()',
+      );
       let s = 'CASE';
       for (let i = 0; i + 1 < a.length; i += 2) s += ` WHEN ${castTo(a[i]!, 'bool')} THEN ${castTo(a[i + 1]!, t)}`;
       return `(${s} ELSE ${castTo(a[a.length - 1]!, t)} END)`;
@@ -183,40 +236,101 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   toboolean: conversion('bool', toBoolSql),
   todatetime: conversion('datetime', toDatetimeSql),
   totimespan: conversion('timespan', toTimespanSql),
-  todynamic: { minArgs: 1, maxArgs: 1, keepsArgumentName: true, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)) },
+  todynamic: {
+    minArgs: 1,
+    maxArgs: 1,
+    keepsArgumentName: true,
+    returns: () => 'dynamic',
+    sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)),
+  },
   // parse_json returns the original string when it is not JSON (apl.md 4.2).
-  parse_json: { minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => (a!.type === 'string' ? `COALESCE(TRY_CAST(${a!.sql} AS JSON), to_json(${a!.sql}))` : toDynamicSql(a!)) },
+  parse_json: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'dynamic',
+    sql: ([a]) =>
+      a!.type === 'string' ? `COALESCE(TRY_CAST(${a!.sql} AS JSON), to_json(${a!.sql}))` : toDynamicSql(a!),
+  },
   // ---- strings
-  isempty: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'string' ? `(${a!.sql} IS NULL OR ${a!.sql} = '')` : `(${a!.sql} IS NULL)`) },
-  isnotempty: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'string' ? `(${a!.sql} IS NOT NULL AND ${a!.sql} <> '')` : `(${a!.sql} IS NOT NULL)`) },
-  isnull: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'dynamic' ? `(${a!.sql} IS NULL OR json_type(${a!.sql}) = 'NULL')` : `(${a!.sql} IS NULL)`) },
-  isnotnull: { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => (a!.type === 'dynamic' ? `(${a!.sql} IS NOT NULL AND json_type(${a!.sql}) <> 'NULL')` : `(${a!.sql} IS NOT NULL)`) },
+  isempty: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'bool',
+    sql: ([a]) => (a!.type === 'string' ? `(${a!.sql} IS NULL OR ${a!.sql} = '')` : `(${a!.sql} IS NULL)`),
+  },
+  isnotempty: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'bool',
+    sql: ([a]) => (a!.type === 'string' ? `(${a!.sql} IS NOT NULL AND ${a!.sql} <> '')` : `(${a!.sql} IS NOT NULL)`),
+  },
+  isnull: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'bool',
+    sql: ([a]) =>
+      a!.type === 'dynamic' ? `(${a!.sql} IS NULL OR json_type(${a!.sql}) = 'NULL')` : `(${a!.sql} IS NULL)`,
+  },
+  isnotnull: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'bool',
+    sql: ([a]) =>
+      a!.type === 'dynamic' ? `(${a!.sql} IS NOT NULL AND json_type(${a!.sql}) <> 'NULL')` : `(${a!.sql} IS NOT NULL)`,
+  },
   strcat: { minArgs: 1, maxArgs: 64, returns: () => 'string', sql: (a) => `concat(${a.map(toStringSql).join(', ')})` },
-  strcat_delim: { minArgs: 2, maxArgs: 65, returns: () => 'string', sql: ([d, ...a]) => `concat_ws(${toStringSql(d!)}, ${a.map(toStringSql).join(', ')})` },
+  strcat_delim: {
+    minArgs: 2,
+    maxArgs: 65,
+    returns: () => 'string',
+    sql: ([d, ...a]) => `concat_ws(${toStringSql(d!)}, ${a.map(toStringSql).join(', ')})`,
+  },
   strlen: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `CAST(length(${asStringSql(a!)}) AS BIGINT)` },
-  string_size: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `CAST(strlen(${asStringSql(a!)}) AS BIGINT)` },
+  string_size: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'long',
+    sql: ([a]) => `CAST(strlen(${asStringSql(a!)}) AS BIGINT)`,
+  },
   tolower: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([a]) => `lower(${asStringSql(a!)})` },
   toupper: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([a]) => `upper(${asStringSql(a!)})` },
   substring: {
-    minArgs: 2, maxArgs: 3, returns: () => 'string',
+    minArgs: 2,
+    maxArgs: 3,
+    returns: () => 'string',
     sql: ([s, start, len]) => {
       const st = `GREATEST(${castTo(start!, 'long')}, 0) + 1`;
-      return len ? `COALESCE(substring(${asStringSql(s!)}, ${st}, GREATEST(${castTo(len, 'long')}, 0)), '')` : `COALESCE(substring(${asStringSql(s!)}, ${st}), '')`;
+      return len
+        ? `COALESCE(substring(${asStringSql(s!)}, ${st}, GREATEST(${castTo(len, 'long')}, 0)), '')`
+        : `COALESCE(substring(${asStringSql(s!)}, ${st}), '')`;
     },
   },
   coalesce: {
-    minArgs: 1, maxArgs: 64,
-    returns: (a) => unify(a.map((x) => x.type), 'coalesce()'),
+    minArgs: 1,
+    maxArgs: 64,
+    returns: (a) =>
+      unify(
+        a.map((x) => x.type),
+        'coalesce()',
+      ),
     sql: (a) => {
-      const t = unify(a.map((x) => x.type), 'coalesce()');
+      const t = unify(
+        a.map((x) => x.type),
+        'coalesce()',
+      );
       // For strings the first non-empty value wins (apl.md 4.1).
-      const parts = a.map((x, i) => (t === 'string' && i < a.length - 1 ? `NULLIF(${castTo(x, t)}, '')` : castTo(x, t)));
+      const parts = a.map((x, i) =>
+        t === 'string' && i < a.length - 1 ? `NULLIF(${castTo(x, t)}, '')` : castTo(x, t),
+      );
       return `COALESCE(${parts.join(', ')})`;
     },
   },
   indexof: {
-    minArgs: 2, maxArgs: 2, returns: () => 'long',
-    sql: ([s, l]) => `(CASE WHEN ${asStringSql(s!)} IS NULL THEN NULL ELSE CAST(strpos(${asStringSql(s!)}, ${asStringSql(l!)}) - 1 AS BIGINT) END)`,
+    minArgs: 2,
+    maxArgs: 2,
+    returns: () => 'long',
+    sql: ([s, l]) =>
+      `(CASE WHEN ${asStringSql(s!)} IS NULL THEN NULL ELSE CAST(strpos(${asStringSql(s!)}, ${asStringSql(l!)}) - 1 AS BIGINT) END)`,
   },
   trim: fixed('string', ['string', 'string'], ([cut, s]) => `trim(${s}, ${cut})`),
   trim_start: fixed('string', ['string', 'string'], ([cut, s]) => `ltrim(${s}, ${cut})`),
@@ -224,13 +338,28 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   trim_space: fixed('string', ['string'], ([s]) => `trim(${s})`),
   reverse: fixed('string', ['string'], ([s]) => `reverse(${s})`),
   replace_string: fixed('string', ['string', 'string', 'string'], ([l, r, s]) => `replace(${s}, ${l}, ${r})`),
-  replace_regex: fixed('string', ['string', 'string', 'string'], ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`),
-  replace: fixed('string', ['string', 'string', 'string'], ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`),
+  replace_regex: fixed(
+    'string',
+    ['string', 'string', 'string'],
+    ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`,
+  ),
+  replace: fixed(
+    'string',
+    ['string', 'string', 'string'],
+    ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`,
+  ),
   extract: {
-    minArgs: 3, maxArgs: 3, returns: () => 'string',
-    sql: ([re, g, s]) => `NULLIF(regexp_extract(${asStringSql(s!)}, ${asStringSql(re!)}, CAST(${castTo(g!, 'long')} AS INTEGER)), '')`,
+    minArgs: 3,
+    maxArgs: 3,
+    returns: () => 'string',
+    sql: ([re, g, s]) =>
+      `NULLIF(regexp_extract(${asStringSql(s!)}, ${asStringSql(re!)}, CAST(${castTo(g!, 'long')} AS INTEGER)), '')`,
   },
-  countof: fixed('long', ['string', 'string'], ([l, s]) => `CAST((length(${s}) - length(replace(${s}, ${l}, ''))) // GREATEST(length(${l}), 1) AS BIGINT)`),
+  countof: fixed(
+    'long',
+    ['string', 'string'],
+    ([l, s]) => `CAST((length(${s}) - length(replace(${s}, ${l}, ''))) // GREATEST(length(${l}), 1) AS BIGINT)`,
+  ),
   split: { ...fixed('dynamic', ['string', 'string'], ([s, d]) => `to_json(string_split(${s}, ${d}))`), shape: 'array' },
   url_encode: fixed('string', ['string'], ([s]) => `url_encode(${s})`),
   url_decode: fixed('string', ['string'], ([s]) => `url_decode(${s})`),
@@ -239,9 +368,19 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   hash_md5: fixed('string', ['string'], ([s]) => `md5(${s})`),
   hash_sha256: fixed('string', ['string'], ([s]) => `sha256(${s})`),
   gettype: {
-    minArgs: 1, maxArgs: 1, returns: () => 'string',
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'string',
     sql: ([a]) => {
-      const name: Record<AplType, string> = { string: 'string', long: 'long', real: 'real', bool: 'bool', datetime: 'datetime', timespan: 'timespan', dynamic: 'dynamic' };
+      const name: Record<AplType, string> = {
+        string: 'string',
+        long: 'long',
+        real: 'real',
+        bool: 'bool',
+        datetime: 'datetime',
+        timespan: 'timespan',
+        dynamic: 'dynamic',
+      };
       if (a!.type !== 'dynamic') return `(CASE WHEN ${a!.sql} IS NULL THEN 'null' ELSE '${name[a!.type]}' END)`;
       return `(CASE json_type(${a!.sql}) WHEN 'ARRAY' THEN 'array' WHEN 'OBJECT' THEN 'dictionary' WHEN 'VARCHAR' THEN 'string' WHEN 'BIGINT' THEN 'long' WHEN 'UBIGINT' THEN 'long' WHEN 'DOUBLE' THEN 'real' WHEN 'BOOLEAN' THEN 'bool' ELSE 'null' END)`;
     },
@@ -249,35 +388,55 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   // ---- datetime
   // One `now` for the whole query: with constant offsets both fold to timestamp constants.
   now: {
-    minArgs: 0, maxArgs: 1, reads: 'now',
+    minArgs: 0,
+    maxArgs: 1,
+    reads: 'now',
     returns: ([, off]) => timeOffset(off),
     fold: ([now, off]) => (now === null || off === null ? null : (now as bigint) + ((off as bigint | undefined) ?? 0n)),
     sql: ([now, off]) => (off ? `make_timestamp_ns(epoch_ns(${now!.sql}) + ${off.sql})` : now!.sql),
   },
   ago: {
-    minArgs: 1, maxArgs: 1, reads: 'now',
+    minArgs: 1,
+    maxArgs: 1,
+    reads: 'now',
     returns: ([, off]) => timeOffset(off),
     fold: ([now, off]) => (now === null || off === null ? null : (now as bigint) - (off as bigint)),
     sql: ([now, off]) => `make_timestamp_ns(epoch_ns(${now!.sql}) - ${off!.sql})`,
   },
   datetime_add: {
-    minArgs: 3, maxArgs: 3, returns: () => 'datetime',
+    minArgs: 3,
+    maxArgs: 3,
+    returns: () => 'datetime',
     sql: ([p, n, d]) => {
       const part = partName(p!);
       const dt = castTo(d!, 'datetime');
       const k = castTo(n!, 'long');
-      const fixedNs: Record<string, bigint> = { week: 604800000000000n, day: 86400000000000n, hour: 3600000000000n, minute: 60000000000n, second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n };
+      const fixedNs: Record<string, bigint> = {
+        week: 604800000000000n,
+        day: 86400000000000n,
+        hour: 3600000000000n,
+        minute: 60000000000n,
+        second: 1000000000n,
+        millisecond: 1000000n,
+        microsecond: 1000n,
+        nanosecond: 1n,
+      };
       if (fixedNs[part]) return `make_timestamp_ns(epoch_ns(${dt}) + ${k} * ${fixedNs[part]})`;
       const months = part === 'year' ? `${k} * 12` : part === 'quarter' ? `${k} * 3` : k;
       return `CAST(${dt} + to_months(CAST(${months} AS INTEGER)) AS TIMESTAMP_NS)`;
     },
   },
   datetime_diff: {
-    minArgs: 3, maxArgs: 3, returns: () => 'long',
-    sql: ([p, a, b]) => `CAST(date_diff('${partName(p!)}', ${castTo(b!, 'datetime')}, ${castTo(a!, 'datetime')}) AS BIGINT)`,
+    minArgs: 3,
+    maxArgs: 3,
+    returns: () => 'long',
+    sql: ([p, a, b]) =>
+      `CAST(date_diff('${partName(p!)}', ${castTo(b!, 'datetime')}, ${castTo(a!, 'datetime')}) AS BIGINT)`,
   },
   datetime_part: {
-    minArgs: 2, maxArgs: 2, returns: () => 'long',
+    minArgs: 2,
+    maxArgs: 2,
+    returns: () => 'long',
     sql: ([p, d]) => `CAST(date_part('${partName(p!)}', ${castTo(d!, 'datetime')}) AS BIGINT)`,
   },
   hourofday: datePart('hour'),
@@ -302,7 +461,12 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   unixtime_microseconds_todatetime: epochToDatetime(1_000),
   unixtime_nanoseconds_todatetime: fixed('datetime', ['long'], ([n]) => `make_timestamp_ns(${n})`),
   // ---- math
-  abs: { minArgs: 1, maxArgs: 1, returns: (a) => (a[0]!.type === 'long' || a[0]!.type === 'timespan' ? a[0]!.type : 'real'), sql: ([a]) => `abs(${isNumeric(a!.type) || a!.type === 'timespan' ? a!.sql : castTo(a!, 'real')})` },
+  abs: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: (a) => (a[0]!.type === 'long' || a[0]!.type === 'timespan' ? a[0]!.type : 'real'),
+    sql: ([a]) => `abs(${isNumeric(a!.type) || a!.type === 'timespan' ? a!.sql : castTo(a!, 'real')})`,
+  },
   sqrt: fixed('real', ['real'], ([x]) => `(CASE WHEN ${x} >= 0 THEN sqrt(${x}) END)`),
   pow: fixed('real', ['real', 'real'], ([x, y]) => `pow(${x}, ${y})`),
   log: fixed('real', ['real'], ([x]) => `(CASE WHEN ${x} > 0 THEN ln(${x}) END)`),
@@ -316,39 +480,127 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   sign: fixed('real', ['real'], ([x]) => `sign(${x})`),
   not: fixed('bool', ['bool'], ([x]) => `(NOT ${x})`),
   max_of: {
-    minArgs: 2, maxArgs: 64, returns: (a) => unify(a.map((x) => x.type), 'max_of()'),
-    sql: (a) => `GREATEST(${a.map((x) => castTo(x, unify(a.map((y) => y.type), 'max_of()'))).join(', ')})`,
+    minArgs: 2,
+    maxArgs: 64,
+    returns: (a) =>
+      unify(
+        a.map((x) => x.type),
+        'max_of()',
+      ),
+    sql: (a) =>
+      `GREATEST(${a
+        .map((x) =>
+          castTo(
+            x,
+            unify(
+              a.map((y) => y.type),
+              'max_of()',
+            ),
+          ),
+        )
+        .join(', ')})`,
   },
   min_of: {
-    minArgs: 2, maxArgs: 64, returns: (a) => unify(a.map((x) => x.type), 'min_of()'),
-    sql: (a) => `LEAST(${a.map((x) => castTo(x, unify(a.map((y) => y.type), 'min_of()'))).join(', ')})`,
+    minArgs: 2,
+    maxArgs: 64,
+    returns: (a) =>
+      unify(
+        a.map((x) => x.type),
+        'min_of()',
+      ),
+    sql: (a) =>
+      `LEAST(${a
+        .map((x) =>
+          castTo(
+            x,
+            unify(
+              a.map((y) => y.type),
+              'min_of()',
+            ),
+          ),
+        )
+        .join(', ')})`,
   },
   // ---- arrays and bags
-  array_length: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)` },
-  len: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => (a!.type === 'string' ? `CAST(length(${a!.sql}) AS BIGINT)` : `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)`) },
-  pack_array: { shape: 'array', minArgs: 0, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `json_array(${a.map(jsonArg).join(', ')})` },
+  array_length: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'long',
+    sql: ([a]) =>
+      `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)`,
+  },
+  len: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'long',
+    sql: ([a]) =>
+      a!.type === 'string'
+        ? `CAST(length(${a!.sql}) AS BIGINT)`
+        : `(CASE WHEN json_type(${toDynamicSql(a!)}) = 'ARRAY' THEN CAST(json_array_length(${toDynamicSql(a!)}) AS BIGINT) END)`,
+  },
+  pack_array: {
+    shape: 'array',
+    minArgs: 0,
+    maxArgs: 64,
+    returns: () => 'dynamic',
+    sql: (a) => `json_array(${a.map(jsonArg).join(', ')})`,
+  },
   bag_pack: { shape: 'dictionary', minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
   pack: { shape: 'dictionary', minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
   pack_dictionary: { shape: 'dictionary', minArgs: 0, maxArgs: 128, returns: packReturns, sql: packSql },
-  bag_keys: { shape: 'array', minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => `to_json(json_keys(${toDynamicSql(a!)}))` },
-  array_concat: { shape: 'array', minArgs: 1, maxArgs: 64, returns: () => 'dynamic', sql: (a) => `to_json(flatten([${a.map((x) => `CAST(${toDynamicSql(x)} AS JSON[])`).join(', ')}]))` },
-  array_sum: { minArgs: 1, maxArgs: 1, returns: () => 'real', sql: ([a]) => `list_sum(CAST(${toDynamicSql(a!)} AS DOUBLE[]))` },
+  bag_keys: {
+    shape: 'array',
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'dynamic',
+    sql: ([a]) => `to_json(json_keys(${toDynamicSql(a!)}))`,
+  },
+  array_concat: {
+    shape: 'array',
+    minArgs: 1,
+    maxArgs: 64,
+    returns: () => 'dynamic',
+    sql: (a) => `to_json(flatten([${a.map((x) => `CAST(${toDynamicSql(x)} AS JSON[])`).join(', ')}]))`,
+  },
+  array_sum: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'real',
+    sql: ([a]) => `list_sum(CAST(${toDynamicSql(a!)} AS DOUBLE[]))`,
+  },
   array_index_of: {
-    minArgs: 2, maxArgs: 2, returns: () => 'long',
-    sql: ([a, v]) => `CAST(COALESCE(list_position(CAST(${toDynamicSql(a!)} AS JSON[]), ${toDynamicSql(v!)}), 0) - 1 AS BIGINT)`,
+    minArgs: 2,
+    maxArgs: 2,
+    returns: () => 'long',
+    sql: ([a, v]) =>
+      `CAST(COALESCE(list_position(CAST(${toDynamicSql(a!)} AS JSON[]), ${toDynamicSql(v!)}), 0) - 1 AS BIGINT)`,
   },
   array_slice: {
-    shape: 'array', minArgs: 3, maxArgs: 3, returns: () => 'dynamic',
-    sql: ([a, s, e]) => `to_json(list_slice(CAST(${toDynamicSql(a!)} AS JSON[]), ${castTo(s!, 'long')} + 1, ${castTo(e!, 'long')} + 1))`,
+    shape: 'array',
+    minArgs: 3,
+    maxArgs: 3,
+    returns: () => 'dynamic',
+    sql: ([a, s, e]) =>
+      `to_json(list_slice(CAST(${toDynamicSql(a!)} AS JSON[]), ${castTo(s!, 'long')} + 1, ${castTo(e!, 'long')} + 1))`,
   },
   extract_all: {
-    shape: 'array', minArgs: 2, maxArgs: 3, returns: () => 'dynamic',
+    shape: 'array',
+    minArgs: 2,
+    maxArgs: 3,
+    returns: () => 'dynamic',
     sql: (a) => {
       const [re, groups, text] = a.length === 3 ? a : [a[0], undefined, a[1]];
       const reText = typeof re!.constant?.value === 'string' ? re!.constant.value : undefined;
       // Capture groups of a constant pattern: with one, an array of its matches; with several, an array of arrays.
-      const n = reText === undefined ? 1 : (reText.match(/\((?!\?)/g) ?? []).length + (reText.match(/\(\?P?</g) ?? []).length;
-      if (groups && !(Array.isArray(groups.constant?.value) && (groups.constant!.value as unknown[]).every((g) => Number.isInteger(g) && (g as number) >= 0))) {
+      const n =
+        reText === undefined ? 1 : (reText.match(/\((?!\?)/g) ?? []).length + (reText.match(/\(\?P?</g) ?? []).length;
+      if (
+        groups &&
+        !(
+          Array.isArray(groups.constant?.value) &&
+          (groups.constant!.value as unknown[]).every((g) => Number.isInteger(g) && (g as number) >= 0)
+        )
+      ) {
         fail('the capture groups must be a constant array of group numbers, such as dynamic([1, 2])');
       }
       const wanted = groups ? (groups.constant!.value as number[]) : Array.from({ length: n }, (_, i) => i + 1);
@@ -359,7 +611,10 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   parse_url: {
-    shape: 'dictionary', minArgs: 1, maxArgs: 1, returns: () => 'dynamic',
+    shape: 'dictionary',
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'dynamic',
     sql: ([u]) => {
       const re = `'^([a-zA-Z][a-zA-Z0-9+.-]*)://(?:([^:@/]*)(?::([^@/]*))?@)?([^:/?#]*)(?::([0-9]+))?([^?#]*)(?:\\?([^#]*))?(?:#(.*))?$'`;
       const s = asStringSql(u!);
@@ -369,12 +624,15 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   format_bytes: {
-    minArgs: 1, maxArgs: 3, returns: () => 'string',
+    minArgs: 1,
+    maxArgs: 3,
+    returns: () => 'string',
     sql: ([v, p]) => {
       if (p && typeof p.constant?.value !== 'bigint') fail('the precision must be a whole number constant');
       const digits = p ? Number(p.constant!.value) : 0;
       const x = castTo(v!, 'real');
-      const fmt = (div: string, unit: string) => `format('{:.${Math.max(0, Math.min(digits, 10))}f} ${unit}', ${x} / ${div})`;
+      const fmt = (div: string, unit: string) =>
+        `format('{:.${Math.max(0, Math.min(digits, 10))}f} ${unit}', ${x} / ${div})`;
       return `(CASE WHEN ${x} IS NULL THEN NULL WHEN abs(${x}) < 1024 THEN ${fmt('1', 'Bytes')} WHEN abs(${x}) < 1048576 THEN ${fmt('1024', 'KB')}
         WHEN abs(${x}) < 1073741824 THEN ${fmt('1048576', 'MB')} WHEN abs(${x}) < 1099511627776 THEN ${fmt('1073741824', 'GB')}
         WHEN abs(${x}) < 1125899906842624 THEN ${fmt('1099511627776', 'TB')} ELSE ${fmt('1125899906842624', 'PB')} END)`;
@@ -382,36 +640,60 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   },
   // ---- ip
   // An offline GeoIP lookup (a JavaScript function in DuckDB, see service/query/geoip.ts).
-  geo_info_from_ip_address: { shape: 'dictionary', minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([ip]) => `CAST(ferry_geo_info(${asStringSql(ip!)}) AS JSON)` },
-  parse_ipv4: fixed('long', ['string'], ([s]) => `(ferry_ipv4(${s}) >> (32 - ferry_ipv4_bits(${s})) << (32 - ferry_ipv4_bits(${s})))`),
-  ipv4_is_in_range: fixed('bool', ['string', 'string'], ([ip, range]) =>
-    `(ferry_ipv4(${ip}) >> (32 - ferry_ipv4_bits(${range})) = ferry_ipv4(${range}) >> (32 - ferry_ipv4_bits(${range})))`),
-  ipv4_is_private: fixed('bool', ['string'], ([s]) => `(regexp_full_match(${s}, '(10\\.\\d+|172\\.(1[6-9]|2\\d|3[01])|192\\.168)\\.\\d+\\.\\d+'))`),
+  geo_info_from_ip_address: {
+    shape: 'dictionary',
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'dynamic',
+    sql: ([ip]) => `CAST(ferry_geo_info(${asStringSql(ip!)}) AS JSON)`,
+  },
+  parse_ipv4: fixed(
+    'long',
+    ['string'],
+    ([s]) => `(ferry_ipv4(${s}) >> (32 - ferry_ipv4_bits(${s})) << (32 - ferry_ipv4_bits(${s})))`,
+  ),
+  ipv4_is_in_range: fixed(
+    'bool',
+    ['string', 'string'],
+    ([ip, range]) =>
+      `(ferry_ipv4(${ip}) >> (32 - ferry_ipv4_bits(${range})) = ferry_ipv4(${range}) >> (32 - ferry_ipv4_bits(${range})))`,
+  ),
+  ipv4_is_private: fixed(
+    'bool',
+    ['string'],
+    ([s]) => `(regexp_full_match(${s}, '(10\\.\\d+|172\\.(1[6-9]|2\\d|3[01])|192\\.168)\\.\\d+\\.\\d+'))`,
+  ),
 };
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
 // The text of a parse pattern's capture group; null when the pattern does not match (the binder builds it).
 SCALAR_FUNCTIONS['parse_capture#'] = {
-  minArgs: 3, maxArgs: 3, returns: () => 'string',
-  sql: ([s, re, g]) => `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN regexp_extract(${s!.sql}, ${re!.sql}, ${String(g!.constant!.value)}) END)`,
+  minArgs: 3,
+  maxArgs: 3,
+  returns: () => 'string',
+  sql: ([s, re, g]) =>
+    `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN regexp_extract(${s!.sql}, ${re!.sql}, ${String(g!.constant!.value)}) END)`,
 };
 
 /** Epoch numbers in a unit → datetime; whole numbers stay exact (a double would lose the nanoseconds). */
 function epochToDatetime(nsPerUnit: number): ScalarFunction {
   return {
-    minArgs: 1, maxArgs: 1,
+    minArgs: 1,
+    maxArgs: 1,
     returns(args) {
       checkConvertible(args[0]!, 'real', 0);
       return 'datetime';
     },
-    sql: ([n]) => (n!.type === 'long'
-      ? `make_timestamp_ns(${n!.sql} * ${nsPerUnit})`
-      : `make_timestamp_ns(CAST(round(${castTo(n!, 'real')} * ${nsPerUnit}) AS BIGINT))`),
+    sql: ([n]) =>
+      n!.type === 'long'
+        ? `make_timestamp_ns(${n!.sql} * ${nsPerUnit})`
+        : `make_timestamp_ns(CAST(round(${castTo(n!, 'real')} * ${nsPerUnit}) AS BIGINT))`,
   };
 }
 
 /** now()'s and ago()'s offset: a timespan (or a number of nanoseconds). */
 function timeOffset(off: ArgInfo | undefined): AplType {
-  if (off && off.type !== 'timespan' && off.type !== 'long') fail(`the offset must be a timespan, such as 1h, not ${off.type}`);
+  if (off && off.type !== 'timespan' && off.type !== 'long')
+    fail(`the offset must be a timespan, such as 1h, not ${off.type}`);
   return 'datetime';
 }
 
@@ -432,4 +714,3 @@ function packSql(a: SqlArg[]): string {
   for (let i = 0; i + 1 < a.length; i += 2) parts.push(a[i]!.sql, jsonArg(a[i + 1]!));
   return `json_object(${parts.join(', ')})`;
 }
-

@@ -16,24 +16,89 @@ const DAY = 24n * HOUR;
 
 /** Timespan suffixes of the KQL grammar, plus `w` (weeks), which Axiom's docs use. */
 export const TIMESPAN_UNITS: Record<string, bigint> = {
-  d: DAY, day: DAY, days: DAY,
-  h: HOUR, hr: HOUR, hrs: HOUR, hour: HOUR, hours: HOUR,
-  m: MIN, min: MIN, minute: MIN, minutes: MIN,
-  s: SEC, sec: SEC, second: SEC, seconds: SEC,
-  ms: MS, milli: MS, millis: MS, millisecond: MS, milliseconds: MS,
-  micro: US, micros: US, microsecond: US, microseconds: US,
-  nano: NS, nanos: NS, nanosecond: NS, nanoseconds: NS,
-  tick: 100n, ticks: 100n,
-  w: 7n * DAY, week: 7n * DAY, weeks: 7n * DAY,
+  d: DAY,
+  day: DAY,
+  days: DAY,
+  h: HOUR,
+  hr: HOUR,
+  hrs: HOUR,
+  hour: HOUR,
+  hours: HOUR,
+  m: MIN,
+  min: MIN,
+  minute: MIN,
+  minutes: MIN,
+  s: SEC,
+  sec: SEC,
+  second: SEC,
+  seconds: SEC,
+  ms: MS,
+  milli: MS,
+  millis: MS,
+  millisecond: MS,
+  milliseconds: MS,
+  micro: US,
+  micros: US,
+  microsecond: US,
+  microseconds: US,
+  nano: NS,
+  nanos: NS,
+  nanosecond: NS,
+  nanoseconds: NS,
+  tick: 100n,
+  ticks: 100n,
+  w: 7n * DAY,
+  week: 7n * DAY,
+  weeks: 7n * DAY,
 };
 
 /** Operator names written with hyphens, lexed as one identifier. */
 const HYPHENATED = new Set([
-  'project-away', 'project-keep', 'project-rename', 'project-reorder', 'mv-expand', 'make-series',
-  'parse-kv', 'parse-where', 'extend-valid', 'granny-asc', 'granny-desc',
+  'project-away',
+  'project-keep',
+  'project-rename',
+  'project-reorder',
+  'mv-expand',
+  'make-series',
+  'parse-kv',
+  'parse-where',
+  'extend-valid',
+  'granny-asc',
+  'granny-desc',
 ]);
 
-const PUNCT = ['..', '==', '!=', '<>', '<=', '>=', '=~', '!~', '|', '(', ')', '[', ']', '{', '}', ',', ';', '=', '<', '>', '+', '-', '*', '/', '%', '.', ':', '!', '~', '?'];
+const PUNCT = [
+  '..',
+  '==',
+  '!=',
+  '<>',
+  '<=',
+  '>=',
+  '=~',
+  '!~',
+  '|',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  ';',
+  '=',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '.',
+  ':',
+  '!',
+  '~',
+  '?',
+];
 
 const isIdentStart = (c: string) => /[A-Za-z_$]/.test(c);
 const isIdentPart = (c: string) => /[A-Za-z0-9_]/.test(c);
@@ -65,7 +130,11 @@ export function tokenize(src: string): Token[] {
     }
     const start = i;
     // Strings: '...', "...", verbatim @'...' / @"...", and the h/H obfuscated prefix of KQL.
-    if (c === '"' || c === "'" || ((c === '@' || c === 'h' || c === 'H') && (src[i + 1] === '"' || src[i + 1] === "'"))) {
+    if (
+      c === '"' ||
+      c === "'" ||
+      ((c === '@' || c === 'h' || c === 'H') && (src[i + 1] === '"' || src[i + 1] === "'"))
+    ) {
       const verbatim = c === '@';
       if (c !== '"' && c !== "'") i++;
       const quote = src[i]!;
@@ -85,7 +154,17 @@ export function tokenize(src: string): Token[] {
         }
         if (ch === '\\' && !verbatim) {
           const e = src[i + 1];
-          const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', '"': '"', "'": "'", '0': '\0', b: '\b', f: '\f' };
+          const simple: Record<string, string> = {
+            n: '\n',
+            t: '\t',
+            r: '\r',
+            '\\': '\\',
+            '"': '"',
+            "'": "'",
+            '0': '\0',
+            b: '\b',
+            f: '\f',
+          };
           if (e !== undefined && simple[e] !== undefined) {
             value += simple[e];
             i += 2;
@@ -137,14 +216,22 @@ export function tokenize(src: string): Token[] {
         const unit = src.slice(i, j);
         const ns = TIMESPAN_UNITS[unit];
         if (ns === undefined) fail(`unknown timespan unit "${unit}" in "${src.slice(start, j)}"`, start);
-        tokens.push({ kind: 'timespan', text: src.slice(start, j), value: timespanNs(numText, ns!), pos: start, end: j });
+        tokens.push({
+          kind: 'timespan',
+          text: src.slice(start, j),
+          value: timespanNs(numText, ns!),
+          pos: start,
+          end: j,
+        });
         i = j;
         continue;
       }
       if (isIdentStart(src[i] ?? '')) fail(`unexpected character "${src[i]}" after number ${numText}`, i);
-      tokens.push(isReal
-        ? { kind: 'real', text: numText, value: Number(numText), pos: start, end: i }
-        : { kind: 'int', text: numText, value: BigInt(numText), pos: start, end: i });
+      tokens.push(
+        isReal
+          ? { kind: 'real', text: numText, value: Number(numText), pos: start, end: i }
+          : { kind: 'int', text: numText, value: BigInt(numText), pos: start, end: i },
+      );
       continue;
     }
     if (isIdentStart(c)) {
@@ -166,7 +253,13 @@ export function tokenize(src: string): Token[] {
         const close = src.indexOf(')', open);
         if (close < 0) fail('datetime( has no closing parenthesis', open);
         tokens.push({ kind: 'punct', text: '(', pos: open, end: open + 1 });
-        tokens.push({ kind: 'raw', text: src.slice(open + 1, close), value: src.slice(open + 1, close).trim(), pos: open + 1, end: close });
+        tokens.push({
+          kind: 'raw',
+          text: src.slice(open + 1, close),
+          value: src.slice(open + 1, close).trim(),
+          pos: open + 1,
+          end: close,
+        });
         tokens.push({ kind: 'punct', text: ')', pos: close, end: close + 1 });
         i = close + 1;
       }

@@ -48,7 +48,11 @@ export type Operator =
   | { op: 'project'; pos: number; items: Assignment[] }
   | { op: 'project-away' | 'project-keep'; pos: number; patterns: NamePattern[] }
   | { op: 'project-rename'; pos: number; items: { pos: number; name: string; from: string }[] }
-  | { op: 'project-reorder'; pos: number; items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[] }
+  | {
+      op: 'project-reorder';
+      pos: number;
+      items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[];
+    }
   | { op: 'summarize'; pos: number; aggs: Assignment[]; by: Assignment[] }
   | { op: 'sort'; pos: number; keys: SortKey[] }
   | { op: 'take'; pos: number; count: Expr }
@@ -59,19 +63,31 @@ export type Operator =
   | { op: 'union'; pos: number; withSource?: string; tables: TableRef[] }
   | { op: 'search'; pos: number; caseSensitive: boolean; predicate: Expr }
   | { op: 'join' | 'lookup'; pos: number; kind?: string; right: TableRef; on: JoinCondition[] }
-  | { op: 'mv-expand'; pos: number; bagKind: 'bag' | 'array'; itemIndex?: string; items: { pos: number; name?: string; expr: Expr; toType?: string }[]; limit?: number }
+  | {
+      op: 'mv-expand';
+      pos: number;
+      bagKind: 'bag' | 'array';
+      itemIndex?: string;
+      items: { pos: number; name?: string; expr: Expr; toType?: string }[];
+      limit?: number;
+    }
   | { op: 'parse' | 'parse-where'; pos: number; kind: 'simple' | 'regex' | 'relaxed'; expr: Expr; parts: ParsePart[] }
   | { op: 'sample'; pos: number; proportion: Expr }
   | {
-    op: 'make-series'; pos: number; aggs: (Assignment & { default?: Expr })[]; axis: Expr;
-    from?: Expr; to?: Expr; step: Expr; by: Assignment[];
-  }
+      op: 'make-series';
+      pos: number;
+      aggs: (Assignment & { default?: Expr })[];
+      axis: Expr;
+      from?: Expr;
+      to?: Expr;
+      step: Expr;
+      by: Assignment[];
+    }
   | { op: 'unsupported'; pos: number; name: string };
 
 /** A table operand of union/join/lookup/search: a parenthesised tabular expression, or a name or pattern. */
 export type TableRef =
-  | { kind: 'tabular'; pos: number; expr: TabularExpr }
-  | { kind: 'pattern'; pos: number; pattern: string };
+  { kind: 'tabular'; pos: number; expr: TabularExpr } | { kind: 'pattern'; pos: number; pattern: string };
 
 /** `key` (the same name on both sides) or `$left.a == $right.b`. */
 export interface JoinCondition {
@@ -82,9 +98,7 @@ export interface JoinCondition {
 
 /** Pieces of a parse pattern: constant text, `*` (skip), or a column to capture (with an optional type). */
 export type ParsePart =
-  | { kind: 'const'; text: string }
-  | { kind: 'star' }
-  | { kind: 'name'; name: string; type?: string; pos: number };
+  { kind: 'const'; text: string } | { kind: 'star' } | { kind: 'name'; name: string; type?: string; pos: number };
 
 export type Source =
   | { kind: 'table'; pos: number; name: string }

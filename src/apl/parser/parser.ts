@@ -7,31 +7,90 @@ import { tokenize } from '../lexer/lexer.js';
 import type { Token } from '../lexer/tokens.js';
 import { parseRfc3339Ns } from '../../util/time.js';
 import type {
-  Assignment, DynamicValue, Expr, LiteralType, NamePattern, Operator, ParsePart, Query, SortKey, Source, Statement, TableRef, TabularExpr,
+  Assignment,
+  DynamicValue,
+  Expr,
+  LiteralType,
+  NamePattern,
+  Operator,
+  ParsePart,
+  Query,
+  SortKey,
+  Source,
+  Statement,
+  TableRef,
+  TabularExpr,
 } from './ast.js';
 
 /** Binary operators on strings and sets, at the precedence of comparisons. */
 export const STRING_OPERATORS = new Set([
-  'contains', '!contains', 'contains_cs', '!contains_cs',
-  'startswith', '!startswith', 'startswith_cs', '!startswith_cs',
-  'endswith', '!endswith', 'endswith_cs', '!endswith_cs',
-  'has', '!has', 'has_cs', '!has_cs',
-  'hasprefix', '!hasprefix', 'hasprefix_cs', '!hasprefix_cs',
-  'hassuffix', '!hassuffix', 'hassuffix_cs', '!hassuffix_cs',
+  'contains',
+  '!contains',
+  'contains_cs',
+  '!contains_cs',
+  'startswith',
+  '!startswith',
+  'startswith_cs',
+  '!startswith_cs',
+  'endswith',
+  '!endswith',
+  'endswith_cs',
+  '!endswith_cs',
+  'has',
+  '!has',
+  'has_cs',
+  '!has_cs',
+  'hasprefix',
+  '!hasprefix',
+  'hasprefix_cs',
+  '!hasprefix_cs',
+  'hassuffix',
+  '!hassuffix',
+  'hassuffix_cs',
+  '!hassuffix_cs',
 ]);
 const LIST_OPERATORS = new Set(['in', '!in', 'in~', '!in~', 'has_any', 'has_any_cs', 'has_all']);
 const COMPARISONS = new Set(['==', '!=', '<>', '<', '<=', '>', '>=', '=~', '!~']);
 
 /** Tabular operators the engine knows by name but does not run yet: they answer a clear 400. */
 const KNOWN_UNSUPPORTED_OPERATORS = new Set([
-  'parse-kv', 'redact', 'extend-valid', 'externaldata', 'as', 'serialize', 'render', 'fork', 'facet', 'evaluate', 'invoke',
-  'mv-apply', 'partition', 'range', 'reduce', 'scan', 'sample-distinct', 'top-nested', 'top-hitters', 'find',
+  'parse-kv',
+  'redact',
+  'extend-valid',
+  'externaldata',
+  'as',
+  'serialize',
+  'render',
+  'fork',
+  'facet',
+  'evaluate',
+  'invoke',
+  'mv-apply',
+  'partition',
+  'range',
+  'reduce',
+  'scan',
+  'sample-distinct',
+  'top-nested',
+  'top-hitters',
+  'find',
 ]);
 
 /** Type names accepted by typed literals and schemas. */
 export const TYPE_NAMES: Record<string, LiteralType> = {
-  string: 'string', int: 'long', long: 'long', real: 'real', double: 'real', decimal: 'real', bool: 'bool', boolean: 'bool',
-  datetime: 'datetime', date: 'datetime', timespan: 'timespan', time: 'timespan', dynamic: 'dynamic',
+  string: 'string',
+  int: 'long',
+  long: 'long',
+  real: 'real',
+  double: 'real',
+  decimal: 'real',
+  bool: 'bool',
+  boolean: 'bool',
+  datetime: 'datetime',
+  date: 'datetime',
+  timespan: 'timespan',
+  time: 'timespan',
+  dynamic: 'dynamic',
 };
 
 /** How deep the parser lets a query nest, and the setting a refusal names so the user knows what to raise. */
@@ -60,7 +119,10 @@ class Parser {
   private readonly maxDepth: number;
   private readonly depthLimit: string;
 
-  constructor(private readonly src: string, limits?: ParseLimits) {
+  constructor(
+    private readonly src: string,
+    limits?: ParseLimits,
+  ) {
     this.toks = tokenize(src);
     // Never above the hard cap: the binder and compiler walk the tree recursively.
     this.maxDepth = Math.min(limits?.maxDepth ?? MAX_DEPTH, MAX_DEPTH);
@@ -142,14 +204,18 @@ class Parser {
 
   private isNameStart(): boolean {
     const t = this.peek();
-    return (t.kind === 'ident' && !t.text.startsWith('!')) || (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2));
+    return (
+      (t.kind === 'ident' && !t.text.startsWith('!')) ||
+      (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2))
+    );
   }
 
   /** True when the tokens ahead are `name =` (an assignment, not a comparison). */
   private atAssignment(): boolean {
     const t = this.peek();
     if (t.kind === 'ident' && !t.text.startsWith('!')) return this.isPunct('=', 1);
-    if (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2)) return this.isPunct('=', 3);
+    if (t.kind === 'punct' && t.text === '[' && this.peek(1).kind === 'string' && this.isPunct(']', 2))
+      return this.isPunct('=', 3);
     return false;
   }
 
@@ -218,7 +284,8 @@ class Parser {
 
   private typeName(): string {
     const t = this.ident('a type name');
-    if (!(t.text in TYPE_NAMES)) this.fail(`unknown type "${t.text}" (expected one of ${Object.keys(TYPE_NAMES).join(', ')})`, t);
+    if (!(t.text in TYPE_NAMES))
+      this.fail(`unknown type "${t.text}" (expected one of ${Object.keys(TYPE_NAMES).join(', ')})`, t);
     return t.text;
   }
 
@@ -271,7 +338,12 @@ class Parser {
       }
       return { kind: 'search', pos: t.pos, caseSensitive, tables, predicate: this.expression() };
     }
-    if (t.kind === 'ident' && KNOWN_UNSUPPORTED_OPERATORS.has(t.text) && !this.isPunct('|', 1) && this.peek(1).kind !== 'eof') {
+    if (
+      t.kind === 'ident' &&
+      KNOWN_UNSUPPORTED_OPERATORS.has(t.text) &&
+      !this.isPunct('|', 1) &&
+      this.peek(1).kind !== 'eof'
+    ) {
       this.fail(`"${t.text}" as a query source is not supported`);
     }
     const n = this.nameToken('a dataset name');
@@ -403,7 +475,8 @@ class Parser {
           for (let depth = 0; this.peek().kind !== 'eof' && (depth > 0 || !this.isPunct('|'));) {
             const t2 = this.next();
             if (t2.kind === 'punct' && (t2.text === '(' || t2.text === '[' || t2.text === '{')) depth++;
-            if (t2.kind === 'punct' && (t2.text === ')' || t2.text === ']' || t2.text === '}')) depth = Math.max(0, depth - 1);
+            if (t2.kind === 'punct' && (t2.text === ')' || t2.text === ']' || t2.text === '}'))
+              depth = Math.max(0, depth - 1);
           }
           return { op: 'unsupported', pos, name: t.text };
         }
@@ -428,7 +501,8 @@ class Parser {
     if (this.isWord('kind') && this.isPunct('=', 1)) {
       this.i += 2;
       const k = this.ident('a search kind');
-      if (!['case_sensitive', 'case_insensitive', 'default'].includes(k.text)) this.fail(`unknown search kind "${k.text}" (case_sensitive, case_insensitive or default)`, k);
+      if (!['case_sensitive', 'case_insensitive', 'default'].includes(k.text))
+        this.fail(`unknown search kind "${k.text}" (case_sensitive, case_insensitive or default)`, k);
       return k.text === 'case_sensitive';
     }
     return false;
@@ -478,7 +552,9 @@ class Parser {
     this.expectPunct('==');
     const b = side();
     if (!b || b.side === a.side) this.fail('a join condition compares $left.column with $right.column', t);
-    return a.side === '$left' ? { pos: t.pos, left: a.name, right: b!.name } : { pos: t.pos, left: b!.name, right: a.name };
+    return a.side === '$left'
+      ? { pos: t.pos, left: a.name, right: b!.name }
+      : { pos: t.pos, left: b!.name, right: a.name };
   }
 
   /** mv-expand [kind=bag|array] [with_itemindex=I] [name =] expr [to typeof(T)], ... [limit N] */
@@ -648,7 +724,10 @@ class Parser {
     try {
       const e = this.or();
       // The outermost expression checks the whole tree once (operator chains nest without recursion here).
-      if (this.expressionNesting === 1) checkDepth(e, this.maxDepth, (pos) => this.fail(`the expression is nested too deeply (${this.depthLimit})`, pos));
+      if (this.expressionNesting === 1)
+        checkDepth(e, this.maxDepth, (pos) =>
+          this.fail(`the expression is nested too deeply (${this.depthLimit})`, pos),
+        );
       return e;
     } finally {
       this.nesting--;
@@ -667,11 +746,17 @@ class Parser {
   }
 
   private or(): Expr {
-    return this.chain(() => this.and(), (t) => t.kind === 'ident' && t.text === 'or');
+    return this.chain(
+      () => this.and(),
+      (t) => t.kind === 'ident' && t.text === 'or',
+    );
   }
 
   private and(): Expr {
-    return this.chain(() => this.comparison(), (t) => t.kind === 'ident' && t.text === 'and');
+    return this.chain(
+      () => this.comparison(),
+      (t) => t.kind === 'ident' && t.text === 'and',
+    );
   }
 
   private comparison(): Expr {
@@ -684,7 +769,7 @@ class Parser {
       } else if (t.kind === 'ident' && STRING_OPERATORS.has(t.text)) {
         this.next();
         left = { kind: 'binary', pos: t.pos, op: t.text, left, right: this.additive() };
-      } else if (t.kind === 'punct' && t.text === ':' && (left.kind === 'name')) {
+      } else if (t.kind === 'punct' && t.text === ':' && left.kind === 'name') {
         // search's field:"term" means field has "term"
         this.next();
         left = { kind: 'binary', pos: t.pos, op: 'has', left, right: this.additive() };
@@ -715,11 +800,17 @@ class Parser {
   }
 
   private additive(): Expr {
-    return this.chain(() => this.multiplicative(), (t) => t.kind === 'punct' && (t.text === '+' || t.text === '-'));
+    return this.chain(
+      () => this.multiplicative(),
+      (t) => t.kind === 'punct' && (t.text === '+' || t.text === '-'),
+    );
   }
 
   private multiplicative(): Expr {
-    return this.chain(() => this.unary(), (t) => t.kind === 'punct' && (t.text === '*' || t.text === '/' || t.text === '%'));
+    return this.chain(
+      () => this.unary(),
+      (t) => t.kind === 'punct' && (t.text === '*' || t.text === '/' || t.text === '%'),
+    );
   }
 
   private unary(): Expr {
@@ -734,7 +825,8 @@ class Parser {
       }
       if (t.text === '-' && operand.kind === 'literal' && operand.value !== null) {
         if (typeof operand.value === 'bigint') return { ...operand, pos: t.pos, value: -operand.value };
-        if (typeof operand.value === 'number' && operand.type === 'real') return { ...operand, pos: t.pos, value: -operand.value };
+        if (typeof operand.value === 'number' && operand.type === 'real')
+          return { ...operand, pos: t.pos, value: -operand.value };
       }
       return { kind: 'unary', pos: t.pos, op: t.text as '-' | '+', operand };
     }
@@ -744,11 +836,22 @@ class Parser {
   private postfix(): Expr {
     let e = this.primary();
     for (;;) {
-      if (this.isPunct('.') && this.peek(1).kind === 'ident' && (e.kind === 'name' || e.kind === 'member' || e.kind === 'index' || e.kind === 'call')) {
+      if (
+        this.isPunct('.') &&
+        this.peek(1).kind === 'ident' &&
+        (e.kind === 'name' || e.kind === 'member' || e.kind === 'index' || e.kind === 'call')
+      ) {
         const dot = this.next();
         const n = this.next();
         e = { kind: 'member', pos: dot.pos, target: e, name: n.text };
-      } else if (this.isPunct('[') && (e.kind === 'name' || e.kind === 'member' || e.kind === 'index' || e.kind === 'call' || (e.kind === 'literal' && e.type === 'dynamic'))) {
+      } else if (
+        this.isPunct('[') &&
+        (e.kind === 'name' ||
+          e.kind === 'member' ||
+          e.kind === 'index' ||
+          e.kind === 'call' ||
+          (e.kind === 'literal' && e.type === 'dynamic'))
+      ) {
         const b = this.next();
         const index = this.expression();
         this.expectPunct(']');
@@ -802,7 +905,8 @@ class Parser {
   private identExpression(): Expr {
     const t = this.next();
     if (t.text.startsWith('!')) this.fail(`unexpected operator "${t.text}"`, t);
-    if (t.text === 'true' || t.text === 'false') return { kind: 'literal', pos: t.pos, type: 'bool', value: t.text === 'true' };
+    if (t.text === 'true' || t.text === 'false')
+      return { kind: 'literal', pos: t.pos, type: 'bool', value: t.text === 'true' };
     if (!this.isPunct('(')) return { kind: 'name', pos: t.pos, name: t.text, quoted: false };
     if (t.text === 'datetime') return this.datetimeLiteral(t);
     if (t.text === 'dynamic') return this.dynamicLiteral(t);
@@ -850,7 +954,8 @@ class Parser {
     if (text === 'null') return { kind: 'literal', pos: t.pos, type: 'datetime', value: null };
     if (/^(['"]).*\1$/.test(text)) text = text.slice(1, -1);
     const ns = parseDatetimeText(text);
-    if (ns === null) this.fail(`invalid datetime "${text}" (expected e.g. 2024-01-15T14:00:00Z or 2024-01-15 14:00)`, raw);
+    if (ns === null)
+      this.fail(`invalid datetime "${text}" (expected e.g. 2024-01-15T14:00:00Z or 2024-01-15 14:00)`, raw);
     return { kind: 'literal', pos: t.pos, type: 'datetime', value: ns };
   }
 
@@ -921,14 +1026,34 @@ function checkDepth(root: Expr, maxDepth: number, fail: (pos: number) => never):
     if (d > maxDepth) fail(e.pos);
     const push = (c: Expr) => stack.push([c, d + 1]);
     switch (e.kind) {
-      case 'member': push(e.target); break;
-      case 'index': push(e.target); push(e.index); break;
-      case 'call': e.args.forEach(push); break;
-      case 'unary': push(e.operand); break;
-      case 'binary': push(e.left); push(e.right); break;
-      case 'list': push(e.left); e.items.forEach(push); break;
-      case 'between': push(e.left); push(e.low); push(e.high); break;
-      default: break;
+      case 'member':
+        push(e.target);
+        break;
+      case 'index':
+        push(e.target);
+        push(e.index);
+        break;
+      case 'call':
+        e.args.forEach(push);
+        break;
+      case 'unary':
+        push(e.operand);
+        break;
+      case 'binary':
+        push(e.left);
+        push(e.right);
+        break;
+      case 'list':
+        push(e.left);
+        e.items.forEach(push);
+        break;
+      case 'between':
+        push(e.left);
+        push(e.low);
+        push(e.high);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -947,7 +1072,7 @@ export function parseDatetimeText(text: string): bigint | null {
 /** Converts a literal to another literal type for typed literals such as real(1) or long(2.0). */
 function convertLiteral(value: unknown, from: LiteralType, to: LiteralType): unknown {
   if (from === to) return value;
-  if (to === 'real' && (from === 'long')) return Number(value as bigint);
+  if (to === 'real' && from === 'long') return Number(value as bigint);
   if (to === 'long' && from === 'real' && Number.isInteger(value)) return BigInt(value as number);
   if (to === 'dynamic') return typeof value === 'bigint' ? Number(value) : value;
   if (to === 'timespan' && from === 'long') return value;

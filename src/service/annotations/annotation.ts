@@ -40,7 +40,8 @@ export function readAnnotationBody(body: unknown, nowIso: string, base?: Annotat
   if (!type) throw new FieldError('type', 'is required (for example "deploy")');
   let datasets = base?.datasets ?? [];
   if (b.datasets !== undefined) {
-    if (!Array.isArray(b.datasets) || b.datasets.some((d) => typeof d !== 'string' || !d)) throw new FieldError('datasets', 'must be an array of dataset names');
+    if (!Array.isArray(b.datasets) || b.datasets.some((d) => typeof d !== 'string' || !d))
+      throw new FieldError('datasets', 'must be an array of dataset names');
     datasets = [...new Set(b.datasets as string[])];
   }
   if (!datasets.length) throw new FieldError('datasets', 'is required: the datasets the annotation marks');
@@ -52,9 +53,10 @@ export function readAnnotationBody(body: unknown, nowIso: string, base?: Annotat
       throw new FieldError('url', `must be a URL, not "${url}"`);
     }
   }
-  const time = b.time !== undefined ? optionalTime(b.time, 'time') ?? nowIso : base?.time ?? nowIso;
-  const endTime = b.endTime !== undefined ? optionalTime(b.endTime, 'endTime') : base?.endTime ?? null;
-  if (endTime !== null && Date.parse(endTime) < Date.parse(time)) throw new FieldError('endTime', `(${endTime}) is before time (${time})`);
+  const time = b.time !== undefined ? (optionalTime(b.time, 'time') ?? nowIso) : (base?.time ?? nowIso);
+  const endTime = b.endTime !== undefined ? optionalTime(b.endTime, 'endTime') : (base?.endTime ?? null);
+  if (endTime !== null && Date.parse(endTime) < Date.parse(time))
+    throw new FieldError('endTime', `(${endTime}) is before time (${time})`);
   return { type, datasets, title: str('title'), description: str('description'), url, time, endTime };
 }
 

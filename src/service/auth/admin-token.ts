@@ -12,7 +12,10 @@ import { StartupError } from '../../util/startup-error.js';
 export function resolveAdminToken(dataDir: string, env: NodeJS.ProcessEnv, log: Logger): string {
   const fromEnv = env.FERRY_ADMIN_TOKEN?.trim();
   if (fromEnv) {
-    if (!fromEnv.startsWith('xapt-')) log.warn('FERRY_ADMIN_TOKEN does not start with "xapt-"; axiom-go and the axiom CLI reject such tokens client-side');
+    if (!fromEnv.startsWith('xapt-'))
+      log.warn(
+        'FERRY_ADMIN_TOKEN does not start with "xapt-"; axiom-go and the axiom CLI reject such tokens client-side',
+      );
     return fromEnv;
   }
   const file = join(dataDir, 'admin-token');
@@ -20,7 +23,9 @@ export function resolveAdminToken(dataDir: string, env: NodeJS.ProcessEnv, log: 
     // The owner's token opens everything: a copy others can read is refused, not used.
     const mode = statSync(file).mode & 0o777;
     if ((mode & 0o077) !== 0) {
-      throw new StartupError(`${file} is readable by others (mode ${mode.toString(8).padStart(4, '0')}); it holds the owner's token: chmod 600 ${file}`);
+      throw new StartupError(
+        `${file} is readable by others (mode ${mode.toString(8).padStart(4, '0')}); it holds the owner's token: chmod 600 ${file}`,
+      );
     }
     return readFileSync(file, 'utf8').trim();
   }

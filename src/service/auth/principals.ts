@@ -9,5 +9,12 @@ export function ownerPrincipal(): Principal {
 }
 
 export function tokenPrincipal(t: TokenRecord): Principal {
-  return { kind: 'api', tokenId: t.id, name: t.name, datasetCapabilities: t.datasetCapabilities, orgCapabilities: t.orgCapabilities, expiresAt: t.expiresAt };
+  return {
+    kind: 'api',
+    tokenId: t.id,
+    name: t.name,
+    datasetCapabilities: t.datasetCapabilities,
+    orgCapabilities: t.orgCapabilities,
+    expiresAt: t.expiresAt,
+  };
 }

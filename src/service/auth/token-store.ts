@@ -42,11 +42,19 @@ export class TokenStore {
     await db.use(async (c) => {
       await c.run(DDL);
       for (const r of await c.all('SELECT * FROM ferry_tokens')) {
-        s.remember({
-          id: r.id as string, name: r.name as string, description: (r.description as string) ?? '',
-          datasetCapabilities: JSON.parse(r.dataset_caps as string), orgCapabilities: JSON.parse(r.org_caps as string),
-          expiresAt: (r.expires_at as string | null) ?? null, createdAt: r.created_at as string, createdBy: r.created_by as string,
-        }, r.hash as string);
+        s.remember(
+          {
+            id: r.id as string,
+            name: r.name as string,
+            description: (r.description as string) ?? '',
+            datasetCapabilities: JSON.parse(r.dataset_caps as string),
+            orgCapabilities: JSON.parse(r.org_caps as string),
+            expiresAt: (r.expires_at as string | null) ?? null,
+            createdAt: r.created_at as string,
+            createdBy: r.created_by as string,
+          },
+          r.hash as string,
+        );
       }
     });
     return s;
@@ -68,7 +76,9 @@ export class TokenStore {
 
   /** Tokens that can still be used, oldest first. */
   list(): TokenRecord[] {
-    return [...this.byId.values()].map((e) => e.record).filter((t) => !isExpired(t))
+    return [...this.byId.values()]
+      .map((e) => e.record)
+      .filter((t) => !isExpired(t))
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
@@ -77,8 +87,15 @@ export class TokenStore {
     const record: TokenRecord = { ...input, id: randomUUID(), createdAt: new Date().toISOString() };
     const hash = hashSecret(secret);
     await this.db.run(`INSERT INTO ferry_tokens VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
-      record.id, record.name, record.description, hash, JSON.stringify(record.datasetCapabilities),
-      JSON.stringify(record.orgCapabilities), record.expiresAt, record.createdAt, record.createdBy,
+      record.id,
+      record.name,
+      record.description,
+      hash,
+      JSON.stringify(record.datasetCapabilities),
+      JSON.stringify(record.orgCapabilities),
+      record.expiresAt,
+      record.createdAt,
+      record.createdBy,
     ]);
     this.remember(record, hash);
     return { record, secret };

@@ -2,7 +2,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import {
-  type Action, canDataset, canOrg, canSeeDataset, type DatasetCapability, type OrgArea, type Principal,
+  type Action,
+  canDataset,
+  canOrg,
+  canSeeDataset,
+  type DatasetCapability,
+  type OrgArea,
+  type Principal,
 } from '../auth/capabilities.js';
 import { hashSecret, isExpired, type TokenStore } from '../auth/token-store.js';
 import { forbidden, unauthorized } from './errors.js';
@@ -12,7 +18,10 @@ export { OWNER_ID } from '../auth/principals.js';
 
 export class Authenticator {
   private readonly adminHash: Buffer;
-  constructor(adminToken: string, private readonly tokens: TokenStore) {
+  constructor(
+    adminToken: string,
+    private readonly tokens: TokenStore,
+  ) {
     this.adminHash = Buffer.from(hashSecret(adminToken), 'hex');
   }
 
@@ -48,5 +57,6 @@ export function requireDataset(req: FastifyRequest, dataset: string, cap: Datase
 }
 
 export function requireVisible(req: FastifyRequest, dataset: string): void {
-  if (!canSeeDataset(req.principal, dataset)) throw forbidden(`Forbidden: this token has no access to dataset "${dataset}"`);
+  if (!canSeeDataset(req.principal, dataset))
+    throw forbidden(`Forbidden: this token has no access to dataset "${dataset}"`);
 }

@@ -49,9 +49,17 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     frameworkErrors: (err, req, reply) => {
       const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
       const path = req.url.split('?')[0]!.slice(0, 200);
-      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `a segment of the path ${path}… is longer than ${MAX_PATH_SEGMENT} characters`
-        : err.code === 'FST_ERR_BAD_URL' ? `the path ${path} is not valid percent-encoding` : err.message;
-      void (reply as FastifyReply).code(status).header('X-Axiom-Trace-Id', req.id).type('application/json').send({ code: status, message });
+      const message =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? `a segment of the path ${path}… is longer than ${MAX_PATH_SEGMENT} characters`
+          : err.code === 'FST_ERR_BAD_URL'
+            ? `the path ${path} is not valid percent-encoding`
+            : err.message;
+      void (reply as FastifyReply)
+        .code(status)
+        .header('X-Axiom-Trace-Id', req.id)
+        .type('application/json')
+        .send({ code: status, message });
     },
   });
   const auth = new Authenticator(deps.adminToken, deps.tokens);
@@ -83,7 +91,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     void reply.code(status).headers(headers).type('application/json').send({ code: status, message });
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).type('application/json').send({ code: 404, message: `route ${req.method} ${req.url.split('?')[0]} not found` });
+    void reply
+      .code(404)
+      .type('application/json')
+      .send({ code: 404, message: `route ${req.method} ${req.url.split('?')[0]} not found` });
   });
 
   datasetRoutes(app, deps.store);

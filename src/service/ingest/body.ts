@@ -26,7 +26,10 @@ export interface SpooledBody {
 class Counter extends Transform {
   bytes = 0;
   firstChar: string | undefined;
-  constructor(private readonly limit: number, private readonly what: string) {
+  constructor(
+    private readonly limit: number,
+    private readonly what: string,
+  ) {
     super();
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -53,11 +56,18 @@ const CHUNK = 256 * 1024;
 export function decompressor(encoding: string | undefined): Transform | undefined {
   const enc = (encoding ?? '').trim().toLowerCase();
   switch (enc) {
-    case '': case 'identity': return undefined;
-    case 'gzip': case 'x-gzip': return createGunzip({ chunkSize: CHUNK });
-    case 'deflate': return createInflate({ chunkSize: CHUNK });
-    case 'zstd': return new DecompressStream() as unknown as Transform;
-    default: throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (use gzip, zstd, deflate or none)`);
+    case '':
+    case 'identity':
+      return undefined;
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip({ chunkSize: CHUNK });
+    case 'deflate':
+      return createInflate({ chunkSize: CHUNK });
+    case 'zstd':
+      return new DecompressStream() as unknown as Transform;
+    default:
+      throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (use gzip, zstd, deflate or none)`);
   }
 }
 
@@ -66,7 +76,10 @@ export function decompressor(encoding: string | undefined): Transform | undefine
  * data is a 400; the limits are 413.
  */
 export async function decodeBody(
-  source: Readable, encoding: string | undefined, limits: BodyLimits, sinks: (Transform | Writable)[],
+  source: Readable,
+  encoding: string | undefined,
+  limits: BodyLimits,
+  sinks: (Transform | Writable)[],
 ): Promise<SpooledBody> {
   const wire = new Counter(limits.maxBodyBytes, 'request body');
   const plain = new Counter(limits.maxDecompressedBytes, 'decompressed request body');
@@ -83,7 +96,12 @@ export async function decodeBody(
     const err = e as NodeJS.ErrnoException;
     // csv-parse's fatal errors (a quote never closed, bad characters after a quote) are the body's fault.
     if (err.code?.startsWith('CSV_')) throw badRequest(`invalid CSV body: ${err.message}`);
-    if (inflate && (e === inflateError || err.code?.startsWith('Z_') || /zstd|incorrect header|unexpected end|invalid/i.test(err.message))) {
+    if (
+      inflate &&
+      (e === inflateError ||
+        err.code?.startsWith('Z_') ||
+        /zstd|incorrect header|unexpected end|invalid/i.test(err.message))
+    ) {
       throw badRequest(`cannot decompress ${encoding} body: ${err.message}`);
     }
     throw e;
@@ -93,7 +111,11 @@ export async function decodeBody(
 
 /** Decodes the body into `file`, through `convert` stages first if given (CSV → NDJSON). */
 export async function spoolToFile(
-  source: Readable, encoding: string | undefined, limits: BodyLimits, file: string, convert: Transform[] = [],
+  source: Readable,
+  encoding: string | undefined,
+  limits: BodyLimits,
+  file: string,
+  convert: Transform[] = [],
 ): Promise<SpooledBody> {
   try {
     return await decodeBody(source, encoding, limits, [...convert, createWriteStream(file, { highWaterMark: CHUNK })]);

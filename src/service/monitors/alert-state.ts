@@ -41,7 +41,12 @@ export interface StepResult {
   dropped: number;
 }
 
-export function stepAlerts(m: Monitor, groups: Record<string, GroupState>, observations: Observation[], nowIso: string): StepResult {
+export function stepAlerts(
+  m: Monitor,
+  groups: Record<string, GroupState>,
+  observations: Observation[],
+  nowIso: string,
+): StepResult {
   const M = Math.max(1, m.triggerFromNRuns);
   const N = m.triggerAfterNPositiveResults > 0 ? Math.min(m.triggerAfterNPositiveResults, M) : M;
   const next: Record<string, GroupState> = {};
@@ -59,7 +64,13 @@ export function stepAlerts(m: Monitor, groups: Record<string, GroupState>, obser
     }
     tracked++;
     const recent = [...(prev?.recent ?? []), o.positive].slice(-M);
-    const g: GroupState = { open: prev?.open ?? false, since: prev?.since, recent, groupKeys: o.groupKeys, groupValues: o.groupValues };
+    const g: GroupState = {
+      open: prev?.open ?? false,
+      since: prev?.since,
+      recent,
+      groupKeys: o.groupKeys,
+      groupValues: o.groupValues,
+    };
     if (!g.open && recent.filter(Boolean).length >= N && o.positive) {
       g.open = true;
       g.since = nowIso;
@@ -83,7 +94,12 @@ export function stepAlerts(m: Monitor, groups: Record<string, GroupState>, obser
     const recent = [...prev.recent, false].slice(-M);
     if (prev.open) {
       const o: Observation = {
-        key, groupKeys: prev.groupKeys, groupValues: prev.groupValues, value: 0, positive: false, noData: true,
+        key,
+        groupKeys: prev.groupKeys,
+        groupValues: prev.groupValues,
+        value: 0,
+        positive: false,
+        noData: true,
         sentence: 'The series stopped returning data',
       };
       const e: AlertEvent = { action: 'Closed', key, observation: o };

@@ -24,7 +24,6 @@ import { checkMonitorQuery } from './monitor-query.js';
 import { RunLog } from './run-log.js';
 import { type Clock, latestTick, MonitorScheduler, type MonitorState, systemClock } from './scheduler.js';
 
-
 export interface AlertingOptions {
   monitors: MonitorsConfig;
   notifiers: NotifiersConfig;
@@ -46,7 +45,13 @@ export class Alerting {
     private readonly stopping: AbortController,
   ) {}
 
-  static async open(store: EventStore, engine: QueryEngine, tokens: TokenStore, log: Logger, o: AlertingOptions): Promise<Alerting> {
+  static async open(
+    store: EventStore,
+    engine: QueryEngine,
+    tokens: TokenStore,
+    log: Logger,
+    o: AlertingOptions,
+  ): Promise<Alerting> {
     const db = store.db;
     const [monitors, notifiers, annotations, states, history] = await Promise.all([
       DocumentTable.open<Monitor>(db, 'ferry_monitors'),
@@ -59,13 +64,32 @@ export class Alerting {
     const out = outbound(o.notifiers);
     const stopping = new AbortController();
     const scheduler = new MonitorScheduler({
-      monitors, states, notifiers, engine, outbound: out, history, clock, log,
+      monitors,
+      states,
+      notifiers,
+      engine,
+      outbound: out,
+      history,
+      clock,
+      log,
       principalFor: (createdBy) => principalFor(createdBy, tokens, clock.now()),
       delivery: { attempts: o.notifiers.attempts, firstDelayMs: 1000, maxDelayMs: 60_000, signal: stopping.signal },
       runs: new RunLog(store, o.monitors.runsDataset, log),
       concurrency: o.monitors.concurrency,
     });
-    return new Alerting(monitors, notifiers, annotations, states, history, scheduler, out, engine, clock, o.monitors.enabled, stopping);
+    return new Alerting(
+      monitors,
+      notifiers,
+      annotations,
+      states,
+      history,
+      scheduler,
+      out,
+      engine,
+      clock,
+      o.monitors.enabled,
+      stopping,
+    );
   }
 
   start(): void {
@@ -89,7 +113,8 @@ export class Alerting {
    * passed over in the past ten minutes because runs fell behind.
    */
   health(): {
-    monitors: number; failing: { id: string; name: string; error: string; since: string }[];
+    monitors: number;
+    failing: { id: string; name: string; error: string; since: string }[];
     lastNotificationFailure?: { time: string; monitorId: string; error: string };
     lastSkippedTick?: { time: string; monitorId: string; skippedTicks: number; delayMs: number };
   } {
@@ -101,7 +126,12 @@ export class Alerting {
     const recent = nf && Date.parse(nf.time) > this.clock.now() - 3_600_000 ? nf : undefined;
     const skip = this.scheduler.lastSkippedTick;
     const behind = skip && Date.parse(skip.time) > this.clock.now() - 600_000 ? skip : undefined;
-    return { monitors: this.monitors.size, failing, ...(recent ? { lastNotificationFailure: recent } : {}), ...(behind ? { lastSkippedTick: behind } : {}) };
+    return {
+      monitors: this.monitors.size,
+      failing,
+      ...(recent ? { lastNotificationFailure: recent } : {}),
+      ...(behind ? { lastSkippedTick: behind } : {}),
+    };
   }
 
   // ---- monitors ----------------------------------------------------------------------------------------
@@ -121,7 +151,14 @@ export class Alerting {
     const fields = readMonitorBody(body);
     const datasets = await this.checkMonitor(p, fields);
     const now = this.nowIso();
-    const m: Monitor = { ...fields, id: newMonitorId(), createdAt: now, createdBy: principalId(p), updatedAt: now, datasets };
+    const m: Monitor = {
+      ...fields,
+      id: newMonitorId(),
+      createdAt: now,
+      createdBy: principalId(p),
+      updatedAt: now,
+      datasets,
+    };
     // Armed first: the scheduler never sees a monitor without its state (it would run it at once).
     await this.scheduler.arm(m);
     await this.monitors.put(m);
@@ -143,7 +180,12 @@ export class Alerting {
         ...(old.intervalMinutes !== m.intervalMinutes ? { lastTickMs: latestTick(m, this.clock.now()) } : {}),
       }));
     }
-    const stored = await this.monitors.update(id, (current) => ({ ...current, ...fields, datasets, updatedAt: m.updatedAt }));
+    const stored = await this.monitors.update(id, (current) => ({
+      ...current,
+      ...fields,
+      datasets,
+      updatedAt: m.updatedAt,
+    }));
     if (!stored) throw notFound(`monitor "${id}"`);
     return stored;
   }
@@ -156,7 +198,8 @@ export class Alerting {
 
   /** Binds the query as the caller (403 for a dataset it may not query) and checks it fits the type. */
   private async checkMonitor(p: Principal, m: ReturnType<typeof readMonitorBody>): Promise<string[]> {
-    for (const id of m.notifierIds) if (!this.notifiers.has(id)) throw new FieldError('notifierIds', `holds "${id}", which is not a notifier`);
+    for (const id of m.notifierIds)
+      if (!this.notifiers.has(id)) throw new FieldError('notifierIds', `holds "${id}", which is not a notifier`);
     const end = this.clock.now();
     let prepared;
     try {
@@ -167,7 +210,8 @@ export class Alerting {
         canQuery: (ds) => canDataset(p, ds, 'query', 'read'),
       });
     } catch (e) {
-      if (e instanceof AplError || e instanceof QueryInputError) throw new FieldError('aplQuery', `is not a query this service can run: ${e.message}`);
+      if (e instanceof AplError || e instanceof QueryInputError)
+        throw new FieldError('aplQuery', `is not a query this service can run: ${e.message}`);
       throw e;
     }
     checkMonitorQuery(m.type, m.aplQuery, prepared.bound, m.columnName);
@@ -184,7 +228,13 @@ export class Alerting {
 
   async createNotifier(p: Principal, body: unknown): Promise<Notifier> {
     const now = this.nowIso();
-    return this.notifiers.put({ ...readNotifierBody(body, this.outbound), id: newNotifierId(), createdAt: now, createdBy: principalId(p), updatedAt: now });
+    return this.notifiers.put({
+      ...readNotifierBody(body, this.outbound),
+      id: newNotifierId(),
+      createdAt: now,
+      createdBy: principalId(p),
+      updatedAt: now,
+    });
   }
 
   async updateNotifier(id: string, body: unknown): Promise<Notifier> {
@@ -200,7 +250,8 @@ export class Alerting {
     this.getNotifier(id);
     await this.notifiers.delete(id);
     for (const m of this.monitors.list()) {
-      if (m.notifierIds.includes(id)) await this.monitors.update(m.id, (cur) => ({ ...cur, notifierIds: cur.notifierIds.filter((n) => n !== id) }));
+      if (m.notifierIds.includes(id))
+        await this.monitors.update(m.id, (cur) => ({ ...cur, notifierIds: cur.notifierIds.filter((n) => n !== id) }));
     }
   }
 }
@@ -209,7 +260,8 @@ export class Alerting {
 export function principalFor(createdBy: string, tokens: TokenStore, nowMs: number): Principal | string {
   if (createdBy === OWNER_ID) return ownerPrincipal();
   const t = tokens.get(createdBy);
-  if (!t) return `the API token that created this monitor (${createdBy}) was deleted; re-create the monitor with a valid identity`;
+  if (!t)
+    return `the API token that created this monitor (${createdBy}) was deleted; re-create the monitor with a valid identity`;
   if (isExpired(t, nowMs)) return `the API token that created this monitor (${t.name}) expired at ${t.expiresAt}`;
   return tokenPrincipal(t);
 }

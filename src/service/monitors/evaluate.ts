@@ -24,16 +24,25 @@ export interface Observation {
 }
 
 const PHRASE: Record<Operator, string> = {
-  Above: 'above', AboveOrEqual: 'above or equal to', Below: 'below', BelowOrEqual: 'below or equal to', AboveOrBelow: 'outside',
+  Above: 'above',
+  AboveOrEqual: 'above or equal to',
+  Below: 'below',
+  BelowOrEqual: 'below or equal to',
+  AboveOrBelow: 'outside',
 };
 
 export function crosses(op: Operator | '', v: number, threshold: number): boolean {
   switch (op) {
-    case 'Above': return v > threshold;
-    case 'AboveOrEqual': return v >= threshold;
-    case 'Below': return v < threshold;
-    case 'BelowOrEqual': return v <= threshold;
-    default: return false;
+    case 'Above':
+      return v > threshold;
+    case 'AboveOrEqual':
+      return v >= threshold;
+    case 'Below':
+      return v < threshold;
+    case 'BelowOrEqual':
+      return v <= threshold;
+    default:
+      return false;
   }
 }
 
@@ -70,9 +79,19 @@ function groupRows(t: ResultTable, byGroup: boolean): Rows {
   return { groupNames, byGroup: out };
 }
 
-function noData(m: Monitor, key = '', groupKeys: string[] | null = null, groupValues: unknown[] | null = null): Observation {
+function noData(
+  m: Monitor,
+  key = '',
+  groupKeys: string[] | null = null,
+  groupValues: unknown[] | null = null,
+): Observation {
   return {
-    key, groupKeys, groupValues, value: null, noData: true, positive: m.alertOnNoData,
+    key,
+    groupKeys,
+    groupValues,
+    value: null,
+    noData: true,
+    positive: m.alertOnNoData,
     sentence: m.alertOnNoData ? 'The query returned no data' : 'No data',
   };
 }
@@ -93,7 +112,8 @@ export function evaluateThreshold(m: Monitor, t: ResultTable): Observation[] {
         const v = toNumber(t.values[c]?.[r]);
         if (v === null) continue;
         if (extreme === null || (upward ? v > extreme : v < extreme)) extreme = v;
-        if (crosses(m.operator, v, m.threshold) && (crossing === null || (upward ? v > crossing : v < crossing))) crossing = v;
+        if (crosses(m.operator, v, m.threshold) && (crossing === null || (upward ? v > crossing : v < crossing)))
+          crossing = v;
       }
     }
     if (extreme === null) {
@@ -104,7 +124,12 @@ export function evaluateThreshold(m: Monitor, t: ResultTable): Observation[] {
     const positive = crossing !== null;
     const phrase = PHRASE[m.operator as Operator];
     out.push({
-      key, groupKeys, groupValues, value, positive, noData: false,
+      key,
+      groupKeys,
+      groupValues,
+      value,
+      positive,
+      noData: false,
       sentence: positive
         ? `Current value of ${formatNumber(value)} is ${phrase} the threshold value of ${formatNumber(m.threshold)}`
         : `Current value of ${formatNumber(value)} is no longer ${phrase} the threshold value of ${formatNumber(m.threshold)}`,
@@ -124,7 +149,10 @@ function stats(xs: number[]): { mean: number; sd: number } {
  * The band a value may move in before it is anomalous: the expected value ± (2 standard deviations of the
  * history + `tolerance` percent of the expected value). tolerance widens the band, from the bare 2σ at 0.
  */
-export function anomalyBand(history: number[], tolerance: number): { expected: number; low: number; high: number } | undefined {
+export function anomalyBand(
+  history: number[],
+  tolerance: number,
+): { expected: number; low: number; high: number } | undefined {
   if (history.length < MIN_HISTORY) return undefined;
   const { mean, sd } = stats(history);
   const half = 2 * sd + Math.abs(mean) * (tolerance / 100);
@@ -137,7 +165,10 @@ export const MIN_HISTORY = 3;
 /** One group's series: the values of the value column in time order. */
 function seriesOf(t: ResultTable, rows: number[], col: number): number[] {
   const timeIdx = t.columns.findIndex((c) => c.name === t.buckets?.field);
-  const sorted = timeIdx >= 0 ? [...rows].sort((a, b) => String(t.values[timeIdx]![a]).localeCompare(String(t.values[timeIdx]![b]))) : rows;
+  const sorted =
+    timeIdx >= 0
+      ? [...rows].sort((a, b) => String(t.values[timeIdx]![a]).localeCompare(String(t.values[timeIdx]![b])))
+      : rows;
   return sorted.map((r) => toNumber(t.values[col]?.[r])).filter((v): v is number => v !== null);
 }
 
@@ -161,18 +192,35 @@ export function evaluateAnomaly(m: Monitor, t: ResultTable, baseline?: ResultTab
       continue;
     }
     const value = series[series.length - 1]!;
-    const history = base && baseCol >= 0 ? seriesOf(baseline!, base.get(key)?.rows ?? [], baseCol) : series.slice(0, -1);
+    const history =
+      base && baseCol >= 0 ? seriesOf(baseline!, base.get(key)?.rows ?? [], baseCol) : series.slice(0, -1);
     const band = anomalyBand(history, m.tolerance);
     if (!band) {
-      out.push({ key, groupKeys, groupValues, value, positive: false, noData: false, sentence: `Not enough history to judge the value of ${formatNumber(value)} (${history.length} of ${MIN_HISTORY} points)` });
+      out.push({
+        key,
+        groupKeys,
+        groupValues,
+        value,
+        positive: false,
+        noData: false,
+        sentence: `Not enough history to judge the value of ${formatNumber(value)} (${history.length} of ${MIN_HISTORY} points)`,
+      });
       continue;
     }
     const above = value > band.high;
     const below = value < band.low;
-    const positive = (m.operator === 'Above' && above) || (m.operator === 'Below' && below) || (m.operator === 'AboveOrBelow' && (above || below));
+    const positive =
+      (m.operator === 'Above' && above) ||
+      (m.operator === 'Below' && below) ||
+      (m.operator === 'AboveOrBelow' && (above || below));
     const range = `${formatNumber(band.low)} to ${formatNumber(band.high)}`;
     out.push({
-      key, groupKeys, groupValues, value, positive, noData: false,
+      key,
+      groupKeys,
+      groupValues,
+      value,
+      positive,
+      noData: false,
       sentence: positive
         ? `Current value of ${formatNumber(value)} is ${above ? 'above' : 'below'} the expected range of ${range} (expected ${formatNumber(band.expected)})`
         : `Current value of ${formatNumber(value)} is within the expected range of ${range}`,
@@ -185,7 +233,10 @@ export function evaluateAnomaly(m: Monitor, t: ResultTable, baseline?: ResultTab
 export function matchedEvents(t: ResultTable, byTime = false): Record<string, unknown>[] {
   const n = t.values[0]?.length ?? 0;
   const order = Array.from({ length: n }, (_, i) => i);
-  if (byTime && t.rows) order.sort((a, b) => (t.rows![a]!.timeNs < t.rows![b]!.timeNs ? -1 : t.rows![a]!.timeNs > t.rows![b]!.timeNs ? 1 : a - b));
+  if (byTime && t.rows)
+    order.sort((a, b) =>
+      t.rows![a]!.timeNs < t.rows![b]!.timeNs ? -1 : t.rows![a]!.timeNs > t.rows![b]!.timeNs ? 1 : a - b,
+    );
   const out: Record<string, unknown>[] = [];
   for (const r of order) {
     const e: Record<string, unknown> = {};

@@ -44,9 +44,29 @@ export interface Monitor {
 
 /** What a body may set; everything else (id, createdAt, createdBy, updatedAt, unknown keys) is ignored. */
 const KEYS = [
-  'name', 'type', 'description', 'aplQuery', 'mplQuery', 'operator', 'threshold', 'columnName', 'alertOnNoData',
-  'notifyByGroup', 'notifyEveryRun', 'resolvable', 'skipResolved', 'notifierIds', 'intervalMinutes', 'rangeMinutes',
-  'secondDelay', 'triggerFromNRuns', 'triggerAfterNPositiveResults', 'compareDays', 'tolerance', 'disabled', 'disabledUntil',
+  'name',
+  'type',
+  'description',
+  'aplQuery',
+  'mplQuery',
+  'operator',
+  'threshold',
+  'columnName',
+  'alertOnNoData',
+  'notifyByGroup',
+  'notifyEveryRun',
+  'resolvable',
+  'skipResolved',
+  'notifierIds',
+  'intervalMinutes',
+  'rangeMinutes',
+  'secondDelay',
+  'triggerFromNRuns',
+  'triggerAfterNPositiveResults',
+  'compareDays',
+  'tolerance',
+  'disabled',
+  'disabledUntil',
 ] as const;
 
 /** Axiom's OpenAPI limits (spec: Limits), and bounds that keep a window and its history queryable. */
@@ -68,7 +88,9 @@ export function newMonitorId(): string {
  * Reads a create or update body (PUT replaces the whole object, as the clients send it). Keys match
  * case-insensitively, as Go's decoder does; notifierIDs is the old spelling of notifierIds.
  */
-export function readMonitorBody(body: unknown): Omit<Monitor, 'id' | 'createdAt' | 'createdBy' | 'updatedAt' | 'datasets'> {
+export function readMonitorBody(
+  body: unknown,
+): Omit<Monitor, 'id' | 'createdAt' | 'createdBy' | 'updatedAt' | 'datasets'> {
   const b = canonicalKeys(body, KEYS, { notifierids: 'notifierIds' }, 'monitor');
   const str = (k: string, def = ''): string => {
     const v = b[k];
@@ -96,32 +118,62 @@ export function readMonitorBody(body: unknown): Omit<Monitor, 'id' | 'createdAt'
   if (!name) throw new FieldError('name', 'is required');
   const type = str('type');
   if (!type) throw new FieldError('type', `is required (one of ${MONITOR_TYPES.join(', ')})`);
-  if (!(MONITOR_TYPES as readonly string[]).includes(type)) throw new FieldError('type', `must be one of ${MONITOR_TYPES.join(', ')}, not "${type}"`);
+  if (!(MONITOR_TYPES as readonly string[]).includes(type))
+    throw new FieldError('type', `must be one of ${MONITOR_TYPES.join(', ')}, not "${type}"`);
   const apl = str('aplQuery');
   const mpl = str('mplQuery');
   if (apl && mpl) throw new FieldError('aplQuery', 'and mplQuery are mutually exclusive: give only one');
-  if (mpl) throw new FieldError('mplQuery', 'metrics queries (MPL) are not supported: this service has no metrics datasets; monitor an APL query (aplQuery) instead');
+  if (mpl)
+    throw new FieldError(
+      'mplQuery',
+      'metrics queries (MPL) are not supported: this service has no metrics datasets; monitor an APL query (aplQuery) instead',
+    );
   if (!apl.trim()) throw new FieldError('aplQuery', 'is required (one of aplQuery or mplQuery)');
 
   const operator = str('operator');
-  if (operator && !(OPERATORS as readonly string[]).includes(operator)) throw new FieldError('operator', `must be one of ${OPERATORS.join(', ')}, not "${operator}"`);
+  if (operator && !(OPERATORS as readonly string[]).includes(operator))
+    throw new FieldError('operator', `must be one of ${OPERATORS.join(', ')}, not "${operator}"`);
   if (type === 'Threshold') {
-    if (!operator) throw new FieldError('operator', 'is required for a Threshold monitor (Below, BelowOrEqual, Above or AboveOrEqual)');
-    if (operator === 'AboveOrBelow') throw new FieldError('operator', 'AboveOrBelow (outside a band) applies to AnomalyDetection monitors only; a Threshold monitor compares one side: Below, BelowOrEqual, Above or AboveOrEqual');
+    if (!operator)
+      throw new FieldError(
+        'operator',
+        'is required for a Threshold monitor (Below, BelowOrEqual, Above or AboveOrEqual)',
+      );
+    if (operator === 'AboveOrBelow')
+      throw new FieldError(
+        'operator',
+        'AboveOrBelow (outside a band) applies to AnomalyDetection monitors only; a Threshold monitor compares one side: Below, BelowOrEqual, Above or AboveOrEqual',
+      );
   }
   if (type === 'AnomalyDetection') {
-    if (!operator) throw new FieldError('operator', 'is required for an AnomalyDetection monitor (Above, Below or AboveOrBelow)');
-    if (operator === 'AboveOrEqual' || operator === 'BelowOrEqual') throw new FieldError('operator', `${operator} does not apply to an AnomalyDetection monitor: a value is outside its band or not (Above, Below or AboveOrBelow)`);
+    if (!operator)
+      throw new FieldError('operator', 'is required for an AnomalyDetection monitor (Above, Below or AboveOrBelow)');
+    if (operator === 'AboveOrEqual' || operator === 'BelowOrEqual')
+      throw new FieldError(
+        'operator',
+        `${operator} does not apply to an AnomalyDetection monitor: a value is outside its band or not (Above, Below or AboveOrBelow)`,
+      );
   }
 
   const notifiers = b.notifierIds;
-  if (notifiers !== undefined && notifiers !== null && (!Array.isArray(notifiers) || notifiers.some((n) => typeof n !== 'string'))) {
+  if (
+    notifiers !== undefined &&
+    notifiers !== null &&
+    (!Array.isArray(notifiers) || notifiers.some((n) => typeof n !== 'string'))
+  ) {
     throw new FieldError('notifierIds', 'must be an array of notifier ids');
   }
   const triggerFromNRuns = num('triggerFromNRuns', 1, { min: 0, max: MONITOR_LIMITS.maxTriggerRuns, integer: true });
-  const triggerAfter = num('triggerAfterNPositiveResults', 0, { min: 0, max: MONITOR_LIMITS.maxTriggerRuns, integer: true });
+  const triggerAfter = num('triggerAfterNPositiveResults', 0, {
+    min: 0,
+    max: MONITOR_LIMITS.maxTriggerRuns,
+    integer: true,
+  });
   if (triggerAfter > Math.max(1, triggerFromNRuns)) {
-    throw new FieldError('triggerAfterNPositiveResults', `(${triggerAfter}) cannot exceed triggerFromNRuns (${Math.max(1, triggerFromNRuns)}): it counts positive results among those runs`);
+    throw new FieldError(
+      'triggerAfterNPositiveResults',
+      `(${triggerAfter}) cannot exceed triggerFromNRuns (${Math.max(1, triggerFromNRuns)}): it counts positive results among those runs`,
+    );
   }
   return {
     name,

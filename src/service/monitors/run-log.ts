@@ -42,7 +42,11 @@ export class RunLog {
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly store: EventStore, readonly dataset: string, private readonly log: Logger) {}
+  constructor(
+    private readonly store: EventStore,
+    readonly dataset: string,
+    private readonly log: Logger,
+  ) {}
 
   add(r: RunRecord): void {
     this.buffer.push(r);
@@ -64,8 +68,11 @@ export class RunLog {
     const file = this.store.tempFile('ndjson');
     try {
       if (!this.store.hasDataset(this.dataset)) {
-        await this.store.createDataset({ name: this.dataset, description: 'Runs of monitors, one event per run', who: 'ferry' })
-          .catch((e: unknown) => { if (!this.store.hasDataset(this.dataset)) throw e; });
+        await this.store
+          .createDataset({ name: this.dataset, description: 'Runs of monitors, one event per run', who: 'ferry' })
+          .catch((e: unknown) => {
+            if (!this.store.hasDataset(this.dataset)) throw e;
+          });
       }
       await writeFile(file, batch.map((r) => JSON.stringify(r)).join('\n'));
       await this.store.ingestFile(this.dataset, file, 'ndjson');

@@ -64,7 +64,10 @@ export interface SchedulerDeps {
   concurrency: number;
 }
 
-type Scheduled = Pick<Monitor, 'id' | 'type' | 'createdBy' | 'aplQuery' | 'rangeMinutes' | 'secondDelay' | 'intervalMinutes' | 'compareDays'>;
+type Scheduled = Pick<
+  Monitor,
+  'id' | 'type' | 'createdBy' | 'aplQuery' | 'rangeMinutes' | 'secondDelay' | 'intervalMinutes' | 'compareDays'
+>;
 
 /**
  * Monitors with the same key read the same rows at the same ticks, so one query serves them all. A
@@ -105,7 +108,14 @@ export class MonitorScheduler {
   private timer?: NodeJS.Timeout;
   private stopped = false;
   /** Counts since start, for /metrics. */
-  readonly counts = { runs: 0, runErrors: 0, notificationsSent: 0, notificationsFailed: 0, suppressed: 0, skippedTicks: 0 };
+  readonly counts = {
+    runs: 0,
+    runErrors: 0,
+    notificationsSent: 0,
+    notificationsFailed: 0,
+    suppressed: 0,
+    skippedTicks: 0,
+  };
   /** The last notification that could not be delivered, for /health. */
   lastNotificationFailure?: { time: string; monitorId: string; error: string };
   /** The last time runs fell so far behind that ticks were passed over, for /health. */
@@ -191,16 +201,18 @@ export class MonitorScheduler {
     while (this.running < this.d.concurrency && this.queue.length) {
       const job = this.queue.shift()!;
       this.running++;
-      void this.runBatch(job.ids, job.tickMs).catch((e: unknown) => {
-        // Writing the run down failed (the store refused it): said, and the next tick tries again.
-        this.counts.runErrors++;
-        this.d.log.error({ monitors: job.ids, err: (e as Error).message }, 'monitor run could not be recorded');
-      }).finally(() => {
-        for (const id of job.ids) this.queued.delete(id);
-        this.running--;
-        this.pump();
-        if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
-      });
+      void this.runBatch(job.ids, job.tickMs)
+        .catch((e: unknown) => {
+          // Writing the run down failed (the store refused it): said, and the next tick tries again.
+          this.counts.runErrors++;
+          this.d.log.error({ monitors: job.ids, err: (e as Error).message }, 'monitor run could not be recorded');
+        })
+        .finally(() => {
+          for (const id of job.ids) this.queued.delete(id);
+          this.running--;
+          this.pump();
+          if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
+        });
     }
   }
 
@@ -213,7 +225,11 @@ export class MonitorScheduler {
     const claims = new Map<string, (cur: MonitorState | undefined) => MonitorState | undefined>();
     for (const id of ids) {
       // Not for a monitor deleted meanwhile, nor a tick that already ran.
-      claims.set(id, (cur) => !this.d.monitors.has(id) || (cur && cur.lastTickMs >= tickMs) ? undefined : { ...(cur ?? { id, groups: {} }), lastTickMs: tickMs });
+      claims.set(id, (cur) =>
+        !this.d.monitors.has(id) || (cur && cur.lastTickMs >= tickMs)
+          ? undefined
+          : { ...(cur ?? { id, groups: {} }), lastTickMs: tickMs },
+      );
     }
     const claimed = await this.d.states.writeMany(claims);
     const results = new Map<string, Promise<QueryOutcome>>();
@@ -223,8 +239,19 @@ export class MonitorScheduler {
       if (run) done.push(run);
     }
     // A monitor changed during its run keeps the state its change set (groups start over), plus this run.
-    await this.d.states.writeMany(new Map(done.map(({ m, state }) => [m.id, (cur: MonitorState | undefined) => !cur ? undefined
-      : this.d.monitors.get(m.id)?.updatedAt === m.updatedAt ? state : { ...cur, lastTickMs: Math.max(cur.lastTickMs, tickMs), lastRun: state.lastRun }])));
+    await this.d.states.writeMany(
+      new Map(
+        done.map(({ m, state }) => [
+          m.id,
+          (cur: MonitorState | undefined) =>
+            !cur
+              ? undefined
+              : this.d.monitors.get(m.id)?.updatedAt === m.updatedAt
+                ? state
+                : { ...cur, lastTickMs: Math.max(cur.lastTickMs, tickMs), lastRun: state.lastRun },
+        ]),
+      ),
+    );
     for (const { m, notifications, record } of done) this.send(m, notifications, record);
   }
 
@@ -245,9 +272,15 @@ export class MonitorScheduler {
     const b = this.behindSince;
     if (!b) {
       this.behindSince = { atMs: now, skipped, maxDelayMs: delayMs };
-      this.d.log.warn({ monitor: m.id, skippedTicks: skipped, delayMs }, 'monitors fall behind: runs start after their next tick, and ticks are passed over (raise service.monitors.concurrency, or run fewer or cheaper queries)');
+      this.d.log.warn(
+        { monitor: m.id, skippedTicks: skipped, delayMs },
+        'monitors fall behind: runs start after their next tick, and ticks are passed over (raise service.monitors.concurrency, or run fewer or cheaper queries)',
+      );
     } else if (now - b.atMs >= 60_000) {
-      this.d.log.warn({ skippedTicks: b.skipped + skipped, maxDelayMs: Math.max(b.maxDelayMs, delayMs) }, 'monitors still behind in the last minute');
+      this.d.log.warn(
+        { skippedTicks: b.skipped + skipped, maxDelayMs: Math.max(b.maxDelayMs, delayMs) },
+        'monitors still behind in the last minute',
+      );
       this.behindSince = { atMs: now, skipped: 0, maxDelayMs: 0 };
     } else {
       b.skipped += skipped;
@@ -257,7 +290,11 @@ export class MonitorScheduler {
   }
 
   /** One claimed monitor's run: its state after, what to notify, and the record (sent once all are stored). */
-  private async runOne(id: string, tickMs: number, results: Map<string, Promise<QueryOutcome>>): Promise<{ m: Monitor; state: MonitorState; notifications: AlertNotification[]; record: RunRecord } | undefined> {
+  private async runOne(
+    id: string,
+    tickMs: number,
+    results: Map<string, Promise<QueryOutcome>>,
+  ): Promise<{ m: Monitor; state: MonitorState; notifications: AlertNotification[]; record: RunRecord } | undefined> {
     const m = this.d.monitors.get(id);
     const claimed = this.d.states.get(id);
     if (!m || !claimed) return undefined; // deleted meanwhile
@@ -275,10 +312,26 @@ export class MonitorScheduler {
       startNs = cursor + 1n;
     }
     const record: RunRecord = {
-      _time: new Date(tickMs).toISOString(), monitorId: m.id, monitorName: m.name, type: m.type,
-      queryStartTime: formatRfc3339Nano(startNs), queryEndTime: formatRfc3339Nano(endNs), delayMs, durationMs: 0,
-      state: 'normal', value: null, rowsMatched: 0, groups: 0, opened: 0, closed: 0, notified: 0, notificationsFailed: 0,
-      notificationError: null, suppressed: 0, skippedTicks, error: null,
+      _time: new Date(tickMs).toISOString(),
+      monitorId: m.id,
+      monitorName: m.name,
+      type: m.type,
+      queryStartTime: formatRfc3339Nano(startNs),
+      queryEndTime: formatRfc3339Nano(endNs),
+      delayMs,
+      durationMs: 0,
+      state: 'normal',
+      value: null,
+      rowsMatched: 0,
+      groups: 0,
+      opened: 0,
+      closed: 0,
+      notified: 0,
+      notificationsFailed: 0,
+      notificationError: null,
+      suppressed: 0,
+      skippedTicks,
+      error: null,
     };
     const t0 = Date.now();
     let notifications: AlertNotification[] = [];
@@ -296,7 +349,10 @@ export class MonitorScheduler {
         if (m.type === 'Threshold') observations = evaluateThreshold(m, outcome.tables[0]!);
         else {
           const dayNs = BigInt(m.compareDays) * 86_400_000_000_000n;
-          const baseline = m.compareDays > 0 ? (await this.query(m, who, startNs - dayNs, endNs - dayNs, results)).tables[0] : undefined;
+          const baseline =
+            m.compareDays > 0
+              ? (await this.query(m, who, startNs - dayNs, endNs - dayNs, results)).tables[0]
+              : undefined;
           observations = evaluateAnomaly(m, outcome.tables[0]!, baseline);
         }
         const now = new Date(this.d.clock.now()).toISOString();
@@ -309,8 +365,17 @@ export class MonitorScheduler {
         record.state = open ? 'triggered' : observations.every((o) => o.noData) ? 'no data' : 'normal';
         const decisive = observations.find((o) => o.positive) ?? observations[0];
         record.value = decisive?.value ?? null;
-        if (step.dropped) record.error = `${step.dropped} group(s) beyond the ${Object.keys(step.groups).length} tracked were not evaluated`;
-        await this.d.history.add(step.changes.map((c) => ({ checkId: m.id, name: m.name, state: c.action === 'Open' ? 'open' : 'closed', timestamp: now, group: c.key })));
+        if (step.dropped)
+          record.error = `${step.dropped} group(s) beyond the ${Object.keys(step.groups).length} tracked were not evaluated`;
+        await this.d.history.add(
+          step.changes.map((c) => ({
+            checkId: m.id,
+            name: m.name,
+            state: c.action === 'Open' ? 'open' : 'closed',
+            timestamp: now,
+            group: c.key,
+          })),
+        );
         notifications = step.notify.map((e) => this.notification(m, e, window));
       }
     } catch (e) {
@@ -327,23 +392,37 @@ export class MonitorScheduler {
   }
 
   /** The monitor's query over a window, once per batch (the monitors of a batch read the same rows). */
-  private query(m: Monitor, who: Principal, startNs: bigint, endNs: bigint, results: Map<string, Promise<QueryOutcome>>): Promise<QueryOutcome> {
+  private query(
+    m: Monitor,
+    who: Principal,
+    startNs: bigint,
+    endNs: bigint,
+    results: Map<string, Promise<QueryOutcome>>,
+  ): Promise<QueryOutcome> {
     const key = `${startNs} ${endNs}`;
     let result = results.get(key);
     if (!result) {
-      result = this.d.engine.prepare({
-        apl: m.aplQuery,
-        startTime: formatRfc3339Nano(startNs),
-        endTime: formatRfc3339Nano(endNs),
-        canQuery: (ds) => canDataset(who, ds, 'query', 'read'),
-      }).then((prepared) => this.d.engine.execute(prepared));
+      result = this.d.engine
+        .prepare({
+          apl: m.aplQuery,
+          startTime: formatRfc3339Nano(startNs),
+          endTime: formatRfc3339Nano(endNs),
+          canQuery: (ds) => canDataset(who, ds, 'query', 'read'),
+        })
+        .then((prepared) => this.d.engine.execute(prepared));
       results.set(key, result);
     }
     return result;
   }
 
   /** One Open per matching event, within the caps; the rest are counted as suppressed. */
-  private matchRun(m: Monitor, state: MonitorState, outcome: QueryOutcome, window: { start: Date; end: Date }, record: RunRecord): AlertNotification[] {
+  private matchRun(
+    m: Monitor,
+    state: MonitorState,
+    outcome: QueryOutcome,
+    window: { start: Date; end: Date },
+    record: RunRecord,
+  ): AlertNotification[] {
     const events = matchedEvents(outcome.tables[0]!, true);
     const now = this.d.clock.now();
     const minute = Math.floor(now / 60_000);
@@ -358,8 +437,18 @@ export class MonitorScheduler {
       caps.dayCount++;
       const body = JSON.stringify(ev);
       out.push({
-        action: 'Open', monitorId: m.id, title: m.name, description: m.description, body, value: null,
-        queryStartTime: window.start, queryEndTime: window.end, timestamp: new Date(now), matchedEvent: ev, groupKeys: null, groupValues: null,
+        action: 'Open',
+        monitorId: m.id,
+        title: m.name,
+        description: m.description,
+        body,
+        value: null,
+        queryStartTime: window.start,
+        queryEndTime: window.end,
+        timestamp: new Date(now),
+        matchedEvent: ev,
+        groupKeys: null,
+        groupValues: null,
         alertKey: `${m.id}:${createHash('sha256').update(body).digest('hex').slice(0, 16)}`,
       });
     }
@@ -373,16 +462,28 @@ export class MonitorScheduler {
   private notification(m: Monitor, e: AlertEvent, window: { start: Date; end: Date }): AlertNotification {
     const o = e.observation;
     return {
-      action: e.action, monitorId: m.id, title: m.name, description: m.description, body: o.sentence,
-      value: o.value ?? 0, queryStartTime: window.start, queryEndTime: window.end, timestamp: new Date(this.d.clock.now()),
-      matchedEvent: null, groupKeys: o.groupKeys, groupValues: o.groupValues, alertKey: `${m.id}:${e.key}`,
+      action: e.action,
+      monitorId: m.id,
+      title: m.name,
+      description: m.description,
+      body: o.sentence,
+      value: o.value ?? 0,
+      queryStartTime: window.start,
+      queryEndTime: window.end,
+      timestamp: new Date(this.d.clock.now()),
+      matchedEvent: null,
+      groupKeys: o.groupKeys,
+      groupValues: o.groupValues,
+      alertKey: `${m.id}:${e.key}`,
     };
   }
 
   /** Delivers to every notifier of the monitor that is not snoozed, then records the run with the outcome. */
   private send(m: Monitor, notifications: AlertNotification[], record: RunRecord): void {
     const now = this.d.clock.now();
-    const targets = m.notifierIds.map((id) => this.d.notifiers.get(id)).filter((n): n is Notifier => !!n && !isSnoozed(n, now));
+    const targets = m.notifierIds
+      .map((id) => this.d.notifiers.get(id))
+      .filter((n): n is Notifier => !!n && !isSnoozed(n, now));
     if (!notifications.length || !targets.length) {
       this.d.runs.add(record);
       return;
@@ -390,7 +491,7 @@ export class MonitorScheduler {
     const work = (async () => {
       const outcomes: DeliveryOutcome[] = [];
       for (const n of notifications) {
-        outcomes.push(...await Promise.all(targets.map((t) => deliver(t, n, this.d.outbound, this.d.delivery))));
+        outcomes.push(...(await Promise.all(targets.map((t) => deliver(t, n, this.d.outbound, this.d.delivery)))));
       }
       record.notified = outcomes.filter((o) => o.delivered).length;
       const failed = outcomes.filter((o) => !o.delivered);
@@ -399,8 +500,15 @@ export class MonitorScheduler {
       this.counts.notificationsFailed += failed.length;
       if (failed.length) {
         record.notificationError = `${failed[0]!.channel} notifier ${failed[0]!.notifierId}: ${failed[0]!.error}`;
-        this.lastNotificationFailure = { time: new Date(this.d.clock.now()).toISOString(), monitorId: m.id, error: record.notificationError };
-        this.d.log.warn({ monitor: m.id, failed: failed.length, first: record.notificationError }, 'monitor notifications failed');
+        this.lastNotificationFailure = {
+          time: new Date(this.d.clock.now()).toISOString(),
+          monitorId: m.id,
+          error: record.notificationError,
+        };
+        this.d.log.warn(
+          { monitor: m.id, failed: failed.length, first: record.notificationError },
+          'monitor notifications failed',
+        );
       }
       this.d.runs.add(record);
     })();

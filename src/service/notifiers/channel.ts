@@ -28,7 +28,11 @@ export interface AlertNotification {
 
 /** A delivery that failed; `retry` says whether sending again may work (network, 429, 5xx). */
 export class DeliveryError extends Error {
-  constructor(message: string, readonly retry: boolean, readonly retryAfterMs?: number) {
+  constructor(
+    message: string,
+    readonly retry: boolean,
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
   }
 }
@@ -66,18 +70,24 @@ export function expectOk(what: string, a: HttpAnswer): void {
   if (a.status >= 200 && a.status < 300) return;
   const retryAfter = Number(a.headers['retry-after']);
   const detail = a.text.trim().slice(0, 200);
-  throw new DeliveryError(`${what} answered ${a.status}${detail ? `: ${detail}` : ''}`, a.status === 429 || a.status >= 500,
-    Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : undefined);
+  throw new DeliveryError(
+    `${what} answered ${a.status}${detail ? `: ${detail}` : ''}`,
+    a.status === 429 || a.status >= 500,
+    Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : undefined,
+  );
 }
 
 /** The one-line summary every chat channel leads with. */
 export function headline(n: AlertNotification): string {
-  const group = n.groupKeys && n.groupValues ? ` (${n.groupKeys.map((k, i) => `${k}=${formatValue(n.groupValues![i])}`).join(', ')})` : '';
+  const group =
+    n.groupKeys && n.groupValues
+      ? ` (${n.groupKeys.map((k, i) => `${k}=${formatValue(n.groupValues![i])}`).join(', ')})`
+      : '';
   return `[${n.action === 'Open' ? 'Triggered' : 'Resolved'}] ${n.title}${group}`;
 }
 
 function formatValue(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? 'null';
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null');
 }
 
 /** A plain-text rendering for chat and mail: headline, sentence, window, description. */

@@ -26,7 +26,12 @@ export interface DeliveryOutcome {
   error?: string;
 }
 
-export async function deliver(notifier: Notifier, n: AlertNotification, ctx: ChannelContext, policy: DeliveryPolicy): Promise<DeliveryOutcome> {
+export async function deliver(
+  notifier: Notifier,
+  n: AlertNotification,
+  ctx: ChannelContext,
+  policy: DeliveryPolicy,
+): Promise<DeliveryOutcome> {
   const { key, settings } = channelOf(notifier);
   const channel = CHANNELS.get(key)!;
   const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -38,13 +43,21 @@ export async function deliver(notifier: Notifier, n: AlertNotification, ctx: Cha
     } catch (e) {
       const retry = e instanceof DeliveryError ? e.retry : true; // network errors may pass
       error = (e as Error).message;
-      if (!retry || attempt === policy.attempts || policy.signal?.aborted) return { notifierId: notifier.id, channel: key, delivered: false, attempts: attempt, error };
+      if (!retry || attempt === policy.attempts || policy.signal?.aborted)
+        return { notifierId: notifier.id, channel: key, delivered: false, attempts: attempt, error };
       const hinted = e instanceof DeliveryError ? e.retryAfterMs : undefined;
       await Promise.race([
         sleep(Math.min(policy.maxDelayMs, hinted ?? policy.firstDelayMs * 2 ** (attempt - 1))),
         new Promise<void>((r) => policy.signal?.addEventListener('abort', () => r(), { once: true })),
       ]);
-      if (policy.signal?.aborted) return { notifierId: notifier.id, channel: key, delivered: false, attempts: attempt, error: `${error} (not tried again: the service stopped)` };
+      if (policy.signal?.aborted)
+        return {
+          notifierId: notifier.id,
+          channel: key,
+          delivered: false,
+          attempts: attempt,
+          error: `${error} (not tried again: the service stopped)`,
+        };
     }
   }
   return { notifierId: notifier.id, channel: key, delivered: false, attempts: policy.attempts, error };

@@ -51,17 +51,43 @@ function lexAction(src: string, line: number): Tok[] {
   };
   while (i < src.length) {
     const c = src[i]!;
-    if (/\s/.test(c)) { i++; continue; }
-    if (c === '(' || c === ')' || c === '|' || c === ',') { toks.push({ t: 'punct', v: c, at: i }); i++; continue; }
-    if (c === ':' && src[i + 1] === '=') { toks.push({ t: 'punct', v: ':=' }); i += 2; continue; }
-    if (c === '=') { toks.push({ t: 'punct', v: '=' }); i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '(' || c === ')' || c === '|' || c === ',') {
+      toks.push({ t: 'punct', v: c, at: i });
+      i++;
+      continue;
+    }
+    if (c === ':' && src[i + 1] === '=') {
+      toks.push({ t: 'punct', v: ':=' });
+      i += 2;
+      continue;
+    }
+    if (c === '=') {
+      toks.push({ t: 'punct', v: '=' });
+      i++;
+      continue;
+    }
     if (c === '"') {
       let j = i + 1;
       let s = '';
       while (j < src.length && src[j] !== '"') {
         if (src[j] === '\\') {
           const e = src[j + 1];
-          const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', '"': '"', "'": "'", a: '\x07', b: '\b', f: '\f', v: '\v' };
+          const map: Record<string, string> = {
+            n: '\n',
+            t: '\t',
+            r: '\r',
+            '\\': '\\',
+            '"': '"',
+            "'": "'",
+            a: '\x07',
+            b: '\b',
+            f: '\f',
+            v: '\v',
+          };
           if (e === undefined || map[e] === undefined) fail(`unknown escape \\${e ?? ''} in a string`);
           s += map[e!];
           j += 2;
@@ -107,7 +133,10 @@ function lexAction(src: string, line: number): Tok[] {
 
 // ---- parsing -------------------------------------------------------------------------------------------
 
-interface RawAction { body: string; line: number }
+interface RawAction {
+  body: string;
+  line: number;
+}
 
 /** Splits the text into text pieces and actions, applying trim markers and dropping comments. */
 function split(src: string): (string | RawAction)[] {
@@ -248,7 +277,10 @@ function parsePipeline(text: string, line: number): Pipeline {
     while (toks[k]?.t === 'var') {
       decl.push(toks[k]!.v);
       k++;
-      if (toks[k]?.v === ',') { k++; continue; }
+      if (toks[k]?.v === ',') {
+        k++;
+        continue;
+      }
       break;
     }
     if (decl.length && (toks[k]?.v === ':=' || toks[k]?.v === '=')) {
@@ -264,7 +296,10 @@ function parsePipeline(text: string, line: number): Pipeline {
       while (k < toks.length && toks[k]!.v !== '|' && !(inParens && toks[k]!.v === ')')) cmd.push(operand());
       if (!cmd.length) fail('missing value in a pipeline');
       cmds.push(cmd);
-      if (toks[k]?.v === '|') { k++; continue; }
+      if (toks[k]?.v === '|') {
+        k++;
+        continue;
+      }
       break;
     }
     return { decl, assign, cmds };
@@ -273,11 +308,13 @@ function parsePipeline(text: string, line: number): Pipeline {
   const operand = (): Arg => {
     const t = toks[k++]!;
     switch (t.t) {
-      case 'str': return { kind: 'literal', value: t.v };
+      case 'str':
+        return { kind: 'literal', value: t.v };
       case 'num':
         if (Number.isNaN(t.num)) fail(`bad number ${t.v}`);
         return { kind: 'literal', value: t.num };
-      case 'field': return { kind: 'field', base: 'dot', path: path(t.v) };
+      case 'field':
+        return { kind: 'field', base: 'dot', path: path(t.v) };
       case 'var': {
         const [name, ...rest] = t.v.split('.');
         return { kind: 'field', base: name!, path: rest };
@@ -327,7 +364,10 @@ export function goPrint(v: unknown): string {
   if (v instanceof Date) return v.toISOString();
   if (Array.isArray(v)) return `[${v.map(goPrint).join(' ')}]`;
   if (typeof v === 'object') {
-    return `map[${Object.keys(v).sort().map((k) => `${k}:${goPrint((v as Record<string, unknown>)[k])}`).join(' ')}]`;
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${k}:${goPrint((v as Record<string, unknown>)[k])}`)
+      .join(' ')}]`;
   }
   return String(v);
 }
@@ -346,8 +386,8 @@ function truthy(v: unknown): boolean {
   return true;
 }
 
-class Break { }
-class Continue { }
+class Break {}
+class Continue {}
 
 function compare(name: string, a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
@@ -361,30 +401,65 @@ function goType(v: unknown): string {
 
 function printf(format: string, ...args: unknown[]): string {
   let n = 0;
-  return format.replace(/%([-+# 0]*)(\d+)?(?:\.(\d+))?([%vsdqftxXgeT])/g, (_all, flags: string, width: string | undefined, prec: string | undefined, verb: string) => {
-    if (verb === '%') return '%';
-    if (n >= args.length) return `%!${verb}(MISSING)`;
-    const a = args[n++];
-    let s: string;
-    switch (verb) {
-      case 'd': s = typeof a === 'number' ? String(Math.trunc(a)) : `%!d(${goType(a)}=${goPrint(a)})`; break;
-      case 'f': s = typeof a === 'number' ? a.toFixed(prec === undefined ? 6 : Number(prec)) : `%!f(${goType(a)}=${goPrint(a)})`; break;
-      case 'e': s = typeof a === 'number' ? a.toExponential(prec === undefined ? 6 : Number(prec)).replace(/e([+-])(\d)$/, 'e$10$2') : goPrint(a); break;
-      case 'g': s = typeof a === 'number' ? goNumber(a) : goPrint(a); break;
-      case 'q': s = JSON.stringify(typeof a === 'string' ? a : goPrint(a)); break;
-      case 't': s = typeof a === 'boolean' ? String(a) : `%!t(${goType(a)}=${goPrint(a)})`; break;
-      case 'x': case 'X': {
-        s = typeof a === 'number' ? Math.trunc(a).toString(16) : Buffer.from(goPrint(a)).toString('hex');
-        if (verb === 'X') s = s.toUpperCase();
-        break;
-      }
-      case 'T': s = goType(a); break;
-      default: s = goPrint(a); if (verb === 's' && prec !== undefined) s = s.slice(0, Number(prec));
-    }
-    const w = width === undefined ? 0 : Number(width);
-    if (s.length < w) s = flags.includes('-') ? s.padEnd(w) : s.padStart(w, flags.includes('0') && verb !== 's' ? '0' : ' ');
-    return s;
-  }) + (n < args.length ? `%!(EXTRA ${args.slice(n).map((a) => `${goType(a)}=${goPrint(a)}`).join(', ')})` : '');
+  return (
+    format.replace(
+      /%([-+# 0]*)(\d+)?(?:\.(\d+))?([%vsdqftxXgeT])/g,
+      (_all, flags: string, width: string | undefined, prec: string | undefined, verb: string) => {
+        if (verb === '%') return '%';
+        if (n >= args.length) return `%!${verb}(MISSING)`;
+        const a = args[n++];
+        let s: string;
+        switch (verb) {
+          case 'd':
+            s = typeof a === 'number' ? String(Math.trunc(a)) : `%!d(${goType(a)}=${goPrint(a)})`;
+            break;
+          case 'f':
+            s =
+              typeof a === 'number'
+                ? a.toFixed(prec === undefined ? 6 : Number(prec))
+                : `%!f(${goType(a)}=${goPrint(a)})`;
+            break;
+          case 'e':
+            s =
+              typeof a === 'number'
+                ? a.toExponential(prec === undefined ? 6 : Number(prec)).replace(/e([+-])(\d)$/, 'e$10$2')
+                : goPrint(a);
+            break;
+          case 'g':
+            s = typeof a === 'number' ? goNumber(a) : goPrint(a);
+            break;
+          case 'q':
+            s = JSON.stringify(typeof a === 'string' ? a : goPrint(a));
+            break;
+          case 't':
+            s = typeof a === 'boolean' ? String(a) : `%!t(${goType(a)}=${goPrint(a)})`;
+            break;
+          case 'x':
+          case 'X': {
+            s = typeof a === 'number' ? Math.trunc(a).toString(16) : Buffer.from(goPrint(a)).toString('hex');
+            if (verb === 'X') s = s.toUpperCase();
+            break;
+          }
+          case 'T':
+            s = goType(a);
+            break;
+          default:
+            s = goPrint(a);
+            if (verb === 's' && prec !== undefined) s = s.slice(0, Number(prec));
+        }
+        const w = width === undefined ? 0 : Number(width);
+        if (s.length < w)
+          s = flags.includes('-') ? s.padEnd(w) : s.padStart(w, flags.includes('0') && verb !== 's' ? '0' : ' ');
+        return s;
+      },
+    ) +
+    (n < args.length
+      ? `%!(EXTRA ${args
+          .slice(n)
+          .map((a) => `${goType(a)}=${goPrint(a)}`)
+          .join(', ')})`
+      : '')
+  );
 }
 
 const BUILTINS: Record<string, TemplateFunc> = {
@@ -409,7 +484,10 @@ const BUILTINS: Record<string, TemplateFunc> = {
     }
     return v;
   },
-  print: (...args) => args.map((a, i) => (i > 0 && typeof a !== 'string' && typeof args[i - 1] !== 'string' ? ' ' : '') + goPrint(a)).join(''),
+  print: (...args) =>
+    args
+      .map((a, i) => (i > 0 && typeof a !== 'string' && typeof args[i - 1] !== 'string' ? ' ' : '') + goPrint(a))
+      .join(''),
   println: (...args) => `${args.map(goPrint).join(' ')}\n`,
   printf: (f, ...args) => printf(String(f), ...args),
   eq: (a, ...bs) => {
@@ -421,8 +499,16 @@ const BUILTINS: Record<string, TemplateFunc> = {
   le: (a, b) => compare('le', a, b) <= 0,
   gt: (a, b) => compare('gt', a, b) > 0,
   ge: (a, b) => compare('ge', a, b) >= 0,
-  html: (...a) => a.map(goPrint).join('').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' })[c]!),
-  js: (...a) => a.map(goPrint).join('').replace(/[\\'"<>&=\n\r]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`),
+  html: (...a) =>
+    a
+      .map(goPrint)
+      .join('')
+      .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' })[c]!),
+  js: (...a) =>
+    a
+      .map(goPrint)
+      .join('')
+      .replace(/[\\'"<>&=\n\r]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`),
   urlquery: (...a) => encodeURIComponent(a.map(goPrint).join('')).replace(/%20/g, '+'),
 };
 
@@ -431,12 +517,20 @@ function rangeEntries(v: unknown, line: number): { size: number; items(): Iterab
   if (Array.isArray(v)) return { size: v.length, items: () => v.map((e, i) => [i, e] as [unknown, unknown]) };
   if (typeof v === 'number') {
     const n = Math.max(0, Math.trunc(v));
-    return { size: n, *items() { for (let i = 0; i < n; i++) yield [i, i]; } };
+    return {
+      size: n,
+      *items() {
+        for (let i = 0; i < n; i++) yield [i, i];
+      },
+    };
   }
   if (v === null || v === undefined) return { size: 0, items: () => [] };
   if (typeof v === 'object') {
     const keys = Object.keys(v).sort();
-    return { size: keys.length, items: () => keys.map((k) => [k, (v as Record<string, unknown>)[k]] as [unknown, unknown]) };
+    return {
+      size: keys.length,
+      items: () => keys.map((k) => [k, (v as Record<string, unknown>)[k]] as [unknown, unknown]),
+    };
   }
   throw new TemplateError(`line ${line}: range can't iterate over ${goPrint(v)}`);
 }
@@ -453,7 +547,8 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
   const field = (v: unknown, path: string[], line: number): unknown => {
     for (const p of path) {
       if (v === null || v === undefined) throw new TemplateError(`line ${line}: nil pointer evaluating .${p}`);
-      if (typeof v !== 'object' || Array.isArray(v)) throw new TemplateError(`line ${line}: can't evaluate field ${p} in type ${goType(v)}`);
+      if (typeof v !== 'object' || Array.isArray(v))
+        throw new TemplateError(`line ${line}: can't evaluate field ${p} in type ${goType(v)}`);
       if (!(p in v)) throw new TemplateError(`line ${line}: can't evaluate field ${p}`);
       v = (v as Record<string, unknown>)[p];
     }
@@ -461,10 +556,14 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
   };
   const evalArg = (a: Arg, dot: unknown, line: number): unknown => {
     switch (a.kind) {
-      case 'literal': return a.value;
-      case 'field': return field(a.base === 'dot' ? dot : lookupVar(a.base, line), a.path, line);
-      case 'pipe': return field(evalPipe(a.pipe, dot, line), a.path, line);
-      case 'func': return call(a.name, [], dot, line);
+      case 'literal':
+        return a.value;
+      case 'field':
+        return field(a.base === 'dot' ? dot : lookupVar(a.base, line), a.path, line);
+      case 'pipe':
+        return field(evalPipe(a.pipe, dot, line), a.path, line);
+      case 'func':
+        return call(a.name, [], dot, line);
     }
   };
   const call = (name: string, args: Arg[], dot: unknown, line: number, piped?: { v: unknown }): unknown => {
@@ -486,7 +585,8 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
     try {
       return f(...vals);
     } catch (e) {
-      if (e instanceof TemplateError && !e.message.startsWith('line ')) throw new TemplateError(`line ${line}: ${e.message}`);
+      if (e instanceof TemplateError && !e.message.startsWith('line '))
+        throw new TemplateError(`line ${line}: ${e.message}`);
       throw e;
     }
   };
@@ -506,7 +606,11 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
     if (p.decl.length === 1) {
       if (p.assign) {
         let done = false;
-        for (let i = scopes.length - 1; i >= 0 && !done; i--) if (scopes[i]!.has(p.decl[0]!)) { scopes[i]!.set(p.decl[0]!, v); done = true; }
+        for (let i = scopes.length - 1; i >= 0 && !done; i--)
+          if (scopes[i]!.has(p.decl[0]!)) {
+            scopes[i]!.set(p.decl[0]!, v);
+            done = true;
+          }
         if (!done) throw new TemplateError(`line ${line}: undefined variable ${p.decl[0]}`);
       } else scopes[scopes.length - 1]!.set(p.decl[0]!, v);
     }
@@ -520,13 +624,16 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
     for (const n of nodes) {
       if (++steps > MAX_STEPS) throw new TemplateError('the template takes too many steps');
       switch (n.kind) {
-        case 'text': emit(n.text); break;
+        case 'text':
+          emit(n.text);
+          break;
         case 'action': {
           const v = evalPipe(n.pipe, dot, n.line);
           if (!n.pipe.decl.length) emit(v === undefined ? '<no value>' : goPrint(v));
           break;
         }
-        case 'if': case 'with': {
+        case 'if':
+        case 'with': {
           scopes.push(new Map());
           try {
             const v = evalPipe(n.pipe, dot, n.line);
@@ -546,7 +653,10 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
             if (entries.size === 0) run(n.else, dot);
             for (const [k, e] of entries.items()) {
               if (decl.length === 1) scopes[scopes.length - 1]!.set(decl[0]!, e);
-              if (decl.length === 2) { scopes[scopes.length - 1]!.set(decl[0]!, k); scopes[scopes.length - 1]!.set(decl[1]!, e); }
+              if (decl.length === 2) {
+                scopes[scopes.length - 1]!.set(decl[0]!, k);
+                scopes[scopes.length - 1]!.set(decl[1]!, e);
+              }
               try {
                 run(n.body, e);
               } catch (x) {
@@ -559,8 +669,10 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
           }
           break;
         }
-        case 'break': throw new Break();
-        case 'continue': throw new Continue();
+        case 'break':
+          throw new Break();
+        case 'continue':
+          throw new Continue();
       }
     }
   };

@@ -28,21 +28,36 @@ export function channelOf(n: Pick<Notifier, 'properties'>): { key: string; setti
 }
 
 /** Reads a create or update body; on update, `previous` lets a channel keep secrets sent back empty. */
-export function readNotifierBody(body: unknown, ctx: ChannelContext, previous?: Notifier): Pick<Notifier, 'name' | 'properties' | 'disabledUntil'> {
+export function readNotifierBody(
+  body: unknown,
+  ctx: ChannelContext,
+  previous?: Notifier,
+): Pick<Notifier, 'name' | 'properties' | 'disabledUntil'> {
   const b = canonicalKeys(body, ['name', 'properties', 'disabledUntil'], {}, 'notifier');
   if (typeof b.name !== 'string' || !b.name.trim()) throw new FieldError('name', 'is required');
   const props = b.properties;
-  if (!props || typeof props !== 'object' || Array.isArray(props)) throw new FieldError('properties', `is required: an object with one channel (${[...CHANNELS.keys()].join(', ')})`);
+  if (!props || typeof props !== 'object' || Array.isArray(props))
+    throw new FieldError('properties', `is required: an object with one channel (${[...CHANNELS.keys()].join(', ')})`);
   const set = Object.entries(props).filter(([, v]) => v !== null && v !== undefined);
   const known = (k: string) => [...CHANNELS.keys()].find((c) => c.toLowerCase() === k.toLowerCase());
-  for (const [k] of set) if (!known(k)) throw new FieldError(`properties.${k}`, `is not a channel (one of ${[...CHANNELS.keys()].join(', ')})`);
-  if (set.length !== 1) throw new FieldError('properties', `must hold exactly one channel, not ${set.length} (${set.map(([k]) => k).join(', ') || 'none'})`);
+  for (const [k] of set)
+    if (!known(k))
+      throw new FieldError(`properties.${k}`, `is not a channel (one of ${[...CHANNELS.keys()].join(', ')})`);
+  if (set.length !== 1)
+    throw new FieldError(
+      'properties',
+      `must hold exactly one channel, not ${set.length} (${set.map(([k]) => k).join(', ') || 'none'})`,
+    );
   const [rawKey, value] = set[0]!;
   const key = known(rawKey)!;
   const channel = CHANNELS.get(key)!;
   const before = previous && channelOf(previous).key === key ? channelOf(previous).settings : undefined;
   const settings = channel.read(value, `properties.${key}`, ctx, before as never) as Record<string, unknown>;
-  return { name: b.name.trim(), properties: { [key]: settings }, disabledUntil: optionalTime(b.disabledUntil, 'disabledUntil') };
+  return {
+    name: b.name.trim(),
+    properties: { [key]: settings },
+    disabledUntil: optionalTime(b.disabledUntil, 'disabledUntil'),
+  };
 }
 
 export function notifierView(n: Notifier): Record<string, unknown> {

@@ -17,20 +17,37 @@ export function outbound(cfg: NotifiersConfig): Outbound {
     'https:': new HttpPoster(new URL('https://localhost/'), { connections: 8, idleMs: 30_000 }),
   };
   const smtp = cfg.smtp;
-  const transport = smtp && createTransport({
-    host: smtp.host, port: smtp.port, secure: smtp.secure,
-    requireTLS: smtp.starttls === 'required', ignoreTLS: smtp.starttls === 'off',
-    auth: smtp.user ? { user: smtp.user, pass: smtp.password ?? '' } : undefined,
-    connectionTimeout: cfg.timeoutMs, greetingTimeout: cfg.timeoutMs, socketTimeout: cfg.timeoutMs,
-  });
+  const transport =
+    smtp &&
+    createTransport({
+      host: smtp.host,
+      port: smtp.port,
+      secure: smtp.secure,
+      requireTLS: smtp.starttls === 'required',
+      ignoreTLS: smtp.starttls === 'off',
+      auth: smtp.user ? { user: smtp.user, pass: smtp.password ?? '' } : undefined,
+      connectionTimeout: cfg.timeoutMs,
+      greetingTimeout: cfg.timeoutMs,
+      socketTimeout: cfg.timeoutMs,
+    });
   return {
-    urls: { pagerduty: cfg.urls.pagerduty, opsgenie: cfg.urls.opsgenie, opsgenieEu: cfg.urls.opsgenie_eu, discord: cfg.urls.discord },
+    urls: {
+      pagerduty: cfg.urls.pagerduty,
+      opsgenie: cfg.urls.opsgenie,
+      opsgenieEu: cfg.urls.opsgenie_eu,
+      discord: cfg.urls.discord,
+    },
     smtpConfigured: !!transport,
     async post(url, body, headers = {}) {
       const poster = posters[url.protocol as 'http:' | 'https:'];
       if (!poster) throw new DeliveryError(`cannot post to ${url.protocol} URLs`, false);
       const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
-      return poster.post(bytes, { 'content-type': 'application/json', 'user-agent': 'ferry-notifier', ...headers }, cfg.timeoutMs, url);
+      return poster.post(
+        bytes,
+        { 'content-type': 'application/json', 'user-agent': 'ferry-notifier', ...headers },
+        cfg.timeoutMs,
+        url,
+      );
     },
     async mail(m: MailMessage) {
       if (!transport || !smtp) throw new DeliveryError('no SMTP server is configured (service.notifiers.smtp)', false);
@@ -39,7 +56,10 @@ export function outbound(cfg: NotifiersConfig): Outbound {
       } catch (e) {
         const code = (e as { responseCode?: number }).responseCode;
         // 5xx replies are permanent (a refused recipient, failed auth); the rest may pass.
-        throw new DeliveryError(`SMTP ${smtp.host}:${smtp.port}: ${(e as Error).message}`, !(code !== undefined && code >= 500));
+        throw new DeliveryError(
+          `SMTP ${smtp.host}:${smtp.port}: ${(e as Error).message}`,
+          !(code !== undefined && code >= 500),
+        );
       }
     },
     async close() {

@@ -13,5 +13,8 @@ const APL_TYPE: Record<FieldType, { type: AplType; shape?: DynamicShape }> = {
 };
 
 export function datasetSchema(stored: { table: string; fields: readonly SchemaField[] }): DatasetSchema {
-  return { table: stored.table, fields: stored.fields.map((f) => ({ name: f.name, column: f.column, ...APL_TYPE[f.type] })) };
+  return {
+    table: stored.table,
+    fields: stored.fields.map((f) => ({ name: f.name, column: f.column, ...APL_TYPE[f.type] })),
+  };
 }

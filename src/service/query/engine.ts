@@ -106,7 +106,11 @@ export class QueryEngine {
   private readonly timeoutMs: number;
   private readonly limits: QueryLimits;
 
-  constructor(private readonly store: EventStore, o: { timeoutMs?: number; limits?: QueryLimits } = {}, private readonly now: () => bigint = () => store.now()) {
+  constructor(
+    private readonly store: EventStore,
+    o: { timeoutMs?: number; limits?: QueryLimits } = {},
+    private readonly now: () => bigint = () => store.now(),
+  ) {
     this.timeoutMs = o.timeoutMs ?? 0;
     this.limits = o.limits ?? DEFAULT_QUERY_LIMITS;
   }
@@ -123,11 +127,13 @@ export class QueryEngine {
     }
   }
 
-  private schemaOf = (name: string): DatasetSchema | undefined => (this.store.hasDataset(name) ? datasetSchema(this.store.schema(name)) : undefined);
+  private schemaOf = (name: string): DatasetSchema | undefined =>
+    this.store.hasDataset(name) ? datasetSchema(this.store.schema(name)) : undefined;
 
   /** Parses and binds; throws AplError (with line and column) or QueryInputError. */
   async prepare(request: QueryRequest): Promise<PreparedQuery> {
-    if (typeof request.apl !== 'string' || request.apl.trim() === '') throw new QueryInputError('apl must be a non-empty string holding the query');
+    if (typeof request.apl !== 'string' || request.apl.trim() === '')
+      throw new QueryInputError('apl must be a non-empty string holding the query');
     const nowNs = this.now();
     let startNs: bigint | undefined;
     let endNs: bigint | undefined;
@@ -137,7 +143,8 @@ export class QueryEngine {
     } catch (e) {
       throw new QueryInputError((e as Error).message);
     }
-    if (startNs !== undefined && endNs !== undefined && startNs > endNs) throw new QueryInputError('startTime is after endTime');
+    if (startNs !== undefined && endNs !== undefined && startNs > endNs)
+      throw new QueryInputError('startTime is after endTime');
     let cursor: Cursor | undefined;
     if (request.cursor) {
       cursor = decodeCursor(request.cursor);
@@ -145,9 +152,14 @@ export class QueryEngine {
     }
     const bytes = Buffer.byteLength(request.apl);
     if (bytes > this.limits.maxQueryBytes) {
-      throw new QueryInputError(`the query is ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`);
+      throw new QueryInputError(
+        `the query is ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`,
+      );
     }
-    const ast = parseQuery(request.apl, { maxDepth: this.limits.maxExpressionDepth, setting: 'service.query_limits.max_expression_depth' });
+    const ast = parseQuery(request.apl, {
+      maxDepth: this.limits.maxExpressionDepth,
+      setting: 'service.query_limits.max_expression_depth',
+    });
     checkStages(ast, request.apl, this.limits.maxStages);
     const effectiveEnd = endNs ?? nowNs;
     // The binder reaches datasets only through these two: access is checked before existence.
@@ -155,7 +167,18 @@ export class QueryEngine {
       if (!request.canQuery(name)) throw new QueryForbidden(name);
       return this.schemaOf(name);
     };
-    const bindWith = (rangeNs: bigint) => bind(ast, request.apl, { schema, nowNs, binAutoNs: binAutoSize(rangeNs), rangeNs, datasets: () => this.store.listDatasets().map((d) => d.name).filter((d) => request.canQuery(d)) });
+    const bindWith = (rangeNs: bigint) =>
+      bind(ast, request.apl, {
+        schema,
+        nowNs,
+        binAutoNs: binAutoSize(rangeNs),
+        rangeNs,
+        datasets: () =>
+          this.store
+            .listDatasets()
+            .map((d) => d.name)
+            .filter((d) => request.canQuery(d)),
+      });
     let bound = bindWith(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n));
     if (startNs === undefined && bound.datasets.length > 0 && bound.usesRangeLength) {
       // No start: bin_auto and rate span the data actually there.
@@ -166,7 +189,9 @@ export class QueryEngine {
     for (const st of [...bound.stages, ...(bound.totals ?? [])]) {
       const n = st.out.columns.length;
       if (n > this.limits.maxColumns) {
-        throw new QueryInputError(`the query makes ${n} columns, more than the limit of ${this.limits.maxColumns} (service.query_limits.max_columns)`);
+        throw new QueryInputError(
+          `the query makes ${n} columns, more than the limit of ${this.limits.maxColumns} (service.query_limits.max_columns)`,
+        );
       }
     }
     return { request, bound, nowNs, startNs, endNs: effectiveEnd, implicitEnd: endNs === undefined, cursor };
@@ -179,7 +204,12 @@ export class QueryEngine {
     const last = bound.stages[bound.stages.length - 1]!.out;
     const messages: QueryOutcome['status']['messages'] = bound.messages.map((m) => ({ ...m, count: 1 }));
     if (p.implicitEnd && bound.datasets.length > 0) {
-      messages.push({ priority: 'warn', count: 1, code: 'apl_implicitendtimeofnowapplied_1', msg: "implicit end time of 'now' applied" });
+      messages.push({
+        priority: 'warn',
+        count: 1,
+        code: 'apl_implicitendtimeofnowapplied_1',
+        msg: "implicit end time of 'now' applied",
+      });
     }
 
     // Effective page size: the lowest of the query's limit, the request's and the server's (spec: Limits).
@@ -191,12 +221,17 @@ export class QueryEngine {
 
     const timeOrder = timeOrderOf(bound.stages);
     if (p.cursor && timeOrder === undefined) {
-      throw new QueryInputError('cursor paging needs a query whose rows are events ordered by _time (for example `| sort by _time desc`)');
+      throw new QueryInputError(
+        'cursor paging needs a query whose rows are events ordered by _time (for example `| sort by _time desc`)',
+      );
     }
     const opts: CompileOptions = {
       startNs: p.startNs,
       endNs: p.endNs,
-      cursor: p.cursor && timeOrder !== undefined ? { at: p.cursor, descending: timeOrder, inclusive: p.request.includeCursor === true } : undefined,
+      cursor:
+        p.cursor && timeOrder !== undefined
+          ? { at: p.cursor, descending: timeOrder, inclusive: p.request.includeCursor === true }
+          : undefined,
       limit: limit + 1, // one more row than the page tells whether the limit cut the result
     };
     const examined = bound.datasets.length
@@ -206,14 +241,24 @@ export class QueryEngine {
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };
     const runOpts = examined.coversAll ? unbounded : opts;
     const mode = bound.matchedMode === 'cte' ? await this.cteOrQuery(bound, runOpts, deadline) : bound.matchedMode;
-    const main = compile(bound.stages, { ...runOpts, sysTime: p.request.sysTime, matchedAt: mode === 'window' ? bound.matchedPrefix : undefined, matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined });
+    const main = compile(bound.stages, {
+      ...runOpts,
+      sysTime: p.request.sysTime,
+      matchedAt: mode === 'window' ? bound.matchedPrefix : undefined,
+      matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,
+    });
     let [cols, matchedCount] = await Promise.all([
       this.read(main.sql, deadline),
       mode === 'query' && bound.datasets.length ? this.matched(bound, runOpts, deadline) : Promise.resolve(undefined),
     ]);
     if (examined.coversAll && !this.store.unchangedSince(bound.datasets, examined.versions)) {
       // Events arrived meanwhile and may lie outside the range: run again with the range applied.
-      const bounded = compile(bound.stages, { ...opts, sysTime: p.request.sysTime, matchedAt: mode === 'window' ? bound.matchedPrefix : undefined, matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined });
+      const bounded = compile(bound.stages, {
+        ...opts,
+        sysTime: p.request.sysTime,
+        matchedAt: mode === 'window' ? bound.matchedPrefix : undefined,
+        matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,
+      });
       [cols, matchedCount] = await Promise.all([
         this.read(bounded.sql, deadline),
         mode === 'query' && bound.datasets.length ? this.matched(bound, opts, deadline) : Promise.resolve(undefined),
@@ -230,16 +275,30 @@ export class QueryEngine {
       tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, true));
     }
     if (truncated && defaulted) {
-      messages.push({ priority: 'warn', count: 1, code: 'default_limit_warning', msg: `the result was limited to the default of ${DEFAULT_ROWS} rows; add | take N or a limit to the request for more` });
+      messages.push({
+        priority: 'warn',
+        count: 1,
+        code: 'default_limit_warning',
+        msg: `the result was limited to the default of ${DEFAULT_ROWS} rows; add | take N or a limit to the request for more`,
+      });
     }
 
     let rowsMatched = 0;
     switch (mode) {
-      case 'examined': rowsMatched = examined.rows; break;
-      case 'count': rowsMatched = Number(table.values[0]?.[0] ?? 0); break;
+      case 'examined':
+        rowsMatched = examined.rows;
+        break;
+      case 'count':
+        rowsMatched = Number(table.values[0]?.[0] ?? 0);
+        break;
       case 'cte':
-      case 'window': rowsMatched = rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts, deadline); break;
-      case 'query': rowsMatched = matchedCount ?? 0; break;
+      case 'window':
+        rowsMatched =
+          rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts, deadline);
+        break;
+      case 'query':
+        rowsMatched = matchedCount ?? 0;
+        break;
     }
 
     let minCursor = '';
@@ -269,7 +328,7 @@ export class QueryEngine {
         rowsExamined: examined.rows,
         rowsMatched,
         blocksExamined: examined.blocks,
-        numGroups: aggregated ? table.values[0]?.length ?? 0 : 0,
+        numGroups: aggregated ? (table.values[0]?.length ?? 0) : 0,
         isPartial: truncated && !defaulted && limit === MAX_ROWS,
         minCursor,
         maxCursor,
@@ -282,7 +341,10 @@ export class QueryEngine {
 
   /** 'cte' when a sample says the matched rows are few enough to materialise, else 'query' (see CTE_CELL_BUDGET). */
   private async cteOrQuery(bound: BoundQuery, opts: CompileOptions, deadline: number): Promise<'cte' | 'query'> {
-    const sampled = await this.read(compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined, samplePercent: SAMPLE_PERCENT }), deadline);
+    const sampled = await this.read(
+      compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined, samplePercent: SAMPLE_PERCENT }),
+      deadline,
+    );
     const estimate = (Number(sampled[0]?.[0] ?? 0) * 100) / SAMPLE_PERCENT;
     const width = bound.stages[bound.matchedPrefix - 1]!.out.columns.length + 2;
     return estimate * width <= CTE_CELL_BUDGET ? 'cte' : 'query';
@@ -290,11 +352,22 @@ export class QueryEngine {
 
   /** rowsMatched by a count query over the stages before the first operator that is not a filter. */
   private async matched(bound: BoundQuery, opts: CompileOptions, deadline: number): Promise<number> {
-    const rows = await this.read(compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }), deadline);
+    const rows = await this.read(
+      compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }),
+      deadline,
+    );
     return Number(rows[0]?.[0] ?? 0);
   }
 
-  private table(name: string, columns: BoundColumn[], cols: unknown[][], n: number, rowIdentity: boolean, rel: BoundStage['out'], totals = false): ResultTable {
+  private table(
+    name: string,
+    columns: BoundColumn[],
+    cols: unknown[][],
+    n: number,
+    rowIdentity: boolean,
+    rel: BoundStage['out'],
+    totals = false,
+  ): ResultTable {
     const values = columns.map((c, i) => (cols[i] ?? []).slice(0, n).map((v) => jsonValue(v, c)));
     let rows: ResultTable['rows'];
     if (rowIdentity) {
@@ -309,7 +382,9 @@ export class QueryEngine {
       }
     }
     const names = new Set(columns.map((c) => c.name));
-    const order = rel.order.filter((o) => o.field !== undefined && names.has(o.field)).map((o) => ({ field: o.field!, desc: o.desc }));
+    const order = rel.order
+      .filter((o) => o.field !== undefined && names.has(o.field))
+      .map((o) => ({ field: o.field!, desc: o.desc }));
     const table: ResultTable = { name, columns, values, order, groups: rel.groups, rows };
     if (rel.timeBin && !totals) table.buckets = { field: rel.timeBin.name, size: Number(rel.timeBin.sizeNs) };
     return table;
@@ -323,7 +398,19 @@ export class QueryEngine {
  * the operator past the limit. The tree is walked without recursion: its depth is the user's.
  */
 /** Expression nodes also carry an `op` (a binary operator); tabular operators are the other nodes with one. */
-const EXPR_KINDS = new Set(['literal', 'name', 'member', 'index', 'call', 'unary', 'binary', 'list', 'between', 'star', 'typeof']);
+const EXPR_KINDS = new Set([
+  'literal',
+  'name',
+  'member',
+  'index',
+  'call',
+  'unary',
+  'binary',
+  'list',
+  'between',
+  'star',
+  'typeof',
+]);
 
 function checkStages(ast: unknown, source: string, max: number): void {
   const positions: number[] = [];
@@ -334,13 +421,18 @@ function checkStages(ast: unknown, source: string, max: number): void {
       for (const x of node) if (x && typeof x === 'object') todo.push(x);
     } else if (node && typeof node === 'object') {
       const o = node as Record<string, unknown>;
-      if (typeof o.op === 'string' && typeof o.pos === 'number' && !EXPR_KINDS.has(o.kind as string)) positions.push(o.pos);
+      if (typeof o.op === 'string' && typeof o.pos === 'number' && !EXPR_KINDS.has(o.kind as string))
+        positions.push(o.pos);
       for (const v of Object.values(o)) if (v && typeof v === 'object') todo.push(v);
     }
   }
   if (positions.length <= max) return;
   positions.sort((a, b) => a - b);
-  throw new AplError(`the query has ${positions.length} operators, more than the limit of ${max} (service.query_limits.max_stages)`, source, positions[max]!);
+  throw new AplError(
+    `the query has ${positions.length} operators, more than the limit of ${max} (service.query_limits.max_stages)`,
+    source,
+    positions[max]!,
+  );
 }
 
 function markAplQuery(e: unknown): unknown {
@@ -367,10 +459,15 @@ function timeOrderOf(stages: BoundStage[]): boolean | undefined {
 function jsonValue(v: unknown, c: BoundColumn): unknown {
   if (v === null || v === undefined) return null;
   switch (c.type) {
-    case 'datetime': return formatRfc3339Nano(BigInt(v as bigint));
-    case 'long': return Number(v);
-    case 'real': return typeof v === 'number' && !Number.isFinite(v) ? null : Number(v);
-    case 'dynamic': return parseJsonText(String(v));
-    default: return typeof v === 'bigint' ? Number(v) : v;
+    case 'datetime':
+      return formatRfc3339Nano(BigInt(v as bigint));
+    case 'long':
+      return Number(v);
+    case 'real':
+      return typeof v === 'number' && !Number.isFinite(v) ? null : Number(v);
+    case 'dynamic':
+      return parseJsonText(String(v));
+    default:
+      return typeof v === 'bigint' ? Number(v) : v;
   }
 }

@@ -54,11 +54,23 @@ export function literal(v: unknown, where: string): string {
   if (v === null || v === undefined) return 'dynamic(null)';
   if (typeof v === 'string') return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
   if (typeof v === 'boolean') return String(v);
-  if (typeof v === 'number' && Number.isFinite(v)) return Number.isInteger(v) ? String(v) : (String(v).includes('.') || String(v).includes('e') ? String(v) : `${v}.0`);
+  if (typeof v === 'number' && Number.isFinite(v))
+    return Number.isInteger(v) ? String(v) : String(v).includes('.') || String(v).includes('e') ? String(v) : `${v}.0`;
   return fail(`${where}: value must be a string, number, boolean or null`);
 }
 
-const COMPARISON: Record<string, string> = { '==': '==', '!=': '!=', '>': '>', '>=': '>=', '<': '<', '<=': '<=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+const COMPARISON: Record<string, string> = {
+  '==': '==',
+  '!=': '!=',
+  '>': '>',
+  '>=': '>=',
+  '<': '<',
+  '<=': '<=',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+};
 
 export function filterToApl(f: Filter, path = 'filter', depth = 0): string | undefined {
   if (depth > 64) fail(`${path}: filters are nested too deeply (more than 64 levels)`);
@@ -69,25 +81,39 @@ export function filterToApl(f: Filter, path = 'filter', depth = 0): string | und
   switch (op) {
     case 'and':
     case 'or': {
-      const parts = (f.children ?? []).map((c, i) => filterToApl(c, `${path}.children[${i}]`, depth + 1)).filter((x): x is string => x !== undefined);
+      const parts = (f.children ?? [])
+        .map((c, i) => filterToApl(c, `${path}.children[${i}]`, depth + 1))
+        .filter((x): x is string => x !== undefined);
       if (parts.length === 0) return undefined;
       return `(${parts.join(` ${op} `)})`;
     }
     case 'not': {
-      const inner = (f.children ?? []).map((c, i) => filterToApl(c, `${path}.children[${i}]`, depth + 1)).filter((x): x is string => x !== undefined);
+      const inner = (f.children ?? [])
+        .map((c, i) => filterToApl(c, `${path}.children[${i}]`, depth + 1))
+        .filter((x): x is string => x !== undefined);
       if (inner.length !== 1) fail(`${path}: "not" takes exactly one child filter`);
       return `not(${inner[0]})`;
     }
-    case 'exists': return `isnotnull(${fieldRef(f.field, path)})`;
-    case 'not-exists': return `isnull(${fieldRef(f.field, path)})`;
-    case 'starts-with': return `${fieldRef(f.field, path)} ${cs ? 'startswith_cs' : 'startswith'} ${literal(String(f.value ?? ''), path)}`;
-    case 'not-starts-with': return `${fieldRef(f.field, path)} ${cs ? '!startswith_cs' : '!startswith'} ${literal(String(f.value ?? ''), path)}`;
-    case 'ends-with': return `${fieldRef(f.field, path)} ${cs ? 'endswith_cs' : 'endswith'} ${literal(String(f.value ?? ''), path)}`;
-    case 'not-ends-with': return `${fieldRef(f.field, path)} ${cs ? '!endswith_cs' : '!endswith'} ${literal(String(f.value ?? ''), path)}`;
-    case 'contains': return `${fieldRef(f.field, path)} ${cs ? 'contains_cs' : 'contains'} ${literal(String(f.value ?? ''), path)}`;
-    case 'not-contains': return `${fieldRef(f.field, path)} ${cs ? '!contains_cs' : '!contains'} ${literal(String(f.value ?? ''), path)}`;
-    case 'regexp': return `${fieldRef(f.field, path)} matches regex ${literal(String(f.value ?? ''), path)}`;
-    case 'not-regexp': return `not(${fieldRef(f.field, path)} matches regex ${literal(String(f.value ?? ''), path)})`;
+    case 'exists':
+      return `isnotnull(${fieldRef(f.field, path)})`;
+    case 'not-exists':
+      return `isnull(${fieldRef(f.field, path)})`;
+    case 'starts-with':
+      return `${fieldRef(f.field, path)} ${cs ? 'startswith_cs' : 'startswith'} ${literal(String(f.value ?? ''), path)}`;
+    case 'not-starts-with':
+      return `${fieldRef(f.field, path)} ${cs ? '!startswith_cs' : '!startswith'} ${literal(String(f.value ?? ''), path)}`;
+    case 'ends-with':
+      return `${fieldRef(f.field, path)} ${cs ? 'endswith_cs' : 'endswith'} ${literal(String(f.value ?? ''), path)}`;
+    case 'not-ends-with':
+      return `${fieldRef(f.field, path)} ${cs ? '!endswith_cs' : '!endswith'} ${literal(String(f.value ?? ''), path)}`;
+    case 'contains':
+      return `${fieldRef(f.field, path)} ${cs ? 'contains_cs' : 'contains'} ${literal(String(f.value ?? ''), path)}`;
+    case 'not-contains':
+      return `${fieldRef(f.field, path)} ${cs ? '!contains_cs' : '!contains'} ${literal(String(f.value ?? ''), path)}`;
+    case 'regexp':
+      return `${fieldRef(f.field, path)} matches regex ${literal(String(f.value ?? ''), path)}`;
+    case 'not-regexp':
+      return `not(${fieldRef(f.field, path)} matches regex ${literal(String(f.value ?? ''), path)})`;
     default: {
       const cmp = COMPARISON[op];
       if (!cmp) return fail(`${path}.op: unknown filter op "${op}"`);
@@ -105,18 +131,34 @@ function aggregationToApl(a: Aggregation, i: number): string {
   const name = a.alias || (a.op === 'count' ? 'count' : `${a.op}_${a.field ?? ''}`);
   let call: string;
   switch (a.op) {
-    case 'count': call = 'count()'; break;
-    case 'distinct': call = `dcount(${f()})`; break;
-    case 'sum': case 'avg': case 'min': case 'max': case 'stdev': case 'variance': call = `${a.op}(${f()})`; break;
-    case 'makeset': call = `make_set(${f()})`; break;
-    case 'makelist': call = `make_list(${f()})`; break;
+    case 'count':
+      call = 'count()';
+      break;
+    case 'distinct':
+      call = `dcount(${f()})`;
+      break;
+    case 'sum':
+    case 'avg':
+    case 'min':
+    case 'max':
+    case 'stdev':
+    case 'variance':
+      call = `${a.op}(${f()})`;
+      break;
+    case 'makeset':
+      call = `make_set(${f()})`;
+      break;
+    case 'makelist':
+      call = `make_list(${f()})`;
+      break;
     case 'percentiles': {
       const ps = Array.isArray(a.argument) ? a.argument : [a.argument ?? 50];
       if (!ps.every((p) => typeof p === 'number')) fail(`${path}.argument: percentiles take numbers`);
       call = `percentiles_array(${f()}, ${ps.join(', ')})`;
       break;
     }
-    default: return fail(`${path}.op: the aggregation "${a.op}" is not supported by the legacy query endpoint`);
+    default:
+      return fail(`${path}.op: the aggregation "${a.op}" is not supported by the legacy query endpoint`);
   }
   return `${fieldRef(name, path)} = ${call}`;
 }
@@ -142,17 +184,22 @@ export function legacyToApl(dataset: string, q: LegacyQuery): string {
     const res = q.resolution ?? '';
     if (res === 'auto') by.unshift('bin_auto(_time)');
     else if (res !== '' && res !== '0s') {
-      if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(res)) fail(`resolution: "${res}" is not a duration such as 1m0s or auto`);
+      if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(res))
+        fail(`resolution: "${res}" is not a duration such as 1m0s or auto`);
       by.unshift(`bin(_time, ${parseDuration(res)}nanoseconds)`);
     }
     ops.push(`summarize ${aggs.map(aggregationToApl).join(', ')}${by.length ? ` by ${by.join(', ')}` : ''}`);
     return ops.join('\n| ');
   }
   const order = q.order?.length ? q.order : [{ field: '_time', desc: true }];
-  ops.push(`sort by ${order.map((o, i) => `${fieldRef(o.field, `order[${i}]`)} ${o.desc ? 'desc' : 'asc'}`).join(', ')}`);
+  ops.push(
+    `sort by ${order.map((o, i) => `${fieldRef(o.field, `order[${i}]`)} ${o.desc ? 'desc' : 'asc'}`).join(', ')}`,
+  );
   if (q.limit !== undefined && q.limit > 0) ops.push(`take ${Math.floor(q.limit)}`);
   if (q.project?.length) {
-    ops.push(`project ${q.project.map((p, i) => (p.alias ? `${fieldRef(p.alias, `project[${i}]`)} = ${fieldRef(p.field, `project[${i}]`)}` : fieldRef(p.field, `project[${i}]`))).join(', ')}`);
+    ops.push(
+      `project ${q.project.map((p, i) => (p.alias ? `${fieldRef(p.alias, `project[${i}]`)} = ${fieldRef(p.field, `project[${i}]`)}` : fieldRef(p.field, `project[${i}]`))).join(', ')}`,
+    );
   }
   return ops.join('\n| ');
 }

@@ -20,4 +20,9 @@ export interface QueryLimits {
  * 2,500 computed columns ran out of 512 MB. The defaults stay clear of both, and above the widest
  * dataset (service.max_fields_per_dataset, 2048) with its built-in columns.
  */
-export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxQueryBytes: 256 * 1024, maxStages: 200, maxColumns: 2100, maxExpressionDepth: MAX_EXPRESSION_DEPTH };
+export const DEFAULT_QUERY_LIMITS: QueryLimits = {
+  maxQueryBytes: 256 * 1024,
+  maxStages: 200,
+  maxColumns: 2100,
+  maxExpressionDepth: MAX_EXPRESSION_DEPTH,
+};

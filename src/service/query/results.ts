@@ -30,7 +30,13 @@ function fullStatus(o: QueryOutcome): Record<string, unknown> {
 function fieldsMetaMap(o: QueryOutcome, meta: FieldsMeta): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
   for (const ds of o.datasets) {
-    out[ds] = meta(ds).map((f) => ({ name: f.name, type: f.type, unit: f.unit, hidden: f.hidden, description: f.description }));
+    out[ds] = meta(ds).map((f) => ({
+      name: f.name,
+      type: f.type,
+      unit: f.unit,
+      hidden: f.hidden,
+      description: f.description,
+    }));
   }
   return out;
 }
@@ -43,7 +49,11 @@ export function tabularResult(o: QueryOutcome, meta: FieldsMeta): Record<string,
     tables: o.tables.map((t) => ({
       name: t.name,
       sources: o.datasets.map((name) => ({ name })),
-      fields: t.columns.map((c) => ({ name: c.name, type: wireType(c.type, c.shape), ...(c.agg ? { agg: c.agg } : {}) })),
+      fields: t.columns.map((c) => ({
+        name: c.name,
+        type: wireType(c.type, c.shape),
+        ...(c.agg ? { agg: c.agg } : {}),
+      })),
       order: t.order,
       groups: t.groups.map((name) => ({ name })),
       range,
@@ -58,7 +68,12 @@ export function tabularResult(o: QueryOutcome, meta: FieldsMeta): Record<string,
 /** Legacy: events as matches; summaries as buckets.totals (and buckets.series per time bucket). */
 export function legacyResult(o: QueryOutcome, meta: FieldsMeta, request?: unknown): Record<string, unknown> {
   const main = o.tables[0]!;
-  const out: Record<string, unknown> = { format: 'legacy', status: fullStatus(o), matches: [], buckets: { series: [], totals: [] } };
+  const out: Record<string, unknown> = {
+    format: 'legacy',
+    status: fullStatus(o),
+    matches: [],
+    buckets: { series: [], totals: [] },
+  };
   if (main.rows) out.matches = matchesOf(main);
   else {
     const totalsTable = o.tables.find((t) => t.name === '_totals');
@@ -83,7 +98,9 @@ export function legacyResult(o: QueryOutcome, meta: FieldsMeta, request?: unknow
     } else (out.buckets as Record<string, unknown>).totals = entries(main, []);
   }
   out.datasetNames = o.datasets;
-  out.fieldsMeta = o.datasets.flatMap((ds) => meta(ds).map((f) => ({ name: f.name, type: f.type, unit: f.unit, hidden: f.hidden, description: f.description })));
+  out.fieldsMeta = o.datasets.flatMap((ds) =>
+    meta(ds).map((f) => ({ name: f.name, type: f.type, unit: f.unit, hidden: f.hidden, description: f.description })),
+  );
   if (request !== undefined) out.request = request;
   return out;
 }
@@ -106,8 +123,12 @@ function matchesOf(t: ResultTable): unknown[] {
 /** Rows of a summary as legacy entry groups: {id, group: {key: value}, aggregations: [{op, value}]}. */
 function entries(t: ResultTable, skip: number[]): unknown[] {
   const n = t.values[0]?.length ?? 0;
-  const groupIdx = t.columns.map((c, i) => (t.groups.includes(c.name) && !skip.includes(i) ? i : -1)).filter((i) => i >= 0);
-  const aggIdx = t.columns.map((c, i) => (!t.groups.includes(c.name) && !skip.includes(i) ? i : -1)).filter((i) => i >= 0);
+  const groupIdx = t.columns
+    .map((c, i) => (t.groups.includes(c.name) && !skip.includes(i) ? i : -1))
+    .filter((i) => i >= 0);
+  const aggIdx = t.columns
+    .map((c, i) => (!t.groups.includes(c.name) && !skip.includes(i) ? i : -1))
+    .filter((i) => i >= 0);
   const out: unknown[] = [];
   for (let r = 0; r < n; r++) {
     const group: Record<string, unknown> = {};

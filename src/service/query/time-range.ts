@@ -18,14 +18,32 @@ export function parseTimeBound(field: string, value: unknown, nowNs: bigint): bi
     return rel[1] === '-' ? nowNs - offset : nowNs + offset;
   }
   const ns = parseDatetimeText(text);
-  if (ns === null) throw new Error(`${field} "${text}" is not a time (use RFC 3339, e.g. 2024-01-01T00:00:00Z, or now-1h)`);
+  if (ns === null)
+    throw new Error(`${field} "${text}" is not a time (use RFC 3339, e.g. 2024-01-01T00:00:00Z, or now-1h)`);
   return ns;
 }
 
 /** bin_auto's size: the smallest "nice" step that gives at most 100 buckets over the range. */
 export function binAutoSize(rangeNs: bigint): bigint {
   const s = 1_000_000_000n;
-  const steps = [1n, 5n, 10n, 30n, 60n, 300n, 600n, 900n, 1800n, 3600n, 10800n, 21600n, 43200n, 86400n, 604800n, 2592000n].map((x) => x * s);
+  const steps = [
+    1n,
+    5n,
+    10n,
+    30n,
+    60n,
+    300n,
+    600n,
+    900n,
+    1800n,
+    3600n,
+    10800n,
+    21600n,
+    43200n,
+    86400n,
+    604800n,
+    2592000n,
+  ].map((x) => x * s);
   for (const step of steps) if (rangeNs / step <= 100n) return step;
   return steps[steps.length - 1]!;
 }

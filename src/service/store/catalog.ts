@@ -69,18 +69,34 @@ export async function loadFields(c: ConnOps, dataset: string): Promise<FieldReco
 }
 
 export async function insertDataset(c: ConnOps, d: DatasetRecord): Promise<void> {
-  await c.run(
-    `INSERT INTO ferry_datasets VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [d.name, d.table, d.description, d.kind, d.who, d.created, d.updatedAt, d.retentionDays, d.useRetentionPeriod,
-      JSON.stringify(d.mapFields), d.nextColumn],
-  );
+  await c.run(`INSERT INTO ferry_datasets VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
+    d.name,
+    d.table,
+    d.description,
+    d.kind,
+    d.who,
+    d.created,
+    d.updatedAt,
+    d.retentionDays,
+    d.useRetentionPeriod,
+    JSON.stringify(d.mapFields),
+    d.nextColumn,
+  ]);
 }
 
 export async function updateDataset(c: ConnOps, d: DatasetRecord): Promise<void> {
   await c.run(
     `UPDATE ferry_datasets SET description = $2, updated = $3, retention_days = $4, use_retention = $5,
        map_fields = $6, next_col = $7 WHERE name = $1`,
-    [d.name, d.description, d.updatedAt, d.retentionDays, d.useRetentionPeriod, JSON.stringify(d.mapFields), d.nextColumn],
+    [
+      d.name,
+      d.description,
+      d.updatedAt,
+      d.retentionDays,
+      d.useRetentionPeriod,
+      JSON.stringify(d.mapFields),
+      d.nextColumn,
+    ],
   );
 }
 
@@ -90,13 +106,22 @@ export async function deleteDatasetRows(c: ConnOps, name: string): Promise<void>
 }
 
 export async function insertField(c: ConnOps, dataset: string, f: FieldRecord): Promise<void> {
-  await c.run(`INSERT INTO ferry_fields VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [dataset, f.name, f.column, f.type, f.description, f.unit, f.hidden]);
+  await c.run(`INSERT INTO ferry_fields VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    dataset,
+    f.name,
+    f.column,
+    f.type,
+    f.description,
+    f.unit,
+    f.hidden,
+  ]);
 }
 
 export async function updateField(c: ConnOps, dataset: string, f: FieldRecord): Promise<void> {
-  await c.run(`UPDATE ferry_fields SET type = $3, description = $4, unit = $5, hidden = $6 WHERE dataset = $1 AND name = $2`,
-    [dataset, f.name, f.type, f.description, f.unit, f.hidden]);
+  await c.run(
+    `UPDATE ferry_fields SET type = $3, description = $4, unit = $5, hidden = $6 WHERE dataset = $1 AND name = $2`,
+    [dataset, f.name, f.type, f.description, f.unit, f.hidden],
+  );
 }
 
 export async function getMeta(c: ConnOps, key: string): Promise<string | undefined> {

@@ -140,10 +140,13 @@ export class ConnOps {
    */
   async columns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
     let timedOut = false;
-    const timer = timeoutMs !== undefined && timeoutMs > 0 ? setTimeout(() => {
-      timedOut = true;
-      this.raw.interrupt();
-    }, timeoutMs) : undefined;
+    const timer =
+      timeoutMs !== undefined && timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            this.raw.interrupt();
+          }, timeoutMs)
+        : undefined;
     try {
       const reader = await this.retryingMemory(() => this.raw.runAndReadAll(sql));
       noteResultCells(reader.currentRowCount * reader.columnCount);
@@ -222,7 +225,10 @@ export const STORAGE_VERSION = 'v1.5.0';
 export class Database {
   private readonly pools: ConnPool[] = [];
 
-  private constructor(readonly instance: DuckDBInstance, private readonly general: ConnPool) {
+  private constructor(
+    readonly instance: DuckDBInstance,
+    private readonly general: ConnPool,
+  ) {
     this.pools.push(general);
   }
 
@@ -241,7 +247,8 @@ export class Database {
     // The event store checkpoints by itself at checkpointThresholdBytes (with every core, see
     // EventStore.maybeCheckpoint); DuckDB's own automatic checkpoint stays as a safety net at twice that.
     // KiB, not MB: a threshold under 1 MB must not round down to 0, which checkpoints on every commit.
-    if (opts.checkpointThresholdBytes) config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;
+    if (opts.checkpointThresholdBytes)
+      config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
     return new Database(instance, new ConnPool(await connectMany(instance, poolSize)));

@@ -10,13 +10,17 @@ export class DocumentTable<T extends { id: string }> {
   /** The last write queued: each write waits for it (see write()). */
   private tail: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly db: Database, private readonly table: string) {}
+  private constructor(
+    private readonly db: Database,
+    private readonly table: string,
+  ) {}
 
   static async open<T extends { id: string }>(db: Database, table: string): Promise<DocumentTable<T>> {
     const t = new DocumentTable<T>(db, table);
     await db.use(async (c) => {
       await c.run(`CREATE TABLE IF NOT EXISTS ${table} (id VARCHAR PRIMARY KEY, doc VARCHAR)`);
-      for (const r of await c.all(`SELECT id, doc FROM ${table}`)) t.docs.set(r.id as string, JSON.parse(r.doc as string) as T);
+      for (const r of await c.all(`SELECT id, doc FROM ${table}`))
+        t.docs.set(r.id as string, JSON.parse(r.doc as string) as T);
     });
     return t;
   }
@@ -91,7 +95,10 @@ export class DocumentTable<T extends { id: string }> {
    */
   private write<R>(op: () => Promise<R>): Promise<R> {
     const done = this.tail.then(op);
-    this.tail = done.then(() => undefined, () => undefined);
+    this.tail = done.then(
+      () => undefined,
+      () => undefined,
+    );
     return done;
   }
 

@@ -2,7 +2,10 @@
 export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid';
 
 export class StoreError extends Error {
-  constructor(readonly kind: StoreErrorKind, message: string) {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+  ) {
     super(message);
     this.name = 'StoreError';
   }

@@ -11,16 +11,33 @@ import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
-  CATALOG_DDL, type DatasetRecord, type FieldRecord, deleteDatasetRows, getMeta, insertDataset, insertField,
-  loadDatasets, loadFields, setMeta, updateDataset, updateField,
+  CATALOG_DDL,
+  type DatasetRecord,
+  type FieldRecord,
+  deleteDatasetRows,
+  getMeta,
+  insertDataset,
+  insertField,
+  loadDatasets,
+  loadFields,
+  setMeta,
+  updateDataset,
+  updateField,
 } from './catalog.js';
 import { type ConnOps, type ConnPool, Database, Mutex, type Row, ServiceStopping, SharedLock } from './db.js';
 import { isOutOfMemory } from './native-memory.js';
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
-  BatchShape, failuresSql, insertSql, type KnownPaths, type PlanOptions, planColumns,
-  sqlString, type SchemaField, TBIT_MACRO,
+  BatchShape,
+  failuresSql,
+  insertSql,
+  type KnownPaths,
+  type PlanOptions,
+  planColumns,
+  sqlString,
+  type SchemaField,
+  TBIT_MACRO,
 } from './ingest-plan.js';
 import { sqlIdent } from '../../sql/quote.js';
 import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
@@ -30,7 +47,13 @@ import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem } from './dataset-name.js';
 
-export const DATASET_KINDS = ['service:events:v1', 'axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'];
+export const DATASET_KINDS = [
+  'service:events:v1',
+  'axiom:events:v1',
+  'otel:logs:v1',
+  'otel:traces:v1',
+  'otel:metrics:v1',
+];
 const MAP_FIELD_NAME = /^[a-zA-Z0-9]+([a-zA-Z0-9_.-]*[a-zA-Z0-9]+)?$/;
 const NS_PER_DAY = 86_400_000_000_000n;
 
@@ -97,7 +120,11 @@ export class EventStore {
   private checkpointing: Promise<void> | undefined;
   readonly now: () => bigint;
 
-  private constructor(readonly db: Database, readonly opts: StoreOptions, readonly tempDir: string) {
+  private constructor(
+    readonly db: Database,
+    readonly opts: StoreOptions,
+    readonly tempDir: string,
+  ) {
     this.now = opts.now ?? nowNs;
   }
 
@@ -109,8 +136,10 @@ export class EventStore {
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
-      memoryLimitBytes: opts.memoryLimitBytes, checkpointThresholdBytes: opts.checkpointThresholdBytes,
-      threads: opts.threads, tempDir: join(tempDir, 'duckdb'),
+      memoryLimitBytes: opts.memoryLimitBytes,
+      checkpointThresholdBytes: opts.checkpointThresholdBytes,
+      threads: opts.threads,
+      tempDir: join(tempDir, 'duckdb'),
     });
     db.registerScalarFunction(geoInfoFunction());
     const store = new EventStore(db, opts, tempDir);
@@ -134,7 +163,14 @@ export class EventStore {
         const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
         const max = await c.all(`SELECT max(_seq) AS m FROM ${sqlIdent(record.table)}`);
         const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
-        this.datasets.set(record.name, { record, fields, known: emptyKnown(), nextSeq, lock: new SharedLock(), version: 0 });
+        this.datasets.set(record.name, {
+          record,
+          fields,
+          known: emptyKnown(),
+          nextSeq,
+          lock: new SharedLock(),
+          version: 0,
+        });
       }
     });
   }
@@ -209,38 +245,67 @@ export class EventStore {
   }
 
   async createDataset(input: {
-    name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean; who: string;
+    name: string;
+    description?: string;
+    kind?: string;
+    retentionDays?: number;
+    useRetentionPeriod?: boolean;
+    who: string;
   }): Promise<DatasetRecord> {
     const { name } = input;
     const problem = datasetNameProblem(name);
     if (problem) throw invalid(problem);
     const kind = input.kind || 'service:events:v1';
-    if (!DATASET_KINDS.includes(kind)) throw invalid(`invalid dataset kind "${kind}": one of ${DATASET_KINDS.join(', ')}`);
+    if (!DATASET_KINDS.includes(kind))
+      throw invalid(`invalid dataset kind "${kind}": one of ${DATASET_KINDS.join(', ')}`);
     const retention = checkRetention(input.retentionDays, input.useRetentionPeriod);
     return this.catalogLock.run(async () => {
       if (this.datasets.has(name)) throw conflict(`dataset "${name}" already exists`);
       const now = new Date().toISOString();
-      return this.db.use(async (c) => c.transaction(async () => {
-        const n = Number((await getMeta(c, 'next_table')) ?? '1');
-        await setMeta(c, 'next_table', String(n + 1));
-        const record: DatasetRecord = {
-          name, table: `ev_${n}`, description: input.description ?? '', kind, who: input.who,
-          created: now, updatedAt: now, ...retention, mapFields: [], nextColumn: 1,
-        };
-        await c.run(`CREATE TABLE ${sqlIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`);
-        await insertDataset(c, record);
-        this.datasets.set(name, { record, fields: new Map(), known: emptyKnown(), nextSeq: 0n, lock: new SharedLock(), version: 0 });
-        return { ...record };
-      }));
+      return this.db.use(async (c) =>
+        c.transaction(async () => {
+          const n = Number((await getMeta(c, 'next_table')) ?? '1');
+          await setMeta(c, 'next_table', String(n + 1));
+          const record: DatasetRecord = {
+            name,
+            table: `ev_${n}`,
+            description: input.description ?? '',
+            kind,
+            who: input.who,
+            created: now,
+            updatedAt: now,
+            ...retention,
+            mapFields: [],
+            nextColumn: 1,
+          };
+          await c.run(
+            `CREATE TABLE ${sqlIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`,
+          );
+          await insertDataset(c, record);
+          this.datasets.set(name, {
+            record,
+            fields: new Map(),
+            known: emptyKnown(),
+            nextSeq: 0n,
+            lock: new SharedLock(),
+            version: 0,
+          });
+          return { ...record };
+        }),
+      );
     });
   }
 
-  async updateDataset(name: string, patch: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean }): Promise<DatasetRecord> {
+  async updateDataset(
+    name: string,
+    patch: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean },
+  ): Promise<DatasetRecord> {
     const d = this.state(name);
     return d.lock.run(async () => {
-      const retention = patch.retentionDays === undefined && patch.useRetentionPeriod === undefined
-        ? { retentionDays: d.record.retentionDays, useRetentionPeriod: d.record.useRetentionPeriod }
-        : checkRetention(patch.retentionDays, patch.useRetentionPeriod);
+      const retention =
+        patch.retentionDays === undefined && patch.useRetentionPeriod === undefined
+          ? { retentionDays: d.record.retentionDays, useRetentionPeriod: d.record.useRetentionPeriod }
+          : checkRetention(patch.retentionDays, patch.useRetentionPeriod);
       const record: DatasetRecord = {
         ...d.record,
         description: patch.description ?? d.record.description,
@@ -255,13 +320,17 @@ export class EventStore {
 
   async deleteDataset(name: string): Promise<void> {
     const d = this.state(name);
-    await this.catalogLock.run(() => d.lock.run(async () => {
-      await this.db.use((c) => c.transaction(async () => {
-        await c.run(`DROP TABLE IF EXISTS ${sqlIdent(d.record.table)}`);
-        await deleteDatasetRows(c, name);
-      }));
-      this.datasets.delete(name);
-    }));
+    await this.catalogLock.run(() =>
+      d.lock.run(async () => {
+        await this.db.use((c) =>
+          c.transaction(async () => {
+            await c.run(`DROP TABLE IF EXISTS ${sqlIdent(d.record.table)}`);
+            await deleteDatasetRows(c, name);
+          }),
+        );
+        this.datasets.delete(name);
+      }),
+    );
   }
 
   /** Deletes events older than now - maxAgeNs. Returns how many were deleted. */
@@ -305,12 +374,21 @@ export class EventStore {
     return { ...f };
   }
 
-  async updateFieldMeta(dataset: string, field: string, patch: { description?: string; unit?: string; hidden?: boolean }): Promise<FieldRecord> {
+  async updateFieldMeta(
+    dataset: string,
+    field: string,
+    patch: { description?: string; unit?: string; hidden?: boolean },
+  ): Promise<FieldRecord> {
     const d = this.state(dataset);
     return d.lock.run(async () => {
       const f = d.fields.get(field);
       if (!f) throw notFound(`field "${field}" of dataset "${dataset}"`);
-      const next = { ...f, description: patch.description ?? f.description, unit: patch.unit ?? f.unit, hidden: patch.hidden ?? f.hidden };
+      const next = {
+        ...f,
+        description: patch.description ?? f.description,
+        unit: patch.unit ?? f.unit,
+        hidden: patch.hidden ?? f.hidden,
+      };
       await this.db.use((c) => updateField(c, dataset, next));
       d.fields.set(field, next);
       return { ...next };
@@ -342,7 +420,10 @@ export class EventStore {
   async removeMapField(dataset: string, name: string): Promise<void> {
     const current = this.state(dataset).record.mapFields;
     if (!current.includes(name)) throw notFound(`map field "${name}" of dataset "${dataset}"`);
-    await this.setMapFields(dataset, current.filter((n) => n !== name));
+    await this.setMapFields(
+      dataset,
+      current.filter((n) => n !== name),
+    );
   }
 
   // ---- ingest -----------------------------------------------------------------------------------------
@@ -356,7 +437,12 @@ export class EventStore {
    * Loads a body file of events into a dataset.
    * @param format ndjson: one JSON value per line (blank lines skipped); array: one JSON array.
    */
-  async ingestFile(dataset: string, file: string, format: 'ndjson' | 'array', options: IngestOptions = {}): Promise<IngestResult> {
+  async ingestFile(
+    dataset: string,
+    file: string,
+    format: 'ndjson' | 'array',
+    options: IngestOptions = {},
+  ): Promise<IngestResult> {
     const d = this.state(dataset);
     if (options.timestampFormat) {
       try {
@@ -367,7 +453,8 @@ export class EventStore {
     }
     // DuckDB's array reader takes `[{"a":1},` (a body cut short) as one event: refuse it whole, as any
     // array that does not parse.
-    if (format === 'array' && !(await endsWithByte(file, 0x5d))) throw invalid('invalid JSON body: the JSON array is not closed with "]" (a truncated body?)');
+    if (format === 'array' && !(await endsWithByte(file, 0x5d)))
+      throw invalid('invalid JSON body: the JSON array is not closed with "]" (a truncated body?)');
     const receivedNs = this.now();
     return this.ingestPool.use(async (c) => {
       const progress = { inserted: false };
@@ -385,11 +472,18 @@ export class EventStore {
   }
 
   private async ingestOnce(
-    c: ConnOps, d: DatasetState, file: string, format: 'ndjson' | 'array', options: IngestOptions, receivedNs: bigint, progress: { inserted: boolean },
+    c: ConnOps,
+    d: DatasetState,
+    file: string,
+    format: 'ndjson' | 'array',
+    options: IngestOptions,
+    receivedNs: bigint,
+    progress: { inserted: boolean },
   ): Promise<IngestResult> {
-    const source = format === 'array'
-      ? `read_json_objects(${sqlString(file)}, format = 'array', maximum_object_size = ${this.opts.maxObjectBytes})`
-      : `read_json_objects(${sqlString(file)}, format = 'newline_delimited', ignore_errors = true, maximum_object_size = ${this.opts.maxObjectBytes})`;
+    const source =
+      format === 'array'
+        ? `read_json_objects(${sqlString(file)}, format = 'array', maximum_object_size = ${this.opts.maxObjectBytes})`
+        : `read_json_objects(${sqlString(file)}, format = 'newline_delimited', ignore_errors = true, maximum_object_size = ${this.opts.maxObjectBytes})`;
     try {
       await c.run(`CREATE OR REPLACE TEMP TABLE raw AS SELECT json AS j FROM ${source}`);
     } catch (e) {
@@ -407,7 +501,13 @@ export class EventStore {
     }
   }
 
-  private async loadRaw(c: ConnOps, d: DatasetState, receivedNs: bigint, options: IngestOptions, progress: { inserted: boolean }): Promise<IngestResult> {
+  private async loadRaw(
+    c: ConnOps,
+    d: DatasetState,
+    receivedNs: bigint,
+    options: IngestOptions,
+    progress: { inserted: boolean },
+  ): Promise<IngestResult> {
     const opts: PlanOptions = {
       timestampField: options.timestampField || undefined,
       timestampFormat: options.timestampFormat || undefined,
@@ -434,7 +534,13 @@ export class EventStore {
    * parallel (bench:ingest: one connection appends ~145k events/s, two together ~195k/s). A batch that
    * needs new or wider columns first changes the schema holding the lock alone, then plans again.
    */
-  private async insertBatch(c: ConnOps, d: DatasetState, shape: BatchShape, opts: PlanOptions, receivedNs: bigint): Promise<number> {
+  private async insertBatch(
+    c: ConnOps,
+    d: DatasetState,
+    shape: BatchShape,
+    opts: PlanOptions,
+    receivedNs: bigint,
+  ): Promise<number> {
     for (;;) {
       const inserted = await d.lock.shared(async () => {
         this.checkLive(d);
@@ -463,14 +569,19 @@ export class EventStore {
     const plan = planColumns(shape, d.fields, opts, () => `f${nextCol++}`);
     if (plan.added.length === 0 && plan.widened.length === 0) return; // another batch did it meanwhile
     if (d.fields.size + plan.added.length > this.opts.maxFieldsPerDataset) {
-      throw invalid(`dataset "${d.record.name}" would have ${d.fields.size + plan.added.length} fields, more than the limit of ${this.opts.maxFieldsPerDataset} (service.max_fields_per_dataset)`);
+      throw invalid(
+        `dataset "${d.record.name}" would have ${d.fields.size + plan.added.length} fields, more than the limit of ${this.opts.maxFieldsPerDataset} (service.max_fields_per_dataset)`,
+      );
     }
     const record = { ...d.record, nextColumn: nextCol };
     await c.transaction(async () => {
       const table = sqlIdent(d.record.table);
-      for (const f of plan.added) await c.run(`ALTER TABLE ${table} ADD COLUMN ${sqlIdent(f.column)} ${SQL_TYPE[f.type]}`);
-      for (const f of plan.widened) await c.run(`ALTER TABLE ${table} ALTER COLUMN ${sqlIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
-      for (const f of plan.added) await insertField(c, d.record.name, { ...f, description: '', unit: '', hidden: false });
+      for (const f of plan.added)
+        await c.run(`ALTER TABLE ${table} ADD COLUMN ${sqlIdent(f.column)} ${SQL_TYPE[f.type]}`);
+      for (const f of plan.widened)
+        await c.run(`ALTER TABLE ${table} ALTER COLUMN ${sqlIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
+      for (const f of plan.added)
+        await insertField(c, d.record.name, { ...f, description: '', unit: '', hidden: false });
       for (const f of plan.widened) await updateField(c, d.record.name, { ...d.fields.get(f.name)!, type: f.type });
       if (plan.added.length > 0) await updateDataset(c, record);
     });
@@ -495,7 +606,8 @@ export class EventStore {
       let error: string;
       if (r.jt == null) error = `event ${n}: invalid JSON`;
       else if (r.jt !== 'OBJECT') error = `event ${n}: expected a JSON object, got ${String(r.jt).toLowerCase()}`;
-      else error = `event ${n}: cannot parse ${timeField} value ${JSON.stringify(r.tv)}${opts.timestampFormat ? ` with format "${opts.timestampFormat}"` : ''}`;
+      else
+        error = `event ${n}: cannot parse ${timeField} value ${JSON.stringify(r.tv)}${opts.timestampFormat ? ` with format "${opts.timestampFormat}"` : ''}`;
       return { timestamp, error };
     });
   }
@@ -505,7 +617,10 @@ export class EventStore {
   /** The physical table and field→column map of a dataset, for the query engine. */
   schema(dataset: string): { table: string; fields: SchemaField[] } {
     const d = this.state(dataset);
-    return { table: d.record.table, fields: [...d.fields.values()].map(({ name, column, type }) => ({ name, column, type })) };
+    return {
+      table: d.record.table,
+      fields: [...d.fields.values()].map(({ name, column, type }) => ({ name, column, type })),
+    };
   }
 
   /** Reads events ordered by time (then by ingest order), inclusive [start, end]. */
@@ -515,7 +630,12 @@ export class EventStore {
     if (o.startNs !== undefined) where.push(`_time >= make_timestamp_ns(${o.startNs})`);
     if (o.endNs !== undefined) where.push(`_time <= make_timestamp_ns(${o.endNs})`);
     const dir = o.order === 'asc' ? 'ASC' : 'DESC';
-    const cols = ['epoch_ns(_time) AS "_t"', 'epoch_ns(_sysTime) AS "_st"', '_seq', ...fields.map((f) => `${sqlIdent(f.column)}`)];
+    const cols = [
+      'epoch_ns(_time) AS "_t"',
+      'epoch_ns(_sysTime) AS "_st"',
+      '_seq',
+      ...fields.map((f) => `${sqlIdent(f.column)}`),
+    ];
     const sql = `SELECT ${cols.join(', ')} FROM ${sqlIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
     const rows = await this.db.all(sql);
@@ -551,8 +671,17 @@ export class EventStore {
   private async tableStats(d: DatasetState): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint }> {
     if (d.stats && d.stats.version === d.version) return d.stats;
     const version = d.version;
-    const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)}`))[0]!;
-    const stats = { version, rows: Number(r.n), minNs: (r.lo ?? undefined) as bigint | undefined, maxNs: (r.hi ?? undefined) as bigint | undefined };
+    const r = (
+      await this.db.all(
+        `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)}`,
+      )
+    )[0]!;
+    const stats = {
+      version,
+      rows: Number(r.n),
+      minNs: (r.lo ?? undefined) as bigint | undefined,
+      maxNs: (r.hi ?? undefined) as bigint | undefined,
+    };
     // A write that committed meanwhile bumped the version: the figures are then not cached.
     if (d.version === version) d.stats = stats;
     return stats;
@@ -563,7 +692,11 @@ export class EventStore {
    * A range that covers a dataset's whole time span takes the cached whole-table figures, so a query over
    * all the data does not scan it twice.
    */
-  async examine(datasets: string[], startNs?: bigint, endNs?: bigint): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint; blocks: number; coversAll: boolean; versions: number[] }> {
+  async examine(
+    datasets: string[],
+    startNs?: bigint,
+    endNs?: bigint,
+  ): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint; blocks: number; coversAll: boolean; versions: number[] }> {
     let coversAll = true;
     const versions = datasets.map((ds) => this.state(ds).version);
     let rows = 0;
@@ -573,14 +706,24 @@ export class EventStore {
     for (const ds of datasets) {
       const d = this.state(ds);
       let part = await this.tableStats(d);
-      const covers = part.rows === 0 || ((startNs === undefined || startNs <= part.minNs!) && (endNs === undefined || endNs >= part.maxNs!));
+      const covers =
+        part.rows === 0 ||
+        ((startNs === undefined || startNs <= part.minNs!) && (endNs === undefined || endNs >= part.maxNs!));
       if (!covers) {
         coversAll = false;
         const where: string[] = [];
         if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
         if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
-        const r = (await this.db.all(`SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`))[0]!;
-        part = { rows: Number(r.n), minNs: (r.lo ?? undefined) as bigint | undefined, maxNs: (r.hi ?? undefined) as bigint | undefined };
+        const r = (
+          await this.db.all(
+            `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
+          )
+        )[0]!;
+        part = {
+          rows: Number(r.n),
+          minNs: (r.lo ?? undefined) as bigint | undefined,
+          maxNs: (r.hi ?? undefined) as bigint | undefined,
+        };
       }
       rows += part.rows;
       // DuckDB stores rows in groups of 122,880: the unit a scan reads.
@@ -645,11 +788,16 @@ export function jsValue(v: unknown, type: FieldType): unknown {
   return v;
 }
 
-function checkRetention(days: number | undefined, use: boolean | undefined): { retentionDays: number; useRetentionPeriod: boolean } {
+function checkRetention(
+  days: number | undefined,
+  use: boolean | undefined,
+): { retentionDays: number; useRetentionPeriod: boolean } {
   const retentionDays = days ?? 0;
   const useRetentionPeriod = use ?? false;
-  if (!Number.isInteger(retentionDays) || retentionDays < 0) throw invalid('retentionDays must be a whole number of days, 0 or more');
-  if (useRetentionPeriod && retentionDays === 0) throw invalid('retentionDays must be greater than 0 when useRetentionPeriod is true');
+  if (!Number.isInteger(retentionDays) || retentionDays < 0)
+    throw invalid('retentionDays must be a whole number of days, 0 or more');
+  if (useRetentionPeriod && retentionDays === 0)
+    throw invalid('retentionDays must be greater than 0 when useRetentionPeriod is true');
   return { retentionDays, useRetentionPeriod };
 }
 

@@ -25,7 +25,10 @@ export function escapePointerSegment(key: string): string {
 
 export function pointerSegments(ptr: string): string[] {
   if (ptr === '') return [];
-  return ptr.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return ptr
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** What an empty key is called in a field name (`{"a":{"":1}}` is field `a._empty`). */
@@ -166,7 +169,10 @@ export class BatchShape {
   /** The dataset's known paths as this batch began: a concurrent batch extends the shared set meanwhile. */
   private readonly known: KnownPaths;
 
-  constructor(known: KnownPaths, private readonly opts: PlanOptions) {
+  constructor(
+    known: KnownPaths,
+    private readonly opts: PlanOptions,
+  ) {
     // A snapshot, so every round of this batch's discovery sees the same known paths: reading the live set,
     // a key another batch made known between two rounds was neither asked for in the first round nor
     // discovered in the next, and the batch was stored without its values.
@@ -226,7 +232,8 @@ export class BatchShape {
       for (const key of keys[i]!) {
         const ptr = `${obj}/${escapePointerSegment(key)}`;
         if (ptr === '/_time' && timePtrs.includes(ptr)) continue; // the event time itself, not a field
-        if (this.leaves.has(ptr) || this.objects.has(ptr) || q.leaves.includes(ptr) || this.known.leaves.has(ptr)) continue;
+        if (this.leaves.has(ptr) || this.objects.has(ptr) || q.leaves.includes(ptr) || this.known.leaves.has(ptr))
+          continue;
         if (!this.pendingLeaves.includes(ptr)) this.pendingLeaves.push(ptr);
       }
     });
@@ -320,7 +327,8 @@ export function planColumns(
     const name = fieldNameOf(`/${escapePointerSegment(key)}`, []);
     const t = typeOfJsValue(value);
     if (t === undefined) continue;
-    const label = t === 'array' || t === 'string' && typeof value !== 'string' ? JSON.stringify(value) : String(value);
+    const label =
+      t === 'array' || (t === 'string' && typeof value !== 'string') ? JSON.stringify(value) : String(value);
     // A label replaces the event's own value of the same field.
     const prev = byField.get(name);
     byField.set(name, { type: prev ? widen(prev.type, t) : t, sources: [], label });
@@ -347,9 +355,12 @@ export function planColumns(
 
 function castTo(value: string, type: FieldType): string {
   switch (type) {
-    case 'string': return `CAST(${value} AS VARCHAR)`;
-    case 'map[string]': return `CAST(${value} AS JSON)`;
-    default: return `TRY_CAST(${value} AS ${SQL_TYPE[type]})`;
+    case 'string':
+      return `CAST(${value} AS VARCHAR)`;
+    case 'map[string]':
+      return `CAST(${value} AS JSON)`;
+    default:
+      return `TRY_CAST(${value} AS ${SQL_TYPE[type]})`;
   }
 }
 
@@ -469,7 +480,10 @@ function leafValue(leaf: LeafInfo, fieldType: FieldType, reader: StructReader): 
   const ptr = sqlString(leaf.ptr);
   if (leaf.type === 'map[string]') return castTo(`json_extract(j, ${ptr})`, fieldType);
   if (leaf.alsoObject) {
-    return castTo(`CASE WHEN json_type(j, ${ptr}) = 'OBJECT' THEN NULL ELSE json_extract_string(j, ${ptr}) END`, fieldType);
+    return castTo(
+      `CASE WHEN json_type(j, ${ptr}) = 'OBJECT' THEN NULL ELSE json_extract_string(j, ${ptr}) END`,
+      fieldType,
+    );
   }
   const read = reader.read(leaf.ptr);
   if (!read) return castTo(`json_extract_string(j, ${ptr})`, fieldType);
@@ -486,7 +500,12 @@ function timeText(timePtrs: readonly string[], reader?: StructReader): string {
  * The rows every insert and failure query reads from `raw(j)`: row id, the struct `s` of values, the time
  * value `tv` and its timestamp `t`, and the root's JSON type `jt` when asked.
  */
-function extracted(timePtrs: readonly string[], reader: StructReader | undefined, withRootType: boolean, format?: string): string {
+function extracted(
+  timePtrs: readonly string[],
+  reader: StructReader | undefined,
+  withRootType: boolean,
+  format?: string,
+): string {
   const struct = reader?.build();
   const inner = `SELECT rowid AS rid, j${struct ? `, ${struct} AS s` : ''} FROM raw`;
   const tv = timeText(timePtrs, struct ? reader : undefined);
@@ -516,10 +535,13 @@ export function insertSql(
     }
   }
   const rows = extracted(timePtrs, reader, mixedRoots, opts.timestampFormat);
-  const values = plan.writes.map((w) => w.label !== undefined
-    ? castTo(sqlString(w.label), w.type)
-    : w.sources.length === 1 ? leafValue(w.sources[0]!, w.type, reader)
-    : `COALESCE(${w.sources.map((l) => leafValue(l, w.type, reader)).join(', ')})`);
+  const values = plan.writes.map((w) =>
+    w.label !== undefined
+      ? castTo(sqlString(w.label), w.type)
+      : w.sources.length === 1
+        ? leafValue(w.sources[0]!, w.type, reader)
+        : `COALESCE(${w.sources.map((l) => leafValue(l, w.type, reader)).join(', ')})`,
+  );
   const recv = `make_timestamp_ns(${receivedNs})`;
   const cols = ['_time', '_sysTime', '_seq', ...plan.writes.map((w) => w.column)].map(sqlIdent);
   const exprs = [`COALESCE(t, ${recv})`, recv, `${seqBase} + rid`, ...values];

@@ -49,7 +49,9 @@ export class CheckpointFile {
       try {
         doc = JSON.parse(text) as { files?: Checkpoint[] };
       } catch (e) {
-        throw new Error(`checkpoint file ${file} is not valid JSON (${(e as Error).message}); move it away to start over`);
+        throw new Error(
+          `checkpoint file ${file} is not valid JSON (${(e as Error).message}); move it away to start over`,
+        );
       }
       for (const cp of doc.files ?? []) c.entries.set(CheckpointFile.key(cp.dev, cp.ino), cp);
     }

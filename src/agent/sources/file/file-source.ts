@@ -18,7 +18,15 @@ import { glob } from 'tinyglobby';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
 import {
-  DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES_OPTION, newSourceCounters, type Gauge, type Source, type SourceCounters, type SourceLine, type SourceSpec, type SourceStatus,
+  DEFAULT_MAX_LINE_BYTES,
+  MAX_LINE_BYTES_OPTION,
+  newSourceCounters,
+  type Gauge,
+  type Source,
+  type SourceCounters,
+  type SourceLine,
+  type SourceSpec,
+  type SourceStatus,
 } from '../source.js';
 
 export interface FileSourceOptions extends TailerOptions {
@@ -59,7 +67,9 @@ export interface PatternState {
 /** The directory a pattern starts from, and the rest; a literal path (`/var/log/syslog`) starts from its directory. */
 function splitPattern(pattern: string): { base: string; glob: string } {
   const scan = picomatch.scan(pattern);
-  return scan.isGlob ? { base: scan.base || '/', glob: scan.glob } : { base: dirname(pattern), glob: basename(pattern) };
+  return scan.isGlob
+    ? { base: scan.base || '/', glob: scan.glob }
+    : { base: dirname(pattern), glob: basename(pattern) };
 }
 
 /** Bytes read from one file per round before the loop moves on to the next. */
@@ -87,7 +97,11 @@ export class FileSource implements Source {
   private missingBases: string[] = [];
   private readonly hooks: TailerHooks;
 
-  constructor(readonly name: string, private readonly o: FileSourceOptions, counters?: FileSourceCounters) {
+  constructor(
+    readonly name: string,
+    private readonly o: FileSourceOptions,
+    counters?: FileSourceCounters,
+  ) {
     this.counters = counters ?? newFileSourceCounters();
     this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
     const include = o.include.map((p) => resolve(p));
@@ -117,7 +131,10 @@ export class FileSource implements Source {
     // The watcher is a shortcut: the scan at every poll finds whatever it misses. `atomic` is off because
     // it reports a path unlinked and created again within 100 ms (a rename rotation) as a change, not an add.
     this.watcher = watch(bases, {
-      ignoreInitial: true, persistent: true, depth, atomic: false,
+      ignoreInitial: true,
+      persistent: true,
+      depth,
+      atomic: false,
       ignored: (p, stats) => stats?.isFile() === true && !this.matches(p),
     });
     this.watcher.on('add', (p) => this.consider(p));
@@ -127,13 +144,16 @@ export class FileSource implements Source {
     // watched: look for it now and then, and watch it once it is there.
     this.missingBases = bases.filter((b) => !existsSync(b));
     if (this.missingBases.length) {
-      this.baseTimer = setInterval(() => {
-        const found = this.missingBases.filter((b) => existsSync(b));
-        if (found.length === 0) return;
-        this.missingBases = this.missingBases.filter((b) => !found.includes(b));
-        this.watcher?.add(found);
-        if (this.missingBases.length === 0) clearInterval(this.baseTimer);
-      }, Math.max(1000, this.o.pollIntervalMs * 4));
+      this.baseTimer = setInterval(
+        () => {
+          const found = this.missingBases.filter((b) => existsSync(b));
+          if (found.length === 0) return;
+          this.missingBases = this.missingBases.filter((b) => !found.includes(b));
+          this.watcher?.add(found);
+          if (this.missingBases.length === 0) clearInterval(this.baseTimer);
+        },
+        Math.max(1000, this.o.pollIntervalMs * 4),
+      );
       this.baseTimer.unref();
     }
     // Files there at start are opened now, so start_at: end means the end as of this start.
@@ -141,8 +161,10 @@ export class FileSource implements Source {
     this.ready = true;
     await this.openCandidates();
     this.info('source started', {
-      include: this.o.include, ...(this.o.exclude.length ? { exclude: this.o.exclude } : {}),
-      files: [...this.tailers.values()].map((t) => t.path).slice(0, 50), open: this.tailers.size,
+      include: this.o.include,
+      ...(this.o.exclude.length ? { exclude: this.o.exclude } : {}),
+      files: [...this.tailers.values()].map((t) => t.path).slice(0, 50),
+      open: this.tailers.size,
     });
     for (const p of this.patterns) if (p.matches === 0) this.warnUnmatched(p);
     this.saveTimer = setInterval(() => void this.saveCheckpoints(), this.o.checkpointIntervalMs);
@@ -172,27 +194,55 @@ export class FileSource implements Source {
   status(): SourceStatus {
     return {
       files: this.tailers.size,
-      warnings: this.patterns.filter((p) => p.matches === 0)
-        .map((p) => `include pattern ${p.pattern} matches no file${existsSync(p.base) ? '' : ` (directory ${p.base} does not exist)`}`),
+      warnings: this.patterns
+        .filter((p) => p.matches === 0)
+        .map(
+          (p) =>
+            `include pattern ${p.pattern} matches no file${existsSync(p.base) ? '' : ` (directory ${p.base} does not exist)`}`,
+        ),
     };
   }
 
   gauges(): Gauge[] {
     const out: Gauge[] = [
-      { name: 'ferry_source_open_files', help: 'Files the source holds open', labels: { source: this.name }, value: this.tailers.size },
       {
-        name: 'ferry_source_checkpoint_age_seconds', help: 'Seconds since the checkpoints were last written',
-        labels: { source: this.name }, value: this.checkpoints?.savedAt ? (Date.now() - this.checkpoints.savedAt) / 1000 : 0,
+        name: 'ferry_source_open_files',
+        help: 'Files the source holds open',
+        labels: { source: this.name },
+        value: this.tailers.size,
       },
-      { name: 'ferry_source_rotations_total', help: 'Files let go after rotation or deletion, drained to their end', labels: { source: this.name }, value: this.counters.rotations },
-      { name: 'ferry_source_truncations_total', help: 'Files found truncated and read again from the start', labels: { source: this.name }, value: this.counters.truncations },
       {
-        name: 'ferry_source_unmatched_patterns', help: 'Include patterns that matched no file at the last scan',
-        labels: { source: this.name }, value: this.patterns.filter((p) => p.matches === 0).length,
+        name: 'ferry_source_checkpoint_age_seconds',
+        help: 'Seconds since the checkpoints were last written',
+        labels: { source: this.name },
+        value: this.checkpoints?.savedAt ? (Date.now() - this.checkpoints.savedAt) / 1000 : 0,
+      },
+      {
+        name: 'ferry_source_rotations_total',
+        help: 'Files let go after rotation or deletion, drained to their end',
+        labels: { source: this.name },
+        value: this.counters.rotations,
+      },
+      {
+        name: 'ferry_source_truncations_total',
+        help: 'Files found truncated and read again from the start',
+        labels: { source: this.name },
+        value: this.counters.truncations,
+      },
+      {
+        name: 'ferry_source_unmatched_patterns',
+        help: 'Include patterns that matched no file at the last scan',
+        labels: { source: this.name },
+        value: this.patterns.filter((p) => p.matches === 0).length,
       },
     ];
     for (const t of this.tailers.values()) {
-      out.push({ name: 'ferry_source_file_lag_bytes', help: 'Bytes of a file not read yet', labels: { source: this.name, path: t.path }, value: Math.max(0, t.size - t.offset) });
+      out.push({
+        name: 'ferry_source_file_lag_bytes',
+        help: 'Bytes of a file not read yet',
+        labels: { source: this.name, path: t.path },
+        value: Math.max(0, t.size - t.offset),
+      });
     }
     return out;
   }
@@ -212,8 +262,13 @@ export class FileSource implements Source {
   }
 
   private warnUnmatched(p: PatternState): void {
-    const why = existsSync(p.base) ? 'matches no file yet' : `matches no file: directory ${p.base} does not exist (yet)`;
-    this.o.onWarning?.(`include pattern ${why}; watching for files to appear`, { source: this.name, pattern: p.pattern });
+    const why = existsSync(p.base)
+      ? 'matches no file yet'
+      : `matches no file: directory ${p.base} does not exist (yet)`;
+    this.o.onWarning?.(`include pattern ${why}; watching for files to appear`, {
+      source: this.name,
+      pattern: p.pattern,
+    });
   }
 
   /**
@@ -239,7 +294,8 @@ export class FileSource implements Source {
         matches++;
         if (!held.has(path) && !this.candidates.has(path)) this.candidates.set(path, !this.ready);
       }
-      if (this.ready && matches > 0 && p.matches === 0) this.info('include pattern matches files now', { pattern: p.pattern, files: matches });
+      if (this.ready && matches > 0 && p.matches === 0)
+        this.info('include pattern matches files now', { pattern: p.pattern, files: matches });
       else if (this.ready && matches === 0 && p.matches > 0) this.warnUnmatched(p);
       p.matches = matches;
     }
@@ -256,10 +312,14 @@ export class FileSource implements Source {
           read += await t.step(emit, this.counters, ROUND_BUDGET, this.chunk);
           if (t.state === 'draining') {
             // The file that replaces this one at its path is found by the next scan.
-            if (await t.finishIfDrained(emit, this.counters) === 'done') {
+            if ((await t.finishIfDrained(emit, this.counters)) === 'done') {
               this.tailers.delete(key);
               this.counters.rotations++;
-              this.info('file released', { path: t.path, offset: t.offset, why: `drained, and no new data for ${this.o.rotateWaitMs} ms` });
+              this.info('file released', {
+                path: t.path,
+                offset: t.offset,
+                why: `drained, and no new data for ${this.o.rotateWaitMs} ms`,
+              });
             }
           }
         } catch (err) {
@@ -319,7 +379,11 @@ export class FileSource implements Source {
     const cp = this.checkpoints.get(st.dev, st.ino);
     let offset: number;
     let from: string;
-    if (cp && cp.fpLen <= fp.len && (cp.fpLen === fp.len ? cp.fp === fp.hash : (await fingerprint(fh, cp.fpLen)).hash === cp.fp)) {
+    if (
+      cp &&
+      cp.fpLen <= fp.len &&
+      (cp.fpLen === fp.len ? cp.fp === fp.hash : (await fingerprint(fh, cp.fpLen)).hash === cp.fp)
+    ) {
       // Shrank while we were away: truncated, read it anew.
       [offset, from] = cp.offset <= st.size ? [cp.offset, 'checkpoint'] : [0, 'start (truncated since the checkpoint)'];
     } else {
@@ -332,34 +396,71 @@ export class FileSource implements Source {
   }
 
   private remember(t: FileTailer): void {
-    this.checkpoints.set({ path: t.path, dev: t.dev, ino: t.ino, fpLen: t.fp.len, fp: t.fp.hash, offset: t.committed, updatedAt: Date.now() });
+    this.checkpoints.set({
+      path: t.path,
+      dev: t.dev,
+      ino: t.ino,
+      fpLen: t.fp.len,
+      fp: t.fp.hash,
+      offset: t.committed,
+      updatedAt: Date.now(),
+    });
   }
 
   private saveCheckpoints(): Promise<void> {
-    return (this.checkpoints?.save() ?? Promise.resolve())
-      .catch((err: unknown) => this.o.onError(err, { source: this.name, what: 'checkpoint', file: this.checkpointFile }));
+    return (this.checkpoints?.save() ?? Promise.resolve()).catch((err: unknown) =>
+      this.o.onError(err, { source: this.name, what: 'checkpoint', file: this.checkpointFile }),
+    );
   }
 }
 
 /** What the config sets of a file source; the rest comes from the agent. */
-export type FileSourceSettings = Pick<FileSourceOptions,
-  'include' | 'exclude' | 'startAt' | 'maxLineBytes' | 'fingerprintBytes' | 'pollIntervalMs' | 'rotateWaitMs' | 'checkpointIntervalMs'>;
+export type FileSourceSettings = Pick<
+  FileSourceOptions,
+  | 'include'
+  | 'exclude'
+  | 'startAt'
+  | 'maxLineBytes'
+  | 'fingerprintBytes'
+  | 'pollIntervalMs'
+  | 'rotateWaitMs'
+  | 'checkpointIntervalMs'
+>;
 
 export const fileSource: SourceSpec<FileSourceSettings> = {
   type: 'file',
   summary: 'tails files matching globs, through rotation and truncation, from checkpoints',
   options: {
-    include: { schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 }, doc: 'file globs (`*`, `**`, `{a,b}`)' },
-    exclude: { schema: { type: 'array', items: { type: 'string', minLength: 1 } }, doc: 'globs of files not to read; one without `/` matches the file name', default: '`[]`' },
+    include: {
+      schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+      doc: 'file globs (`*`, `**`, `{a,b}`)',
+    },
+    exclude: {
+      schema: { type: 'array', items: { type: 'string', minLength: 1 } },
+      doc: 'globs of files not to read; one without `/` matches the file name',
+      default: '`[]`',
+    },
     start_at: {
       schema: { enum: ['beginning', 'end'] },
       doc: 'for files already there at the first start without a checkpoint; files that appear later are read whole',
       default: '`beginning`',
     },
     max_line_bytes: MAX_LINE_BYTES_OPTION,
-    fingerprint_bytes: { schema: { type: 'integer', minimum: 16, maximum: 65536 }, doc: 'bytes hashed into a file\'s identity', default: '`256`' },
-    poll_interval: { schema: { type: 'string' }, doc: 'how often the include patterns are listed again, and idle files checked for new data, rotation and truncation', default: '`250ms`' },
-    rotate_wait: { schema: { type: 'string' }, doc: 'a rotated or deleted file is released after this long without new data', default: '`5s`' },
+    fingerprint_bytes: {
+      schema: { type: 'integer', minimum: 16, maximum: 65536 },
+      doc: "bytes hashed into a file's identity",
+      default: '`256`',
+    },
+    poll_interval: {
+      schema: { type: 'string' },
+      doc: 'how often the include patterns are listed again, and idle files checked for new data, rotation and truncation',
+      default: '`250ms`',
+    },
+    rotate_wait: {
+      schema: { type: 'string' },
+      doc: 'a rotated or deleted file is released after this long without new data',
+      default: '`5s`',
+    },
     checkpoint_interval: { schema: { type: 'string' }, doc: 'how often checkpoints are saved', default: '`1s`' },
   },
   required: ['include'],
@@ -373,10 +474,18 @@ export const fileSource: SourceSpec<FileSourceSettings> = {
     rotateWaitMs: o.ms('rotate_wait', 5000),
     checkpointIntervalMs: o.ms('checkpoint_interval', 1000),
   }),
-  create: (s, ctx) => new FileSource(ctx.name, {
-    ...s, chunkBytes: 256 * 1024, stateDir: ctx.dataDir, decode: ctx.decoded,
-    onError: (err, context) => ctx.log.warn({ err, ...context }, 'file source problem'),
-    onInfo: (msg, context) => ctx.log.info(context, msg),
-    onWarning: (msg, context) => ctx.log.warn(context, msg),
-  }, ctx.counters(newFileSourceCounters)),
+  create: (s, ctx) =>
+    new FileSource(
+      ctx.name,
+      {
+        ...s,
+        chunkBytes: 256 * 1024,
+        stateDir: ctx.dataDir,
+        decode: ctx.decoded,
+        onError: (err, context) => ctx.log.warn({ err, ...context }, 'file source problem'),
+        onInfo: (msg, context) => ctx.log.info(context, msg),
+        onWarning: (msg, context) => ctx.log.warn(context, msg),
+      },
+      ctx.counters(newFileSourceCounters),
+    ),
 };

@@ -98,7 +98,12 @@ export class FileTailer implements Stream {
    * read. `chunk` is read into again once every line of the last read was emitted (and its emit awaited):
    * a line's `raw` view is valid only until then, which is as long as a sink takes to copy it in.
    */
-  async step(emit: (l: SourceLine) => Promise<void> | undefined, counters: SourceCounters, budget: number, chunk: Buffer): Promise<number> {
+  async step(
+    emit: (l: SourceLine) => Promise<void> | undefined,
+    counters: SourceCounters,
+    budget: number,
+    chunk: Buffer,
+  ): Promise<number> {
     if (this.state === 'active') {
       try {
         const p = await stat(this.path);
@@ -115,8 +120,11 @@ export class FileTailer implements Stream {
     }
     // Truncated in place (copytruncate, or `> file`): the file shrank, or it grew back past where we
     // were before we looked, which only its first bytes changing can tell.
-    const replaced = st.size > this.offset && this.offset > 0 && this.fp.len > 0
-      && (await fingerprint(this.fh, this.fp.len)).hash !== this.fp.hash;
+    const replaced =
+      st.size > this.offset &&
+      this.offset > 0 &&
+      this.fp.len > 0 &&
+      (await fingerprint(this.fh, this.fp.len)).hash !== this.fp.hash;
     if (st.size < this.offset || replaced) {
       this.hooks.changed(this, 'truncated', { at: this.offset, size: st.size });
       this.generation++;
@@ -144,7 +152,14 @@ export class FileTailer implements Stream {
       for (let l = this.splitter.next(); l; l = this.splitter.next()) {
         counters.linesIn++;
         if (l.truncated) counters.truncatedLines++;
-        const wait = emit({ text: l.text, raw: l.raw, truncated: l.truncated, stream: this, offset: base + l.end, generation: this.generation });
+        const wait = emit({
+          text: l.text,
+          raw: l.raw,
+          truncated: l.truncated,
+          stream: this,
+          offset: base + l.end,
+          generation: this.generation,
+        });
         if (wait) await wait;
       }
       if (bytesRead < buf.length) break;
@@ -154,13 +169,23 @@ export class FileTailer implements Stream {
   }
 
   /** A draining file quiet for rotateWaitMs is finished: its last line, even without a newline, goes out. */
-  async finishIfDrained(emit: (l: SourceLine) => Promise<void> | undefined, counters: SourceCounters): Promise<StepResult> {
+  async finishIfDrained(
+    emit: (l: SourceLine) => Promise<void> | undefined,
+    counters: SourceCounters,
+  ): Promise<StepResult> {
     if (this.state !== 'draining' || Date.now() - this.quietSince < this.o.rotateWaitMs) return 'open';
     const last = this.splitter.finish();
     if (last) {
       counters.linesIn++;
       if (last.truncated) counters.truncatedLines++;
-      await emit({ text: last.text, raw: last.raw, truncated: last.truncated, stream: this, offset: this.offset, generation: this.generation });
+      await emit({
+        text: last.text,
+        raw: last.raw,
+        truncated: last.truncated,
+        stream: this,
+        offset: this.offset,
+        generation: this.generation,
+      });
     }
     await this.fh.close();
     return 'done';

@@ -5,7 +5,13 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { canSeeDataset, principalId } from '../../auth/capabilities.js';
-import { type Annotation, annotationView, newAnnotationId, overlaps, readAnnotationBody } from '../../annotations/annotation.js';
+import {
+  type Annotation,
+  annotationView,
+  newAnnotationId,
+  overlaps,
+  readAnnotationBody,
+} from '../../annotations/annotation.js';
 import type { Alerting } from '../../monitors/alerting.js';
 import type { EventStore } from '../../store/event-store.js';
 import { notFound } from '../../store/errors.js';
@@ -16,7 +22,10 @@ import { forbidden } from '../errors.js';
 type IdParams = { Params: { id: string } };
 
 function list(v: string | string[] | undefined): string[] {
-  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function annotationRoutes(app: FastifyInstance, alerting: Alerting, store: EventStore): void {
@@ -35,27 +44,35 @@ export function annotationRoutes(app: FastifyInstance, alerting: Alerting, store
     }
   };
 
-  app.get<{ Querystring: { datasets?: string | string[]; start?: string | string[]; end?: string } }>('/v2/annotations', async (req) => {
-    requireOrg(req, 'annotations', 'read');
-    const wanted = list(req.query.datasets);
-    // axiom-go sends its end as a second `start` (management.md: a known client bug): the later one is the end.
-    const starts = (Array.isArray(req.query.start) ? req.query.start : req.query.start ? [req.query.start] : []).map((s) => optionalTime(s, 'start'));
-    const start = starts[0] ?? null;
-    const end = optionalTime(req.query.end, 'end') ?? (starts.length > 1 ? starts[starts.length - 1]! : null);
-    return table.list()
-      .filter((a) => visible(req, a))
-      .filter((a) => !wanted.length || a.datasets.some((d) => wanted.includes(d)))
-      .filter((a) => overlaps(a, start ? Date.parse(start) : undefined, end ? Date.parse(end) : undefined))
-      .sort((a, b) => a.time.localeCompare(b.time))
-      .map(annotationView);
-  });
+  app.get<{ Querystring: { datasets?: string | string[]; start?: string | string[]; end?: string } }>(
+    '/v2/annotations',
+    async (req) => {
+      requireOrg(req, 'annotations', 'read');
+      const wanted = list(req.query.datasets);
+      // axiom-go sends its end as a second `start` (management.md: a known client bug): the later one is the end.
+      const starts = (Array.isArray(req.query.start) ? req.query.start : req.query.start ? [req.query.start] : []).map(
+        (s) => optionalTime(s, 'start'),
+      );
+      const start = starts[0] ?? null;
+      const end = optionalTime(req.query.end, 'end') ?? (starts.length > 1 ? starts[starts.length - 1]! : null);
+      return table
+        .list()
+        .filter((a) => visible(req, a))
+        .filter((a) => !wanted.length || a.datasets.some((d) => wanted.includes(d)))
+        .filter((a) => overlaps(a, start ? Date.parse(start) : undefined, end ? Date.parse(end) : undefined))
+        .sort((a, b) => a.time.localeCompare(b.time))
+        .map(annotationView);
+    },
+  );
 
   app.post('/v2/annotations', async (req) => {
     requireOrg(req, 'annotations', 'create');
     const now = alerting.nowIso();
     const fields = readAnnotationBody(req.body, now);
     checkDatasets(req, fields.datasets);
-    return annotationView(await table.put({ ...fields, id: newAnnotationId(), createdAt: now, createdBy: principalId(req.principal) }));
+    return annotationView(
+      await table.put({ ...fields, id: newAnnotationId(), createdAt: now, createdBy: principalId(req.principal) }),
+    );
   });
 
   app.get<IdParams>('/v2/annotations/:id', async (req) => {

@@ -34,16 +34,20 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
   for (const v of ['v1', 'v2'] as const) {
     const base = `/${v}/datasets`;
 
-    app.get(base, async (req) => store.listDatasets()
-      .filter((d) => canSeeDataset(req.principal, d.name))
-      .map(datasetView));
+    app.get(base, async (req) =>
+      store
+        .listDatasets()
+        .filter((d) => canSeeDataset(req.principal, d.name))
+        .map(datasetView),
+    );
 
-    app.post<{ Body: { name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean } }>(
-      base, { schema: { body: createBody } }, async (req) => {
-        requireOrg(req, 'datasets', 'create');
-        const d = await store.createDataset({ ...req.body, who: principalId(req.principal) });
-        return datasetView(d);
-      });
+    app.post<{
+      Body: { name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean };
+    }>(base, { schema: { body: createBody } }, async (req) => {
+      requireOrg(req, 'datasets', 'create');
+      const d = await store.createDataset({ ...req.body, who: principalId(req.principal) });
+      return datasetView(d);
+    });
 
     app.get<IdParams>(`${base}/:id`, async (req) => {
       requireVisible(req, req.params.id);
@@ -51,10 +55,13 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
     });
 
     app.put<IdParams & { Body: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean } }>(
-      `${base}/:id`, { schema: { body: updateBody } }, async (req) => {
+      `${base}/:id`,
+      { schema: { body: updateBody } },
+      async (req) => {
         requireOrg(req, 'datasets', 'update');
         return datasetView(await store.updateDataset(req.params.id, req.body ?? {}));
-      });
+      },
+    );
 
     app.delete<IdParams>(`${base}/:id`, async (req, reply) => {
       requireOrg(req, 'datasets', 'delete');
@@ -93,32 +100,48 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
     });
 
     app.put<IdParams & { Params: { field: string }; Body: { description?: string; unit?: string; hidden?: boolean } }>(
-      `${base}/:id/fields/:field`, {
-        schema: { body: { type: 'object', properties: { description: { type: 'string' }, unit: { type: 'string' }, hidden: { type: 'boolean' } } } },
-      }, async (req) => {
+      `${base}/:id/fields/:field`,
+      {
+        schema: {
+          body: {
+            type: 'object',
+            properties: { description: { type: 'string' }, unit: { type: 'string' }, hidden: { type: 'boolean' } },
+          },
+        },
+      },
+      async (req) => {
         requireOrg(req, 'datasets', 'update');
         return fieldView(await store.updateFieldMeta(req.params.id, req.params.field, req.body ?? {}));
-      });
+      },
+    );
 
     app.get<IdParams>(`${base}/:id/mapfields`, async (req) => {
       requireVisible(req, req.params.id);
       return store.getDataset(req.params.id).mapFields;
     });
 
-    app.post<IdParams & { Body: { name: string } }>(`${base}/:id/mapfields`, {
-      schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
-    }, async (req) => {
-      requireOrg(req, 'datasets', 'update');
-      await store.addMapField(req.params.id, req.body.name);
-      return { name: req.body.name };
-    });
+    app.post<IdParams & { Body: { name: string } }>(
+      `${base}/:id/mapfields`,
+      {
+        schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+      },
+      async (req) => {
+        requireOrg(req, 'datasets', 'update');
+        await store.addMapField(req.params.id, req.body.name);
+        return { name: req.body.name };
+      },
+    );
 
-    app.put<IdParams & { Body: string[] }>(`${base}/:id/mapfields`, {
-      schema: { body: { type: 'array', items: { type: 'string' } } },
-    }, async (req) => {
-      requireOrg(req, 'datasets', 'update');
-      return store.setMapFields(req.params.id, req.body);
-    });
+    app.put<IdParams & { Body: string[] }>(
+      `${base}/:id/mapfields`,
+      {
+        schema: { body: { type: 'array', items: { type: 'string' } } },
+      },
+      async (req) => {
+        requireOrg(req, 'datasets', 'update');
+        return store.setMapFields(req.params.id, req.body);
+      },
+    );
 
     app.delete<IdParams & { Params: { name: string } }>(`${base}/:id/mapfields/:name`, async (req, reply) => {
       requireOrg(req, 'datasets', 'update');

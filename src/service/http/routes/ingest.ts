@@ -15,7 +15,13 @@ type IngestRequest = FastifyRequest<{
 }>;
 
 const JSON_TYPES = new Set(['application/json', '']);
-const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/nd-json', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines']);
+const NDJSON_TYPES = new Set([
+  'application/x-ndjson',
+  'application/nd-json',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonlines',
+]);
 const CSV_TYPES = new Set(['text/csv', 'application/csv']);
 
 function parseLabels(header: string | string[] | undefined): { labels: Record<string, unknown>; bytes: number } {
@@ -41,7 +47,9 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
   const handler = async (req: IngestRequest) => {
     const dataset = req.params.dataset;
     if (req.principal.kind === 'personal') {
-      throw forbidden('Forbidden: personal access tokens cannot ingest; create an API token with the ingest capability (POST /v2/tokens)');
+      throw forbidden(
+        'Forbidden: personal access tokens cannot ingest; create an API token with the ingest capability (POST /v2/tokens)',
+      );
     }
     requireDataset(req, dataset, 'ingest', 'create');
     if (!store.hasDataset(dataset)) throw notFoundError(`dataset "${dataset}" not found`);
@@ -49,21 +57,36 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const isCsv = CSV_TYPES.has(mediaType);
     if (!isCsv && !JSON_TYPES.has(mediaType) && !NDJSON_TYPES.has(mediaType)) {
-      throw new HttpError(415, `unsupported Content-Type "${mediaType}" (use application/json, application/x-ndjson or text/csv)`);
+      throw new HttpError(
+        415,
+        `unsupported Content-Type "${mediaType}" (use application/json, application/x-ndjson or text/csv)`,
+      );
     }
     const { labels, bytes: labelBytes } = parseLabels(req.headers['x-axiom-event-labels']);
     const q = req.query;
     const csvStats: CsvStats = { skipped: [] };
     const convert = isCsv
-      ? csvToNdjson({
-        delimiter: q['csv-delimiter'] || undefined,
-        fields: String(req.headers['x-axiom-csv-fields'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-      }, csvStats)
+      ? csvToNdjson(
+          {
+            delimiter: q['csv-delimiter'] || undefined,
+            fields: String(req.headers['x-axiom-csv-fields'] ?? '')
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          },
+          csvStats,
+        )
       : [];
     const file = store.tempFile('ndjson');
     const source = (req.body as Readable | undefined) ?? req.raw;
     try {
-      const body = await spoolToFile(source, req.headers['content-encoding'] as string | undefined, limits, file, convert);
+      const body = await spoolToFile(
+        source,
+        req.headers['content-encoding'] as string | undefined,
+        limits,
+        file,
+        convert,
+      );
       const format = !isCsv && !NDJSON_TYPES.has(mediaType) && body.firstChar === '[' ? 'array' : 'ndjson';
       const result = await store.ingestFile(dataset, file, format, {
         timestampField: q['timestamp-field'] || undefined,
@@ -71,7 +94,10 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
         labels,
       });
       const receivedAt = formatRfc3339Nano(store.now());
-      const csvFailures = csvStats.skipped.map((s) => ({ timestamp: receivedAt, error: `CSV line ${s.line}: ${s.error}` }));
+      const csvFailures = csvStats.skipped.map((s) => ({
+        timestamp: receivedAt,
+        error: `CSV line ${s.line}: ${s.error}`,
+      }));
       return {
         ingested: result.ingested,
         failed: result.failed + csvFailures.length,

@@ -13,8 +13,11 @@ type IdParams = { Params: { id: string } };
 export function monitorRoutes(app: FastifyInstance, alerting: Alerting): void {
   app.get('/v2/monitors', async (req) => {
     requireOrg(req, 'monitors', 'read');
-    return alerting.monitors.list().filter((m) => alerting.canSee(req.principal, m))
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(monitorView);
+    return alerting.monitors
+      .list()
+      .filter((m) => alerting.canSee(req.principal, m))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      .map(monitorView);
   });
 
   app.post('/v2/monitors', async (req) => {
@@ -38,14 +41,22 @@ export function monitorRoutes(app: FastifyInstance, alerting: Alerting): void {
     return reply.code(204).send();
   });
 
-  app.get<IdParams & { Querystring: { startTime?: string; endTime?: string } }>('/v2/monitors/:id/history', async (req) => {
-    requireOrg(req, 'monitors', 'read');
-    const m = alerting.visibleMonitor(req.principal, req.params.id);
-    const start = optionalTime(req.query.startTime, 'startTime');
-    const end = optionalTime(req.query.endTime, 'endTime');
-    if (!start) throw new FieldError('startTime', 'is required (RFC 3339)');
-    if (!end) throw new FieldError('endTime', 'is required (RFC 3339)');
-    if (start > end) throw new FieldError('startTime', `(${start}) is after endTime (${end})`);
-    return (await alerting.history.list(m.id, start, end)).map(({ checkId, name, state, timestamp }) => ({ checkId, name, state, timestamp }));
-  });
+  app.get<IdParams & { Querystring: { startTime?: string; endTime?: string } }>(
+    '/v2/monitors/:id/history',
+    async (req) => {
+      requireOrg(req, 'monitors', 'read');
+      const m = alerting.visibleMonitor(req.principal, req.params.id);
+      const start = optionalTime(req.query.startTime, 'startTime');
+      const end = optionalTime(req.query.endTime, 'endTime');
+      if (!start) throw new FieldError('startTime', 'is required (RFC 3339)');
+      if (!end) throw new FieldError('endTime', 'is required (RFC 3339)');
+      if (start > end) throw new FieldError('startTime', `(${start}) is after endTime (${end})`);
+      return (await alerting.history.list(m.id, start, end)).map(({ checkId, name, state, timestamp }) => ({
+        checkId,
+        name,
+        state,
+        timestamp,
+      }));
+    },
+  );
 }

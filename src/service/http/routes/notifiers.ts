@@ -9,7 +9,10 @@ type IdParams = { Params: { id: string } };
 export function notifierRoutes(app: FastifyInstance, alerting: Alerting): void {
   app.get('/v2/notifiers', async (req) => {
     requireOrg(req, 'notifiers', 'read');
-    return alerting.notifiers.list().sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(notifierView);
+    return alerting.notifiers
+      .list()
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      .map(notifierView);
   });
 
   app.post('/v2/notifiers', async (req) => {

@@ -12,11 +12,15 @@ import { canDataset } from '../../auth/capabilities.js';
 import { badRequest } from '../errors.js';
 import { parseDuration } from '../../../util/units.js';
 
-type AplRequest = FastifyRequest<{ Querystring: Record<string, string | undefined>; Body: Record<string, unknown> | undefined }>;
+type AplRequest = FastifyRequest<{
+  Querystring: Record<string, string | undefined>;
+  Body: Record<string, unknown> | undefined;
+}>;
 
 function checkFlags(q: Record<string, string | undefined>): void {
   const nocache = q.nocache;
-  if (nocache !== undefined && !/^(true|false|True|False|1|0)?$/.test(nocache)) throw badRequest(`nocache must be true or false, not "${nocache}"`);
+  if (nocache !== undefined && !/^(true|false|True|False|1|0)?$/.test(nocache))
+    throw badRequest(`nocache must be true or false, not "${nocache}"`);
   const sd = q['streaming-duration'];
   if (sd !== undefined && sd !== '' && sd !== 'auto') {
     try {
@@ -33,10 +37,12 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
   const apl = async (req: AplRequest) => {
     const q = req.query;
     const format = q.format ?? 'tabular';
-    if (format !== 'tabular' && format !== 'legacy') throw badRequest(`format must be tabular or legacy, not "${format}"`);
+    if (format !== 'tabular' && format !== 'legacy')
+      throw badRequest(`format must be tabular or legacy, not "${format}"`);
     checkFlags(q);
     const body = req.body ?? {};
-    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object with an "apl" field');
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw badRequest('the body must be a JSON object with an "apl" field');
     const cursor = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : q.cursor || undefined;
     const request: QueryRequest = {
       apl: body.apl as string,
@@ -49,39 +55,50 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
     };
     const prepared = await engine.prepare(request); // checks query|read on every dataset the query reads
     const outcome = await engine.execute(prepared);
-    return format === 'tabular' ? tabularResult(outcome, meta) : legacyResult(outcome, meta, { apl: request.apl, startTime: body.startTime, endTime: body.endTime });
+    return format === 'tabular'
+      ? tabularResult(outcome, meta)
+      : legacyResult(outcome, meta, { apl: request.apl, startTime: body.startTime, endTime: body.endTime });
   };
   app.post('/v1/query/_apl', apl);
   app.post('/v1/datasets/_apl', apl);
 
   // The legacy query: translated into APL, then run like any query; the answer is the legacy result.
-  app.post('/v1/datasets/:dataset/query', async (req: FastifyRequest<{ Params: { dataset: string }; Querystring: Record<string, string | undefined>; Body: LegacyQuery | undefined }>) => {
-    checkFlags(req.query);
-    if (req.query.saveAsKind === 'apl') throw badRequest('saveAsKind=apl is not valid on the legacy query endpoint');
-    const body = req.body ?? {};
-    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object (a legacy query)');
-    const dataset = req.params.dataset;
-    requireDataset(req, dataset, 'query', 'read');
-    let aplText: string;
-    try {
-      aplText = legacyToApl(dataset, body);
-    } catch (e) {
-      if (e instanceof LegacyRequestError) throw badRequest(e.message);
-      throw e;
-    }
-    const request: QueryRequest = {
-      apl: aplText,
-      startTime: body.startTime,
-      endTime: body.endTime,
-      cursor: body.cursor || undefined,
-      includeCursor: body.includeCursor === true,
-      limit: typeof body.limit === 'number' && body.limit > 0 ? body.limit : undefined,
-      sysTime: true,
-      canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
-    };
-    const prepared = await engine.prepare(request);
-    const outcome = await engine.execute(prepared);
-    return legacyResult(outcome, meta);
-  });
+  app.post(
+    '/v1/datasets/:dataset/query',
+    async (
+      req: FastifyRequest<{
+        Params: { dataset: string };
+        Querystring: Record<string, string | undefined>;
+        Body: LegacyQuery | undefined;
+      }>,
+    ) => {
+      checkFlags(req.query);
+      if (req.query.saveAsKind === 'apl') throw badRequest('saveAsKind=apl is not valid on the legacy query endpoint');
+      const body = req.body ?? {};
+      if (typeof body !== 'object' || Array.isArray(body))
+        throw badRequest('the body must be a JSON object (a legacy query)');
+      const dataset = req.params.dataset;
+      requireDataset(req, dataset, 'query', 'read');
+      let aplText: string;
+      try {
+        aplText = legacyToApl(dataset, body);
+      } catch (e) {
+        if (e instanceof LegacyRequestError) throw badRequest(e.message);
+        throw e;
+      }
+      const request: QueryRequest = {
+        apl: aplText,
+        startTime: body.startTime,
+        endTime: body.endTime,
+        cursor: body.cursor || undefined,
+        includeCursor: body.includeCursor === true,
+        limit: typeof body.limit === 'number' && body.limit > 0 ? body.limit : undefined,
+        sysTime: true,
+        canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
+      };
+      const prepared = await engine.prepare(request);
+      const outcome = await engine.execute(prepared);
+      return legacyResult(outcome, meta);
+    },
+  );
 }
-

@@ -1,7 +1,12 @@
 /** API tokens: /v2/tokens. The secret is in the response of create and regenerate only. */
 import type { FastifyInstance } from 'fastify';
 import {
-  type DatasetCapabilities, excessRights, type OrgCapabilities, type Principal, principalId, validateCapabilities,
+  type DatasetCapabilities,
+  excessRights,
+  type OrgCapabilities,
+  type Principal,
+  principalId,
+  validateCapabilities,
 } from '../../auth/capabilities.js';
 import type { TokenStore } from '../../auth/token-store.js';
 import { requireOrg } from '../authenticate.js';
@@ -45,7 +50,9 @@ function expiry(value: string | null | undefined, what: string): string | null {
 function checkLifetime(creator: Principal, expiresAt: string | null, what: string): void {
   if (creator.kind !== 'api' || !creator.expiresAt) return;
   if (expiresAt === null || Date.parse(expiresAt) > Date.parse(creator.expiresAt)) {
-    throw forbidden(`Forbidden: ${what} would outlive the token making it, which expires at ${creator.expiresAt}; give an expiry no later than that`);
+    throw forbidden(
+      `Forbidden: ${what} would outlive the token making it, which expires at ${creator.expiresAt}; give an expiry no later than that`,
+    );
   }
 }
 
@@ -60,8 +67,12 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
     const expiresAt = expiry(body.expiresAt, 'expiresAt');
     checkLifetime(creatorReq.principal, expiresAt, 'the new token');
     return tokens.create({
-      name: body.name, description: body.description ?? '', datasetCapabilities, orgCapabilities,
-      expiresAt, createdBy: principalId(creatorReq.principal),
+      name: body.name,
+      description: body.description ?? '',
+      datasetCapabilities,
+      orgCapabilities,
+      expiresAt,
+      createdBy: principalId(creatorReq.principal),
     });
   };
 
@@ -89,27 +100,40 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
     return reply.code(204).send();
   });
 
-  app.post<{ Params: { id: string }; Body: { existingTokenExpiresAt?: string; newToken?: CreateToken; newTokenExpiresAt?: string | null } }>(
-    '/v2/tokens/:id/regenerate', {
+  app.post<{
+    Params: { id: string };
+    Body: { existingTokenExpiresAt?: string; newToken?: CreateToken; newTokenExpiresAt?: string | null };
+  }>(
+    '/v2/tokens/:id/regenerate',
+    {
       schema: {
         body: {
-          type: 'object', required: ['existingTokenExpiresAt'],
-          properties: { existingTokenExpiresAt: { type: 'string' }, newToken: createSchema, newTokenExpiresAt: { type: ['string', 'null'] } },
+          type: 'object',
+          required: ['existingTokenExpiresAt'],
+          properties: {
+            existingTokenExpiresAt: { type: 'string' },
+            newToken: createSchema,
+            newTokenExpiresAt: { type: ['string', 'null'] },
+          },
         },
       },
-    }, async (req) => {
+    },
+    async (req) => {
       requireOrg(req, 'apiTokens', 'update');
       const old = tokens.get(req.params.id);
       if (!old) throw notFoundError(`token "${req.params.id}" not found`);
       const base: CreateToken = req.body.newToken ?? {
-        name: old.name, description: old.description,
-        datasetCapabilities: old.datasetCapabilities, orgCapabilities: old.orgCapabilities,
+        name: old.name,
+        description: old.description,
+        datasetCapabilities: old.datasetCapabilities,
+        orgCapabilities: old.orgCapabilities,
       };
       const body = { ...base, expiresAt: req.body.newToken?.expiresAt ?? req.body.newTokenExpiresAt ?? null };
       const oldExpiry = expiry(req.body.existingTokenExpiresAt, 'existingTokenExpiresAt') ?? new Date().toISOString();
-      checkLifetime(req.principal, oldExpiry, 'the regenerated token\'s old secret');
+      checkLifetime(req.principal, oldExpiry, "the regenerated token's old secret");
       const { record, secret } = await create(req, body);
       await tokens.setExpiry(old.id, oldExpiry);
       return tokenView(record, secret);
-    });
+    },
+  );
 }

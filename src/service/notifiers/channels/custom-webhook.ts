@@ -9,15 +9,30 @@ import { parseTemplate, renderTemplate, type Template, TemplateError } from '../
 import { httpUrl, settings, text } from './settings.js';
 import { templateData } from './webhook-payload.js';
 
-interface CustomWebhook { url: string; body: string; headers: Record<string, string>; secretHeaders: Record<string, string> }
+interface CustomWebhook {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  secretHeaders: Record<string, string>;
+}
 
 const toJson = (v: unknown) => (v === null || v === undefined ? 'null' : JSON.stringify(v));
 const FUNCS = { jsonObject: toJson, jsonArray: toJson };
 
 const SAMPLE: AlertNotification = {
-  action: 'Open', monitorId: 'mon_sample', title: 'Sample monitor', description: '', body: 'Current value of 1 is above the threshold value of 0',
-  value: 1, queryStartTime: new Date(0), queryEndTime: new Date(60_000), timestamp: new Date(60_000),
-  matchedEvent: { message: 'sample' }, groupKeys: ['key'], groupValues: ['value'], alertKey: 'mon_sample',
+  action: 'Open',
+  monitorId: 'mon_sample',
+  title: 'Sample monitor',
+  description: '',
+  body: 'Current value of 1 is above the threshold value of 0',
+  value: 1,
+  queryStartTime: new Date(0),
+  queryEndTime: new Date(60_000),
+  timestamp: new Date(60_000),
+  matchedEvent: { message: 'sample' },
+  groupKeys: ['key'],
+  groupValues: ['value'],
+  alertKey: 'mon_sample',
 };
 
 const parsed = new Map<string, Template>();
@@ -33,12 +48,17 @@ function compiled(body: string): Template {
 
 function headerMap(v: unknown, field: string, previous?: Record<string, string>): Record<string, string> {
   if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new FieldError(field, 'must be an object of header names to values');
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new FieldError(field, 'must be an object of header names to values');
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) throw new FieldError(field, `has "${k}", which is not a header name`);
-    if (typeof val !== 'string' || /[\r\n\0]/.test(val)) throw new FieldError(`${field}.${k}`, 'must be a string without line breaks');
-    const kept = previous && val === '' ? Object.entries(previous).find(([pk]) => pk.toLowerCase() === k.toLowerCase())?.[1] : undefined;
+    if (typeof val !== 'string' || /[\r\n\0]/.test(val))
+      throw new FieldError(`${field}.${k}`, 'must be a string without line breaks');
+    const kept =
+      previous && val === ''
+        ? Object.entries(previous).find(([pk]) => pk.toLowerCase() === k.toLowerCase())?.[1]
+        : undefined;
     out[k] = kept ?? val;
   }
   return out;
@@ -52,16 +72,23 @@ export const customWebhook: Channel<CustomWebhook> = {
     try {
       renderTemplate(compiled(body), templateData(SAMPLE), FUNCS);
     } catch (e) {
-      if (e instanceof TemplateError) throw new FieldError(`${field}.body`, `is not a template this service can render: ${e.message}`);
+      if (e instanceof TemplateError)
+        throw new FieldError(`${field}.body`, `is not a template this service can render: ${e.message}`);
       throw e;
     }
     return {
-      url: httpUrl(s, 'url', field), body,
+      url: httpUrl(s, 'url', field),
+      body,
       headers: headerMap(s.headers, `${field}.headers`),
       secretHeaders: headerMap(s.secretHeaders, `${field}.secretHeaders`, previous?.secretHeaders),
     };
   },
-  view: (p) => ({ url: p.url, body: p.body, headers: p.headers, secretHeaders: Object.fromEntries(Object.keys(p.secretHeaders).map((k) => [k, ''])) }),
+  view: (p) => ({
+    url: p.url,
+    body: p.body,
+    headers: p.headers,
+    secretHeaders: Object.fromEntries(Object.keys(p.secretHeaders).map((k) => [k, ''])),
+  }),
   async send(n, p, ctx) {
     let rendered: string;
     try {
@@ -69,6 +96,9 @@ export const customWebhook: Channel<CustomWebhook> = {
     } catch (e) {
       throw new DeliveryError(`the body template failed: ${(e as Error).message}`, false);
     }
-    expectOk('the custom webhook', await ctx.post(new URL(p.url), Buffer.from(rendered), { ...p.headers, ...p.secretHeaders }));
+    expectOk(
+      'the custom webhook',
+      await ctx.post(new URL(p.url), Buffer.from(rendered), { ...p.headers, ...p.secretHeaders }),
+    );
   },
 };

@@ -2,16 +2,23 @@
 import { type Channel, expectOk, plainText } from '../channel.js';
 import { httpUrl, settings } from './settings.js';
 
-interface DiscordWebhook { discordWebhookUrl: string }
+interface DiscordWebhook {
+  discordWebhookUrl: string;
+}
 
 /** Discord refuses content over 2,000 characters. */
 export const DISCORD_MAX_CONTENT = 2000;
 
 export const discordWebhook: Channel<DiscordWebhook> = {
   key: 'discordWebhook',
-  read: (v, field) => ({ discordWebhookUrl: httpUrl(settings(v, field, ['discordWebhookUrl']), 'discordWebhookUrl', field) }),
+  read: (v, field) => ({
+    discordWebhookUrl: httpUrl(settings(v, field, ['discordWebhookUrl']), 'discordWebhookUrl', field),
+  }),
   view: (p) => ({ ...p }),
   async send(n, p, ctx) {
-    expectOk('Discord', await ctx.post(new URL(p.discordWebhookUrl), { content: plainText(n).slice(0, DISCORD_MAX_CONTENT) }));
+    expectOk(
+      'Discord',
+      await ctx.post(new URL(p.discordWebhookUrl), { content: plainText(n).slice(0, DISCORD_MAX_CONTENT) }),
+    );
   },
 };

@@ -3,7 +3,9 @@ import { FieldError } from '../../http/body-fields.js';
 import { type Channel, headline, plainText } from '../channel.js';
 import { settings } from './settings.js';
 
-interface Email { emails: string[] }
+interface Email {
+  emails: string[];
+}
 
 // The address shape, not a full RFC 5322 check: the SMTP server has the last word.
 const ADDRESS = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+$/;
@@ -13,13 +15,21 @@ export const email: Channel<Email> = {
   read(v, field, ctx) {
     const s = settings(v, field, ['emails']);
     const emails = s.emails;
-    if (!Array.isArray(emails) || emails.length === 0) throw new FieldError(`${field}.emails`, 'must be a non-empty array of addresses');
-    for (const e of emails) if (typeof e !== 'string' || !ADDRESS.test(e)) throw new FieldError(`${field}.emails`, `has "${String(e)}", which is not an e-mail address`);
-    if (!ctx.smtpConfigured) throw new FieldError(field, 'needs an SMTP server: set service.notifiers.smtp (host, port, from) in the config');
+    if (!Array.isArray(emails) || emails.length === 0)
+      throw new FieldError(`${field}.emails`, 'must be a non-empty array of addresses');
+    for (const e of emails)
+      if (typeof e !== 'string' || !ADDRESS.test(e))
+        throw new FieldError(`${field}.emails`, `has "${String(e)}", which is not an e-mail address`);
+    if (!ctx.smtpConfigured)
+      throw new FieldError(field, 'needs an SMTP server: set service.notifiers.smtp (host, port, from) in the config');
     return { emails: [...new Set(emails as string[])] };
   },
   view: (p) => ({ emails: [...p.emails] }),
   async send(n, p, ctx) {
-    await ctx.mail({ to: p.emails, subject: headline(n), text: `${plainText(n)}${n.matchedEvent ? `\n\nEvent:\n${JSON.stringify(n.matchedEvent, null, 2)}` : ''}\n` });
+    await ctx.mail({
+      to: p.emails,
+      subject: headline(n),
+      text: `${plainText(n)}${n.matchedEvent ? `\n\nEvent:\n${JSON.stringify(n.matchedEvent, null, 2)}` : ''}\n`,
+    });
   },
 };

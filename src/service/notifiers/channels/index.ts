@@ -11,5 +11,8 @@ import { slack } from './slack.js';
 import { webhook } from './webhook.js';
 
 export const CHANNELS: ReadonlyMap<string, Channel<never>> = new Map(
-  [email, slack, discord, discordWebhook, microsoftTeams, opsgenie, pagerduty, webhook, customWebhook].map((c) => [c.key, c as Channel<never>]),
+  [email, slack, discord, discordWebhook, microsoftTeams, opsgenie, pagerduty, webhook, customWebhook].map((c) => [
+    c.key,
+    c as Channel<never>,
+  ]),
 );

@@ -5,11 +5,15 @@
 import { type Channel, expectOk, headline } from '../channel.js';
 import { httpUrl, settings } from './settings.js';
 
-interface Teams { microsoftTeamsUrl: string }
+interface Teams {
+  microsoftTeamsUrl: string;
+}
 
 export const microsoftTeams: Channel<Teams> = {
   key: 'microsoftTeams',
-  read: (v, field) => ({ microsoftTeamsUrl: httpUrl(settings(v, field, ['microsoftTeamsUrl']), 'microsoftTeamsUrl', field) }),
+  read: (v, field) => ({
+    microsoftTeamsUrl: httpUrl(settings(v, field, ['microsoftTeamsUrl']), 'microsoftTeamsUrl', field),
+  }),
   view: (p) => ({ ...p }),
   async send(n, p, ctx) {
     const facts = [
@@ -28,7 +32,10 @@ export const microsoftTeams: Channel<Teams> = {
         { type: 'FactSet', facts },
       ],
     };
-    const message = { type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }] };
+    const message = {
+      type: 'message',
+      attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }],
+    };
     expectOk('Microsoft Teams', await ctx.post(new URL(p.microsoftTeamsUrl), message));
   },
 };

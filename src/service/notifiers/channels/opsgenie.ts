@@ -7,13 +7,17 @@ import { FieldError } from '../../http/body-fields.js';
 import { withSlash } from './pagerduty.js';
 import { settings, text } from './settings.js';
 
-interface Opsgenie { apiKey: string; isEU: boolean }
+interface Opsgenie {
+  apiKey: string;
+  isEU: boolean;
+}
 
 export const opsgenie: Channel<Opsgenie> = {
   key: 'opsgenie',
   read(v, field, _ctx, previous) {
     const s = settings(v, field, ['apiKey', 'isEU']);
-    if (s.isEU !== undefined && s.isEU !== null && typeof s.isEU !== 'boolean') throw new FieldError(`${field}.isEU`, 'must be true or false');
+    if (s.isEU !== undefined && s.isEU !== null && typeof s.isEU !== 'boolean')
+      throw new FieldError(`${field}.isEU`, 'must be true or false');
     return { apiKey: text(s, 'apiKey', field, { required: true, keep: previous?.apiKey }), isEU: s.isEU === true };
   },
   view: (p) => ({ apiKey: '', isEU: p.isEU }),
@@ -24,9 +28,22 @@ export const opsgenie: Channel<Opsgenie> = {
     const alias = n.alertKey.slice(0, 512);
     if (n.action === 'Open') {
       const body = {
-        message: headline(n).slice(0, 130), alias, description: `${n.body}\n${n.description}`.trim().slice(0, 15000), source: 'ferry',
-        entity: n.monitorId, priority: 'P3',
-        details: Object.fromEntries(Object.entries({ value: n.value, queryStartTime: n.queryStartTime.toISOString(), queryEndTime: n.queryEndTime.toISOString(), group: n.groupValues ? JSON.stringify(n.groupValues) : undefined }).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, String(v)])),
+        message: headline(n).slice(0, 130),
+        alias,
+        description: `${n.body}\n${n.description}`.trim().slice(0, 15000),
+        source: 'ferry',
+        entity: n.monitorId,
+        priority: 'P3',
+        details: Object.fromEntries(
+          Object.entries({
+            value: n.value,
+            queryStartTime: n.queryStartTime.toISOString(),
+            queryEndTime: n.queryEndTime.toISOString(),
+            group: n.groupValues ? JSON.stringify(n.groupValues) : undefined,
+          })
+            .filter(([, v]) => v !== undefined && v !== null)
+            .map(([k, v]) => [k, String(v)]),
+        ),
       };
       expectOk('Opsgenie', await ctx.post(new URL('v2/alerts', base), body, auth));
     } else {

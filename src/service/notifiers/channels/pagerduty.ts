@@ -5,7 +5,10 @@
 import { type Channel, expectOk, headline } from '../channel.js';
 import { settings, text } from './settings.js';
 
-interface PagerDuty { routingKey: string; token: string }
+interface PagerDuty {
+  routingKey: string;
+  token: string;
+}
 
 export const pagerduty: Channel<PagerDuty> = {
   key: 'pagerduty',
@@ -19,15 +22,30 @@ export const pagerduty: Channel<PagerDuty> = {
   // Secrets are not shown (the API redacts them too; management.md §2.2).
   view: () => ({ routingKey: '', token: '' }),
   async send(n, p, ctx) {
-    const event = n.action === 'Open'
-      ? {
-        routing_key: p.routingKey, event_action: 'trigger', dedup_key: n.alertKey,
-        payload: {
-          summary: `${headline(n)}: ${n.body}`.slice(0, 1024), source: 'ferry', severity: 'critical', timestamp: n.timestamp.toISOString(),
-          component: n.monitorId, custom_details: { description: n.description, value: n.value, queryStartTime: n.queryStartTime.toISOString(), queryEndTime: n.queryEndTime.toISOString(), matchedEvent: n.matchedEvent, groupKeys: n.groupKeys, groupValues: n.groupValues },
-        },
-      }
-      : { routing_key: p.routingKey, event_action: 'resolve', dedup_key: n.alertKey };
+    const event =
+      n.action === 'Open'
+        ? {
+            routing_key: p.routingKey,
+            event_action: 'trigger',
+            dedup_key: n.alertKey,
+            payload: {
+              summary: `${headline(n)}: ${n.body}`.slice(0, 1024),
+              source: 'ferry',
+              severity: 'critical',
+              timestamp: n.timestamp.toISOString(),
+              component: n.monitorId,
+              custom_details: {
+                description: n.description,
+                value: n.value,
+                queryStartTime: n.queryStartTime.toISOString(),
+                queryEndTime: n.queryEndTime.toISOString(),
+                matchedEvent: n.matchedEvent,
+                groupKeys: n.groupKeys,
+                groupValues: n.groupValues,
+              },
+            },
+          }
+        : { routing_key: p.routingKey, event_action: 'resolve', dedup_key: n.alertKey };
     expectOk('PagerDuty', await ctx.post(new URL('v2/enqueue', withSlash(ctx.urls.pagerduty)), event));
   },
 };

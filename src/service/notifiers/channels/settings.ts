@@ -6,9 +6,15 @@ export function settings(value: unknown, field: string, keys: readonly string[])
   return canonicalKeys(value, keys, {}, 'channel');
 }
 
-export function text(s: Record<string, unknown>, key: string, field: string, o: { required?: boolean; keep?: string } = {}): string {
+export function text(
+  s: Record<string, unknown>,
+  key: string,
+  field: string,
+  o: { required?: boolean; keep?: string } = {},
+): string {
   const v = s[key];
-  if (v !== undefined && v !== null && typeof v !== 'string') throw new FieldError(`${field}.${key}`, 'must be a string');
+  if (v !== undefined && v !== null && typeof v !== 'string')
+    throw new FieldError(`${field}.${key}`, 'must be a string');
   const got = (v as string | undefined) ?? '';
   // A secret comes back empty from GET; an update that sends it so keeps the stored one.
   if (!got && o.keep) return o.keep;
@@ -24,6 +30,7 @@ export function httpUrl(s: Record<string, unknown>, key: string, field: string):
   } catch {
     throw new FieldError(`${field}.${key}`, `must be an http or https URL, not "${v}"`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new FieldError(`${field}.${key}`, `must be an http or https URL, not "${v}"`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new FieldError(`${field}.${key}`, `must be an http or https URL, not "${v}"`);
   return u.toString();
 }

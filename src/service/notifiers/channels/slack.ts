@@ -2,7 +2,9 @@
 import { type Channel, expectOk, plainText } from '../channel.js';
 import { httpUrl, settings } from './settings.js';
 
-interface Slack { slackUrl: string }
+interface Slack {
+  slackUrl: string;
+}
 
 export const slack: Channel<Slack> = {
   key: 'slack',

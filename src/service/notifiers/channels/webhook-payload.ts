@@ -34,9 +34,17 @@ export function defaultPayload(n: AlertNotification): Record<string, unknown> {
   return {
     action: d.Action,
     event: {
-      monitorID: d.MonitorID, body: d.Body, description: d.Description, queryEndTime: d.QueryEndTime,
-      queryStartTime: d.QueryStartTime, timestamp: d.Timestamp, title: d.Title, value: d.Value,
-      matchedEvent: d.MatchedEvent, groupKeys: d.GroupKeys, groupValues: d.GroupValues,
+      monitorID: d.MonitorID,
+      body: d.Body,
+      description: d.Description,
+      queryEndTime: d.QueryEndTime,
+      queryStartTime: d.QueryStartTime,
+      timestamp: d.Timestamp,
+      title: d.Title,
+      value: d.Value,
+      matchedEvent: d.MatchedEvent,
+      groupKeys: d.GroupKeys,
+      groupValues: d.GroupValues,
     },
   };
 }

@@ -3,7 +3,9 @@ import { type Channel, expectOk } from '../channel.js';
 import { httpUrl, settings } from './settings.js';
 import { defaultPayload } from './webhook-payload.js';
 
-interface Webhook { url: string }
+interface Webhook {
+  url: string;
+}
 
 export const webhook: Channel<Webhook> = {
   key: 'webhook',
