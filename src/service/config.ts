@@ -186,9 +186,9 @@ type RawService = Record<string, unknown> & {
 export function buildServiceConfig(section: unknown): ServiceConfig {
   const s = (section ?? {}) as RawService;
   const memoryLimitBytes = withUnit('service.memory_limit', s.memory_limit, parseBytes, 512 * 1024 * 1024);
-  // An insert pins about half a MiB per column of the table (DuckDB blocks of 256 KiB, data and validity):
-  // with 512 MiB a commit into a table of ~1,050 columns failed, and at ~920 columns the batch's own work
-  // no longer fitted beside them. A dataset may only get as wide as half the memory limit can write.
+  // An insert pins about half a MiB per column of the table (DuckDB blocks of 256 KiB, data and validity),
+  // and the batch's own work needs room beside them (docs/benchmarks.md): a dataset may only get as wide
+  // as half the memory limit can write.
   const widest = Math.max(1, Math.floor(memoryLimitBytes / FIELD_MEMORY_BYTES));
   const asked = s.max_fields_per_dataset as number | undefined;
   if (asked !== undefined && asked > widest) {
@@ -210,7 +210,7 @@ export function buildServiceConfig(section: unknown): ServiceConfig {
       256 * 1024 * 1024,
     ),
     // One DuckDB worker: requests already run in parallel on their own connections, and on 2 cores extra
-    // DuckDB workers cost more in contention than they give (bench:ingest: 87k → 136k events/s).
+    // DuckDB workers cost more in contention than they give (docs/benchmarks.md).
     threads: (s.threads as number | undefined) ?? 1,
     maxBodyBytes: withUnit('service.max_body_bytes', s.max_body_bytes, parseBytes, 100 * 1024 * 1024),
     maxDecompressedBytes: withUnit(

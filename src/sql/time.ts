@@ -98,8 +98,8 @@ const NAMED_LAYOUTS: Record<string, string> = {
  * outside it become NULL (a reported failure) instead of overflowing the whole query.
  *
  * DuckDB copies a macro's argument wherever the body names it, nested macros multiply the copies, and the
- * planner works through every copy: each body names its argument as few times as it can. (Bodies that
- * named theirs 7 and 3 times made the default time expression cost ~11 ms of planning per ingest batch.)
+ * planner works through every copy: each body names its argument as few times as it can, which is most of
+ * an ingest batch's planning time (docs/benchmarks.md).
  */
 export const TIME_MACROS = [
   // The unit of an epoch number, from its magnitude: seconds, milliseconds, microseconds or nanoseconds.
@@ -113,8 +113,8 @@ export const TIME_MACROS = [
 /**
  * Epoch number → TIMESTAMP_NS. The number is read as DECIMAL(38, 9), which takes integers, decimals and
  * exponent notation ("1.7e9") exactly to the nanosecond; one beyond its range (10^29) is out of the
- * timestamp's range anyway and gives NULL. A TRY_CAST to DECIMAL that fails costs ~14 us against 0.4 us
- * for one to DOUBLE, so DOUBLE screens out the values that are not numbers first.
+ * timestamp's range anyway and gives NULL. A TRY_CAST to DECIMAL that fails costs many times one to
+ * DOUBLE, so DOUBLE screens out the values that are not numbers first (docs/benchmarks.md).
  */
 function epochNs(valueExpr: string, scale: 'auto' | bigint): string {
   const n = `TRY_CAST(${valueExpr} AS DECIMAL(38, 9))`;

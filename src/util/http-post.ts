@@ -2,11 +2,9 @@
  * POSTs bodies over keep-alive connections and reads each (small) answer whole: all the axiom sink and
  * the notifiers need from an HTTP client.
  *
- * Node's own client rather than undici, for the agent's memory: loading undici costs 4.8 MiB of V8 heap
- * and 19.5 MiB resident (node:http: 0.4 and 2.3), and its first request compiles llhttp's WebAssembly,
- * whose optimising compile mallocs ~37 MiB for a moment. bench:agent (256 MiB, gzip, alternating runs):
- * peak RSS 138–140 MiB with undici as it comes, 100 with its WebAssembly held to V8's baseline compiler,
- * 89–92 with node:http, at the same throughput. Node's http parses answers with the same llhttp, built in.
+ * Node's own client rather than undici, for the agent's memory: undici's module and its first request's
+ * WebAssembly compile raise the agent's peak RSS by a third at the same throughput (docs/benchmarks.md).
+ * Node's http parses answers with the same llhttp, built in.
  */
 import http from 'node:http';
 import https from 'node:https';

@@ -28,10 +28,8 @@ export interface Mark {
 export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
 
 /**
- * The size of a stage. Each compressed stage restarts the compressor's dictionary: on access logs, gzip
- * level 1 shrinks 512 KiB stages 6.82× against 6.88× for whole 3.6 MB batches, and zstd 7.92× against
- * 8.23×. bench:agent 1 GiB, alternating with 1 MiB stages: peak RSS 93–95 against 97 MiB (passthrough)
- * and 96–97 against 100–101 (parse-and-enrich), at the same throughput.
+ * The size of a stage. Each compressed stage restarts the compressor's dictionary, which costs a little
+ * ratio; smaller stages lower the agent's peak memory at the same throughput (docs/benchmarks.md).
  */
 export const STAGE_BYTES = 512 * 1024;
 

@@ -12,8 +12,8 @@ import type { SendChain } from './send-chain.js';
 
 /**
  * Batches in flight per sink unless configured. A batch spends about as long compressing (gzip, off the
- * event loop) as on the wire, so with two in flight the sink idles between them; bench:agent passthrough
- * with gzip, alternating: 2 in flight 77–86 MB/s, 3 in flight 89–100 MB/s, 4 no faster than 3.
+ * event loop) as on the wire, so with two in flight the sink idles between them, and a fourth adds
+ * nothing (docs/benchmarks.md).
  */
 export const DEFAULT_SINK_CONCURRENCY = 3;
 

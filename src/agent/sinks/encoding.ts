@@ -25,7 +25,7 @@ const gzipAsync = promisify(gzip);
  */
 export async function encode(raw: Buffer, encoding: Encoding): Promise<Buffer> {
   switch (encoding) {
-    // One 128 KiB output chunk holds a compressed 512 KiB stage (~75 KB): no second chunk, no concat.
+    // One 128 KiB output chunk holds a compressed 512 KiB stage of log lines: no second chunk, no concat.
     case 'gzip':
       return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
     case 'zstd':

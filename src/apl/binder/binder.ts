@@ -114,8 +114,7 @@ function matchedModeOf(stages: BoundStage[], prefix: number): BoundQuery['matche
     .every((s) => s.stage.kind === 'order' || s.stage.kind === 'limit' || s.stage.kind === 'top-groups');
   if (!passThrough) return 'query';
   if (boundary.kind === 'aggregate') return 'window';
-  // A window over the matched rows themselves costs more than a second scan (bench:query: 227 against 121 ms
-  // for a materialised CTE); DuckDB runs one query at a time here (threads = 1), so a count query adds its
-  // whole scan.
+  // A window over the matched rows themselves costs more than a materialised CTE (docs/benchmarks.md);
+  // DuckDB runs one query at a time here (threads = 1), so a count query adds its whole scan.
   return boundary.kind === 'order' || boundary.kind === 'limit' ? 'cte' : 'query';
 }

@@ -50,7 +50,7 @@ class Counter extends Transform {
   }
 }
 
-// Larger than zlib's 16 KiB default: a 10 MB body then costs ~40 callbacks and writes instead of ~600.
+// Larger than zlib's 16 KiB default: a large body then costs a few dozen callbacks and writes, not hundreds.
 const CHUNK = 256 * 1024;
 
 export function decompressor(encoding: string | undefined): Transform | undefined {

@@ -24,8 +24,8 @@ export const DEFAULT_ROWS = 1000;
 export const MAX_ROWS = 50_000;
 /**
  * Counting the matched rows by materialising them (a CTE read by both the sort and the count) pays while
- * they are few and narrow (bench:query sort/take: 135 against 180 ms for a second scan); with millions of
- * wide rows it costs seconds and memory (a 3.6M-row match: 968 against 43 ms). The bound is in cells.
+ * they are few and narrow; with millions of wide rows it costs seconds and memory (docs/benchmarks.md).
+ * The bound is in cells.
  */
 const CTE_CELL_BUDGET = 8_000_000;
 const SAMPLE_PERCENT = 0.2;
@@ -237,7 +237,7 @@ export class QueryEngine {
     const examined = bound.datasets.length
       ? await this.store.examine(bound.datasets, p.startNs, p.endNs)
       : { rows: 0, blocks: 0, minNs: undefined, maxNs: undefined, coversAll: false, versions: [] };
-    // A range that spans all the data need not be tested row by row (bench:query: filter + count 26 → 18 ms).
+    // A range that spans all the data need not be tested row by row.
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };
     const runOpts = examined.coversAll ? unbounded : opts;
     const mode = bound.matchedMode === 'cte' ? await this.cteOrQuery(bound, runOpts, deadline) : bound.matchedMode;

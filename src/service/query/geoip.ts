@@ -1,8 +1,8 @@
 /**
  * geo_info_from_ip_address: an offline GeoIP lookup, registered in DuckDB as the SQL function
  * ferry_geo_info(ip) → JSON text. The data comes from the optional dependency geoip-lite (MaxMind GeoLite2
- * data, CC BY-SA 4.0), loaded on the first call only: it costs ~140 MB of memory and ~130 ms, so a service
- * that never asks pays nothing. Without the package, the function answers a clear error.
+ * data, CC BY-SA 4.0), loaded on the first call only: it costs a hundred MB of memory and a noticeable
+ * pause (docs/benchmarks.md), so a service that never asks pays nothing. Without the package, the function answers a clear error.
  */
 import { createRequire } from 'node:module';
 import { DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';

@@ -16,8 +16,8 @@ export interface QueryLimits {
 }
 
 /**
- * DuckDB's planner refuses plans deeper than 1000 nodes, which ~400 `take` stages reach; an extend of
- * 2,500 computed columns ran out of 512 MB. The defaults stay clear of both, and above the widest
+ * DuckDB's planner refuses plans deeper than 1000 nodes, and thousands of computed columns run out of
+ * memory (docs/benchmarks.md). The defaults stay clear of both, and above the widest
  * dataset (service.max_fields_per_dataset, 2048) with its built-in columns.
  */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {

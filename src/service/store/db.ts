@@ -240,8 +240,7 @@ export class Database {
       temp_directory: opts.tempDir,
       // DuckDB writes new files readable by v0.10 unless told otherwise, and then checkpoints with the older
       // storage format. The current one (the pinned binding's) compresses the same data to the same size
-      // for less: CHECKPOINT of 1.3M access-log events 2.06 against 2.70 CPU-seconds (median of 5), and
-      // bench:ingest, alternating, +0% to +18% events/s. Files written before keep working.
+      // for less CPU (docs/benchmarks.md). Files written before keep working.
       storage_compatibility_version: STORAGE_VERSION,
     };
     // The event store checkpoints by itself at checkpointThresholdBytes (with every core, see

@@ -531,7 +531,7 @@ export class EventStore {
 
   /**
    * Appends the batch while holding the dataset's lock shared, so batches of one dataset insert in
-   * parallel (bench:ingest: one connection appends ~145k events/s, two together ~195k/s). A batch that
+   * parallel (two connections append a third more than one: docs/benchmarks.md). A batch that
    * needs new or wider columns first changes the schema holding the lock alone, then plans again.
    */
   private async insertBatch(

@@ -140,8 +140,8 @@ export function countsQuery(objects: string[], leaves: string[], countOnly: stri
 
 /**
  * The type bit of a json_type() name ('NULL', a JSON null, has none). A list lookup rather than a CASE:
- * DuckDB plans every copy of a macro's body, and with a CASE of seven arms per path the counts round of a
- * 13-path dataset spent ~10 ms in the planner; the lookup halves that and runs as fast.
+ * DuckDB plans every copy of a macro's body, and a CASE of seven arms per path doubles the counts round's
+ * planning time for no faster run (docs/benchmarks.md).
  */
 export const TBIT_MACRO = `CREATE OR REPLACE MACRO ferry_tbit(t) AS
   [${TYPE_BIT.string}, ${TYPE_BIT.integer}, ${TYPE_BIT.integer}, ${TYPE_BIT.float}, ${TYPE_BIT.boolean}, ${TYPE_BIT.array}, ${TYPE_BIT.object}]

@@ -2,8 +2,7 @@
  * DuckDB's result chunks live in native memory, counted against its memory_limit, until V8 collects the
  * JavaScript objects that hold them. V8 does not see that memory: after queries that read wide or long
  * results its heap stays small, it has no reason to collect, and an ingest that needs the memory fails
- * with DuckDB's Out of Memory (the hostile-input fuzz found 165 MB held by results nobody referenced,
- * freed at once by a full collection). So a full collection is asked for after every so many result
+ * with DuckDB's Out of Memory (as the hostile-input fuzz found; docs/benchmarks.md). So a full collection is asked for after every so many result
  * cells read, and once before a statement refused for memory is tried again.
  */
 import { setFlagsFromString } from 'node:v8';
