@@ -1,6 +1,7 @@
 /**
  * Properties checked over generated inputs (fast-check): the line splitter against String.split whatever
- * the chunking, the segment log's recovery from a torn tail, and the APL parser on any text. A failure
+ * the chunking, the segment log's recovery from a torn tail, the APL parser on any text, and the APL lexer
+ * and parser round trip (a query's tokens, laid out anew, lex and parse to the same thing). A failure
  * prints the seed and the smallest input that breaks the property.
  */
 import { readdirSync, statSync, truncateSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { SegmentLog } from '../src/agent/queue/segment-log.js';
 import { LineSplitter } from '../src/agent/sources/lines.js';
 import { AplError } from '../src/apl/errors.js';
+import { tokenize } from '../src/apl/lexer/lexer.js';
 import { parseQuery } from '../src/apl/parser/parser.js';
 import { tempDir } from './helpers.js';
 
@@ -160,29 +162,104 @@ describe('properties', () => {
   });
 
   it('the APL parser takes every pipeline its grammar allows', () => {
-    const ident = fc.constantFrom('status', 'method', 'uri', 'request_time', '_time', "['a.b']");
-    const value = fc.oneof(
-      fc.integer({ min: -1000, max: 1000 }).map(String),
-      fc.constantFrom("'x'", '"y"', 'true', '1.5', 'now()', 'ago(1h)', 'datetime(2024-01-01)'),
-    );
-    const cmp = fc.constantFrom('==', '!=', '>', '<=', 'contains', 'startswith', '=~', 'has');
-    const where = fc.tuple(ident, cmp, value).map(([a, op, v]) => `where ${a} ${op} ${v}`);
-    const summarize = fc
-      .tuple(fc.constantFrom('count()', 'avg(request_time)', 'dcount(uri)', 'max(status)'), fc.option(ident))
-      .map(([agg, by]) => `summarize ${agg}${by ? ` by ${by}` : ''}`);
-    const other = fc.oneof(
-      fc.tuple(ident, value).map(([a, v]) => `extend z = strcat(tostring(${a}), ${v})`),
-      ident.map((a) => `project ${a}`),
-      fc.integer({ min: 0, max: 100 }).map((n) => `take ${n}`),
-      ident.map((a) => `sort by ${a} desc`),
-      fc.constant('count'),
-    );
     fc.assert(
-      fc.property(fc.array(fc.oneof(where, summarize, other), { maxLength: 6 }), (ops) => {
-        const text = ["['logs']", ...ops].join('\n| ');
+      fc.property(pipeline, (text) => {
         expect(parseQuery(text).body).toBeDefined();
       }),
       { numRuns: 500 },
     );
   });
+
+  it('the APL lexer round-trips: tokens cover the text, and their texts lexed again give the same tokens', () => {
+    fc.assert(
+      fc.property(pipeline, fc.constantFrom(' ', '\n  ', ' // note\n'), (text, gap) => {
+        const tokens = tokenize(text).filter((t) => t.kind !== 'eof');
+        let at = 0;
+        for (const t of tokens) {
+          // Between tokens only white space and comments.
+          expect(
+            text
+              .slice(at, t.pos)
+              .replace(/\/\/[^\n]*/g, '')
+              .trim(),
+          ).toBe('');
+          expect(text.slice(t.pos, t.end)).toBe(t.text);
+          at = t.end;
+        }
+        const again = tokenize(tokens.map((t) => t.text).join(gap)).filter((t) => t.kind !== 'eof');
+        expect(again.map(kindAndValue)).toEqual(tokens.map(kindAndValue));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('the APL parser round-trips: the same query laid out anew parses to the same tree', () => {
+    fc.assert(
+      fc.property(pipeline, (text) => {
+        const tokens = tokenize(text).filter((t) => t.kind !== 'eof');
+        const relaid = tokens.map((t) => t.text).join(' // a comment\n  ');
+        expect(withoutPositions(parseQuery(relaid))).toEqual(withoutPositions(parseQuery(text)));
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
+
+const ident = fc.constantFrom('status', 'method', 'uri', 'request_time', '_time', "['a.b']", "['geo.city']");
+const value = fc.oneof(
+  fc.integer({ min: -1000, max: 1000 }).map(String),
+  fc.constantFrom(
+    "'x'",
+    '"y"',
+    "'it\\'s'",
+    'true',
+    '1.5',
+    '2.5e3',
+    'now()',
+    'ago(1h)',
+    '30s',
+    'datetime(2024-01-01)',
+    'dynamic([1, "a"])',
+  ),
+);
+const cmp = fc.constantFrom('==', '!=', '>', '<=', 'contains', 'startswith', '=~', 'has', '!has', 'matches regex');
+const where = fc.oneof(
+  fc.tuple(ident, cmp, value).map(([a, op, v]) => `where ${a} ${op} ${v}`),
+  fc.tuple(ident, value, value).map(([a, v, w]) => `where ${a} in (${v}, ${w})`),
+  fc.tuple(ident, cmp, value, ident).map(([a, op, v, b]) => `where ${a} ${op} ${v} and not(isnull(${b}))`),
+);
+const summarize = fc
+  .tuple(
+    fc.constantFrom('count()', 'avg(request_time)', 'dcount(uri)', 'max(status)', 'percentile(request_time, 95)'),
+    fc.option(fc.oneof(ident, fc.constant('bin(_time, 1h)'))),
+  )
+  .map(([agg, by]) => `summarize ${agg}${by ? ` by ${by}` : ''}`);
+const other = fc.oneof(
+  fc.tuple(ident, value).map(([a, v]) => `extend z = strcat(tostring(${a}), ${v})`),
+  fc.tuple(ident, value).map(([a, v]) => `extend w = iff(${a} > ${v}, 1, -2 * 3)`),
+  ident.map((a) => `project ${a}`),
+  ident.map((a) => `project-away ${a}`),
+  fc.integer({ min: 0, max: 100 }).map((n) => `take ${n}`),
+  ident.map((a) => `sort by ${a} desc`),
+  ident.map((a) => `top 5 by ${a} asc`),
+  fc.constant('count'),
+);
+/** A query the grammar allows: a dataset and up to six operators. */
+const pipeline = fc
+  .array(fc.oneof(where, summarize, other), { maxLength: 6 })
+  .map((ops) => ["['logs']", ...ops].join('\n| '));
+
+function kindAndValue(t: { kind: string; value?: unknown }): [string, unknown] {
+  return [t.kind, t.value];
+}
+
+/** A syntax tree with its source positions taken out, to compare two layouts of one query. */
+function withoutPositions(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutPositions);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k]) => k !== 'pos' && k !== 'end')
+      .map(([k, x]) => [k, withoutPositions(x)]),
+  );
+}

@@ -249,14 +249,18 @@ export function tokenize(src: string): Token[] {
       tokens.push({ kind: 'ident', text, pos: start, end: i });
       if (text === 'datetime' && nextNonSpace(src, i) === '(') {
         // datetime(2024-01-01 10:00:00) is not made of tokens: take everything to the closing parenthesis.
-        const open = src.indexOf('(', i);
+        const open = nextNonSpaceAt(src, i);
         const close = src.indexOf(')', open);
         if (close < 0) fail('datetime( has no closing parenthesis', open);
         tokens.push({ kind: 'punct', text: '(', pos: open, end: open + 1 });
         tokens.push({
           kind: 'raw',
           text: src.slice(open + 1, close),
-          value: src.slice(open + 1, close).trim(),
+          // Comments may stand anywhere white space may, inside the parentheses too.
+          value: src
+            .slice(open + 1, close)
+            .replace(/\/\/[^\n]*/g, '')
+            .trim(),
           pos: open + 1,
           end: close,
         });
@@ -282,7 +286,17 @@ export function tokenize(src: string): Token[] {
   return tokens;
 }
 
+/** The offset of the next character that is neither white space nor in a `//` comment. */
+function nextNonSpaceAt(src: string, i: number): number {
+  for (;;) {
+    while (i < src.length && /\s/.test(src[i]!)) i++;
+    if (!src.startsWith('//', i)) return i;
+    const eol = src.indexOf('\n', i);
+    if (eol < 0) return src.length;
+    i = eol + 1;
+  }
+}
+
 function nextNonSpace(src: string, i: number): string | undefined {
-  while (i < src.length && /\s/.test(src[i]!)) i++;
-  return src[i];
+  return src[nextNonSpaceAt(src, i)];
 }
