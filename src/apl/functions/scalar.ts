@@ -2,10 +2,12 @@
  * APL scalar functions (apl.md 2.3, Appendix A) and their DuckDB translations. Conversion rules follow the
  * Go semantics of Axiom's backend (apl.md 4.2); see ./sql.ts.
  */
-import { ArgumentError, type ArgInfo, type ScalarFunction } from './catalog.js';
+import type { ArgInfo, ScalarFunction } from './catalog.js';
+import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
+import { HASH_FUNCTIONS } from './hash.js';
+import { MATH_FUNCTIONS } from './math.js';
 import {
   asStringSql,
-  convertSql,
   toBoolSql,
   toDatetimeSql,
   toDynamicSql,
@@ -16,57 +18,6 @@ import {
   type SqlArg,
 } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
-
-const fail = (m: string): never => {
-  throw new ArgumentError(m);
-};
-
-/** A function of fixed result type whose arguments are converted to the given types. */
-function fixed(result: AplType, argTypes: AplType[], sql: (a: string[]) => string, optional = 0): ScalarFunction {
-  return {
-    minArgs: argTypes.length - optional,
-    maxArgs: argTypes.length,
-    returns(args) {
-      args.forEach((a, i) => checkConvertible(a, argTypes[i]!, i));
-      return result;
-    },
-    sql: (args) =>
-      sql(
-        args.map((a, i) =>
-          a.type === argTypes[i] || (argTypes[i] === 'real' && a.type === 'long') ? a.sql : convertSql(a, argTypes[i]!),
-        ),
-      ),
-  };
-}
-
-function checkConvertible(a: ArgInfo, to: AplType, i: number): void {
-  if (a.type === to || a.type === 'dynamic' || to === 'dynamic' || to === 'string') return;
-  if (isNumeric(to) && (isNumeric(a.type) || a.type === 'string')) return;
-  if (to === 'timespan' && a.type === 'long') return;
-  if (to === 'bool' && a.type === 'string') return;
-  if (to === 'datetime' && a.type === 'string') return;
-  fail(`argument ${i + 1} must be ${to}, not ${a.type}`);
-}
-
-/** A conversion: its unnamed column keeps the converted value's name. */
-function conversion(result: AplType, sql: (a: SqlArg) => string): ScalarFunction {
-  return { minArgs: 1, maxArgs: 1, keepsArgumentName: true, returns: () => result, sql: ([a]) => sql(a!) };
-}
-
-/** The common type of several values (iff branches, case results, coalesce). */
-export function unify(types: AplType[], what: string): AplType {
-  const known = types.filter((t) => t !== undefined);
-  let t = known[0]!;
-  for (const u of known.slice(1)) {
-    if (u === t) continue;
-    if (isNumeric(u) && isNumeric(t)) t = 'real';
-    else if (t === 'dynamic' || u === 'dynamic') t = 'dynamic';
-    else fail(`${what} mixes ${t} and ${u}`);
-  }
-  return t;
-}
-
-const castTo = (a: SqlArg, t: AplType) => (a.type === t ? a.sql : convertSql(a, t));
 
 /** Rounds toward −∞ to a multiple of `size`; datetimes are anchored at 0001-01-01 (Monday weeks), as Go's Truncate. */
 export function binSql(v: SqlArg, size: SqlArg): string {
@@ -160,6 +111,8 @@ function partName(a: SqlArg): string {
 }
 
 export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
+  ...MATH_FUNCTIONS,
+  ...HASH_FUNCTIONS,
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
   // bin() by the size the query's time range gives (at most 100 buckets).
@@ -365,8 +318,6 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   url_decode: fixed('string', ['string'], ([s]) => `url_decode(${s})`),
   base64_encode_tostring: fixed('string', ['string'], ([s]) => `to_base64(encode(${s}))`),
   base64_decode_tostring: fixed('string', ['string'], ([s]) => `TRY(decode(from_base64(${s})))`),
-  hash_md5: fixed('string', ['string'], ([s]) => `md5(${s})`),
-  hash_sha256: fixed('string', ['string'], ([s]) => `sha256(${s})`),
   gettype: {
     minArgs: 1,
     maxArgs: 1,

@@ -927,7 +927,7 @@ class Parser {
     return { kind: 'call', pos: t.pos, name: t.text, args };
   }
 
-  /** long(5), real(null), bool(true), timespan(15s), time(1h). */
+  /** long(5), real(null), real(nan), bool(true), timespan(15s), time(1h). */
   private typedLiteral(t: Token): Expr {
     const type = TYPE_NAMES[t.text]!;
     this.expectPunct('(');
@@ -936,6 +936,12 @@ class Parser {
     if (this.isWord('null')) {
       this.next();
       value = null;
+    } else if (type === 'real' && (this.isWord('nan') || this.isWord('inf'))) {
+      // real(nan), real(inf), real(+inf), real(-inf): the values no number literal can write.
+      value = this.next().text === 'nan' ? NaN : Infinity;
+    } else if (type === 'real' && (this.isPunct('+') || this.isPunct('-')) && this.isWord('inf', 1)) {
+      value = this.next().text === '-' ? -Infinity : Infinity;
+      this.next();
     } else {
       const e = this.unary();
       if (e.kind !== 'literal') this.fail(`${t.text}(...) takes a literal value or null`, v);
