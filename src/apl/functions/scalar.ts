@@ -4,6 +4,7 @@
  */
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
+import { ARRAY_FUNCTIONS } from './arrays.js';
 import { HASH_FUNCTIONS } from './hash.js';
 import { MATH_FUNCTIONS } from './math.js';
 import {
@@ -112,6 +113,7 @@ function partName(a: SqlArg): string {
 
 export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ...MATH_FUNCTIONS,
+  ...ARRAY_FUNCTIONS,
   ...HASH_FUNCTIONS,
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },

@@ -1,0 +1,186 @@
+/**
+ * Array, bag and set functions over dynamic values. Arrays are read as DuckDB JSON[] lists (a value that is
+ * not an array gives null, never a failed query) and written back as JSON; positions are APL's, from 0.
+ */
+import type { ArgInfo, ScalarFunction } from './catalog.js';
+import { castTo, checkConvertible, fail } from './define.js';
+import { asStringSql, toDynamicSql, type SqlArg } from './sql.js';
+
+/** A dynamic value as a JSON[] list, or null when it is not an array. */
+export const jsonList = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS JSON[])`;
+
+/** The number of a JSON element when it is one (JSON strings are not numbers here). */
+const numberOf = (x: string) =>
+  `(CASE WHEN json_type(${x}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN CAST(${x} AS DOUBLE) END)`;
+
+/** A JSON element as text: strings unquoted, anything else its JSON. */
+const textOf = (x: string) =>
+  `(CASE WHEN json_type(${x}) = 'VARCHAR' THEN json_extract_string(${x}, '$') ELSE CAST(${x} AS VARCHAR) END)`;
+
+/** A JSON pointer to a top-level key (RFC 6901 escapes). */
+const keyPointer = (key: string) => `('/' || replace(replace(${key}, '~', '~0'), '/', '~1'))`;
+
+/** The distinct elements of a list, in the order they first appear. */
+const distinctInOrder = (l: string) => `list_filter(${l}, (x, i) -> list_position(${l}, x) = i)`;
+
+function arrayFn(
+  minArgs: number,
+  maxArgs: number,
+  sql: (args: SqlArg[]) => string,
+  check?: (args: ArgInfo[]) => void,
+): ScalarFunction {
+  return {
+    minArgs,
+    maxArgs,
+    shape: 'array',
+    returns: (args) => {
+      check?.(args);
+      return 'dynamic';
+    },
+    sql,
+  };
+}
+
+/** Elements moved left by n (right when n < 0); positions left empty take `fill` (null). */
+function shiftSql(a: SqlArg, n: string, fill: SqlArg | undefined): string {
+  const l = jsonList(a);
+  const f = fill ? toDynamicSql(fill) : 'NULL::JSON';
+  return `to_json(list_transform(range(1, len(${l}) + 1), i -> CASE WHEN i + (${n}) BETWEEN 1 AND len(${l}) THEN ${l}[i + (${n})] ELSE ${f} END))`;
+}
+
+/** Elements rotated left by n (right when n < 0). */
+function rotateSql(a: SqlArg, n: string): string {
+  const l = jsonList(a);
+  const k = `(((${n}) % len(${l})) + len(${l})) % len(${l})`;
+  return `to_json(CASE WHEN len(${l}) = 0 THEN ${l} ELSE list_concat(list_slice(${l}, ${k} + 1, len(${l})), list_slice(${l}, 1, ${k})) END)`;
+}
+
+/** Sorted: numbers by value before other values by their JSON text, nulls last unless asked first. */
+function sortSql(a: SqlArg, desc: boolean, nullsLast: SqlArg | undefined): string {
+  const l = jsonList(a);
+  const last = nullsLast ? castTo(nullsLast, 'bool') : 'TRUE';
+  // Struct keys sort field by field: nulls' place, then the number, then the text.
+  const nullKey = desc ? `((x IS NULL) <> ${last})` : `((x IS NULL) = ${last})`;
+  const keyed = `list_transform(${l}, x -> {'n': ${nullKey}, 'k': ${numberOf('x')}, 's': CAST(x AS VARCHAR), 'v': x})`;
+  return `to_json(list_transform(list_sort(${keyed}, '${desc ? 'DESC' : 'ASC'}', 'NULLS LAST'), e -> e.v))`;
+}
+
+/** The indices array_split cuts at: one number or an array of them, negative ones from the end. */
+function splitSql(a: SqlArg, at: SqlArg): string {
+  const l = jsonList(a);
+  const idx = at.type === 'dynamic' ? `TRY_CAST(${at.sql} AS BIGINT[])` : `[${castTo(at, 'long')}]`;
+  const bounds = `list_concat([0], list_sort(list_transform(${idx}, i -> CASE WHEN i < 0 THEN greatest(len(${l}) + i, 0) ELSE least(i, len(${l})) END)), [len(${l})])`;
+  return `to_json(list_transform(range(len(${bounds}) - 1), j -> list_slice(${l}, ${bounds}[j + 1] + 1, ${bounds}[j + 2])))`;
+}
+
+/** Set membership compares numbers as numbers and strings as text, anything else as JSON. */
+function hasElementSql(set: SqlArg, v: SqlArg): string {
+  const l = jsonList(set);
+  if (v.type === 'long' || v.type === 'real')
+    return `list_contains(list_transform(${l}, x -> ${numberOf('x')}), CAST(${v.sql} AS DOUBLE))`;
+  if (v.type === 'string')
+    return `list_contains(list_transform(${l}, x -> CASE WHEN json_type(x) = 'VARCHAR' THEN json_extract_string(x, '$') END), ${v.sql})`;
+  return `list_contains(${l}, ${toDynamicSql(v)})`;
+}
+
+/** The largest array range() makes, as in KQL (a million elements). */
+const RANGE_LIMIT = 1_048_576;
+
+function rangeSql([start, stop, step]: SqlArg[]): string {
+  const integral = [start, stop, step].every((x) => !x || x.type === 'long');
+  const t = integral ? 'long' : 'real';
+  const s = castTo(start!, t);
+  const e = castTo(stop!, t);
+  const d = step ? castTo(step, t) : integral ? '1' : '1.0';
+  const n = `CAST(floor((${e} - ${s}) / ${d}) AS BIGINT)`;
+  return `(CASE WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(list_transform(range(least(${n} + 1, ${RANGE_LIMIT})), i -> ${s} + i * ${d})) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
+}
+
+/** A set operation over two or more arrays: the distinct elements of the first (or of all) that `keep`. */
+function setFn(kind: 'union' | 'intersect' | 'difference'): ScalarFunction {
+  return arrayFn(2, 64, (args) => {
+    const lists = args.map(jsonList);
+    if (kind === 'union') return `to_json(${distinctInOrder(`flatten([${lists.join(', ')}])`)})`;
+    const [first, ...rest] = lists;
+    const test = rest.map((r) => `${kind === 'intersect' ? '' : 'NOT '}list_contains(${r}, x)`).join(' AND ');
+    return `to_json(list_filter(${distinctInOrder(first!)}, x -> ${test}))`;
+  });
+}
+
+export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
+  array_reverse: arrayFn(1, 1, ([a]) => `to_json(list_reverse(${jsonList(a!)}))`),
+  array_sort_asc: arrayFn(1, 2, ([a, n]) => sortSql(a!, false, n)),
+  array_sort_desc: arrayFn(1, 2, ([a, n]) => sortSql(a!, true, n)),
+  array_split: arrayFn(2, 2, ([a, at]) => splitSql(a!, at!)),
+  array_rotate_left: arrayFn(
+    2,
+    2,
+    ([a, n]) => rotateSql(a!, castTo(n!, 'long')),
+    (args) => checkConvertible(args[1]!, 'long', 1),
+  ),
+  array_rotate_right: arrayFn(
+    2,
+    2,
+    ([a, n]) => rotateSql(a!, `-(${castTo(n!, 'long')})`),
+    (args) => checkConvertible(args[1]!, 'long', 1),
+  ),
+  // KQL's shifts (the docs' example output pads with null): elements leave at one end, nulls (or the fill) enter at the other.
+  array_shift_left: arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? castTo(n, 'long') : '1', f)),
+  array_shift_right: arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? `-(${castTo(n, 'long')})` : '-1', f)),
+  // Element-wise choice; a non-array branch is used for every element.
+  array_iff: arrayFn(3, 3, ([c, x, y]) => {
+    const l = jsonList(c!);
+    const pick = (b: SqlArg) => (b.type === 'dynamic' ? `${jsonList(b)}[i]` : toDynamicSql(b));
+    return `to_json(list_transform(range(1, len(${l}) + 1), i -> CASE WHEN TRY_CAST(${l}[i] AS BOOLEAN) THEN ${pick(x!)} WHEN NOT TRY_CAST(${l}[i] AS BOOLEAN) THEN ${pick(y!)} END))`;
+  }),
+  array_select_dict: {
+    minArgs: 3,
+    maxArgs: 3,
+    shape: 'dictionary',
+    returns: () => 'dynamic',
+    sql: ([a, k, v]) =>
+      `list_filter(${jsonList(a!)}, d -> json_type(d) = 'OBJECT' AND json_extract(d, ${keyPointer(asStringSql(k!))}) = ${toDynamicSql(v!)})[1]`,
+  },
+  bag_has_key: {
+    minArgs: 2,
+    maxArgs: 2,
+    returns: () => 'bool',
+    sql: ([b, k]) => {
+      const bag = toDynamicSql(b!);
+      return `COALESCE(json_type(${bag}) = 'OBJECT' AND json_exists(${bag}, ${keyPointer(asStringSql(k!))}), FALSE)`;
+    },
+  },
+  // Keys that are not strings are passed over; a key seen again keeps its first value; missing values are null.
+  bag_zip: {
+    minArgs: 2,
+    maxArgs: 2,
+    shape: 'dictionary',
+    returns: () => 'dynamic',
+    sql: ([ks, vs]) => {
+      const keys = jsonList(ks!);
+      const values = jsonList(vs!);
+      const entries = `list_transform(list_filter(range(1, len(${keys}) + 1), i -> json_type(${keys}[i]) = 'VARCHAR' AND list_position(${keys}, ${keys}[i]) = i), i -> {'k': json_extract_string(${keys}[i], '$'), 'v': ${values}[i]})`;
+      return `(CASE WHEN ${keys} IS NOT NULL THEN to_json(map_from_entries(${entries})) END)`;
+    },
+  },
+  set_union: setFn('union'),
+  set_intersect: setFn('intersect'),
+  set_difference: setFn('difference'),
+  set_has_element: { minArgs: 2, maxArgs: 2, returns: () => 'bool', sql: ([s, v]) => hasElementSql(s!, v!) },
+  range: arrayFn(2, 3, rangeSql, (args) =>
+    args.forEach((a, i) =>
+      a.type === 'long' || a.type === 'real' ? undefined : fail(`argument ${i + 1} must be a number, not ${a.type}`),
+    ),
+  ),
+  strcat_array: {
+    minArgs: 2,
+    maxArgs: 2,
+    returns: () => 'string',
+    sql: ([a, d]) => `array_to_string(list_transform(${jsonList(a!)}, x -> ${textOf('x')}), ${asStringSql(d!)})`,
+  },
+  // An array as it is; any other value (a bag, a number) as an array of that one value; null stays null.
+  toarray: arrayFn(1, 1, ([a]) => {
+    const v = toDynamicSql(a!);
+    return `(CASE WHEN json_type(${v}) = 'ARRAY' THEN ${v} WHEN ${v} IS NOT NULL AND json_type(${v}) <> 'NULL' THEN json_array(${v}) END)`;
+  }),
+};
