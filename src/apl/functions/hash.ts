@@ -1,6 +1,6 @@
 /**
  * Hash functions. md5, sha1 and sha256 are DuckDB's; sha512 and hash() are JavaScript functions registered
- * with DuckDB by the store (service/query/hash-functions.ts).
+ * with DuckDB by the store (service/query/js-functions.ts).
  */
 import type { ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, fixed } from './define.js';

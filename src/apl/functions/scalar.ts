@@ -6,6 +6,7 @@ import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
 import { ARRAY_FUNCTIONS } from './arrays.js';
 import { HASH_FUNCTIONS } from './hash.js';
+import { queryParamsSql, STRING_FUNCTIONS } from './strings.js';
 import { MATH_FUNCTIONS } from './math.js';
 import {
   asStringSql,
@@ -114,6 +115,7 @@ function partName(a: SqlArg): string {
 export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ...MATH_FUNCTIONS,
   ...ARRAY_FUNCTIONS,
+  ...STRING_FUNCTIONS,
   ...HASH_FUNCTIONS,
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
@@ -279,13 +281,6 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
       );
       return `COALESCE(${parts.join(', ')})`;
     },
-  },
-  indexof: {
-    minArgs: 2,
-    maxArgs: 2,
-    returns: () => 'long',
-    sql: ([s, l]) =>
-      `(CASE WHEN ${asStringSql(s!)} IS NULL THEN NULL ELSE CAST(strpos(${asStringSql(s!)}, ${asStringSql(l!)}) - 1 AS BIGINT) END)`,
   },
   trim: fixed('string', ['string', 'string'], ([cut, s]) => `trim(${s}, ${cut})`),
   trim_start: fixed('string', ['string', 'string'], ([cut, s]) => `ltrim(${s}, ${cut})`),
@@ -572,7 +567,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
       const re = `'^([a-zA-Z][a-zA-Z0-9+.-]*)://(?:([^:@/]*)(?::([^@/]*))?@)?([^:/?#]*)(?::([0-9]+))?([^?#]*)(?:\\?([^#]*))?(?:#(.*))?$'`;
       const s = asStringSql(u!);
       const g = (i: number) => `regexp_extract(${s}, ${re}, ${i})`;
-      const params = `COALESCE(to_json(map_from_entries(list_transform(list_filter(string_split(${g(7)}, '&'), kv -> kv <> ''), kv -> {'k': url_decode(split_part(kv, '=', 1)), 'v': url_decode(substr(kv, length(split_part(kv, '=', 1)) + 2))}))), '{}'::JSON)`;
+      const params = queryParamsSql(g(7));
       return `(CASE WHEN regexp_matches(${s}, ${re}) THEN json_object('Scheme', ${g(1)}, 'Host', ${g(4)}, 'Port', ${g(5)}, 'Path', ${g(6)}, 'Username', ${g(2)}, 'Password', ${g(3)}, 'Query Parameters', ${params}, 'Fragment', ${g(8)}) END)`;
     },
   },

@@ -43,7 +43,7 @@ import { sqlIdent } from '../../sql/quote.js';
 import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
 import { geoInfoFunction } from '../query/geoip.js';
-import { hashFunctions } from '../query/hash-functions.js';
+import { jsFunctions } from '../query/js-functions.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem } from './dataset-name.js';
@@ -136,7 +136,7 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
-    const hashes = await hashFunctions();
+    const functions = await jsFunctions();
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
       memoryLimitBytes: opts.memoryLimitBytes,
       checkpointThresholdBytes: opts.checkpointThresholdBytes,
@@ -144,7 +144,7 @@ export class EventStore {
       tempDir: join(tempDir, 'duckdb'),
     });
     db.registerScalarFunction(geoInfoFunction());
-    for (const fn of hashes) db.registerScalarFunction(fn);
+    for (const fn of functions) db.registerScalarFunction(fn);
     const store = new EventStore(db, opts, tempDir);
     try {
       await store.init();
