@@ -172,11 +172,15 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
       a.type === 'long' || a.type === 'real' ? undefined : fail(`argument ${i + 1} must be a number, not ${a.type}`),
     ),
   ),
+  // The elements as text joined by the delimiter (DuckDB's array_to_string wants a constant delimiter).
   strcat_array: {
     minArgs: 2,
     maxArgs: 2,
     returns: () => 'string',
-    sql: ([a, d]) => `array_to_string(list_transform(${jsonList(a!)}, x -> ${textOf('x')}), ${asStringSql(d!)})`,
+    sql: ([a, d]) => {
+      const texts = `list_filter(list_transform(${jsonList(a!)}, x -> ${textOf('x')}), t -> t IS NOT NULL)`;
+      return `(CASE WHEN len(${texts}) = 0 THEN '' ELSE list_reduce(${texts}, (x, y) -> x || ${asStringSql(d!)} || y) END)`;
+    },
   },
   // An array as it is; any other value (a bag, a number) as an array of that one value; null stays null.
   toarray: arrayFn(1, 1, ([a]) => {
