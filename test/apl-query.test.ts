@@ -534,13 +534,23 @@ describe('scalar functions and literals', () => {
     expect(await value("ipv4_is_in_range('10.1.2.3', '10.0.0.0/8')")).toBe(true);
     expect(await value("ipv4_is_in_range('11.1.2.3', '10.0.0.0/8')")).toBe(false);
     expect(await value("ipv4_is_private('192.168.1.7')")).toBe(true);
+    // The docs' own example, key for key.
+    expect(await value("geo_info_from_ip_address('172.217.22.14')")).toEqual({
+      state: '',
+      longitude: -97.822,
+      latitude: 37.751,
+      country_iso: 'US',
+      country: 'United States',
+      city: '',
+      time_zone: 'America/Chicago',
+    });
     const geo = (await value("geo_info_from_ip_address('81.2.69.142')")) as Record<string, unknown>;
-    expect(geo).toMatchObject({ country: 'GB' });
+    expect(geo).toMatchObject({ country: 'United Kingdom', country_iso: 'GB', state: 'England', city: 'St Albans' });
     expect(typeof geo.latitude).toBe('number');
     expect(await value("geo_info_from_ip_address('not an ip')")).toBe(null);
-    expect((await rows("print g = geo_info_from_ip_address('8.8.8.8') | project c = tostring(g.country)"))[0]!.c).toBe(
-      'US',
-    );
+    expect(
+      (await rows("print g = geo_info_from_ip_address('8.8.8.8') | project c = tostring(g.country_iso)"))[0]!.c,
+    ).toBe('US');
   });
 
   it('null rules: comparisons, and/or', async () => {

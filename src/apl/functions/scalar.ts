@@ -6,6 +6,7 @@ import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
 import { ARRAY_FUNCTIONS } from './arrays.js';
 import { HASH_FUNCTIONS } from './hash.js';
+import { IP_FUNCTIONS } from './ip.js';
 import { queryParamsSql, STRING_FUNCTIONS } from './strings.js';
 import { MATH_FUNCTIONS } from './math.js';
 import {
@@ -116,6 +117,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ...MATH_FUNCTIONS,
   ...ARRAY_FUNCTIONS,
   ...STRING_FUNCTIONS,
+  ...IP_FUNCTIONS,
   ...HASH_FUNCTIONS,
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
@@ -587,30 +589,6 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   // ---- ip
-  // An offline GeoIP lookup (a JavaScript function in DuckDB, see service/query/geoip.ts).
-  geo_info_from_ip_address: {
-    shape: 'dictionary',
-    minArgs: 1,
-    maxArgs: 1,
-    returns: () => 'dynamic',
-    sql: ([ip]) => `CAST(ferry_geo_info(${asStringSql(ip!)}) AS JSON)`,
-  },
-  parse_ipv4: fixed(
-    'long',
-    ['string'],
-    ([s]) => `(ferry_ipv4(${s}) >> (32 - ferry_ipv4_bits(${s})) << (32 - ferry_ipv4_bits(${s})))`,
-  ),
-  ipv4_is_in_range: fixed(
-    'bool',
-    ['string', 'string'],
-    ([ip, range]) =>
-      `(ferry_ipv4(${ip}) >> (32 - ferry_ipv4_bits(${range})) = ferry_ipv4(${range}) >> (32 - ferry_ipv4_bits(${range})))`,
-  ),
-  ipv4_is_private: fixed(
-    'bool',
-    ['string'],
-    ([s]) => `(regexp_full_match(${s}, '(10\\.\\d+|172\\.(1[6-9]|2\\d|3[01])|192\\.168)\\.\\d+\\.\\d+'))`,
-  ),
 };
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
 // The text of a parse pattern's capture group; null when the pattern does not match (the binder builds it).

@@ -2,9 +2,12 @@
  * SQL functions written in JavaScript, for what DuckDB does not have: ferry_sha512(text) with node:crypto;
  * ferry_xxhash64(text, seed) with xxhash-wasm (a maintained WebAssembly build of xxHash, so no native
  * addon to compile), which is APL's hash(); ferry_parse_csv(text) with csv-parse, the CSV reader ingest
- * uses; ferry_json_sorted(json), JSON with its keys sorted at every depth (dynamic_to_json).
+ * uses; ferry_json_sorted(json), JSON with its keys sorted at every depth (dynamic_to_json);
+ * ferry_ipv6_compare(a, b, prefix), the order of two IPv6 (or IPv4) addresses over their common prefix.
+ * DuckDB answers null for a null argument without calling a function, so each takes its arguments as given.
  */
 import { createHash } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import { BIGINT, DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
 import { parse as parseCsv } from 'csv-parse/sync';
 import xxhash from 'xxhash-wasm';
@@ -54,12 +57,78 @@ export function sortedJson(text: string): string | null {
   }
 }
 
+const ALL_BITS = (1n << 128n) - 1n;
+
+/** An IPv6 address (or an IPv4 one, as ::ffff:a.b.c.d) with an optional /prefix: its 128 bits and prefix length. */
+export function parseIpv6(text: string): { value: bigint; bits: number } | null {
+  let s = text.trim();
+  let bits: number | undefined;
+  const slash = s.indexOf('/');
+  if (slash >= 0) {
+    const suffix = s.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(suffix)) return null;
+    bits = Number(suffix);
+    s = s.slice(0, slash);
+  }
+  if (isIPv4(s)) {
+    if (bits !== undefined && bits > 32) return null;
+    const v4 = s.split('.').reduce((acc, o) => acc * 256n + BigInt(o), 0n);
+    return { value: (0xffffn << 32n) | v4, bits: bits === undefined ? 128 : bits + 96 };
+  }
+  s = s.replace(/%.*$/, '');
+  if (!isIPv6(s) || (bits !== undefined && bits > 128)) return null;
+  const groups = (part: string): bigint[] => {
+    if (part === '') return [];
+    return part.split(':').flatMap((g) => {
+      if (!g.includes('.')) return [BigInt(`0x${g}`)];
+      const v4 = g.split('.').reduce((acc, o) => acc * 256n + BigInt(o), 0n);
+      return [v4 >> 16n, v4 & 0xffffn];
+    });
+  };
+  const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
+  const front = groups(head!);
+  const back = tail === undefined ? [] : groups(tail);
+  const all = [...front, ...Array<bigint>(8 - front.length - back.length).fill(0n), ...back];
+  return { value: all.reduce((acc, g) => (acc << 16n) | g, 0n), bits: bits ?? 128 };
+}
+
+/** -1, 0 or 1 for two addresses over the shortest of their prefixes and `prefix`; null when one is not an address. */
+export function compareIpv6(a: string, b: string, prefix: number | null): number | null {
+  const x = parseIpv6(a);
+  const y = parseIpv6(b);
+  if (!x || !y || (prefix !== null && (prefix < 0 || prefix > 128))) return null;
+  const bits = Math.min(x.bits, y.bits, prefix ?? 128);
+  const mask = ALL_BITS ^ ((1n << BigInt(128 - bits)) - 1n);
+  const p = x.value & mask;
+  const q = y.value & mask;
+  return p < q ? -1 : p > q ? 1 : 0;
+}
+
 export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
   const { h64 } = await xxhash();
   return [
     textFunction('ferry_parse_csv', csvFields),
     textFunction('ferry_json_sorted', sortedJson),
     textFunction('ferry_sha512', (s) => createHash('sha512').update(s).digest('hex')),
+    DuckDBScalarFunction.create({
+      name: 'ferry_ipv6_compare',
+      mainFunction: (_info, input, output) => {
+        const [a, b, p] = [0, 1, 2].map((c) => input.getColumnVector(c));
+        for (let i = 0; i < input.rowCount; i++) {
+          const x = a!.getItem(i);
+          const y = b!.getItem(i);
+          const prefix = p!.getItem(i);
+          const order =
+            x === null || y === null
+              ? null
+              : compareIpv6(String(x), String(y), prefix === null ? null : Number(prefix));
+          output.setItem(i, order === null ? null : BigInt(order));
+        }
+        output.flush();
+      },
+      returnType: BIGINT,
+      parameterTypes: [VARCHAR, VARCHAR, BIGINT],
+    }),
     DuckDBScalarFunction.create({
       name: 'ferry_xxhash64',
       mainFunction: (_info, input, output) => {

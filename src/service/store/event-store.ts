@@ -136,14 +136,13 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
-    const functions = await jsFunctions();
+    const functions = [await geoInfoFunction(), ...(await jsFunctions())];
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
       memoryLimitBytes: opts.memoryLimitBytes,
       checkpointThresholdBytes: opts.checkpointThresholdBytes,
       threads: opts.threads,
       tempDir: join(tempDir, 'duckdb'),
     });
-    db.registerScalarFunction(geoInfoFunction());
     for (const fn of functions) db.registerScalarFunction(fn);
     const store = new EventStore(db, opts, tempDir);
     try {
