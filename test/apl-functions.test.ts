@@ -245,6 +245,77 @@ const FAMILIES: Record<string, Case[]> = {
     ["ipv6_is_in_range('2001:db9::1', '2001:db8::/32')", false],
     ["ipv6_is_in_any_range('2001:db8::1', dynamic(['fd00::/8', '2001:db8::/32']))", true],
   ],
+  series: [
+    ['series_abs(dynamic([-1, 2, -3.5]))', [1, 2, 3.5]],
+    ['series_sign(dynamic([-2, 0, 3]))', [-1, 0, 1]],
+    ['series_ceiling(dynamic([1.2, -1.2]))', [2, -1]],
+    ['series_floor(dynamic([1.2, -1.2]))', [1, -2]],
+    ['series_exp(dynamic([0, 1]))', [1, Math.E]],
+    ['series_log(dynamic([1, 0, -1]))', [0, null, null]],
+    ['series_sin(dynamic([0, 1]))', [0, Math.sin(1)]],
+    ['series_cos(dynamic([0]))', [1]],
+    ['series_tan(dynamic([1]))', [Math.tan(1)]],
+    ['series_asin(dynamic([1, 2]))', [Math.PI / 2, null]],
+    ['series_acos(dynamic([1]))', [0]],
+    ['series_atan(dynamic([1]))', [Math.PI / 4]],
+    ['series_pow(dynamic([2, 3]), 2)', [4, 9]],
+    ['series_add(dynamic([1, 2, 3]), dynamic([10, 20]))', [11, 22, null]],
+    ['series_add(dynamic([1, 2]), 5)', [6, 7]],
+    ['series_subtract(10, dynamic([1, 2]))', [9, 8]],
+    ['series_multiply(dynamic([2, 3]), dynamic([4, 5]))', [8, 15]],
+    ['series_divide(dynamic([1, 2]), dynamic([2, 0]))', [0.5, null]],
+    ['series_max(dynamic([1, 5]), dynamic([3, 2]))', [3, 5]],
+    ['series_min(dynamic([1, 5]), dynamic([3, 2]))', [1, 2]],
+    ['series_greater(dynamic([1, 5, 3]), dynamic([2, 2, 3]))', [false, true, false]],
+    ['series_greater_equals(dynamic([1, 5, 3]), dynamic([2, 2, 3]))', [false, true, true]],
+    ['series_less(dynamic([1, 5, 3]), dynamic([2, 2, 3]))', [true, false, false]],
+    ['series_less_equals(dynamic([1, 5, 3]), dynamic([2, 2, 3]))', [true, false, true]],
+    ['series_equals(dynamic([1, 2, 1]), 1)', [true, false, true]],
+    ['series_not_equals(dynamic([1, 2]), dynamic([1, 3]))', [false, true]],
+    ['series_sum(dynamic([1, 2, 3.5]))', 6.5],
+    ['series_magnitude(dynamic([3, 4]))', 5],
+    ['series_dot_product(dynamic([1, 2, 3]), dynamic([4, 5, 6]))', 32],
+    ['series_cosine_similarity(dynamic([1, 0]), dynamic([0, 1]))', 0],
+    ['series_cosine_similarity(dynamic([1, 2]), dynamic([2, 4]))', 1],
+    ['series_pearson_correlation(dynamic([1, 2, 3, 4]), dynamic([2, 4, 6, 8]))', 1],
+    ['series_pearson_correlation(dynamic([1, 2, 3]), dynamic([3, 2, 1]))', -1],
+    [
+      'series_stats(dynamic([2, 4, 4, 4, 5, 5, 7, 9]))',
+      { min: 2, min_idx: 0, max: 9, max_idx: 7, avg: 5, variance: 32 / 7, stdev: Math.sqrt(32 / 7) },
+    ],
+    [
+      'series_stats_dynamic(dynamic([3]))',
+      { min: 3, min_idx: 0, max: 3, max_idx: 0, avg: 3, variance: null, stdev: null },
+    ],
+    ['series_fir(dynamic([1, 2, 3, 4, 5]), dynamic([1, 1]), false)', [1, 3, 5, 7, 9]],
+    ['series_fir(dynamic([1, 2, 3, 4, 5]), dynamic([1, 1]))', [0.5, 1.5, 2.5, 3.5, 4.5]],
+    ['series_fir(dynamic([3, 6, 9, 12]), dynamic([1, 1, 1]), true, true)', [3, 6, 9, 7]],
+    ['series_iir(dynamic([1, 1, 1, 1]), dynamic([1]), dynamic([1, -1]))', [1, 2, 3, 4]],
+    [
+      'series_fft(dynamic([1, 2, 3, 4]))',
+      [
+        { real: 10, imag: 0 },
+        { real: -2, imag: 2 },
+        { real: -2, imag: 0 },
+        { real: -2, imag: -2 },
+      ],
+    ],
+    [
+      'series_ifft(dynamic([10, -2, -2, -2]), dynamic([0, 2, 0, -2]))',
+      [
+        { real: 1, imag: 0 },
+        { real: 2, imag: 0 },
+        { real: 3, imag: 0 },
+        { real: 4, imag: 0 },
+      ],
+    ],
+    ['series_fill_forward(dynamic([1, null, null, 4, null]))', [1, 1, 1, 4, 4]],
+    ['series_fill_backward(dynamic([null, 2, null, 4, null]))', [2, 2, 4, 4, null]],
+    ['series_fill_const(dynamic([1, null, 3]), 0)', [1, 0, 3]],
+    ['series_fill_const(dynamic([1, -1, 3]), 9, -1)', [1, 9, 3]],
+    ['series_fill_linear(dynamic([1, null, null, 4]))', [1, 2, 3, 4]],
+    ['series_fill_linear(dynamic([null, 2, null, 6, null]))', [2, 2, 4, 6, 6]],
+  ],
 };
 
 let svc: TestService;
@@ -262,9 +333,18 @@ async function print(call: string): Promise<{ status: number; v?: unknown; messa
   return { status: r.status, v: body.tables?.[0]?.columns[0]?.[0], message: body.message };
 }
 
+/** Equal, with every real number compared to 12 digits, at any depth. */
 function expectValue(got: unknown, want: unknown): void {
-  if (typeof want === 'number' && !Number.isInteger(want)) expect(got as number).toBeCloseTo(want, 12);
-  else expect(got).toEqual(want);
+  if (typeof want === 'number') {
+    expect(typeof got).toBe('number');
+    expect(got as number).toBeCloseTo(want, 12);
+  } else if (Array.isArray(want)) {
+    expect(Array.isArray(got) && got.length).toBe(want.length);
+    want.forEach((w, i) => expectValue((got as unknown[])[i], w));
+  } else if (want !== null && typeof want === 'object') {
+    expect(Object.keys(got as object).sort()).toEqual(Object.keys(want).sort());
+    for (const [k, w] of Object.entries(want)) expectValue((got as Record<string, unknown>)[k], w);
+  } else expect(got).toEqual(want);
 }
 
 describe('APL scalar functions', () => {
@@ -293,6 +373,44 @@ describe('APL scalar functions', () => {
       }
     });
   }
+
+  it('series functions take make-series output: gaps filled, smoothed and summarised per group', async () => {
+    // Two hosts, one value a minute over five minutes; host b misses minutes 1 and 2.
+    const rows = [
+      ['a', 0, 10],
+      ['a', 1, 20],
+      ['a', 2, 30],
+      ['a', 3, 40],
+      ['a', 4, 50],
+      ['b', 0, 5],
+      ['b', 3, 20],
+      ['b', 4, 25],
+    ]
+      .map(([h, m, v]) => `'${h}', datetime(2024-01-01T00:0${m}:00Z), ${v}`)
+      .join(', ');
+    const r = await svc.call('POST', '/v1/query/_apl?format=tabular', {
+      apl: `datatable(host:string, t:datetime, v:real)[${rows}]
+        | make-series avg(v) default=real(null) on t from datetime(2024-01-01T00:00:00Z) to datetime(2024-01-01T00:05:00Z) step 1m by host
+        | extend filled = series_fill_linear(avg_v), smooth = series_fir(series_fill_linear(avg_v), dynamic([1, 1]))
+        | extend top = series_stats(filled).max, sum = series_sum(filled)
+        | project host, filled, smooth, top, sum
+        | order by host asc`,
+    });
+    expect(r.status).toBe(200);
+    const t = ((await r.json()) as { tables: { fields: { name: string }[]; columns: unknown[][] }[] }).tables[0]!;
+    const col = (name: string) => t.columns[t.fields.findIndex((f) => f.name === name)]!;
+    expect(col('host')).toEqual(['a', 'b']);
+    expect(col('filled')).toEqual([
+      [10, 20, 30, 40, 50],
+      [5, 10, 15, 20, 25],
+    ]);
+    expect(col('smooth')).toEqual([
+      [5, 15, 25, 35, 45],
+      [2.5, 7.5, 12.5, 17.5, 22.5],
+    ]);
+    expect(col('top')).toEqual([50, 25]);
+    expect(col('sum')).toEqual([150, 75]);
+  });
 
   it('rand() gives a different real in [0, 1) on every row', async () => {
     const values = Array.from({ length: 50 }, (_, i) => i).join(', ');

@@ -7,6 +7,7 @@ import { castTo, checkConvertible, conversion, fail, fixed, unify } from './defi
 import { ARRAY_FUNCTIONS } from './arrays.js';
 import { HASH_FUNCTIONS } from './hash.js';
 import { IP_FUNCTIONS } from './ip.js';
+import { SERIES_FUNCTIONS } from './series.js';
 import { queryParamsSql, STRING_FUNCTIONS } from './strings.js';
 import { MATH_FUNCTIONS } from './math.js';
 import {
@@ -118,6 +119,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ...ARRAY_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...IP_FUNCTIONS,
+  ...SERIES_FUNCTIONS,
   ...HASH_FUNCTIONS,
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },

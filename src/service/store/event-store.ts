@@ -44,6 +44,7 @@ import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
 import { geoInfoFunction } from '../query/geoip.js';
 import { jsFunctions } from '../query/js-functions.js';
+import { seriesFunction } from '../query/series-functions.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem } from './dataset-name.js';
@@ -136,7 +137,7 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
-    const functions = [await geoInfoFunction(), ...(await jsFunctions())];
+    const functions = [await geoInfoFunction(), seriesFunction(), ...(await jsFunctions())];
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
       memoryLimitBytes: opts.memoryLimitBytes,
       checkpointThresholdBytes: opts.checkpointThresholdBytes,
