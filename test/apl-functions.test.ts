@@ -316,6 +316,14 @@ const FAMILIES: Record<string, Case[]> = {
     ['series_fill_linear(dynamic([1, null, null, 4]))', [1, 2, 3, 4]],
     ['series_fill_linear(dynamic([null, 2, null, 6, null]))', [2, 2, 4, 6, 6]],
   ],
+  datetimes: [
+    ["datetime_diff('nanosecond', datetime(2024-01-01T00:00:01Z), datetime(2024-01-01T00:00:00Z))", 1000000000],
+    ["datetime_diff('millisecond', datetime(2024-01-01T00:00:01.5Z), datetime(2024-01-01T00:00:00Z))", 1500],
+    ["datetime_part('millisecond', datetime(2024-01-01T00:00:01.123456789Z))", 123],
+    ["datetime_part('microsecond', datetime(2024-01-01T00:00:01.123456789Z))", 123456],
+    ["datetime_part('nanosecond', datetime(2024-01-01T00:00:01.123456789Z))", 123456789],
+    ["datetime_part('second', datetime(2024-01-01T00:00:01.123456789Z))", 1],
+  ],
 };
 
 let svc: TestService;
@@ -410,6 +418,25 @@ describe('APL scalar functions', () => {
     ]);
     expect(col('top')).toEqual([50, 25]);
     expect(col('sum')).toEqual([150, 75]);
+  });
+
+  it('a duration stored as a number of nanoseconds works with timespans, as timespan fields do in Axiom', async () => {
+    // Axiom types a trace's duration as a timespan; ingested JSON holds it as a number of nanoseconds.
+    const r = await svc.call('POST', '/v1/query/_apl?format=tabular', {
+      apl: `datatable(duration:long, cached:bool)[1500000, false, 250000000, true, 2000000000, false]
+        | extend ms = duration / 1ms, s = duration / 1s, longer = duration + 1s, shown = iff(cached, 0s, duration), capped = iff(duration > 1s, 1s, duration)
+        | project ms, s, longer, shown, capped`,
+    });
+    expect(r.status).toBe(200);
+    const t = ((await r.json()) as { tables: { fields: { name: string; type: string }[]; columns: unknown[][] }[] })
+      .tables[0]!;
+    const col = (name: string) => t.columns[t.fields.findIndex((f) => f.name === name)]!;
+    expect(col('ms')).toEqual([1.5, 250, 2000]);
+    expect(col('s')).toEqual([0.0015, 0.25, 2]);
+    expect(col('longer')).toEqual(['1.0015s', '1.25s', '3s']);
+    expect(col('shown')).toEqual(['1.5ms', '0s', '2s']);
+    expect(col('capped')).toEqual(['1.5ms', '250ms', '1s']);
+    expect(t.fields.map((f) => f.type)).toEqual(['float', 'float', 'timespan', 'timespan', 'timespan']);
   });
 
   it('rand() gives a different real in [0, 1) on every row', async () => {

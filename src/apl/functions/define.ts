@@ -54,6 +54,8 @@ export function unify(types: AplType[], what: string): AplType {
   for (const u of known.slice(1)) {
     if (u === t) continue;
     if (isNumeric(u) && isNumeric(t)) t = 'real';
+    // A number beside a timespan counts nanoseconds (iff(isnull(d), 0, d) over a timespan d).
+    else if ((isNumeric(u) && t === 'timespan') || (u === 'timespan' && isNumeric(t))) t = 'timespan';
     else if (t === 'dynamic' || u === 'dynamic') t = 'dynamic';
     else fail(`${what} mixes ${t} and ${u}`);
   }

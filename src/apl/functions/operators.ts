@@ -73,6 +73,11 @@ function arithmeticType(op: string, a: ArgInfo, b: ArgInfo, ctx: TypeContext): A
   }
   if (x === 'timespan' && isNumeric(y) && (op === '*' || op === '/')) return 'timespan';
   if (isNumeric(x) && y === 'timespan' && op === '*') return 'timespan';
+  // A number and a timespan: the number counts nanoseconds (a duration stored as a number), so
+  // `duration / 1ms` is that duration in milliseconds and `duration + 1s` a timespan.
+  if (num(x) && y === 'timespan' && op === '/') return 'real';
+  if (((x === 'timespan' && y === 'long') || (x === 'long' && y === 'timespan')) && (op === '+' || op === '-'))
+    return 'timespan';
   if (x === 'long' && y === 'long') return 'long';
   if (num(x) && num(y)) return 'real';
   return fail(`the operator "${op}" is not defined for ${x} and ${y}`);
@@ -96,7 +101,10 @@ function arithmetic(op: '+' | '-' | '*' | '/' | '%'): ScalarFunction {
         if (a!.type === 'long' || b!.type === 'long') return op === '/' ? `(${x} // ${y})` : `(${x} * ${y})`;
         return `CAST(round(CAST(${x} AS DOUBLE) ${op} ${y}) AS BIGINT)`;
       }
-      if (a!.type === 'timespan' && b!.type === 'timespan' && op === '/') return `(CAST(${x} AS DOUBLE) / ${y})`;
+      if (b!.type === 'timespan' && op === '/' && t === 'real') {
+        const n = a!.type === 'timespan' || isNumeric(a!.type) ? x : convertSql(a!, 'real');
+        return `(CAST(${n} AS DOUBLE) / ${y})`;
+      }
       if (t === 'long') return op === '/' ? `(${x} // ${y})` : `(${x} ${op} ${y})`;
       if (t === 'timespan') return `(${x} ${op} ${y})`;
       const r = (s: SqlArg) => (isNumeric(s.type) ? s.sql : convertSql(s, 'real'));

@@ -378,18 +378,30 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
       return `CAST(${dt} + to_months(CAST(${months} AS INTEGER)) AS TIMESTAMP_NS)`;
     },
   },
+  // DuckDB's date_diff has no nanosecond part: that one is the difference of the epoch nanoseconds.
   datetime_diff: {
     minArgs: 3,
     maxArgs: 3,
     returns: () => 'long',
-    sql: ([p, a, b]) =>
-      `CAST(date_diff('${partName(p!)}', ${castTo(b!, 'datetime')}, ${castTo(a!, 'datetime')}) AS BIGINT)`,
+    sql: ([p, a, b]) => {
+      const [x, y] = [castTo(a!, 'datetime'), castTo(b!, 'datetime')];
+      const part = partName(p!);
+      if (part === 'nanosecond') return `(epoch_ns(${x}) - epoch_ns(${y}))`;
+      return `CAST(date_diff('${part}', ${y}, ${x}) AS BIGINT)`;
+    },
   },
+  // Parts below the second count within the second (KQL), where DuckDB's count within the minute.
   datetime_part: {
     minArgs: 2,
     maxArgs: 2,
     returns: () => 'long',
-    sql: ([p, d]) => `CAST(date_part('${partName(p!)}', ${castTo(d!, 'datetime')}) AS BIGINT)`,
+    sql: ([p, d]) => {
+      const dt = castTo(d!, 'datetime');
+      const part = partName(p!);
+      const perUnit = { millisecond: 1_000_000, microsecond: 1_000, nanosecond: 1 }[part as 'millisecond'];
+      if (perUnit) return `CAST((((epoch_ns(${dt}) % 1000000000) + 1000000000) % 1000000000) // ${perUnit} AS BIGINT)`;
+      return `CAST(date_part('${part}', ${dt}) AS BIGINT)`;
+    },
   },
   hourofday: datePart('hour'),
   dayofmonth: datePart('day'),
