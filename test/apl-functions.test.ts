@@ -453,3 +453,82 @@ describe('APL scalar functions', () => {
     expect(n).toBeGreaterThan(40);
   });
 });
+
+/** The table a query answers, as rows of objects. */
+async function table(apl: string): Promise<Record<string, unknown>[]> {
+  const r = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl });
+  const body = (await r.json()) as {
+    message?: string;
+    tables?: { fields: { name: string }[]; columns: unknown[][] }[];
+  };
+  if (r.status !== 200) throw new Error(`${r.status} ${body.message}`);
+  const t = body.tables![0]!;
+  const n = t.columns[0]?.length ?? 0;
+  return Array.from({ length: n }, (_, i) => Object.fromEntries(t.fields.map((f, j) => [f.name, t.columns[j]![i]])));
+}
+
+describe('operators of the docs', () => {
+  it('extend-valid assigns only valid values: a non-empty string, array or map, otherwise tobool', async () => {
+    const rows =
+      await table(`datatable(s:string, n:long, d:dynamic, kept:string)['x', 2, dynamic([1]), 'old', '', 0, dynamic([]), 'old']
+      | extend-valid vs = s, vn = n * 10, vd = d, kept = s
+      | project vs, vn, vd, kept`);
+    expect(rows).toEqual([
+      { vs: 'x', vn: 20, vd: [1], kept: 'x' },
+      { vs: null, vn: null, vd: null, kept: 'old' },
+    ]);
+  });
+
+  it('parse-kv reads keys into typed columns; a missing key is null, a quoted value may hold the delimiter', async () => {
+    const rows = await table(`datatable(kv:string)['status=200;dur=1.5;path="/a;b"', 'dur=3;status=404']
+      | parse-kv kv as (status:long, dur:real, path) with (pair_delimiter=';', kv_delimiter='=', quote='"')
+      | project status, dur, path`);
+    expect(rows).toEqual([
+      { status: 200, dur: 1.5, path: '/a;b' },
+      { status: 404, dur: 3, path: null },
+    ]);
+  });
+
+  it('redact masks matches character for character, hashes them, or masks only capture groups', async () => {
+    const source = `datatable(card:string, uri:string, n:long)['pay 4111-1111 now', '/api/v1/users/12345', 7]`;
+    expect(await table(`${source} | redact @'[0-9]' on card`)).toEqual([
+      { card: 'pay ****-**** now', uri: '/api/v1/users/12345', n: 7 },
+    ]);
+    expect(await table(`${source} | redact replaceToken='x' @'[0-9]+'`)).toEqual([
+      { card: 'pay xxxx-xxxx now', uri: '/api/vx/users/xxxxx', n: 7 },
+    ]);
+    expect(
+      await table(`${source} | redact replaceToken='.' redactGroups=true @'.*/(.*)' on uri | project uri`),
+    ).toEqual([{ uri: '/api/v1/users/.....' }]);
+    expect(await table(`${source} | redact replaceHash=true @'[0-9]{5}' on uri | project uri`)).toEqual([
+      { uri: `/api/v1/users/${createHash('md5').update('12345').digest('hex')}` },
+    ]);
+    const bad = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: `${source} | redact @'(' on uri` });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(
+      /^line 1, column \d+: redact: the pattern "\(" is not a regular expression/,
+    );
+  });
+
+  it("project takes wildcard patterns such as ['geo.']*, in the listed order", async () => {
+    const rows =
+      await table(`datatable(x:long, ['geo.city']:string, ['geo.country']:string, other:string)[1, 'Paris', 'France', 'o']
+      | project ['geo.']*, x`);
+    expect(rows).toEqual([{ 'geo.city': 'Paris', 'geo.country': 'France', x: 1 }]);
+  });
+
+  it('search * matches every row', async () => {
+    expect(await table('datatable(x:long)[1, 2, 3] | search * | count')).toEqual([{ count: 3 }]);
+  });
+
+  it('topkif, percentiles_arrayif and named arg_max outputs', async () => {
+    const source = `datatable(x:long, y:long, s:string)[1, 1, 'a', 3, 3, 'b', 3, 4, 'c', 5, 5, 'd', 2, 6, 'e']`;
+    expect(await table(`${source} | summarize topkif(x, 1, y > 2)`)).toEqual([
+      { topkif_x: [{ key: 3, count: 2, error: 0 }] },
+    ]);
+    expect(await table(`${source} | summarize p = percentiles_arrayif(x, dynamic([50, 100]), y > 2)`)).toEqual([
+      { p: [3, 5] },
+    ]);
+    expect(await table(`${source} | summarize arg_max(y, latest = s, lx = x)`)).toEqual([{ y: 6, latest: 'e', lx: 2 }]);
+  });
+});

@@ -104,9 +104,65 @@ let methods = dynamic(['GET', 'POST']);
 
   it('answers unsupported operators by name and position', () => {
     // The parser accepts them so that the binder reports them by name, not as a syntax error.
-    const q = parseQuery("T | redact replaceToken='*' @'\\d+' on (k) | take 1");
-    expect(q.body.ops[0]).toMatchObject({ op: 'unsupported', name: 'redact', pos: 4 });
+    const q = parseQuery('T | evaluate bag_unpack(k) | take 1');
+    expect(q.body.ops[0]).toMatchObject({ op: 'unsupported', name: 'evaluate', pos: 4 });
     expect(q.body.ops[1]).toMatchObject({ op: 'take' });
+  });
+
+  it('parses redact, parse-kv, extend-valid, project wildcards, search * and named arguments', () => {
+    expect(
+      parseQuery("T | redact replaceToken='#' redactGroups=true card=@'(\\d+)', @'x' on a, ['b.']*").body.ops[0],
+    ).toMatchObject({
+      op: 'redact',
+      replaceToken: '#',
+      replaceHash: false,
+      redactGroups: true,
+      patterns: [{ name: 'card', regex: '(\\d+)' }, { regex: 'x' }],
+      fields: [
+        { pattern: 'a', wildcard: false },
+        { pattern: 'b.*', wildcard: true },
+      ],
+    });
+    expect(
+      parseQuery("T | parse-kv s as (a, b:long) with (pair_delimiter=';', kv_delimiter=':')").body.ops[0],
+    ).toMatchObject({
+      op: 'parse-kv',
+      keys: [{ name: 'a' }, { name: 'b', type: 'long' }],
+      pairDelimiter: ';',
+      kvDelimiter: ':',
+    });
+    expect(parseQuery('T | extend-valid x = y').body.ops[0]).toMatchObject({ op: 'extend', valid: true });
+    expect(parseQuery("T | project a, ['geo.']*, b * 2").body.ops[0]).toMatchObject({
+      op: 'project',
+      items: [
+        { expr: { kind: 'name', name: 'a' } },
+        { pattern: { pattern: 'geo.*', wildcard: true } },
+        { expr: { kind: 'binary', op: '*' } },
+      ],
+    });
+    expect(parseQuery('search *').body.source).toMatchObject({
+      kind: 'search',
+      predicate: { kind: 'literal', value: true },
+    });
+    expect(parseQuery('T | summarize arg_max(d, longest = s)').body.ops[0]).toMatchObject({
+      aggs: [
+        {
+          expr: {
+            kind: 'call',
+            args: [{ kind: 'name' }, { kind: 'named', name: 'longest', value: { kind: 'name', name: 's' } }],
+          },
+        },
+      ],
+    });
+    expect(
+      parseQuery("externaldata (a:string) ['https://example.com/x.csv'] with (format='csv')").body.source,
+    ).toMatchObject({
+      kind: 'unsupported',
+      name: 'externaldata',
+    });
+    expect(() => parseQuery("T | parse-kv s as (a) with (sep=';')")).toThrow(
+      /parse-kv takes pair_delimiter, kv_delimiter and quote/,
+    );
   });
 
   it('parses join conditions, union sources, mv-expand and parse patterns', () => {

@@ -584,11 +584,14 @@ describe('errors', () => {
     expect((await status("['web'] | where method > true")).message).toMatch(
       /^line 1, column 24: the operator ">" is not defined for string and bool/,
     );
-    expect((await status("['web'] | summarize topkif(dur, 10, true)")).message).toMatch(
-      /^line 1, column 21: the aggregation topkif\(\) is not supported/,
+    expect((await status("['web'] | summarize make_bag(geo)")).message).toMatch(
+      /^line 1, column 21: the aggregation make_bag\(\) is not supported/,
     );
-    expect((await status("['web'] | redact 'x'")).message).toBe(
-      'line 1, column 11: the operator "redact" is not supported by this service',
+    expect((await status("['web'] | evaluate bag_unpack(geo)")).message).toBe(
+      'line 1, column 11: the operator "evaluate" is not supported by this service',
+    );
+    expect((await status("externaldata (a:string) ['https://example.com/a.csv'] with (format='csv')")).message).toBe(
+      'line 1, column 1: the operator "externaldata" is not supported by this service: Ferry does not fetch URLs while querying',
     );
     expect((await status("['web'] | where count() > 1")).message).toMatch(/only allowed in summarize/);
   });

@@ -205,7 +205,29 @@ export const CORPUS: CorpusEntry[] = [
   },
   // ---- accepted by the language service, not run by Ferry yet (400 naming what)
   { apl: `${T} | summarize histogram(req_duration_ms, 10) by method`, expect: 'accept' },
-  { apl: `${T} | summarize topkif(uri, 3, method == 'GET')`, expect: 'pending', unsupported: 'topkif' },
+  { apl: `${T} | summarize topkif(uri, 3, method == 'GET')`, expect: 'accept' },
+  { apl: `${T} | extend d = dynamic({'a': 1}) | evaluate bag_unpack(d)`, expect: 'pending', unsupported: 'evaluate' },
+  { apl: `${T} | summarize arg_max(req_duration_ms, slowest = uri) by method`, expect: 'accept' },
+  {
+    apl: `${T} | project _time, ['geo.']*`,
+    expect: 'lags',
+    why: 'apl.md 2.1: an Axiom operator that language service 0.2.5 does not parse',
+  },
+  {
+    apl: `${T} | extend-valid city = ['geo.city'] | project city`,
+    expect: 'lags',
+    why: 'apl.md 2.1: an Axiom operator that language service 0.2.5 does not parse',
+  },
+  {
+    apl: `${T} | redact replaceToken='x' @'[0-9]+' on uri | project uri`,
+    expect: 'lags',
+    why: 'apl.md 2.1: an Axiom operator that language service 0.2.5 does not parse',
+  },
+  {
+    apl: `${T} | parse-kv message as (QCD, linear) with (pair_delimiter=' ', kv_delimiter='=') | take 1`,
+    expect: 'lags',
+    why: 'apl.md 2.1: an Axiom operator that language service 0.2.5 does not parse',
+  },
   { apl: `${T} | make-series count() default=0 on _time step 1h by method`, expect: 'accept' },
   {
     apl: `${T} | make-series avg(req_duration_ms), c = count() on _time from ago(1d) to now() step 1h`,

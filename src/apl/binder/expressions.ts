@@ -26,6 +26,8 @@ export class Expressions {
         return this.scope.fail('typeof() is only allowed as an argument of functions that take a type', e.pos);
       case 'star':
         return this.scope.fail('"*" is not allowed here', e.pos);
+      case 'named':
+        return this.scope.fail(`a named argument (${e.name} = ...) is only taken by arg_max and arg_min`, e.pos);
       case 'name':
         return this.name(e, rel);
       case 'member':

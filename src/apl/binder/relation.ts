@@ -152,3 +152,13 @@ export function sourceName(stages: BoundStage[]): string | undefined {
   const first = stages[0]!.stage;
   return first.kind === 'scan' ? first.dataset : undefined;
 }
+
+/**
+ * extend-valid's value: the expression where it is valid (a non-empty string, array or map; anything else
+ * as tobool), else the column's value before (when it has the same type) or null.
+ */
+export function validOrKept(e: BExpr, old: BoundColumn | undefined, pos: number): BExpr {
+  const fallback: BExpr = old && old.type === e.type ? colRef(old) : { k: 'lit', type: e.type, value: null };
+  const valid: BExpr = { k: 'call', type: 'bool', fn: 'valid#', args: [e], pos };
+  return { k: 'call', type: e.type, fn: 'iff', args: [valid, e, fallback], pos };
+}

@@ -175,7 +175,8 @@ export class Summaries {
       if (arg.kind === 'star') {
         for (const c of rel.columns)
           if (!keyNames.has(c.name) && c.name !== byName) add(c.name, colRef(c), isMax ? 'arg_max#' : 'arg_min#');
-      } else add(this.scope.derivedName(arg, true), this.exprs.expr(arg, rel), isMax ? 'arg_max#' : 'arg_min#');
+      } else if (arg.kind === 'named') add(arg.name, this.exprs.expr(arg.value, rel), isMax ? 'arg_max#' : 'arg_min#');
+      else add(this.scope.derivedName(arg, true), this.exprs.expr(arg, rel), isMax ? 'arg_max#' : 'arg_min#');
     }
   }
 

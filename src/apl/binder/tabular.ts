@@ -2,11 +2,22 @@
  * Tabular operators: the sources of a pipeline (datasets, lets, print, datatable, union, search) and each
  * operator as stages over relations, with the columns, order and groups it leaves.
  */
-import type { Assignment, Expr, NamePattern, Operator, SortKey, Source, TableRef, TabularExpr } from '../parser/ast.js';
+import type {
+  Expr,
+  NamePattern,
+  Operator,
+  ProjectItem,
+  SortKey,
+  Source,
+  TableRef,
+  TabularExpr,
+} from '../parser/ast.js';
 import { TYPE_NAMES } from '../parser/parser.js';
 import { AplError } from '../errors.js';
 import { regexEscape } from '../functions/sql.js';
 import { SCHEMA_TYPE, type AplType, type DynamicShape } from '../types.js';
+import { UNSUPPORTED_OPERATORS } from '../functions/unsupported.js';
+import { redactRegexProblem } from '../functions/redact.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Relation, Stage } from './bound.js';
 import type { Expressions } from './expressions.js';
 import {
@@ -20,6 +31,7 @@ import {
   sortNames,
   sourceName,
   wildcardRegex,
+  validOrKept,
   withTieBreak,
 } from './relation.js';
 import type { Scope } from './scope.js';
@@ -42,6 +54,13 @@ export class Tabular {
   }
 
   private source(s: Source): BoundStage[] {
+    if (s.kind === 'unsupported') {
+      const why = UNSUPPORTED_OPERATORS[s.name];
+      return this.scope.fail(
+        `the operator "${s.name}" is not supported by this service${why ? `: ${why}` : ''}`,
+        s.pos,
+      );
+    }
     if (s.kind === 'print') {
       const empty: Relation = { columns: [], rowIdentity: false, order: [], groups: [] };
       const cols: BoundColumn[] = [];
@@ -255,8 +274,14 @@ export class Tabular {
         const items: { alias: string; expr: BExpr }[] = cols.map((c) => ({ alias: c.alias, expr: colRef(c) }));
         for (const a of op.items) {
           const scope: Relation = { ...rel, columns: cols };
-          const e = this.exprs.expr(a.expr, scope);
+          let e = this.exprs.expr(a.expr, scope);
           const name = a.name ?? this.scope.derivedName(a.expr, true);
+          if (op.valid)
+            e = validOrKept(
+              e,
+              cols.find((c) => c.name === name),
+              a.pos,
+            );
           cols = setColumn(cols, items, { name, type: e.type, alias: this.scope.alias(), shape: shapeOf(e) }, e);
         }
         return [keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) })];
@@ -389,8 +414,17 @@ export class Tabular {
       }
       case 'make-series':
         return [this.summaries.makeSeries(op, rel)];
-      case 'unsupported':
-        return this.scope.fail(`the operator "${op.name}" is not supported by this service`, op.pos);
+      case 'parse-kv':
+        return [this.parseKv(op, rel, keep)];
+      case 'redact':
+        return [this.redact(op, rel, keep)];
+      case 'unsupported': {
+        const why = UNSUPPORTED_OPERATORS[op.name];
+        return this.scope.fail(
+          `the operator "${op.name}" is not supported by this service${why ? `: ${why}` : ''}`,
+          op.pos,
+        );
+      }
     }
   }
 
@@ -535,28 +569,100 @@ export class Tabular {
   }
 
   private projectItems(
-    items: Assignment[],
+    items: ProjectItem[],
     rel: Relation,
     keep: (s: Stage, o: Partial<Relation>) => BoundStage,
   ): BoundStage {
     const cols: BoundColumn[] = [];
     const sel: { alias: string; expr: BExpr }[] = [];
+    const add = (name: string, e: BExpr, agg: BoundColumn['agg']) => {
+      const source = e.k === 'col' ? rel.columns.find((c) => c.alias === e.alias) : undefined;
+      const alias = this.scope.alias();
+      cols.push({ name, type: e.type, alias, shape: shapeOf(e) ?? source?.shape, agg: agg ?? source?.agg });
+      sel.push({ alias, expr: e });
+    };
     for (const a of items) {
+      if ('pattern' in a) {
+        // A wildcard adds the columns it matches that the list has not named yet, in their order.
+        for (const c of this.matchPatterns([a.pattern], rel, true))
+          if (!cols.some((x) => x.name === c.name)) add(c.name, colRef(c), undefined);
+        continue;
+      }
       const e = this.exprs.expr(a.expr, rel);
       const name = a.name ?? this.scope.derivedName(a.expr, true);
       if (cols.some((c) => c.name === name)) this.scope.fail(`project lists the column "${name}" twice`, a.pos);
-      const source = e.k === 'col' ? rel.columns.find((c) => c.alias === e.alias) : undefined;
-      const alias = this.scope.alias();
-      cols.push({
-        name,
-        type: e.type,
-        alias,
-        shape: shapeOf(e) ?? source?.shape,
-        agg: source?.agg && !a.name ? source.agg : source?.agg,
-      });
-      sel.push({ alias, expr: e });
+      add(name, e, undefined);
     }
     return keep({ kind: 'select', items: sel }, { columns: cols, order: remapOrderBySelect(rel.order, sel, cols) });
+  }
+
+  /** parse-kv: each key's value is the text after `key<kv_delimiter>` up to the next pair delimiter (or in quotes). */
+  private parseKv(
+    op: Extract<Operator, { op: 'parse-kv' }>,
+    rel: Relation,
+    keep: (s: Stage, o?: Partial<Relation>) => BoundStage,
+  ): BoundStage {
+    const text = this.exprs.expr(op.expr, rel);
+    const source: BExpr =
+      text.type === 'string' ? text : { k: 'call', type: 'string', fn: 'tostring', args: [text], pos: op.pos };
+    const pd = regexEscape(op.pairDelimiter);
+    const q = op.quote ? regexEscape(op.quote) : undefined;
+    let cols = [...rel.columns];
+    const items: { alias: string; expr: BExpr }[] = cols.map((c) => ({ alias: c.alias, expr: colRef(c) }));
+    for (const k of op.keys) {
+      const value = q ? `(?:${q}([^${q}]*)${q}|(.*?))(?:${pd}|$)` : `(.*?)(?:${pd}|$)`;
+      const pattern = `(?:^|${pd})\\s*${regexEscape(k.name)}\\s*${regexEscape(op.kvDelimiter)}${value}`;
+      const captured: BExpr = {
+        k: 'call',
+        type: 'string',
+        fn: 'parse_kv#',
+        args: [
+          source,
+          { k: 'lit', type: 'string', value: pattern },
+          { k: 'lit', type: 'bool', value: q !== undefined },
+        ],
+        pos: k.pos,
+      };
+      const type = k.type ? TYPE_NAMES[k.type]! : 'string';
+      const e: BExpr =
+        type === 'string' ? captured : { k: 'call', type, fn: conversionFor(type), args: [captured], pos: k.pos };
+      cols = setColumn(cols, items, { name: k.name, type, alias: this.scope.alias() }, e);
+    }
+    return keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) });
+  }
+
+  /** redact: matches of the patterns in string columns (all of them, or those named) are masked or hashed. */
+  private redact(
+    op: Extract<Operator, { op: 'redact' }>,
+    rel: Relation,
+    keep: (s: Stage, o?: Partial<Relation>) => BoundStage,
+  ): BoundStage {
+    for (const p of op.patterns) {
+      const problem = redactRegexProblem(p.regex);
+      if (problem) this.scope.fail(`redact: ${problem}`, p.pos);
+    }
+    const targets = op.fields
+      ? this.matchPatterns(op.fields, rel, true)
+      : rel.columns.filter((c) => c.type === 'string');
+    for (const c of targets)
+      if (c.type !== 'string') this.scope.fail(`redact works on string fields; "${c.name}" is ${c.type}`, op.pos);
+    const options: BExpr = {
+      k: 'lit',
+      type: 'string',
+      value: JSON.stringify({
+        patterns: op.patterns.map((p) => p.regex),
+        token: op.replaceToken,
+        hash: op.replaceHash,
+        groups: op.redactGroups,
+      }),
+    };
+    const items = rel.columns.map((c) => ({
+      alias: c.alias,
+      expr: targets.includes(c)
+        ? ({ k: 'call', type: 'string', fn: 'redact#', args: [colRef(c), options], pos: op.pos } as BExpr)
+        : colRef(c),
+    }));
+    return keep({ kind: 'select', items });
   }
 
   private distinctColumn(e: Expr, rel: Relation): BoundColumn {

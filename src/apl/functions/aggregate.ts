@@ -181,18 +181,24 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
       orderable(a!, 'percentiles_array');
       return 'dynamic';
     },
-    sql: ([a, ...ps]) => {
-      const list = ps.flatMap((p) =>
-        Array.isArray(p.constant?.value)
-          ? (p.constant!.value as unknown[]).map((v) =>
-              percentileP({ sql: '', type: 'real', constant: { value: v as number } }),
-            )
-          : [percentileP(p)],
-      );
-      const v = a!.type === 'dynamic' ? numArg(a!) : a!.sql;
-      const q = `quantile_disc(${v}, [${list.join(', ')}])`;
-      return a!.type === 'datetime' ? `to_json(list_transform(${q}, x -> ferry_rfc3339(x)))` : `to_json(${q})`;
+    sql: ([a, ...ps]) => percentilesSql(a!, ps),
+  },
+  // percentiles_arrayif(x, dynamic([p1, p2...]), predicate).
+  percentiles_arrayif: {
+    shape: 'array',
+    minArgs: 3,
+    maxArgs: 3,
+    op: 'percentilesif',
+    prefix: 'percentilesif',
+    constantArgs: [1],
+    predicateArgs: [2],
+    returns: ([a, ps]) => {
+      orderable(a!, 'percentiles_arrayif');
+      if (!Array.isArray(ps!.constant?.value))
+        fail('the percentiles must be a constant array, such as dynamic([50, 95, 99])');
+      return 'dynamic';
     },
+    sql: ([a, ps, p]) => percentilesSql(a!, [ps!], p),
   },
   stdev: {
     minArgs: 1,
@@ -252,14 +258,19 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     op: 'topk',
     prefix: 'topk',
     constantArgs: [1],
-    returns: (a) => {
-      const k = a[1]!.constant?.value;
-      if (typeof k !== 'bigint' || k < 1n) fail('topk() takes a constant number of values to keep, 1 or more');
-      return 'dynamic';
-    },
-    // Exact counts (Axiom estimates: error is then 0): the k most frequent values as [{key, count, error}].
-    sql: ([a, k]) =>
-      `to_json(list_transform(list_slice(list_reverse_sort(list_transform(map_entries(histogram(${a!.sql})), e -> {'count': e.value, 'key': e.key})), 1, ${String(k!.constant!.value)}), e -> {'key': e.key, 'count': e.count, 'error': 0}))`,
+    returns: (a) => topkReturns(a[1]!),
+    sql: ([a, k]) => topkSql(a!, k!),
+  },
+  topkif: {
+    shape: 'array',
+    minArgs: 3,
+    maxArgs: 3,
+    op: 'topkif',
+    prefix: 'topkif',
+    constantArgs: [1],
+    predicateArgs: [2],
+    returns: (a) => topkReturns(a[1]!),
+    sql: ([a, k, p]) => topkSql(a!, k!, p),
   },
   histogram: {
     shape: 'array',
@@ -329,6 +340,33 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
       limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
   },
 };
+
+function topkReturns(k: ArgInfo): AplType {
+  const v = k.constant?.value;
+  if (typeof v !== 'bigint' || v < 1n) fail('the number of values to keep must be a constant, 1 or more');
+  return 'dynamic';
+}
+
+/** Exact counts (Axiom estimates: error is then 0): the k most frequent values as [{key, count, error}]. */
+function topkSql(a: SqlArg, k: SqlArg, filter?: SqlArg): string {
+  const f = filter ? ` FILTER (WHERE ${cast(filter, 'bool')})` : '';
+  return `to_json(list_transform(list_slice(list_reverse_sort(list_transform(map_entries(histogram(${a.sql})${f}), e -> {'count': e.value, 'key': e.key})), 1, ${String(k.constant!.value)}), e -> {'key': e.key, 'count': e.count, 'error': 0}))`;
+}
+
+/** Nearest-rank percentiles of `a`: each argument a constant or a constant array of them. */
+function percentilesSql(a: SqlArg, ps: SqlArg[], filter?: SqlArg): string {
+  const list = ps.flatMap((p) =>
+    Array.isArray(p.constant?.value)
+      ? (p.constant!.value as unknown[]).map((v) =>
+          percentileP({ sql: '', type: 'real', constant: { value: v as number } }),
+        )
+      : [percentileP(p)],
+  );
+  const v = a.type === 'dynamic' ? numArg(a) : a.sql;
+  const f = filter ? ` FILTER (WHERE ${cast(filter, 'bool')})` : '';
+  const q = `quantile_disc(${v}, [${list.join(', ')}])${f}`;
+  return a.type === 'datetime' ? `to_json(list_transform(${q}, x -> ferry_rfc3339(x)))` : `to_json(${q})`;
+}
 
 function histogramReturns(n: ArgInfo): AplType {
   const v = n.constant?.value;

@@ -605,6 +605,37 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   // ---- ip
 };
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
+// extend-valid's test of a value (the binder builds it): a non-empty string, array or map; else tobool.
+SCALAR_FUNCTIONS['valid#'] = {
+  minArgs: 1,
+  maxArgs: 1,
+  returns: () => 'bool',
+  sql: ([a]) => {
+    const v = a!;
+    if (v.type === 'string') return `COALESCE(${v.sql} <> '', FALSE)`;
+    if (v.type === 'dynamic') {
+      return `COALESCE(CASE json_type(${v.sql}) WHEN 'ARRAY' THEN json_array_length(${v.sql}) > 0 WHEN 'OBJECT' THEN len(json_keys(${v.sql})) > 0 WHEN 'VARCHAR' THEN json_extract_string(${v.sql}, '$') <> '' ELSE ${toBoolSql(v)} END, FALSE)`;
+    }
+    return `COALESCE(${toBoolSql(v)}, FALSE)`;
+  },
+};
+// parse-kv's value of one key: the pattern's first group, or its second when the first (quoted) did not take part.
+SCALAR_FUNCTIONS['parse_kv#'] = {
+  minArgs: 3,
+  maxArgs: 3,
+  returns: () => 'string',
+  sql: ([s, re, quoted]) =>
+    quoted!.constant?.value
+      ? `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN COALESCE(NULLIF(regexp_extract(${s!.sql}, ${re!.sql}, 1), ''), regexp_extract(${s!.sql}, ${re!.sql}, 2)) END)`
+      : `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN regexp_extract(${s!.sql}, ${re!.sql}, 1) END)`,
+};
+// redact's masking of one string column (the binder builds it; ferry_redact is JavaScript, ./redact.ts).
+SCALAR_FUNCTIONS['redact#'] = {
+  minArgs: 2,
+  maxArgs: 2,
+  returns: () => 'string',
+  sql: ([s, options]) => `ferry_redact(${s!.sql}, ${options!.sql})`,
+};
 // The text of a parse pattern's capture group; null when the pattern does not match (the binder builds it).
 SCALAR_FUNCTIONS['parse_capture#'] = {
   minArgs: 3,

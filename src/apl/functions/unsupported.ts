@@ -4,9 +4,12 @@
  */
 export const UNSUPPORTED_FUNCTIONS: Record<string, { kind: 'function' | 'aggregation'; why?: string }> = {
   externaldata: { kind: 'function', why: 'Ferry does not fetch URLs while querying' },
-  topkif: { kind: 'aggregation' },
-  percentiles_arrayif: { kind: 'aggregation' },
   spotlight: { kind: 'aggregation' },
   phrases: { kind: 'aggregation' },
   make_bag: { kind: 'aggregation' },
+};
+
+/** Operators and sources of Axiom's APL that Ferry does not run, with the reason a user is told. */
+export const UNSUPPORTED_OPERATORS: Record<string, string> = {
+  externaldata: 'Ferry does not fetch URLs while querying',
 };

@@ -20,7 +20,9 @@ export type Expr =
   | { kind: 'list'; pos: number; op: string; left: Expr; items: Expr[] } // in, !in, in~, !in~, has_any...
   | { kind: 'between'; pos: number; negated: boolean; left: Expr; low: Expr; high: Expr }
   | { kind: 'star'; pos: number }
-  | { kind: 'typeof'; pos: number; typeName: string };
+  | { kind: 'typeof'; pos: number; typeName: string }
+  // `name = expr` as a call's argument: arg_max(duration, longest = span_id) names an output column.
+  | { kind: 'named'; pos: number; name: string; value: Expr };
 
 /** `name = expr`, or a bare expression whose output name the binder derives. */
 export interface Assignment {
@@ -42,10 +44,28 @@ export interface NamePattern {
   wildcard: boolean;
 }
 
+/** A project item: a column or expression, or a wildcard pattern of columns (`['geo.']*`). */
+export type ProjectItem = Assignment | { pos: number; pattern: NamePattern };
+
+/** A key of parse-kv, with the type its value is read as. */
+export interface KvKey {
+  pos: number;
+  name: string;
+  type?: string;
+}
+
+/** A pattern of redact, optionally named. */
+export interface RedactPattern {
+  pos: number;
+  name?: string;
+  regex: string;
+}
+
 export type Operator =
   | { op: 'where'; pos: number; predicate: Expr }
-  | { op: 'extend'; pos: number; items: Assignment[] }
-  | { op: 'project'; pos: number; items: Assignment[] }
+  // extend-valid is extend that assigns only valid values (a non-empty string, array or map; otherwise tobool).
+  | { op: 'extend'; pos: number; items: Assignment[]; valid?: boolean }
+  | { op: 'project'; pos: number; items: ProjectItem[] }
   | { op: 'project-away' | 'project-keep'; pos: number; patterns: NamePattern[] }
   | { op: 'project-rename'; pos: number; items: { pos: number; name: string; from: string }[] }
   | {
@@ -83,6 +103,24 @@ export type Operator =
       step: Expr;
       by: Assignment[];
     }
+  | {
+      op: 'parse-kv';
+      pos: number;
+      expr: Expr;
+      keys: KvKey[];
+      pairDelimiter: string;
+      kvDelimiter: string;
+      quote?: string;
+    }
+  | {
+      op: 'redact';
+      pos: number;
+      patterns: RedactPattern[];
+      fields?: NamePattern[];
+      replaceToken: string;
+      replaceHash: boolean;
+      redactGroups: boolean;
+    }
   | { op: 'unsupported'; pos: number; name: string };
 
 /** A table operand of union/join/lookup/search: a parenthesised tabular expression, or a name or pattern. */
@@ -106,7 +144,8 @@ export type Source =
   | { kind: 'union'; pos: number; withSource?: string; tables: TableRef[] }
   | { kind: 'search'; pos: number; caseSensitive: boolean; tables?: TableRef[]; predicate: Expr }
   | { kind: 'print'; pos: number; items: Assignment[] }
-  | { kind: 'datatable'; pos: number; columns: { name: string; type: string; pos: number }[]; values: Expr[] };
+  | { kind: 'datatable'; pos: number; columns: { name: string; type: string; pos: number }[]; values: Expr[] }
+  | { kind: 'unsupported'; pos: number; name: string };
 
 export interface TabularExpr {
   pos: number;

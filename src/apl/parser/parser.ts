@@ -12,6 +12,7 @@ import type {
   Expr,
   LiteralType,
   NamePattern,
+  ProjectItem,
   Operator,
   ParsePart,
   Query,
@@ -54,10 +55,6 @@ const COMPARISONS = new Set(['==', '!=', '<>', '<', '<=', '>', '>=', '=~', '!~']
 
 /** Tabular operators the engine knows by name but does not run yet: they answer a clear 400. */
 const KNOWN_UNSUPPORTED_OPERATORS = new Set([
-  'parse-kv',
-  'redact',
-  'extend-valid',
-  'externaldata',
   'as',
   'serialize',
   'render',
@@ -336,7 +333,15 @@ class Parser {
         tables = this.tableRefs();
         this.expectPunct(')');
       }
-      return { kind: 'search', pos: t.pos, caseSensitive, tables, predicate: this.expression() };
+      return { kind: 'search', pos: t.pos, caseSensitive, tables, predicate: this.searchPredicate() };
+    }
+    if (this.isWord('externaldata') && this.isPunct('(', 1)) {
+      // Parsed whole, so the refusal (the binder's) is about the operator, not its syntax.
+      this.next();
+      this.balanced();
+      this.balanced();
+      if (this.acceptWord('with')) this.balanced();
+      return { kind: 'unsupported', pos: t.pos, name: 'externaldata' };
     }
     if (
       t.kind === 'ident' &&
@@ -386,8 +391,14 @@ class Parser {
         return { op: 'where', pos, predicate: this.expression() };
       case 'extend':
         return { op: 'extend', pos, items: this.assignments() };
+      case 'extend-valid':
+        return { op: 'extend', pos, items: this.assignments(), valid: true };
       case 'project':
-        return { op: 'project', pos, items: this.assignments() };
+        return { op: 'project', pos, items: this.commaList(() => this.projectItem()) };
+      case 'parse-kv':
+        return this.parseKv(pos);
+      case 'redact':
+        return this.redact(pos);
       case 'project-away':
       case 'project-keep':
         return { op: t.text, pos, patterns: this.patterns() };
@@ -447,7 +458,7 @@ class Parser {
         return { op: 'union', pos, withSource, tables: this.tableRefs() };
       }
       case 'search':
-        return { op: 'search', pos, caseSensitive: this.searchKind(), predicate: this.expression() };
+        return { op: 'search', pos, caseSensitive: this.searchKind(), predicate: this.searchPredicate() };
       case 'join':
       case 'lookup': {
         let kind: string | undefined;
@@ -659,6 +670,113 @@ class Parser {
     }
     if (!parts.some((p) => p.kind === 'name')) this.fail(`${op} needs at least one column to capture`, pos);
     return { op, pos, kind, expr, parts };
+  }
+
+  /** `parse-kv expr as (k1, k2:type) with (pair_delimiter=';', kv_delimiter='=' [, quote='"'])`. */
+  private parseKv(pos: number): Operator {
+    const expr = this.additive();
+    this.expectWord('as');
+    this.expectPunct('(');
+    const keys = this.commaList(() => {
+      const n = this.nameToken('a key');
+      return { pos: n.pos, name: n.name, type: this.acceptPunct(':') ? this.typeName() : undefined };
+    });
+    this.expectPunct(')');
+    const options: Record<string, string> = {};
+    if (this.acceptWord('with')) {
+      this.expectPunct('(');
+      do {
+        const k = this.ident('an option');
+        this.expectPunct('=');
+        const v = this.next();
+        if (v.kind !== 'string' && !(v.kind === 'ident' && (v.text === 'true' || v.text === 'false'))) {
+          this.fail(`parse-kv's ${k.text} takes a string`, v);
+        }
+        if (!['pair_delimiter', 'kv_delimiter', 'quote', 'escape', 'greedy'].includes(k.text)) {
+          this.fail(`parse-kv takes pair_delimiter, kv_delimiter and quote, not "${k.text}"`, k);
+        }
+        options[k.text] = v.kind === 'string' ? (v.value as string) : v.text;
+      } while (this.acceptPunct(','));
+      this.expectPunct(')');
+    }
+    const pairDelimiter = options.pair_delimiter ?? ' ';
+    const kvDelimiter = options.kv_delimiter ?? '=';
+    if (pairDelimiter === '' || kvDelimiter === '') this.fail('parse-kv delimiters may not be empty', pos);
+    return { op: 'parse-kv', pos, expr, keys, pairDelimiter, kvDelimiter, quote: options.quote };
+  }
+
+  /** `redact [replaceToken="*"] [replaceHash=bool] [redactGroups=bool] [name=]regex, ... [on field, ...]`. */
+  private redact(pos: number): Operator {
+    let replaceToken = '*';
+    let replaceHash = false;
+    let redactGroups = false;
+    for (;;) {
+      if (this.isWord('replaceToken') && this.isPunct('=', 1)) {
+        this.i += 2;
+        const v = this.next();
+        if (v.kind !== 'string') this.fail('replaceToken takes a string', v);
+        replaceToken = v.value as string;
+      } else if ((this.isWord('replaceHash') || this.isWord('redactGroups')) && this.isPunct('=', 1)) {
+        const k = this.next().text;
+        this.next();
+        const v = this.ident('true or false');
+        if (v.text !== 'true' && v.text !== 'false') this.fail(`${k} takes true or false`, v);
+        if (k === 'replaceHash') replaceHash = v.text === 'true';
+        else redactGroups = v.text === 'true';
+      } else if (this.isWord('auditField') && this.isPunct('=', 1)) {
+        this.fail('redact auditField is not supported by this service', this.peek());
+      } else break;
+    }
+    const patterns = this.commaList(() => {
+      const p = this.peek();
+      let name: string | undefined;
+      if (this.atAssignment()) {
+        name = this.nameToken('a pattern name').name;
+        this.expectPunct('=');
+      }
+      const r = this.next();
+      if (r.kind !== 'string') this.fail('redact takes regular expressions as strings', r);
+      return { pos: p.pos, name, regex: r.value as string };
+    });
+    const fields = this.acceptWord('on') ? this.patterns() : undefined;
+    return { op: 'redact', pos, patterns, fields, replaceToken, replaceHash, redactGroups };
+  }
+
+  /** A project item: `name = expr`, an expression, or a wildcard pattern such as `['geo.']*` or `resp_*`. */
+  private projectItem(): ProjectItem {
+    if (this.isNameStart()) {
+      const start = this.i;
+      this.nameToken('a column name');
+      const star = this.isPunct('*') && this.peek().pos === this.peek(-1).end;
+      const after = this.peek(star ? 1 : 0);
+      this.i = start;
+      const ends = after.kind === 'eof' || (after.kind === 'punct' && (after.text === ',' || after.text === '|'));
+      if (star && ends) return { pos: this.peek().pos, pattern: this.pattern() };
+    }
+    return this.assignment();
+  }
+
+  /** search's predicate; `search *` matches every row. */
+  private searchPredicate(): Expr {
+    const t = this.peek();
+    if (this.isPunct('*') && (this.isPunct('|', 1) || this.peek(1).kind === 'eof')) {
+      this.next();
+      return { kind: 'literal', pos: t.pos, type: 'bool', value: true };
+    }
+    return this.expression();
+  }
+
+  /** Skips one parenthesised, bracketed or braced group, whatever it holds. */
+  private balanced(): void {
+    const open = this.next();
+    const close = { '(': ')', '[': ']', '{': '}' }[open.text];
+    if (open.kind !== 'punct' || !close) this.fail(`expected "(" or "[" but found ${this.describe(open)}`, open);
+    for (let depth = 1; depth > 0;) {
+      const t = this.next();
+      if (t.kind === 'eof') this.fail(`"${open.text}" is not closed`, open);
+      if (t.kind === 'punct' && (t.text === '(' || t.text === '[' || t.text === '{')) depth++;
+      if (t.kind === 'punct' && (t.text === ')' || t.text === ']' || t.text === '}')) depth--;
+    }
   }
 
   private sortKey(): SortKey {
@@ -920,11 +1038,19 @@ class Parser {
     this.expectPunct('(');
     const args: Expr[] = [];
     if (!this.isPunct(')')) {
-      do args.push(this.expression());
+      do args.push(this.callArgument());
       while (this.acceptPunct(','));
     }
     this.expectPunct(')');
     return { kind: 'call', pos: t.pos, name: t.text, args };
+  }
+
+  /** A call's argument: an expression, or `name = expression` (arg_max's named outputs). */
+  private callArgument(): Expr {
+    if (!this.atAssignment()) return this.expression();
+    const n = this.nameToken('an argument name');
+    this.expectPunct('=');
+    return { kind: 'named', pos: n.pos, name: n.name, value: this.expression() };
   }
 
   /** long(5), real(null), real(nan), bool(true), timespan(15s), time(1h). */
@@ -1057,6 +1183,9 @@ function checkDepth(root: Expr, maxDepth: number, fail: (pos: number) => never):
         push(e.left);
         push(e.low);
         push(e.high);
+        break;
+      case 'named':
+        push(e.value);
         break;
       default:
         break;

@@ -4,6 +4,7 @@
  * addon to compile), which is APL's hash(); ferry_parse_csv(text) with csv-parse, the CSV reader ingest
  * uses; ferry_json_sorted(json), JSON with its keys sorted at every depth (dynamic_to_json);
  * ferry_ipv6_compare(a, b, prefix), the order of two IPv6 (or IPv4) addresses over their common prefix.
+ * ferry_redact(text, options) masks what redact's patterns match (apl/functions/redact.ts).
  * DuckDB answers null for a null argument without calling a function, so each takes its arguments as given.
  */
 import { createHash } from 'node:crypto';
@@ -11,6 +12,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { BIGINT, DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
 import { parse as parseCsv } from 'csv-parse/sync';
 import xxhash from 'xxhash-wasm';
+import { redactText, type RedactOptions } from '../../apl/functions/redact.js';
 
 /** A function of one text argument whose answer is text (or null). */
 function textFunction(name: string, fn: (s: string) => string | null): DuckDBScalarFunction {
@@ -110,6 +112,23 @@ export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
     textFunction('ferry_parse_csv', csvFields),
     textFunction('ferry_json_sorted', sortedJson),
     textFunction('ferry_sha512', (s) => createHash('sha512').update(s).digest('hex')),
+    DuckDBScalarFunction.create({
+      name: 'ferry_redact',
+      mainFunction: (_info, input, output) => {
+        const text = input.getColumnVector(0);
+        const options = input.getColumnVector(1);
+        let parsed: { json: string; options: RedactOptions } | undefined;
+        for (let i = 0; i < input.rowCount; i++) {
+          const s = text.getItem(i);
+          const o = String(options.getItem(i));
+          if (parsed?.json !== o) parsed = { json: o, options: JSON.parse(o) as RedactOptions };
+          output.setItem(i, s === null ? null : redactText(String(s), parsed.options));
+        }
+        output.flush();
+      },
+      returnType: VARCHAR,
+      parameterTypes: [VARCHAR, VARCHAR],
+    }),
     DuckDBScalarFunction.create({
       name: 'ferry_ipv6_compare',
       mainFunction: (_info, input, output) => {
