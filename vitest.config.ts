@@ -13,6 +13,7 @@ const UNIT = [
   'test/config-registry.test.ts',
   'test/go-template.test.ts',
   'test/properties.test.ts',
+  'test/series-functions.test.ts',
   'test/store-native-memory.test.ts',
 ];
 

@@ -532,3 +532,59 @@ describe('operators of the docs', () => {
     expect(await table(`${source} | summarize arg_max(y, latest = s, lx = x)`)).toEqual([{ y: 6, latest: 'e', lx: 2 }]);
   });
 });
+
+describe('aggregations and series functions at size, within service.query_timeout', () => {
+  let timed: TestService;
+  beforeAll(async () => {
+    // Before they were linear, histogram() over 5,000 values and element-wise series functions over long
+    // series ran for tens of seconds: here they must answer within 5 s.
+    timed = await startTestService({ queryTimeoutMs: 5000 });
+    await timed.createDataset('durations');
+    const token = await timed.apiToken();
+    const body = Array.from({ length: 5000 }, (_, i) =>
+      JSON.stringify({ _time: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(), d: i, even: i % 2 === 0 }),
+    ).join('\n');
+    const r = await timed.call('POST', '/v1/ingest/durations', body, token, { 'content-type': 'application/x-ndjson' });
+    expect(r.status).toBe(200);
+  });
+  afterAll(async () => timed?.stop());
+
+  async function run(apl: string): Promise<{ status: number; v: unknown; message?: string }> {
+    const r = await timed.call('POST', '/v1/query/_apl?format=tabular', {
+      apl,
+      startTime: '2024-01-01T00:00:00Z',
+      endTime: '2024-01-02T00:00:00Z',
+    });
+    const body = (await r.json()) as { message?: string; tables?: { columns: unknown[][] }[] };
+    return { status: r.status, v: body.tables?.[0]?.columns[0]?.[0], message: body.message };
+  }
+
+  it('histogram and histogramif over 5,000 events: equal-width bins, every event counted once', async () => {
+    const h = await run("['durations'] | summarize histogram(d, 50)");
+    expect({ status: h.status, message: h.message }).toEqual({ status: 200, message: undefined });
+    const bins = h.v as { lower: number; upper: number; count: number }[];
+    expect(bins).toHaveLength(50);
+    expect(bins.map((b) => b.count)).toEqual(Array(50).fill(100));
+    expect(bins[0]!.lower).toBe(0);
+    expect(bins[49]!.upper).toBe(4999);
+    const hif = await run("['durations'] | summarize histogramif(d, 10, even)");
+    expect((hif.v as { count: number }[]).map((b) => b.count)).toEqual(Array(10).fill(250));
+  });
+
+  it('element-wise series functions over series of 100,000 points', async () => {
+    const n = 100_000;
+    const squares = await run(`print v = series_sum(series_multiply(range(1, ${n}), range(1, ${n})))`);
+    expect({ status: squares.status, message: squares.message }).toEqual({ status: 200, message: undefined });
+    expect(squares.v).toBe((n * (n + 1) * (2 * n + 1)) / 6);
+    const r = await run(`print v = series_pearson_correlation(range(1, ${n}), series_multiply(range(1, ${n}), 3))`);
+    expect(r.v as number).toBeCloseTo(1, 9);
+    const u = await run(`print v = array_length(set_union(range(1, ${n}), range(${n / 2}, ${n + n / 2})))`);
+    expect(u.v).toBe(n + n / 2);
+  });
+
+  it('a filter call past its work limit is a 400 naming the limit, not a stalled service', async () => {
+    const r = await run('print v = series_fir(range(1, 100000), range(1, 1000))');
+    expect(r.status).toBe(400);
+    expect(r.message).toMatch(/series_fir: 100000 points through 1000 coefficients is more work than one call may do/);
+  });
+});

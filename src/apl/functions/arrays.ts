@@ -4,7 +4,7 @@
  */
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, fail } from './define.js';
-import { asStringSql, toDynamicSql, type SqlArg } from './sql.js';
+import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 
 /** A dynamic value as a JSON[] list, or null when it is not an array. */
 export const jsonList = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS JSON[])`;
@@ -20,8 +20,15 @@ const textOf = (x: string) =>
 /** A JSON pointer to a top-level key (RFC 6901 escapes). */
 const keyPointer = (key: string) => `('/' || replace(replace(${key}, '~', '~0'), '/', '~1'))`;
 
-/** The distinct elements of a list, in the order they first appear. */
-const distinctInOrder = (l: string) => `list_filter(${l}, (x, i) -> list_position(${l}, x) = i)`;
+/**
+ * The distinct elements of a list, in the order they first appear, in O(n log n): sorted by value and
+ * position, the first of each value kept, then put back in position order.
+ */
+const distinctInOrder = (l: string) =>
+  bindSql({ s: `list_sort(list_transform(${l}, (x, i) -> {'x': x, 'i': i}))` }, ({ s }) => {
+    const firsts = `list_filter(${s}, (e, j) -> j = 1 OR e.x IS DISTINCT FROM ${s}[j - 1].x)`;
+    return `list_transform(list_sort(list_transform(${firsts}, e -> {'i': e.i, 'x': e.x})), e -> e.x)`;
+  });
 
 function arrayFn(
   minArgs: number,
@@ -43,16 +50,19 @@ function arrayFn(
 
 /** Elements moved left by n (right when n < 0); positions left empty take `fill` (null). */
 function shiftSql(a: SqlArg, n: string, fill: SqlArg | undefined): string {
-  const l = jsonList(a);
-  const f = fill ? toDynamicSql(fill) : 'NULL::JSON';
-  return `to_json(list_transform(range(1, len(${l}) + 1), i -> CASE WHEN i + (${n}) BETWEEN 1 AND len(${l}) THEN ${l}[i + (${n})] ELSE ${f} END))`;
+  return bindSql(
+    { l: jsonList(a), n, f: fill ? toDynamicSql(fill) : 'NULL::JSON' },
+    (v) =>
+      `to_json(list_transform(range(1, len(${v.l}) + 1), i -> CASE WHEN i + ${v.n} BETWEEN 1 AND len(${v.l}) THEN ${v.l}[i + ${v.n}] ELSE ${v.f} END))`,
+  );
 }
 
 /** Elements rotated left by n (right when n < 0). */
 function rotateSql(a: SqlArg, n: string): string {
-  const l = jsonList(a);
-  const k = `(((${n}) % len(${l})) + len(${l})) % len(${l})`;
-  return `to_json(CASE WHEN len(${l}) = 0 THEN ${l} ELSE list_concat(list_slice(${l}, ${k} + 1, len(${l})), list_slice(${l}, 1, ${k})) END)`;
+  return bindSql({ l: jsonList(a), n }, (v) => {
+    const k = `(((${v.n}) % len(${v.l})) + len(${v.l})) % len(${v.l})`;
+    return `to_json(CASE WHEN len(${v.l}) = 0 THEN ${v.l} ELSE list_concat(list_slice(${v.l}, ${k} + 1, len(${v.l})), list_slice(${v.l}, 1, ${k})) END)`;
+  });
 }
 
 /** Sorted: numbers by value before other values by their JSON text, nulls last unless asked first. */
@@ -67,10 +77,17 @@ function sortSql(a: SqlArg, desc: boolean, nullsLast: SqlArg | undefined): strin
 
 /** The indices array_split cuts at: one number or an array of them, negative ones from the end. */
 function splitSql(a: SqlArg, at: SqlArg): string {
-  const l = jsonList(a);
   const idx = at.type === 'dynamic' ? `TRY_CAST(${at.sql} AS BIGINT[])` : `[${castTo(at, 'long')}]`;
-  const bounds = `list_concat([0], list_sort(list_transform(${idx}, i -> CASE WHEN i < 0 THEN greatest(len(${l}) + i, 0) ELSE least(i, len(${l})) END)), [len(${l})])`;
-  return `to_json(list_transform(range(len(${bounds}) - 1), j -> list_slice(${l}, ${bounds}[j + 1] + 1, ${bounds}[j + 2])))`;
+  return bindSql({ l: jsonList(a), idx }, (v) =>
+    bindSql(
+      {
+        l: v.l!,
+        b: `list_concat([0], list_sort(list_transform(${v.idx}, i -> CASE WHEN i < 0 THEN greatest(len(${v.l}) + i, 0) ELSE least(i, len(${v.l})) END)), [len(${v.l})])`,
+      },
+      (w) =>
+        `to_json(list_transform(range(len(${w.b}) - 1), j -> list_slice(${w.l}, ${w.b}[j + 1] + 1, ${w.b}[j + 2])))`,
+    ),
+  );
 }
 
 /** Set membership compares numbers as numbers and strings as text, anything else as JSON. */
@@ -98,13 +115,15 @@ function rangeSql([start, stop, step]: SqlArg[]): string {
 
 /** A set operation over two or more arrays: the distinct elements of the first (or of all) that `keep`. */
 function setFn(kind: 'union' | 'intersect' | 'difference'): ScalarFunction {
-  return arrayFn(2, 64, (args) => {
-    const lists = args.map(jsonList);
-    if (kind === 'union') return `to_json(${distinctInOrder(`flatten([${lists.join(', ')}])`)})`;
-    const [first, ...rest] = lists;
-    const test = rest.map((r) => `${kind === 'intersect' ? '' : 'NOT '}list_contains(${r}, x)`).join(' AND ');
-    return `to_json(list_filter(${distinctInOrder(first!)}, x -> ${test}))`;
-  });
+  return arrayFn(2, 64, (args) =>
+    bindSql(Object.fromEntries(args.map((a, i) => [`l${i}`, jsonList(a)])), (v) => {
+      const lists = args.map((_, i) => v[`l${i}`]!);
+      if (kind === 'union') return `to_json(${distinctInOrder(`flatten([${lists.join(', ')}])`)})`;
+      const [first, ...rest] = lists;
+      const test = rest.map((r) => `${kind === 'intersect' ? '' : 'NOT '}list_contains(${r}, x)`).join(' AND ');
+      return `to_json(list_filter(${distinctInOrder(first!)}, x -> ${test}))`;
+    }),
+  );
 }
 
 export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
@@ -128,11 +147,19 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
   array_shift_left: arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? castTo(n, 'long') : '1', f)),
   array_shift_right: arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? `-(${castTo(n, 'long')})` : '-1', f)),
   // Element-wise choice; a non-array branch is used for every element.
-  array_iff: arrayFn(3, 3, ([c, x, y]) => {
-    const l = jsonList(c!);
-    const pick = (b: SqlArg) => (b.type === 'dynamic' ? `${jsonList(b)}[i]` : toDynamicSql(b));
-    return `to_json(list_transform(range(1, len(${l}) + 1), i -> CASE WHEN TRY_CAST(${l}[i] AS BOOLEAN) THEN ${pick(x!)} WHEN NOT TRY_CAST(${l}[i] AS BOOLEAN) THEN ${pick(y!)} END))`;
-  }),
+  array_iff: arrayFn(3, 3, ([c, x, y]) =>
+    bindSql(
+      {
+        c: jsonList(c!),
+        x: x!.type === 'dynamic' ? jsonList(x!) : toDynamicSql(x!),
+        y: y!.type === 'dynamic' ? jsonList(y!) : toDynamicSql(y!),
+      },
+      (v) => {
+        const pick = (b: SqlArg, ref: string) => (b.type === 'dynamic' ? `${ref}[i]` : ref);
+        return `to_json(list_transform(range(1, len(${v.c}) + 1), i -> CASE WHEN TRY_CAST(${v.c}[i] AS BOOLEAN) THEN ${pick(x!, v.x!)} WHEN NOT TRY_CAST(${v.c}[i] AS BOOLEAN) THEN ${pick(y!, v.y!)} END))`;
+      },
+    ),
+  ),
   array_select_dict: {
     minArgs: 3,
     maxArgs: 3,
@@ -156,12 +183,11 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
     maxArgs: 2,
     shape: 'dictionary',
     returns: () => 'dynamic',
-    sql: ([ks, vs]) => {
-      const keys = jsonList(ks!);
-      const values = jsonList(vs!);
-      const entries = `list_transform(list_filter(range(1, len(${keys}) + 1), i -> json_type(${keys}[i]) = 'VARCHAR' AND list_position(${keys}, ${keys}[i]) = i), i -> {'k': json_extract_string(${keys}[i], '$'), 'v': ${values}[i]})`;
-      return `(CASE WHEN ${keys} IS NOT NULL THEN to_json(map_from_entries(${entries})) END)`;
-    },
+    sql: ([ks, vs]) =>
+      bindSql({ k: jsonList(ks!), v: jsonList(vs!) }, ({ k, v }) => {
+        const entries = `list_transform(list_filter(range(1, len(${k}) + 1), i -> json_type(${k}[i]) = 'VARCHAR' AND list_position(${k}, ${k}[i]) = i), i -> {'k': json_extract_string(${k}[i], '$'), 'v': ${v}[i]})`;
+        return `(CASE WHEN ${k} IS NOT NULL THEN to_json(map_from_entries(${entries})) END)`;
+      }),
   },
   set_union: setFn('union'),
   set_intersect: setFn('intersect'),

@@ -6,7 +6,7 @@
  */
 import type { ScalarFunction } from './catalog.js';
 import { castTo, fixed } from './define.js';
-import { asStringSql, toDynamicSql, type SqlArg } from './sql.js';
+import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 
 /** An IPv4 address as a number: a string ("10.1.2.3", "10.1.2.3/24") or a long; null when not one. */
 const v4 = (a: SqlArg) =>
@@ -57,8 +57,11 @@ const addressesIn = (s: string) =>
 const validPrefix = (p: string) => `(ferry_ipv4(${p}) IS NOT NULL OR regexp_full_match(${p}, '(\\d{1,3}\\.){1,3}'))`;
 
 function anyAddress(source: SqlArg, items: string, test: (address: string, item: string) => string): string {
-  const s = asStringSql(source);
-  return `COALESCE(list_bool_or(list_transform(${addressesIn(s)}, x -> list_bool_or(list_transform(${items}, r -> ${test('x', 'r')})))), FALSE)`;
+  return bindSql(
+    { a: addressesIn(asStringSql(source)), r: items },
+    (v) =>
+      `COALESCE(list_bool_or(list_transform(${v.a}, x -> list_bool_or(list_transform(${v.r}, r -> ${test('x', 'r')})))), FALSE)`,
+  );
 }
 
 const ipv6Compare = (a: SqlArg, b: SqlArg, prefix?: SqlArg) =>

@@ -7,7 +7,7 @@
  */
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, fail } from './define.js';
-import { toDynamicSql, type SqlArg } from './sql.js';
+import { bindSql, toDynamicSql, type SqlArg } from './sql.js';
 
 /** A series as DOUBLE[], or null when the value is not an array. */
 const nums = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS DOUBLE[])`;
@@ -35,16 +35,10 @@ function checkOperands(args: ArgInfo[]): void {
       fail(`a series operand must be an array or a number, not ${a.type}`);
 }
 
-/** Element i of an operand: of a series (null past its end), or the number itself. */
-const elementAt = (a: SqlArg, i: string) => (a.type === 'dynamic' ? `${nums(a)}[${i}]` : castTo(a, 'real'));
+/** An operand bound once: a series as DOUBLE[], or a number. */
+const operand = (a: SqlArg) => (a.type === 'dynamic' ? nums(a) : castTo(a, 'real'));
 
-/** The length an element-wise result has: the longer series. */
-const lengthOf = (args: SqlArg[]) => {
-  const lens = args.filter((a) => a.type === 'dynamic').map((a) => `len(${nums(a)})`);
-  return lens.length === 1 ? lens[0]! : `greatest(${lens.join(', ')})`;
-};
-
-/** f over the elements at each position of two operands (series or numbers). */
+/** f over the elements at each position of two operands (series or numbers); the longer series sets the length. */
 function binary(f: (x: string, y: string) => string, finite = true): ScalarFunction {
   return {
     ...seriesResult,
@@ -54,10 +48,14 @@ function binary(f: (x: string, y: string) => string, finite = true): ScalarFunct
       checkOperands(args);
       return 'dynamic';
     },
-    sql: ([a, b]) => {
-      const v = f(elementAt(a!, 'i'), elementAt(b!, 'i'));
-      return `to_json(list_transform(range(1, ${lengthOf([a!, b!])} + 1), i -> ${finite ? finiteOrNull(v) : v}))`;
-    },
+    sql: ([a, b]) =>
+      bindSql({ a: operand(a!), b: operand(b!) }, ({ a: x, b: y }) => {
+        const at = (arg: SqlArg, v: string) => (arg.type === 'dynamic' ? `${v}[i]` : v);
+        const lens = [a!, b!].flatMap((arg, k) => (arg.type === 'dynamic' ? [`len(${k === 0 ? x : y})`] : []));
+        const n = lens.length === 1 ? lens[0]! : `greatest(${lens.join(', ')})`;
+        const v = f(at(a!, x!), at(b!, y!));
+        return `to_json(list_transform(range(1, ${n} + 1), i -> ${finite ? finiteOrNull(v) : v}))`;
+      }),
   };
 }
 
@@ -70,24 +68,30 @@ const dot = (a: string, b: string) =>
   `list_sum(list_transform(range(1, least(len(${a}), len(${b})) + 1), i -> ${a}[i] * ${b}[i]))`;
 const norm = (a: string) => `sqrt(list_sum(list_transform(${a}, x -> x * x)))`;
 
+/** A number of two series, each read once. */
+function pair(f: (a: string, b: string) => string): ScalarFunction {
+  return scalar(([a, b]) => bindSql({ a: nums(a!), b: nums(b!) }, (v) => f(v.a!, v.b!)), 2);
+}
+
 /** Pearson's r over the positions where both series have a number. */
 function pearsonSql(a: string, b: string): string {
   const idx = `list_filter(range(1, least(len(${a}), len(${b})) + 1), i -> ${a}[i] IS NOT NULL AND ${b}[i] IS NOT NULL)`;
-  const xs = `list_transform(${idx}, i -> ${a}[i])`;
-  const ys = `list_transform(${idx}, i -> ${b}[i])`;
-  const mx = `list_avg(${xs})`;
-  const my = `list_avg(${ys})`;
-  const cov = `list_sum(list_transform(${idx}, i -> (${a}[i] - ${mx}) * (${b}[i] - ${my})))`;
-  const vx = `list_sum(list_transform(${xs}, x -> (x - ${mx}) * (x - ${mx})))`;
-  const vy = `list_sum(list_transform(${ys}, y -> (y - ${my}) * (y - ${my})))`;
-  return `(${cov} / sqrt(${vx} * ${vy}))`;
+  return bindSql({ x: `list_transform(${idx}, i -> ${a}[i])`, y: `list_transform(${idx}, i -> ${b}[i])` }, ({ x, y }) =>
+    bindSql({ x: x!, y: y!, mx: `list_avg(${x})`, my: `list_avg(${y})` }, (v) => {
+      const cov = `list_sum(list_transform(range(1, len(${v.x}) + 1), i -> (${v.x}[i] - ${v.mx}) * (${v.y}[i] - ${v.my})))`;
+      const vx = `list_sum(list_transform(${v.x}, e -> (e - ${v.mx}) * (e - ${v.mx})))`;
+      const vy = `list_sum(list_transform(${v.y}, e -> (e - ${v.my}) * (e - ${v.my})))`;
+      return `(${cov} / sqrt(${vx} * ${vy}))`;
+    }),
+  );
 }
 
 /** {min, min_idx, max, max_idx, avg, variance, stdev} over the numbers of a series (sample variance). */
 function statsSql(a: SqlArg): string {
-  const l = nums(a);
-  const idx = (v: string) => `CAST(list_position(${l}, ${v}) - 1 AS BIGINT)`;
-  return `(CASE WHEN ${l} IS NOT NULL THEN json_object('min', list_min(${l}), 'min_idx', ${idx(`list_min(${l})`)}, 'max', list_max(${l}), 'max_idx', ${idx(`list_max(${l})`)}, 'avg', list_avg(${l}), 'variance', list_aggregate(${l}, 'var_samp'), 'stdev', list_aggregate(${l}, 'stddev_samp')) END)`;
+  return bindSql({ l: nums(a) }, ({ l }) => {
+    const idx = (v: string) => `CAST(list_position(${l}, ${v}) - 1 AS BIGINT)`;
+    return `(CASE WHEN ${l} IS NOT NULL THEN json_object('min', list_min(${l}), 'min_idx', ${idx(`list_min(${l})`)}, 'max', list_max(${l}), 'max_idx', ${idx(`list_max(${l})`)}, 'avg', list_avg(${l}), 'variance', list_aggregate(${l}, 'var_samp'), 'stdev', list_aggregate(${l}, 'stddev_samp')) END)`;
+  });
 }
 
 /** A call of the JavaScript series function: its arguments passed as one JSON array. */
@@ -131,12 +135,9 @@ export const SERIES_FUNCTIONS: Record<string, ScalarFunction> = {
   series_not_equals: binary((x, y) => `(${x} <> ${y})`, false),
   series_sum: scalar(([a]) => `list_sum(${nums(a!)})`),
   series_magnitude: scalar(([a]) => norm(nums(a!))),
-  series_dot_product: scalar(([a, b]) => dot(nums(a!), nums(b!)), 2),
-  series_cosine_similarity: scalar(
-    ([a, b]) => `(${dot(nums(a!), nums(b!))} / (${norm(nums(a!))} * ${norm(nums(b!))}))`,
-    2,
-  ),
-  series_pearson_correlation: scalar(([a, b]) => pearsonSql(nums(a!), nums(b!)), 2),
+  series_dot_product: pair(dot),
+  series_cosine_similarity: pair((a, b) => `(${dot(a, b)} / (${norm(a)} * ${norm(b)}))`),
+  series_pearson_correlation: pair(pearsonSql),
   series_stats: { shape: 'dictionary', minArgs: 1, maxArgs: 1, returns: () => 'dynamic', sql: ([a]) => statsSql(a!) },
   series_stats_dynamic: {
     shape: 'dictionary',

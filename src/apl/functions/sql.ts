@@ -223,3 +223,15 @@ export function likeEscape(s: string): string {
 export function regexEscape(s: string): string {
   return s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
 }
+
+/**
+ * Binds values once for an expression that reads them many times. DuckDB evaluates an expression a lambda
+ * captures again for every element (a series read from JSON once per element is quadratic), and a macro
+ * or a repeated expression again at each mention; a lambda's parameter is evaluated once.
+ */
+export function bindSql(values: Record<string, string>, body: (bound: Record<string, string>) => string): string {
+  const names = Object.keys(values);
+  const struct = `{${names.map((n) => `'${n}': ${values[n]}`).join(', ')}}`;
+  const refs = Object.fromEntries(names.map((n) => [n, `__b.${n}`]));
+  return `(list_transform([${struct}], __b -> ${body(refs)}))[1]`;
+}

@@ -5,15 +5,18 @@
  */
 import type { ScalarFunction } from './catalog.js';
 import { castTo, fixed } from './define.js';
-import { asStringSql, toDynamicSql, type SqlArg } from './sql.js';
+import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { jsonList } from './arrays.js';
 
 /** A URL query ("a=1&b=x%20y", with or without "?") as a JSON object; a key seen again keeps its first value. */
 export function queryParamsSql(q: string): string {
   const pairs = `list_filter(string_split(regexp_replace(${q}, '^\\?', ''), '&'), kv -> kv <> '')`;
-  const keys = `list_transform(${pairs}, kv -> url_decode(split_part(kv, '=', 1)))`;
-  const entries = `list_transform(list_filter(range(1, len(${pairs}) + 1), i -> list_position(${keys}, ${keys}[i]) = i), i -> {'k': ${keys}[i], 'v': url_decode(substr(${pairs}[i], length(split_part(${pairs}[i], '=', 1)) + 2))})`;
-  return `COALESCE(to_json(map_from_entries(${entries})), '{}'::JSON)`;
+  return bindSql({ p: pairs }, ({ p }) =>
+    bindSql({ p: p!, k: `list_transform(${p}, kv -> url_decode(split_part(kv, '=', 1)))` }, (v) => {
+      const entries = `list_transform(list_filter(range(1, len(${v.p}) + 1), i -> list_position(${v.k}, ${v.k}[i]) = i), i -> {'k': ${v.k}[i], 'v': url_decode(substr(${v.p}[i], length(split_part(${v.p}[i], '=', 1)) + 2))})`;
+      return `COALESCE(to_json(map_from_entries(${entries})), '{}'::JSON)`;
+    }),
+  );
 }
 
 /**

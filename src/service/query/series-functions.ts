@@ -2,7 +2,7 @@
  * The time-series functions whose work is a loop over the series (filters, transforms, fills), written
  * in JavaScript and registered with DuckDB as ferry_series(op, args): `args` is a JSON array of the APL
  * call's arguments, the answer JSON text. Element-wise arithmetic and statistics stay in SQL
- * (apl/functions/series.ts). Pure functions, each O(n) but the Fourier transforms.
+ * (apl/functions/series.ts). Pure functions; the Fourier transforms are O(n log n).
  */
 import { DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
 
@@ -44,28 +44,107 @@ export function iir(x: Series, b: Series, a: Series): Series {
   return y.map(finite);
 }
 
+/** In-place iterative radix-2 FFT of a power-of-two length (sign -1 forward, +1 inverse, unscaled). */
+function radix2(re: Float64Array, im: Float64Array, sign: number): void {
+  const n = re.length;
+  for (let i = 1, j = 0; i < n; i++) {
+    let bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) {
+      [re[i], re[j]] = [re[j]!, re[i]!];
+      [im[i], im[j]] = [im[j]!, im[i]!];
+    }
+  }
+  for (let len = 2; len <= n; len <<= 1) {
+    const angle = (sign * 2 * Math.PI) / len;
+    const wr = Math.cos(angle);
+    const wi = Math.sin(angle);
+    for (let i = 0; i < n; i += len) {
+      let cr = 1;
+      let ci = 0;
+      for (let k = 0; k < len / 2; k++) {
+        const a = i + k;
+        const b = a + len / 2;
+        const tr = re[b]! * cr - im[b]! * ci;
+        const ti = re[b]! * ci + im[b]! * cr;
+        re[b] = re[a]! - tr;
+        im[b] = im[a]! - ti;
+        re[a] = re[a]! + tr;
+        im[a] = im[a]! + ti;
+        [cr, ci] = [cr * wr - ci * wi, cr * wi + ci * wr];
+      }
+    }
+  }
+}
+
+/**
+ * The discrete Fourier transform of any length in O(n log n): radix-2 for powers of two, Bluestein's
+ * chirp-z convolution (three power-of-two FFTs) for the rest.
+ */
+function transform(re: Float64Array, im: Float64Array, sign: number): [Float64Array, Float64Array] {
+  const n = re.length;
+  if (n === 0 || (n & (n - 1)) === 0) {
+    radix2(re, im, sign);
+    return [re, im];
+  }
+  let m = 1;
+  while (m < 2 * n - 1) m <<= 1;
+  const cr = new Float64Array(n);
+  const ci = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    // k² mod 2n keeps the angle exact for large k.
+    const angle = (sign * Math.PI * ((k * k) % (2 * n))) / n;
+    cr[k] = Math.cos(angle);
+    ci[k] = Math.sin(angle);
+  }
+  const ar = new Float64Array(m);
+  const ai = new Float64Array(m);
+  for (let k = 0; k < n; k++) {
+    ar[k] = re[k]! * cr[k]! - im[k]! * ci[k]!;
+    ai[k] = re[k]! * ci[k]! + im[k]! * cr[k]!;
+  }
+  const br = new Float64Array(m);
+  const bi = new Float64Array(m);
+  br[0] = cr[0]!;
+  bi[0] = -ci[0]!;
+  for (let k = 1; k < n; k++) {
+    br[k] = br[m - k] = cr[k]!;
+    bi[k] = bi[m - k] = -ci[k]!;
+  }
+  radix2(ar, ai, -1);
+  radix2(br, bi, -1);
+  for (let k = 0; k < m; k++) {
+    const r = ar[k]! * br[k]! - ai[k]! * bi[k]!;
+    ai[k] = ar[k]! * bi[k]! + ai[k]! * br[k]!;
+    ar[k] = r;
+  }
+  radix2(ar, ai, 1);
+  const outR = new Float64Array(n);
+  const outI = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const xr = ar[k]! / m;
+    const xi = ai[k]! / m;
+    outR[k] = xr * cr[k]! - xi * ci[k]!;
+    outI[k] = xr * ci[k]! + xi * cr[k]!;
+  }
+  return [outR, outI];
+}
+
 /** The discrete Fourier transform (inverse: conjugate and scale by 1/n), as {real, imag} per element. */
 export function dft(re: Series, im: Series, inverse: boolean): { real: number | null; imag: number | null }[] {
   const n = re.length;
-  const sign = inverse ? 1 : -1;
-  const out: { real: number | null; imag: number | null }[] = [];
-  for (let k = 0; k < n; k++) {
-    let r = 0;
-    let i = 0;
-    for (let t = 0; t < n; t++) {
-      const angle = (sign * 2 * Math.PI * k * t) / n;
-      const xr = re[t] ?? 0;
-      const xi = im[t] ?? 0;
-      r += xr * Math.cos(angle) - xi * Math.sin(angle);
-      i += xr * Math.sin(angle) + xi * Math.cos(angle);
-    }
-    out.push(inverse ? { real: finite(r / n), imag: finite(i / n) } : { real: finite(r), imag: finite(i) });
-  }
-  return out;
+  const [r, i] = transform(
+    Float64Array.from(re, (v) => v ?? 0),
+    Float64Array.from({ length: n }, (_, k) => im[k] ?? 0),
+    inverse ? 1 : -1,
+  );
+  const scale = inverse && n > 0 ? 1 / n : 1;
+  return Array.from({ length: n }, (_, k) => ({ real: finite(r[k]! * scale), imag: finite(i[k]! * scale) }));
 }
 
-/** The longest series the Fourier transforms take: they are O(n²). */
-export const MAX_DFT_POINTS = 8192;
+/** The longest series the Fourier transforms take (each is O(n log n), in the service's one JavaScript thread). */
+export const MAX_DFT_POINTS = 1_048_576;
 
 const isMissing = (v: number | null, missing: number | null) => (missing === null ? v === null : v === missing);
 
@@ -104,6 +183,20 @@ const num = (v: unknown, fallback: number | null): number | null =>
   v === undefined ? fallback : typeof v === 'number' && Number.isFinite(v) ? v : null;
 const bool = (v: unknown, fallback: boolean): boolean => (typeof v === 'boolean' ? v : fallback);
 
+/**
+ * The most multiply-adds one filter call may do. The functions run on the service's one JavaScript thread,
+ * which answers every request: a call past this is refused instead of holding them all up.
+ */
+export const MAX_FILTER_WORK = 50_000_000;
+
+function checkWork(op: string, points: number, taps: number): void {
+  if (points * taps > MAX_FILTER_WORK) {
+    throw new Error(
+      `series_${op}: ${points} points through ${taps} coefficients is more work than one call may do (${MAX_FILTER_WORK} multiply-adds)`,
+    );
+  }
+}
+
 /** One call: the operation's name and its arguments as parsed JSON; null for a series that is not one. */
 export function seriesCall(op: string, args: unknown[]): unknown {
   const x = numbers(args[0]);
@@ -111,12 +204,16 @@ export function seriesCall(op: string, args: unknown[]): unknown {
   switch (op) {
     case 'fir': {
       const f = numbers(args[1]);
-      return f ? fir(x, f, bool(args[2], true), bool(args[3], false)) : null;
+      if (!f) return null;
+      checkWork(op, x.length, f.length);
+      return fir(x, f, bool(args[2], true), bool(args[3], false));
     }
     case 'iir': {
       const b = numbers(args[1]);
       const a = numbers(args[2]);
-      return b && a ? iir(x, b, a) : null;
+      if (!b || !a) return null;
+      checkWork(op, x.length, b.length + a.length);
+      return iir(x, b, a);
     }
     case 'fft':
     case 'ifft': {

@@ -91,9 +91,20 @@ export class ServiceStopping extends Error {
   }
 }
 
+/**
+ * How long a statement told to stop (its time limit passed, or the service is stopping) may run on before
+ * its caller is answered anyway: DuckDB looks for an interrupt between vectors, and one long expression
+ * (a huge list, a JavaScript function over a long series) runs to its end first.
+ */
+export const INTERRUPT_GRACE_MS = 1000;
+
 export class ConnOps {
   /** Within BEGIN … COMMIT a failed statement aborts the transaction: it cannot simply run again. */
   private inTransaction = false;
+  /** Answers the caller of the statement running now, when it is told to stop. */
+  private giveUp: ((e: Error) => void) | undefined;
+  /** A statement still running whose caller was answered: the connection is busy until it settles. */
+  private abandoned: Promise<void> | undefined;
 
   constructor(private readonly raw: DuckDBConnection) {}
 
@@ -112,9 +123,19 @@ export class ConnOps {
     }
   }
 
-  /** Interrupts the statement running on this connection (it fails with DuckDB's INTERRUPT error). */
-  interrupt(): void {
+  /**
+   * Interrupts the statement running on this connection (it fails with DuckDB's INTERRUPT error); a read
+   * that has not stopped INTERRUPT_GRACE_MS later is answered with `reason` and left to finish alone.
+   */
+  interrupt(reason: Error = new Error('the statement was interrupted')): void {
     this.raw.interrupt();
+    const giveUp = this.giveUp;
+    if (giveUp) setTimeout(() => giveUp(reason), INTERRUPT_GRACE_MS).unref();
+  }
+
+  /** Resolves when no statement runs on this connection, undefined when none does now. */
+  busy(): Promise<void> | undefined {
+    return this.abandoned;
   }
 
   async run(sql: string, params?: unknown[]): Promise<void> {
@@ -136,19 +157,26 @@ export class ConnOps {
 
   /**
    * Result columns, column-major; BIGINT stays bigint, JSON/VARCHAR are strings. With `timeoutMs`, a
-   * statement still running then is interrupted and QueryTimeout is thrown.
+   * statement still running then is interrupted and QueryTimeout is thrown (within INTERRUPT_GRACE_MS).
    */
   async columns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
     let timedOut = false;
+    let settled = false;
+    const statement = this.retryingMemory(() => this.raw.runAndReadAll(sql));
+    const done = statement.then(
+      () => void (settled = true),
+      () => void (settled = true),
+    );
+    const stopped = new Promise<never>((_, reject) => (this.giveUp = reject));
     const timer =
       timeoutMs !== undefined && timeoutMs > 0
         ? setTimeout(() => {
             timedOut = true;
-            this.raw.interrupt();
+            this.interrupt(new QueryTimeout(timeoutMs));
           }, timeoutMs)
         : undefined;
     try {
-      const reader = await this.retryingMemory(() => this.raw.runAndReadAll(sql));
+      const reader = await Promise.race([statement, stopped]);
       noteResultCells(reader.currentRowCount * reader.columnCount);
       return reader.getColumnsJS() as unknown[][];
     } catch (e) {
@@ -156,6 +184,8 @@ export class ConnOps {
       throw e;
     } finally {
       clearTimeout(timer);
+      this.giveUp = undefined;
+      if (!settled) this.abandoned = done.then(() => void (this.abandoned = undefined));
     }
   }
 
@@ -183,6 +213,7 @@ export class ConnOps {
 export class ConnPool {
   private readonly free: DuckDBConnection[];
   private readonly waiting: ((c: DuckDBConnection) => void)[] = [];
+  private readonly running = new Set<DuckDBConnection>();
 
   constructor(private readonly conns: DuckDBConnection[]) {
     this.free = [...conns];
@@ -190,17 +221,36 @@ export class ConnPool {
 
   async use<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
     const conn = this.free.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.waiting.push(resolve)));
+    const ops = new ConnOps(conn);
     try {
-      return await fn(new ConnOps(conn));
+      return await fn(ops);
     } finally {
-      const next = this.waiting.shift();
-      if (next) next(conn);
-      else this.free.push(conn);
+      // A statement its caller gave up on still holds the connection: it is handed on once that ends.
+      const busy = ops.busy();
+      if (busy) {
+        this.running.add(conn);
+        void busy.then(() => {
+          this.running.delete(conn);
+          this.release(conn);
+        });
+      } else this.release(conn);
     }
   }
 
+  private release(conn: DuckDBConnection): void {
+    const next = this.waiting.shift();
+    if (next) next(conn);
+    else this.free.push(conn);
+  }
+
+  /** Whether a statement its caller gave up on still runs on a connection of this pool. */
+  hasRunning(): boolean {
+    return this.running.size > 0;
+  }
+
+  /** Closes the connections; one still running an abandoned statement is left to the process's exit. */
   close(): void {
-    for (const c of this.conns) c.closeSync();
+    for (const c of this.conns) if (!this.running.has(c)) c.closeSync();
   }
 
   first(): DuckDBConnection {
@@ -281,9 +331,14 @@ export class Database {
     return this.use((c) => c.changes(sql, params));
   }
 
+  /**
+   * Closes every connection and the database. A statement still running that ignored its interrupt keeps
+   * the database open (closing it would wait for the statement); the process's exit ends both, and
+   * nothing is lost: what was committed is in the write-ahead log, and a read writes nothing.
+   */
   close(): void {
     for (const p of this.pools) p.close();
-    this.instance.closeSync();
+    if (!this.pools.some((p) => p.hasRunning())) this.instance.closeSync();
   }
 }
 

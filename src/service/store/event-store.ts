@@ -667,7 +667,7 @@ export class EventStore {
    */
   stopReads(): void {
     this.readsStopped = true;
-    for (const c of this.activeReads) c.interrupt();
+    for (const c of this.activeReads) c.interrupt(new ServiceStopping());
   }
 
   /** Rows and time bounds of a whole dataset, cached until its next write. */

@@ -1,0 +1,48 @@
+/**
+ * A statement that does not stop when interrupted (DuckDB looks for an interrupt between vectors, and one
+ * long expression runs to its end first) still lets its caller be answered: the time limit is said while
+ * the statement runs on, and its connection is handed to no one else until it has ended.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Database, QueryTimeout, type ConnOps } from '../src/service/store/db.js';
+import { tempDir } from './helpers.js';
+
+/** One row whose one expression takes seconds: no vector boundary to notice an interrupt at. */
+const LONG = 'SELECT list_sum(list_transform(range(60000000), x -> x * 2)) AS s';
+
+let db: Database | undefined;
+afterAll(() => db?.close());
+
+describe('interrupting a statement that runs on', () => {
+  it('answers the time limit while the statement still runs, and keeps its connection until it ends', async () => {
+    const dir = tempDir();
+    db = await Database.open(join(dir, 'db.duckdb'), { memoryLimitBytes: 3 * 2 ** 30, tempDir: join(dir, 'tmp') }, 1);
+    let held: ConnOps | undefined;
+    let stillRunning: Promise<void> | undefined;
+    await expect(
+      db.use(async (c) => {
+        held = c;
+        try {
+          return await c.columns(LONG, 50);
+        } finally {
+          stillRunning = c.busy();
+        }
+      }),
+    ).rejects.toBeInstanceOf(QueryTimeout);
+    // The caller was answered before DuckDB returned.
+    expect(stillRunning).toBeDefined();
+    expect(held).toBeDefined();
+    // The pool's one connection is lent again only once the abandoned statement has ended.
+    let next = false;
+    const after = db.use(async (c) => {
+      next = true;
+      expect(c.busy()).toBeUndefined();
+      return c.columns('SELECT 42 AS v');
+    });
+    expect(next).toBe(false);
+    await stillRunning;
+    expect(await after).toEqual([[42]]);
+    expect(next).toBe(true);
+  });
+});
