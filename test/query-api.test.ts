@@ -125,6 +125,31 @@ describe('pagination over 10,000 events with equal timestamps', () => {
     expect(res.status.messages?.map((m) => m.code)).toContain('default_limit_warning');
   });
 
+  it('the default page applies to events joined, looked up or expanded, not to summaries', async () => {
+    const rows = async (apl: string) => {
+      const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl, ...RANGE });
+      const res = (await r.json()) as { tables: { columns: unknown[][] }[]; status: { messages?: { code: string }[] } };
+      return {
+        n: res.tables[0]!.columns[0]!.length,
+        warned: (res.status.messages ?? []).some((m) => m.code === 'default_limit_warning'),
+      };
+    };
+    const kinds = "datatable(parity:long, kind:string)[0, 'even', 1, 'odd']";
+    expect(await rows(`['pages'] | extend parity = id % 2 | lookup (${kinds}) on parity`)).toEqual({
+      n: 1000,
+      warned: true,
+    });
+    expect(await rows(`['pages'] | extend parity = id % 2 | join kind=inner (${kinds}) on parity`)).toEqual({
+      n: 1000,
+      warned: true,
+    });
+    expect(await rows("['pages'] | extend t = dynamic([1, 2]) | mv-expand t")).toEqual({ n: 1000, warned: true });
+    expect(await rows("['pages'] | summarize count() by id")).toEqual({ n: N, warned: false });
+    expect(await rows("['pages'] | summarize count() by id | lookup (datatable(id:long, x:long)[1, 1]) on id")).toEqual(
+      { n: N, warned: false },
+    );
+  });
+
   it('sample keeps about the given proportion of rows', async () => {
     const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', {
       apl: "['pages'] | sample 0.3 | count",

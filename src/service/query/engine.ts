@@ -20,6 +20,30 @@ import { formatRfc3339Nano } from '../../util/time.js';
 
 /** The page size when neither the query nor the request sets one (spec: Limits). */
 export const DEFAULT_ROWS = 1000;
+
+/**
+ * Whether a result's rows are events (the default page applies) rather than a summary: the stage that
+ * last made rows anew read a dataset (a scan or a union of them) and no summary came after it. Rows
+ * joined, looked up or expanded from events are events still.
+ */
+export function rowsAreEvents(stages: readonly BoundStage[]): boolean {
+  for (let i = stages.length - 1; i >= 0; i--) {
+    switch (stages[i]!.stage.kind) {
+      case 'scan':
+      case 'union':
+        return true;
+      case 'aggregate':
+      case 'count':
+      case 'distinct':
+      case 'series':
+      case 'values':
+        return false;
+      default:
+        break;
+    }
+  }
+  return false;
+}
 /** The most rows one response carries (the "server-side internal limit" of the spec). */
 export const MAX_ROWS = 50_000;
 /**
@@ -216,7 +240,7 @@ export class QueryEngine {
     let limit = MAX_ROWS;
     if (bound.queryLimit !== undefined) limit = Math.min(limit, bound.queryLimit);
     if (p.request.limit !== undefined && p.request.limit > 0) limit = Math.min(limit, p.request.limit);
-    const defaulted = bound.queryLimit === undefined && !(p.request.limit! > 0) && last.rowIdentity;
+    const defaulted = bound.queryLimit === undefined && !(p.request.limit! > 0) && rowsAreEvents(bound.stages);
     if (defaulted) limit = DEFAULT_ROWS;
 
     const timeOrder = timeOrderOf(bound.stages);
