@@ -14,6 +14,16 @@ type Case = [call: string, expected: unknown];
 
 const sha = (alg: string, s: string) => createHash(alg).update(s).digest('hex');
 
+/** A conversation as OpenTelemetry's GenAI conventions record it: content as text or parts, a tool call. */
+const CHAT = `dynamic([
+  {"role": "system", "content": "Be brief."},
+  {"role": "user", "content": "Hi"},
+  {"role": "assistant", "content": "Hello!"},
+  {"role": "user", "content": [{"type": "text", "text": "Weather in "}, {"type": "text", "text": "Paris?"}]},
+  {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "city=Paris"}}]},
+  {"role": "tool", "content": "18C"},
+  {"role": "assistant", "content": "It is 18C."}])`;
+
 const FAMILIES: Record<string, Case[]> = {
   trigonometry: [
     ['sin(1)', Math.sin(1)],
@@ -323,6 +333,34 @@ const FAMILIES: Record<string, Case[]> = {
     ["datetime_part('microsecond', datetime(2024-01-01T00:00:01.123456789Z))", 123456],
     ["datetime_part('nanosecond', datetime(2024-01-01T00:00:01.123456789Z))", 123456789],
     ["datetime_part('second', datetime(2024-01-01T00:00:01.123456789Z))", 1],
+  ],
+  genai: [
+    [`genai_concat_contents(${CHAT}, ' | ')`, 'Be brief. | Hi | Hello! | Weather in Paris? |  | 18C | It is 18C.'],
+    [`genai_conversation_turns(${CHAT})`, 2],
+    [`genai_extract_assistant_response(${CHAT})`, 'It is 18C.'],
+    [`genai_extract_user_prompt(${CHAT})`, 'Weather in Paris?'],
+    [`genai_extract_system_prompt(${CHAT})`, 'Be brief.'],
+    [`genai_get_content_by_index(${CHAT}, 1)`, 'Hi'],
+    [`genai_get_content_by_index(${CHAT}, -1)`, 'It is 18C.'],
+    [`genai_get_content_by_index(${CHAT}, 99)`, ''],
+    [`genai_get_content_by_role(${CHAT}, 'tool')`, '18C'],
+    [`genai_get_role(${CHAT}, 2)`, 'assistant'],
+    [`genai_message_roles(${CHAT})`, ['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant']],
+    [`genai_has_tool_calls(${CHAT})`, true],
+    [
+      `genai_extract_tool_calls(${CHAT})`,
+      [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: 'city=Paris' } }],
+    ],
+    [`genai_extract_function_results(${CHAT})`, ['18C']],
+    [`genai_is_truncated(${CHAT}, 'length')`, true],
+    [`genai_is_truncated(${CHAT}, 'stop')`, false],
+    [`genai_estimate_tokens('Hello, world!')`, 4],
+    [`genai_get_pricing('gpt-4')`, { input_price_per_million: 30, output_price_per_million: 60 }],
+    [`genai_get_pricing('claude-3-opus-20240229')`, { input_price_per_million: 15, output_price_per_million: 75 }],
+    [`genai_get_pricing('no-such-model')`, null],
+    [`genai_cost('gpt-4', 1000, 500)`, 0.06],
+    [`genai_input_cost('gpt-4o', 2000000)`, 5],
+    [`genai_output_cost('openai/gpt-4o-2024-08-06', 1000000)`, 10],
   ],
 };
 

@@ -5,6 +5,7 @@
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
 import { ARRAY_FUNCTIONS } from './arrays.js';
+import { GENAI_FUNCTIONS } from './genai.js';
 import { HASH_FUNCTIONS } from './hash.js';
 import { IP_FUNCTIONS } from './ip.js';
 import { SERIES_FUNCTIONS } from './series.js';
@@ -120,6 +121,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ...STRING_FUNCTIONS,
   ...IP_FUNCTIONS,
   ...SERIES_FUNCTIONS,
+  ...GENAI_FUNCTIONS,
   ...HASH_FUNCTIONS,
   // ---- rounding
   bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
