@@ -129,6 +129,9 @@ const FAMILIES: Record<string, Case[]> = {
     ['toarray(dynamic([1, 2]))', [1, 2]],
     ['toarray(dynamic({"a": 1}))', [{ a: 1 }]],
     ['toarray(5)', [5]],
+    ["array_extract(dynamic([{'id': 1, 'value': true}, {'id': 2, 'value': false}]), @'$[*].value')", [true, false]],
+    ["array_extract(dynamic([{'id': 1}, {'id': 2}]), '$[1].id')", [2]],
+    ["array_extract(dynamic([{'id': 1}]), '$[5].id')", []],
   ],
   strings: [
     ["indexof('abcdefg', 'cde')", 2],
@@ -207,6 +210,11 @@ const FAMILIES: Record<string, Case[]> = {
     ["find_pair(dynamic(['host:web01', 'env:prod']), 'env', '*')", { key: 'env', value: 'prod', separator: ':' }],
     ["find_pair(dynamic(['host:web01', 'env:prod']), 'h*', 'web*')", { key: 'host', value: 'web01', separator: ':' }],
     ["find_pair(dynamic(['a:b']), 'x', '*')", null],
+    [
+      "format_url(dynamic({'scheme': 'https', 'host': 'api.example.com', 'port': 8443, 'path': 'v1/items', 'user': 'ann', 'query': {'q': 'a b', 'n': '1'}, 'fragment': 'top'}))",
+      'https://ann@api.example.com:8443/v1/items?q=a%20b&n=1#top',
+    ],
+    ["format_url(parse_url('https://u:p@h.io:81/a/b?x=1&y=2#f'))", 'https://u:p@h.io:81/a/b?x=1&y=2#f'],
     ["iscc('4111 1111 1111 1111')", true],
     ["iscc('4111111111111112')", false],
     ["isimei('490154203237518')", true],

@@ -571,6 +571,29 @@ describe('scalar functions and literals', () => {
   });
 });
 
+describe('functions of the row', () => {
+  it('cursor_current() is the cursor results give the row, ingestion_time() its _sysTime, ensure_field() a typed field or null', async () => {
+    const res = await tabular(
+      "['web'] | sort by _time desc | take 1 | extend c = cursor_current(), ingested = ingestion_time()",
+    );
+    const t = res.tables[0]!;
+    const col = (name: string) => t.columns[t.fields.findIndex((f) => f.name === name)]![0];
+    expect(col('c')).toBe((res.status as { minCursor: string }).minCursor);
+    expect(col('ingested')).toBe(col('_sysTime'));
+    expect(
+      await rows(
+        "['web'] | sort by _time asc | take 2 | project s = ensure_field('status', typeof(string)), n = ensure_field('nope', typeof(long))",
+      ),
+    ).toEqual([
+      { s: '500', n: null },
+      { s: '200', n: null },
+    ]);
+    expect((await status("['web'] | summarize count() by method | extend c = cursor_current()")).message).toMatch(
+      /cursor_current\(\) needs rows that are events/,
+    );
+  });
+});
+
 describe('errors', () => {
   it('unknown names, functions and type errors are 400 with line and column', async () => {
     expect(await status("['web']\n| where nosuch > 1")).toEqual({

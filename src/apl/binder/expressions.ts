@@ -3,7 +3,7 @@
  * catalog (../functions). A call's query values (now, the bin_auto size) are passed as constants, and a
  * call the catalog can fold becomes a constant.
  */
-import { parseDatetimeText } from '../parser/parser.js';
+import { parseDatetimeText, TYPE_NAMES } from '../parser/parser.js';
 import type { Expr, LiteralValue } from '../parser/ast.js';
 import { AGGREGATE_FUNCTIONS } from '../functions/aggregate.js';
 import { ArgumentError, type ArgInfo, type QueryValue } from '../functions/catalog.js';
@@ -12,7 +12,7 @@ import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
 import { regexEscape, type SqlArg } from '../functions/sql.js';
 import { UNSUPPORTED_FUNCTIONS } from '../functions/unsupported.js';
 import type { BExpr, Relation } from './bound.js';
-import { colRef } from './relation.js';
+import { colRef, conversionFor } from './relation.js';
 import type { Scope } from './scope.js';
 
 export class Expressions {
@@ -199,6 +199,8 @@ export class Expressions {
       const col = rel.columns.find((c) => c.name === n.value);
       return col ? colRef(col) : this.expr(def, rel, allowAgg);
     }
+    const rowValue = this.rowFunction(e, rel);
+    if (rowValue) return rowValue;
     const agg = AGGREGATE_FUNCTIONS[e.name];
     if (agg) {
       if (!allowAgg) this.scope.fail(`the aggregation ${e.name}() is only allowed in summarize`, e.pos);
@@ -237,6 +239,50 @@ export class Expressions {
     } catch (err) {
       if (err instanceof ArgumentError) this.scope.fail(`${e.name}(): ${err.message}`, e.pos);
       throw err;
+    }
+  }
+
+  /**
+   * Functions of the row rather than of their arguments: ingestion_time() (the event's _sysTime),
+   * cursor_current() (the event's cursor, as query results give it) and ensure_field(name, typeof(t))
+   * (the field if the rows have it, converted to t, else a null of t).
+   */
+  private rowFunction(e: Extract<Expr, { kind: 'call' }>, rel: Relation): BExpr | undefined {
+    switch (e.name) {
+      case 'ingestion_time': {
+        this.arity(e, 0, 0);
+        const col = rel.columns.find((c) => c.name === '_sysTime' && c.type === 'datetime');
+        return col ? colRef(col) : { k: 'lit', type: 'datetime', value: null };
+      }
+      case 'cursor_current': {
+        this.arity(e, 0, 0);
+        if (!rel.rowIdentity) {
+          this.scope.fail(
+            'cursor_current() needs rows that are events, before any summarize, join or mv-expand',
+            e.pos,
+          );
+        }
+        const t: BExpr = { k: 'hidden', type: 'datetime', alias: '__t' };
+        const seq: BExpr = { k: 'hidden', type: 'long', alias: '__s' };
+        return { k: 'call', type: 'string', fn: 'cursor#', args: [t, seq], pos: e.pos };
+      }
+      case 'ensure_field': {
+        const [n, t] = e.args;
+        if (e.args.length !== 2 || n?.kind !== 'literal' || typeof n.value !== 'string' || t?.kind !== 'typeof') {
+          this.scope.fail(
+            'ensure_field() takes a field name and its type, such as ensure_field("status", typeof(string))',
+            e.pos,
+          );
+        }
+        const type = TYPE_NAMES[t.typeName]!;
+        const col = rel.columns.find((c) => c.name === n.value);
+        if (!col) return { k: 'lit', type, value: null };
+        return col.type === type
+          ? colRef(col)
+          : { k: 'call', type, fn: conversionFor(type), args: [colRef(col)], pos: e.pos };
+      }
+      default:
+        return undefined;
     }
   }
 

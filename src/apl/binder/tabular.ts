@@ -68,7 +68,7 @@ export class Tabular {
       s.items.forEach((item, i) => {
         const e = this.exprs.expr(item.expr, empty);
         const name = item.name ?? `print_${i}`;
-        cols.push({ name, type: e.type, alias: this.scope.alias() });
+        cols.push({ name, type: e.type, alias: this.scope.alias(), shape: shapeOf(e) });
         row.push(e);
       });
       return [

@@ -4,6 +4,7 @@
  */
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, fail } from './define.js';
+import { sqlText } from '../../sql/quote.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 
 /** A dynamic value as a JSON[] list, or null when it is not an array. */
@@ -126,7 +127,19 @@ function setFn(kind: 'union' | 'intersect' | 'difference'): ScalarFunction {
   );
 }
 
+/** The values a JSONPath selects in an array (a constant path; `[*]` selects from every element). */
+function arrayExtractSql(a: SqlArg, path: SqlArg): string {
+  const p = path.constant?.value;
+  if (typeof p !== 'string' || !p.startsWith('$')) fail('the path must be a constant JSONPath, such as $[*].value');
+  const selected = `json_extract(${toDynamicSql(a)}, ${sqlText(p as string)})`;
+  // DuckDB answers a list for a path with a wildcard and one value otherwise.
+  return /\[\*\]|\.\*/.test(p as string)
+    ? `to_json(${selected})`
+    : `(CASE WHEN ${selected} IS NOT NULL THEN json_array(${selected}) ELSE '[]'::JSON END)`;
+}
+
 export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
+  array_extract: arrayFn(2, 2, ([a, p]) => arrayExtractSql(a!, p!)),
   array_reverse: arrayFn(1, 1, ([a]) => `to_json(list_reverse(${jsonList(a!)}))`),
   array_sort_asc: arrayFn(1, 2, ([a, n]) => sortSql(a!, false, n)),
   array_sort_desc: arrayFn(1, 2, ([a, n]) => sortSql(a!, true, n)),

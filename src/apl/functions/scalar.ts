@@ -631,6 +631,14 @@ SCALAR_FUNCTIONS['parse_kv#'] = {
       ? `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN COALESCE(NULLIF(regexp_extract(${s!.sql}, ${re!.sql}, 1), ''), regexp_extract(${s!.sql}, ${re!.sql}, 2)) END)`
       : `(CASE WHEN regexp_matches(${s!.sql}, ${re!.sql}) THEN regexp_extract(${s!.sql}, ${re!.sql}, 1) END)`,
 };
+// cursor_current(): the cursor of an event from its time and ingest sequence (the binder builds it;
+// ferry_cursor is JavaScript, the engine's own encoding of cursors).
+SCALAR_FUNCTIONS['cursor#'] = {
+  minArgs: 2,
+  maxArgs: 2,
+  returns: () => 'string',
+  sql: ([t, s]) => `ferry_cursor(epoch_ns(${t!.sql}), ${s!.sql})`,
+};
 // redact's masking of one string column (the binder builds it; ferry_redact is JavaScript, ./redact.ts).
 SCALAR_FUNCTIONS['redact#'] = {
   minArgs: 2,

@@ -7,6 +7,7 @@ import type { ScalarFunction } from './catalog.js';
 import { castTo, fixed } from './define.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { jsonList } from './arrays.js';
+import { sqlText } from '../../sql/quote.js';
 
 /** A URL query ("a=1&b=x%20y", with or without "?") as a JSON object; a key seen again keeps its first value. */
 export function queryParamsSql(q: string): string {
@@ -131,7 +132,32 @@ function pairObject(s: string, sep: string): string {
 const likeOf = (p: string) =>
   `replace(replace(replace(replace(${p}, '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%')`;
 
+/**
+ * A URL from its parts: Axiom's keys (scheme, host, port, path, user, password, query, fragment) or those
+ * parse_url answers (Scheme, Host, Port, Path, Username, Password, Query Parameters, Fragment); the query
+ * a string or an object of parameters (URL-encoded here).
+ */
+function formatUrlSql(parts: SqlArg): string {
+  return bindSql({ d: toDynamicSql(parts) }, ({ d }) => {
+    const part = (...keys: string[]) =>
+      `COALESCE(${keys.map((k) => `json_extract_string(${d}, ${keyPath(k)})`).join(', ')}, '')`;
+    const q = `COALESCE(json_extract(${d}, '$.query'), json_extract(${d}, '$."Query Parameters"'))`;
+    const params = `CASE WHEN json_type(${q}) = 'OBJECT' THEN array_to_string(list_transform(json_keys(${q}), k -> url_encode(k) || '=' || url_encode(json_extract_string(${q}, '/' || replace(replace(k, '~', '~0'), '/', '~1')))), '&') ELSE COALESCE(json_extract_string(${q}, '$'), '') END`;
+    const scheme = part('scheme', 'Scheme');
+    const user = part('user', 'Username');
+    const password = part('password', 'Password');
+    const port = part('port', 'Port');
+    const path = part('path', 'Path');
+    const fragment = part('fragment', 'Fragment');
+    const auth = `CASE WHEN ${user} <> '' THEN ${user} || CASE WHEN ${password} <> '' THEN ':' || ${password} ELSE '' END || '@' ELSE '' END`;
+    return `(CASE WHEN json_type(${d}) = 'OBJECT' THEN (CASE WHEN ${scheme} <> '' THEN ${scheme} || '://' ELSE '' END) || ${auth} || ${part('host', 'Host')} || (CASE WHEN ${port} <> '' THEN ':' || ${port} ELSE '' END) || (CASE WHEN ${path} <> '' AND NOT starts_with(${path}, '/') THEN '/' ELSE '' END) || ${path} || (CASE WHEN (${params}) <> '' THEN '?' || regexp_replace(${params}, '^\\?', '') ELSE '' END) || (CASE WHEN ${fragment} <> '' THEN '#' || ${fragment} ELSE '' END) END)`;
+  });
+}
+
+const keyPath = (k: string) => sqlText(`$."${k}"`);
+
 export const STRING_FUNCTIONS: Record<string, ScalarFunction> = {
+  format_url: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([d]) => formatUrlSql(d!) },
   indexof: { minArgs: 2, maxArgs: 5, returns: () => 'long', sql: indexofSql },
   indexof_regex: { minArgs: 2, maxArgs: 5, returns: () => 'long', sql: indexofRegexSql },
   countof_regex: fixed(

@@ -4,6 +4,8 @@
  */
 export const UNSUPPORTED_FUNCTIONS: Record<string, { kind: 'function' | 'aggregation'; why?: string }> = {
   externaldata: { kind: 'function', why: 'Ferry does not fetch URLs while querying' },
+  parse_sql: { kind: 'function', why: 'Ferry does not parse SQL statements' },
+  format_sql: { kind: 'function', why: 'Ferry does not parse SQL statements, so it has no model to format' },
   spotlight: { kind: 'aggregation' },
   phrases: { kind: 'aggregation' },
   make_bag: { kind: 'aggregation' },

@@ -4,6 +4,7 @@
  * addon to compile), which is APL's hash(); ferry_parse_csv(text) with csv-parse, the CSV reader ingest
  * uses; ferry_json_sorted(json), JSON with its keys sorted at every depth (dynamic_to_json);
  * ferry_ipv6_compare(a, b, prefix), the order of two IPv6 (or IPv4) addresses over their common prefix.
+ * ferry_cursor(time_ns, seq) encodes an event's cursor as query results give it (cursor_current).
  * ferry_redact(text, options) masks what redact's patterns match (apl/functions/redact.ts).
  * DuckDB answers null for a null argument without calling a function, so each takes its arguments as given.
  */
@@ -13,6 +14,7 @@ import { BIGINT, DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
 import { parse as parseCsv } from 'csv-parse/sync';
 import xxhash from 'xxhash-wasm';
 import { redactText, type RedactOptions } from '../../apl/functions/redact.js';
+import { encodeCursor } from './cursor.js';
 
 /** A function of one text argument whose answer is text (or null). */
 function textFunction(name: string, fn: (s: string) => string | null): DuckDBScalarFunction {
@@ -112,6 +114,22 @@ export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
     textFunction('ferry_parse_csv', csvFields),
     textFunction('ferry_json_sorted', sortedJson),
     textFunction('ferry_sha512', (s) => createHash('sha512').update(s).digest('hex')),
+    DuckDBScalarFunction.create({
+      name: 'ferry_cursor',
+      mainFunction: (_info, input, output) => {
+        const t = input.getColumnVector(0);
+        const seq = input.getColumnVector(1);
+        for (let i = 0; i < input.rowCount; i++) {
+          output.setItem(
+            i,
+            encodeCursor({ timeNs: BigInt(t.getItem(i) as bigint), seq: BigInt(seq.getItem(i) as bigint) }),
+          );
+        }
+        output.flush();
+      },
+      returnType: VARCHAR,
+      parameterTypes: [BIGINT, BIGINT],
+    }),
     DuckDBScalarFunction.create({
       name: 'ferry_redact',
       mainFunction: (_info, input, output) => {
