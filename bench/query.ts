@@ -68,6 +68,17 @@ const QUERIES: { name: string; apl: string; sql: string }[] = [
     apl: "['access'] | where status >= 400 and method == 'POST' and request_time > 0.05 | project _time, uri, status, request_time | sort by request_time desc | take 100",
     sql: "SELECT _time, uri, status, request_time FROM {t} WHERE status >= 400 AND method = 'POST' AND request_time > 0.05 ORDER BY request_time DESC LIMIT 100",
   },
+  {
+    // Each value's bin over its group's range; by hand, the ranges first, then a count per bin.
+    name: 'histogram by key',
+    apl: "['access'] | summarize histogram(request_time, 20) by method",
+    sql: 'WITH r AS (SELECT method AS m, min(request_time) AS lo, max(request_time) AS hi FROM {t} GROUP BY method) SELECT r.m, least(CAST(floor((request_time - r.lo) * 20 / (r.hi - r.lo)) AS BIGINT), 19) AS b, count(*) FROM {t} JOIN r ON method = r.m GROUP BY ALL',
+  },
+  {
+    name: 'make-series, series_stats and series_sum',
+    apl: "['access'] | make-series c = count() on _time step 1h by method | extend peak = series_stats(c).max, total = series_sum(c)",
+    sql: "SELECT m, max(c), sum(c) FROM (SELECT method AS m, time_bucket(INTERVAL '1 hour', _time) AS b, count(*) AS c FROM {t} GROUP BY ALL) GROUP BY m",
+  },
 ];
 
 function median(xs: number[]): number {
@@ -112,7 +123,7 @@ async function main(): Promise<void> {
     const fieldColumn = new Map(store.schema('access').fields.map((f) => [f.name, f.column]));
     // Hand-written SQL names fields; the store keeps them in physical columns f1, f2…
     const sqlOf = (q: string) =>
-      q.replace('{t}', table).replace(/\b([a-z_]+)\b/g, (w) => (fieldColumn.has(w) ? `"${fieldColumn.get(w)}"` : w));
+      q.replaceAll('{t}', table).replace(/\b([a-z_]+)\b/g, (w) => (fieldColumn.has(w) ? `"${fieldColumn.get(w)}"` : w));
     const n = await store.count('access');
     console.log(`${n.toLocaleString('en-US')} events; ${runs} runs per query, median in ms (after one warm-up run)\n`);
     console.log(`${'query'.padEnd(44)} ${'APL'.padStart(8)} ${'SQL'.padStart(8)} ${'ratio'.padStart(6)}`);

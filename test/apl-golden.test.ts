@@ -53,6 +53,7 @@ const CORPUS = [
   "['access'] | where _time > ago(1h) | count",
   "['access'] | parse uri with '/' section '/' * | summarize count() by section",
   "['access'] | make-series count() on _time step 1h",
+  "['access'] | summarize histogram(request_time, 10), count() by method",
   "['traces'] | summarize percentile(duration, 99), avg(duration) by service",
   "['traces'] | join kind=inner (['access'] | project trace_id = remote_addr, status) on trace_id | count",
   "let slow = ['access'] | where request_time > 2; slow | summarize count() by method",

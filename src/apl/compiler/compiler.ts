@@ -10,7 +10,7 @@ import { betweenSql, hasAnySql, inSql, OPERATORS } from '../functions/operators.
 import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
 import { sqlIdent, sqlText } from '../../sql/quote.js';
 import { convertSql, sqlLiteral, type SqlArg } from '../functions/sql.js';
-import { SQL_TYPE_OF } from '../types.js';
+import { isNumeric, SQL_TYPE_OF } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
 import type { LiteralValue } from '../parser/ast.js';
 
@@ -160,6 +160,7 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
     case 'select':
       return `SELECT ${hidden}${s.items.map((it) => `${exprSql(it.expr, VALUE)} AS ${sqlIdent(it.alias)}`).join(', ') || '1 AS "__empty"'} ${from}`;
     case 'aggregate': {
+      if (s.aggs.some((a) => isHistogram(a.expr))) return histogramAggregateSql(s, prev, i, opts);
       const keys = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
       const aggs = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
       // rowsMatched: the rows that went into the summary, as a window over the groups' counts.
@@ -235,20 +236,32 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
   const axis = isTime ? `epoch_ns(${exprSql(s.axis, VALUE)})` : `CAST(${exprSql(s.axis, VALUE)} AS DOUBLE)`;
   const step = isTime ? String(s.step) : String(Number(s.step));
   const num = (e: BExpr) => (isTime ? `epoch_ns(${exprSql(e, VALUE)})` : `CAST(${exprSql(e, VALUE)} AS DOUBLE)`);
-  // Without from/to the steps span the data; from is aligned to the step like bin().
-  const lo = s.from ? num(s.from) : '(SELECT min("__a") FROM p)';
   const floorTo = (x: string) =>
     isTime ? `(${x} - ((${x} % ${step}) + ${step}) % ${step})` : `(floor(${x} / ${step}) * ${step})`;
-  const hi = s.to ? num(s.to) : `(${floorTo('(SELECT max("__a") FROM p)')} + ${step})`;
+  // Each row's step: its start (time) or its number counted from 0 (numbers), as bin() rounds.
+  const bucket = isTime ? floorTo('"__a"') : `CAST(floor("__a" / ${step}) AS BIGINT)`;
+  // With from/to the steps are theirs (from aligned to the step, like bin()); without, they span the
+  // steps the data fell in, read from the small per-step aggregate rather than by scanning again.
+  const bounded = s.from !== undefined || s.to !== undefined;
+  const lo = s.from
+    ? floorTo(num(s.from))
+    : isTime
+      ? '(SELECT min("__b") FROM a)'
+      : `((SELECT min("__b") FROM a) * ${step})`;
+  const hi = s.to
+    ? num(s.to)
+    : isTime
+      ? `((SELECT max("__b") FROM a) + ${step})`
+      : `(((SELECT max("__b") FROM a) + 1) * ${step})`;
   const keys = s.keys.map((k) => sqlIdent(k.alias));
   const keySel = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
   const aggSel = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
   const groupBy = [...keys, '"__b"'].join(', ');
   const steps = isTime
-    ? `range(${floorTo(lo)}, ${hi}, ${step})`
-    : `range(0, CAST(ceil((${hi} - ${floorTo(lo)}) / ${step}) AS BIGINT))`;
-  // Numeric steps are numbered 0, 1, 2…; the axis shows each step's start.
-  const stepStart = isTime ? 'b."__b"' : `(${floorTo(lo)} + b."__b" * ${step})`;
+    ? `range(${lo}, ${hi}, ${step})`
+    : `range(CAST(floor(${lo} / ${step}) AS BIGINT), CAST(ceil(${hi} / ${step}) AS BIGINT))`;
+  // Numeric steps are numbered; the axis shows each step's start.
+  const stepStart = isTime ? 'b."__b"' : `(b."__b" * ${step})`;
   const match = [...keys.map((k) => `g.${k} IS NOT DISTINCT FROM a.${k}`), `a."__b" = b."__b"`].join(' AND ');
   const collect = s.aggs.map(
     (a) =>
@@ -257,14 +270,69 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
   const axisOut = isTime
     ? `to_json(list(ferry_rfc3339(make_timestamp_ns(${stepStart})) ORDER BY b."__b"))`
     : `to_json(list(${stepStart} ORDER BY b."__b"))`;
+  const within = bounded ? ` WHERE "__a" >= ${lo} AND "__a" < ${hi}` : '';
+  // a is read four times and holds a row per group and step: materialised, the data is scanned once.
   return `WITH p AS (SELECT *, ${axis} AS "__a" FROM (${prev}) AS s${i}),
-    a AS (SELECT ${[...keySel, ...aggSel, `${isTime ? floorTo('"__a"') : `CAST(floor(("__a" - ${floorTo(lo)}) / ${step}) AS BIGINT)`} AS "__b"`].join(', ')}
-          FROM p WHERE "__a" >= ${floorTo(lo)} AND "__a" < ${hi} GROUP BY ${groupBy}),
+    a AS MATERIALIZED (SELECT ${[...keySel, ...aggSel, `${bucket} AS "__b"`].join(', ')}
+          FROM p${within} GROUP BY ${groupBy}),
     g AS (SELECT DISTINCT ${keys.length ? keys.join(', ') : '1 AS "__one"'} FROM a),
     b AS (SELECT unnest(${steps}) AS "__b")
     SELECT ${[...keys.map((k) => `g.${k}`), ...collect, `${axisOut} AS ${sqlIdent(s.axisAlias)}`].join(', ')}
     FROM g CROSS JOIN b LEFT JOIN a ON ${match}
     GROUP BY ${keys.length ? keys.map((k) => `g.${k}`).join(', ') : 'ALL'} HAVING count(*) > 0`;
+}
+
+const isHistogram = (e: BExpr) => e.k === 'agg' && (e.fn === 'histogram' || e.fn === 'histogramif');
+
+/**
+ * A summary with histogram(): its bins need each group's range first, so it is planned as a person would
+ * write it: one read for each group's keys, its other aggregations and the range of each histogram's
+ * values, and one read per histogram counting rows per (group, bin), joined on the group keys. Gathering
+ * every value into a list, or counting every distinct value with DuckDB's histogram(), costs several
+ * times more (docs/benchmarks.md).
+ */
+function histogramAggregateSql(
+  s: Extract<Stage, { kind: 'aggregate' }>,
+  prev: string,
+  i: number,
+  opts: CompileOptions,
+): string {
+  const keyCols = s.keys.map((_, j) => `"__hk${j}"`);
+  const src = `SELECT *${s.keys.map((k, j) => `, ${exprSql(k.expr, VALUE)} AS ${keyCols[j]}`).join('')} FROM (${prev}) AS s${i}`;
+  const on = (a: string, b: string) =>
+    keyCols.length ? `ON ${keyCols.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ')}` : 'ON TRUE';
+  const groupBy = (prefix = '') => (keyCols.length ? ` GROUP BY ${keyCols.map((k) => prefix + k).join(', ')}` : '');
+  const rangeCols: string[] = [];
+  const ctes: string[] = [];
+  const joins: string[] = [];
+  const out: string[] = s.keys.map((k, j) => `r.${keyCols[j]} AS ${sqlIdent(k.alias)}`);
+  s.aggs.forEach((a, n) => {
+    if (!isHistogram(a.expr)) {
+      rangeCols.push(`${exprSql(a.expr, VALUE)} AS "__a${n}"`);
+      out.push(`r."__a${n}" AS ${sqlIdent(a.alias)}`);
+      return;
+    }
+    const e = a.expr as Extract<BExpr, { k: 'agg' }>;
+    const v = arg(e.args[0]!, VALUE);
+    const x = isNumeric(v.type) || v.type === 'timespan' ? v.sql : convertSql(v, 'real');
+    const bins = String((e.args[1] as { value: bigint }).value);
+    const when = e.fn === 'histogramif' ? ` AND ${convertSql(arg(e.args[2]!, VALUE), 'bool')}` : '';
+    const rows = `${v.sql} IS NOT NULL${when}`;
+    rangeCols.push(`min(${x}) FILTER (WHERE ${rows}) AS "__lo${n}"`, `max(${x}) FILTER (WHERE ${rows}) AS "__hi${n}"`);
+    const [lo, hi] = [`r."__lo${n}"`, `r."__hi${n}"`];
+    const bin = `CASE WHEN ${hi} = ${lo} THEN ${bins} - 1 ELSE least(CAST(floor((${x} - ${lo}) * ${bins} / (${hi} - ${lo})) AS BIGINT), ${bins} - 1) END`;
+    const counted = `SELECT ${[...keyCols.map((k) => `h.${k}`), `${bin} AS "__b"`, 'count(*) AS "__c"'].join(', ')} FROM h JOIN r ${on('h', 'r')} WHERE ${rows} GROUP BY ALL`;
+    ctes.push(
+      `"__h${n}" AS (SELECT ${[...keyCols, `list({'b': "__b", 'c': "__c"}) AS "__bins"`].join(', ')} FROM (${counted})${groupBy()})`,
+    );
+    joins.push(`LEFT JOIN "__h${n}" ${on('r', `"__h${n}"`)}`);
+    out.push(`to_json(ferry_histogram_bins(${lo}, ${hi}, ${bins}, "__h${n}"."__bins")) AS ${sqlIdent(a.alias)}`);
+  });
+  rangeCols.push('count(*) AS "__n"');
+  if (i === opts.matchedAt) out.push('sum(r."__n") OVER () AS "__m"');
+  const r = `SELECT ${[...keyCols, ...rangeCols].join(', ')} FROM h${groupBy()}`;
+  // h is read once per histogram and once for the ranges: not materialised, each read scans only what it uses.
+  return `WITH h AS NOT MATERIALIZED (${src}), r AS (${r}), ${ctes.join(', ')} SELECT ${out.join(', ')} FROM r ${joins.join(' ')}`;
 }
 
 /** The SQL of a pipeline (no final SELECT): for union inputs and the right side of a join. */

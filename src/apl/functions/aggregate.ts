@@ -272,6 +272,8 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     returns: (a) => topkReturns(a[1]!),
     sql: ([a, k, p]) => topkSql(a!, k!, p),
   },
+  // A summary's histogram is planned by the compiler (two reads, see compiler.ts); this one-pass form, a
+  // count per distinct value, serves a histogram inside another expression.
   histogram: {
     shape: 'array',
     minArgs: 2,
@@ -281,7 +283,7 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     constantArgs: [1],
     returns: (a) => histogramReturns(a[1]!),
     sql: ([a, n]) =>
-      `COALESCE(to_json(ferry_histogram(list(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL), ${String(n!.constant!.value)})), '[]'::JSON)`,
+      `COALESCE(to_json(ferry_histogram(histogram(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL), ${String(n!.constant!.value)})), '[]'::JSON)`,
   },
   histogramif: {
     shape: 'array',
@@ -293,7 +295,7 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     predicateArgs: [2],
     returns: (a) => histogramReturns(a[1]!),
     sql: ([a, n, c]) =>
-      `COALESCE(to_json(ferry_histogram(list(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(c!, 'bool')}), ${String(n!.constant!.value)})), '[]'::JSON)`,
+      `COALESCE(to_json(ferry_histogram(histogram(${numArg(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(c!, 'bool')}), ${String(n!.constant!.value)})), '[]'::JSON)`,
   },
   make_list: {
     shape: 'array',

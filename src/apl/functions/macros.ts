@@ -44,15 +44,17 @@ export const APL_MACROS = [
   // The prefix length of "a.b.c.d/n" (32 without one); NULL when over 32.
   `CREATE OR REPLACE MACRO ferry_ipv4_bits(s) AS CASE WHEN contains(s, '/') THEN
      (CASE WHEN TRY_CAST(split_part(s, '/', 2) AS INTEGER) BETWEEN 0 AND 32 THEN TRY_CAST(split_part(s, '/', 2) AS INTEGER) END) ELSE 32 END`,
-  // histogram(): n equal-width bins between the smallest and largest value, [{lower, upper, count}]. Each
-  // value's bin is computed once and counted in one pass (DuckDB's histogram of the bin numbers): the
-  // smallest and largest values are bound once through one-element lists, as a macro copies its argument
-  // wherever its body names it.
-  `CREATE OR REPLACE MACRO ferry_histogram(l, n) AS (list_transform([{'l': l, 'lo': list_min(l), 'hi': list_max(l)}], s ->
-     (list_transform([{'lo': s.lo, 'hi': s.hi, 'm': list_aggregate(list_transform(s.l, v -> CASE WHEN s.hi = s.lo THEN n - 1
-       ELSE least(CAST(floor((v - s.lo) * n / (s.hi - s.lo)) AS BIGINT), n - 1) END), 'histogram')}], t ->
-     list_transform(range(n), i -> {'lower': t.lo + i * (t.hi - t.lo) / n, 'upper': t.lo + (i + 1) * (t.hi - t.lo) / n,
-       'count': CAST(COALESCE(t.m[i], 0) AS BIGINT)})))[1]))[1]`,
+  // histogram() inside another expression: n equal-width bins from DuckDB's count per distinct value.
+  `CREATE OR REPLACE MACRO ferry_histogram(m, n) AS (list_transform([{'e': map_entries(m), 'lo': list_min(map_keys(m)),
+     'hi': list_max(map_keys(m))}], s -> list_transform(range(n), i -> {'lower': s.lo + i * (s.hi - s.lo) / n,
+     'upper': s.lo + (i + 1) * (s.hi - s.lo) / n, 'count': CAST(COALESCE(list_sum(list_transform(list_filter(s.e,
+       x -> (CASE WHEN s.hi = s.lo THEN n - 1 ELSE least(CAST(floor((x.key - s.lo) * n / (s.hi - s.lo)) AS BIGINT), n - 1) END) = i),
+       x -> x.value)), 0) AS BIGINT)})))[1]`,
+  // histogram()'s answer, [{lower, upper, count}], from the range of the values and the rows counted per bin
+  // number, [{b, c}] (the compiler plans it: see compiler.ts histogramAggregateSql).
+  `CREATE OR REPLACE MACRO ferry_histogram_bins(lo, hi, n, counts) AS list_transform(range(n), i -> {
+     'lower': lo + i * (hi - lo) / n, 'upper': lo + (i + 1) * (hi - lo) / n,
+     'count': CAST(COALESCE(list_sum(list_transform(list_filter(counts, e -> e.b = i), e -> e.c)), 0) AS BIGINT)})`,
   // todatetime() of a string: RFC 3339 / ISO 8601, or epoch digits with the unit guessed as on ingest.
   `CREATE OR REPLACE MACRO ferry_parse_datetime(s) AS ${timeExpression('s')}`,
 ];
