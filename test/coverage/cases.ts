@@ -152,8 +152,19 @@ export function coverageCases(d: Data): Case[] {
     col('percentiles_arrayif', `${H} | summarize p = percentiles_arrayif(resp_body_size_bytes, dynamic([50]), is_tls) | project toint(p[0])`, [nearestRank(d.http.filter((e) => e.is_tls).map((e) => e.resp_body_size_bytes), 50)]),
     col('stdevif', `${H} | summarize stdevif(req_duration_ms, is_tls)`, [Math.sqrt(variance(dur(d.http.filter((e) => e.is_tls))))]),
     col('varianceif', `${H} | summarize varianceif(req_duration_ms, is_tls)`, [variance(dur(d.http.filter((e) => e.is_tls)))]),
-    { feature: 'spotlight', apl: `${H} | summarize spotlight(status == '500', method)`, want: 'refused' },
-    { feature: 'phrases', apl: `${H} | summarize phrases(message, 3)`, want: 'refused' },
+    col(
+      'spotlight',
+      `${H} | summarize s = spotlight(status == '500', method) | mv-expand d = s.differences | where tostring(d.value) == 'GET' | project todouble(d.delta_score)`,
+      [Math.round((count((e) => e.status === '500' && e.method === 'GET') / n500 - count((e) => e.status !== '500' && e.method === 'GET') / (d.http.length - n500)) * 1e6) / 1e6],
+      true,
+    ),
+    col(
+      'phrases',
+      `${H} | summarize p = phrases(message, 3) | mv-expand p | project tostring(p.phrase)`,
+      // Every message is the same sentence: its four-word sequences tie, so they come alphabetically.
+      ['not solvable in linear', 'permutations were not solvable', 'qcd permutations were not'],
+      true,
+    ),
 
     // ---- scalar operators (apl.md 2.4)
     one('+', 'resp_body_size_bytes + resp_header_size_bytes', B + Hd),

@@ -364,7 +364,12 @@ function orderSql(keys: OrderKey[]): string {
 }
 
 function arg(e: BExpr, ctx: SqlContext): SqlArg {
-  return { sql: exprSql(e, ctx), type: e.type, constant: e.k === 'lit' ? { value: e.value } : undefined };
+  return {
+    sql: exprSql(e, ctx),
+    type: e.type,
+    constant: e.k === 'lit' ? { value: e.value } : undefined,
+    name: e.k === 'col' ? e.name : undefined,
+  };
 }
 
 export function exprSql(e: BExpr, ctx: SqlContext): string {

@@ -4,7 +4,8 @@
  * (quantile_disc), so a percentile is always a value that occurred.
  */
 import { ArgumentError, type AggregateFunction, type ArgInfo } from './catalog.js';
-import { convertSql, toDynamicSql, type SqlArg } from './sql.js';
+import { sqlText } from '../../sql/quote.js';
+import { asStringSql, convertSql, toDynamicSql, type SqlArg } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
 
 const fail = (m: string): never => {
@@ -42,6 +43,42 @@ function orderable(a: ArgInfo, fn: string): AplType {
 }
 
 export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
+  // spotlight(selected, field1, ...): the selected rows against the rest, field by field (JavaScript over
+  // the group's rows: service/query/analysis-functions.ts).
+  spotlight: {
+    shape: 'dictionary',
+    minArgs: 2,
+    maxArgs: 64,
+    op: 'spotlight',
+    prefix: 'spotlight',
+    predicateArgs: [0],
+    returns: ([p]) => {
+      if (p!.type !== 'bool' && p!.type !== 'dynamic')
+        fail(`the first argument selects the rows to compare: a bool, not ${p!.type}`);
+      return 'dynamic';
+    },
+    sql: ([p, ...fields]) => {
+      const row = `json_array(to_json(COALESCE(${cast(p!, 'bool')}, FALSE)), ${fields.map((f) => toDynamicSql(f)).join(', ')})`;
+      const names = JSON.stringify(fields.map((f, i) => f.name ?? `field${i + 1}`));
+      return `CAST(ferry_spotlight(CAST(to_json(list(${row})) AS VARCHAR), ${sqlText(names)}) AS JSON)`;
+    },
+  },
+  // phrases(text [, max = 10]): the most common word sequences (JavaScript, analysis-functions.ts).
+  phrases: {
+    shape: 'array',
+    minArgs: 1,
+    maxArgs: 2,
+    op: 'phrases',
+    prefix: 'phrases',
+    constantArgs: [1],
+    returns: ([, k]) => {
+      const v = k?.constant?.value;
+      if (k && (typeof v !== 'bigint' || v < 1n)) fail('the number of phrases must be a constant, 1 or more');
+      return 'dynamic';
+    },
+    sql: ([x, k]) =>
+      `CAST(ferry_phrases(CAST(to_json(list(${asStringSql(x!)}) FILTER (WHERE ${x!.sql} IS NOT NULL)) AS VARCHAR), ${k ? String(k.constant!.value) : '10'}) AS JSON)`,
+  },
   count: {
     minArgs: 0,
     maxArgs: 1,

@@ -13,6 +13,8 @@ export interface SqlArg {
   sql: string;
   type: AplType;
   constant?: { value: LiteralValue };
+  /** The column's name when the argument is a plain column (spotlight names its fields by it). */
+  name?: string;
 }
 
 export function sqlLiteral(type: AplType, value: LiteralValue): string {

@@ -6,8 +6,6 @@ export const UNSUPPORTED_FUNCTIONS: Record<string, { kind: 'function' | 'aggrega
   externaldata: { kind: 'function', why: 'Ferry does not fetch URLs while querying' },
   parse_sql: { kind: 'function', why: 'Ferry does not parse SQL statements' },
   format_sql: { kind: 'function', why: 'Ferry does not parse SQL statements, so it has no model to format' },
-  spotlight: { kind: 'aggregation' },
-  phrases: { kind: 'aggregation' },
   make_bag: { kind: 'aggregation' },
 };
 

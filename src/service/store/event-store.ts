@@ -46,6 +46,7 @@ import { geoInfoFunction } from '../query/geoip.js';
 import { jsFunctions } from '../query/js-functions.js';
 import { seriesFunction } from '../query/series-functions.js';
 import { genaiFunction } from '../query/genai-functions.js';
+import { analysisFunctions } from '../query/analysis-functions.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem } from './dataset-name.js';
@@ -138,7 +139,13 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
-    const functions = [await geoInfoFunction(), seriesFunction(), genaiFunction(), ...(await jsFunctions())];
+    const functions = [
+      await geoInfoFunction(),
+      seriesFunction(),
+      genaiFunction(),
+      ...analysisFunctions(),
+      ...(await jsFunctions()),
+    ];
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
       memoryLimitBytes: opts.memoryLimitBytes,
       checkpointThresholdBytes: opts.checkpointThresholdBytes,
