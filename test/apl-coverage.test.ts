@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coverageCases, type Data } from './coverage/cases.js';
 import { aiEvents, httpEvents, RANGE, traceEvents } from './coverage/data.js';
 import { REFERENCE } from './coverage/reference.js';
-import { Oracle, type ColumnType } from './conformance/oracle.js';
+import { HTTP_LOG_FIELDS, Oracle, type ColumnType } from './conformance/oracle.js';
 import { startTestService, type TestService } from './helpers.js';
 
 const data: Data = { http: httpEvents(), traces: traceEvents(), ai: aiEvents() };
@@ -17,24 +17,7 @@ const CASES = coverageCases(data);
 
 /** Schemas as Axiom types the sample datasets, for its parser. */
 const SCHEMAS: Record<string, Record<string, ColumnType>> = {
-  'sample-http-logs': {
-    _time: 'datetime',
-    _sysTime: 'datetime',
-    id: 'string',
-    status: 'string',
-    method: 'string',
-    uri: 'string',
-    req_duration_ms: 'real',
-    resp_body_size_bytes: 'long',
-    resp_header_size_bytes: 'long',
-    content_type: 'string',
-    'geo.city': 'string',
-    'geo.country': 'string',
-    is_tls: 'bool',
-    server_datacenter: 'string',
-    user_agent: 'string',
-    message: 'string',
-  },
+  'sample-http-logs': { _time: 'datetime', _sysTime: 'datetime', ...HTTP_LOG_FIELDS },
   'otel-demo-traces': {
     _time: 'datetime',
     _sysTime: 'datetime',

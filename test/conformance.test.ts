@@ -5,25 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS } from './conformance/corpus.js';
-import { Oracle, type ColumnType } from './conformance/oracle.js';
+import { HTTP_LOG_FIELDS, Oracle, type ColumnType } from './conformance/oracle.js';
 import { startTestService, type TestService } from './helpers.js';
 
-const FIELDS: Record<string, ColumnType> = {
-  id: 'string',
-  status: 'string',
-  method: 'string',
-  uri: 'string',
-  req_duration_ms: 'real',
-  resp_body_size_bytes: 'long',
-  resp_header_size_bytes: 'long',
-  content_type: 'string',
-  'geo.city': 'string',
-  'geo.country': 'string',
-  is_tls: 'bool',
-  server_datacenter: 'string',
-  user_agent: 'string',
-  message: 'string',
-};
+const FIELDS = HTTP_LOG_FIELDS;
 /** The column order of a dataset in Ferry: _time, _sysTime, then the fields alphabetically (README). */
 const SCHEMA: Record<string, ColumnType> = {
   _time: 'datetime',

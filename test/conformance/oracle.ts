@@ -73,3 +73,21 @@ export class Oracle {
     return { errors, columns };
   }
 }
+
+/** The fields of the docs' sample-http-logs (apl.md 3.1) as Axiom types them. */
+export const HTTP_LOG_FIELDS: Record<string, ColumnType> = {
+  id: 'string',
+  status: 'string',
+  method: 'string',
+  uri: 'string',
+  req_duration_ms: 'real',
+  resp_body_size_bytes: 'long',
+  resp_header_size_bytes: 'long',
+  content_type: 'string',
+  'geo.city': 'string',
+  'geo.country': 'string',
+  is_tls: 'bool',
+  server_datacenter: 'string',
+  user_agent: 'string',
+  message: 'string',
+};

@@ -3,7 +3,8 @@
  * selected cohort against the rest, field by field) and phrases (the most common word sequences). DuckDB
  * gathers each group's values into a list; these functions read it once. Pure functions.
  */
-import { BIGINT, DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, type DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { jsFunction } from './duckdb-function.js';
 
 // ---- statistics
 
@@ -172,36 +173,13 @@ export function phrases(texts: string[], max: number): { phrase: string; count: 
 
 export function analysisFunctions(): DuckDBScalarFunction[] {
   return [
-    DuckDBScalarFunction.create({
-      name: 'ferry_spotlight',
-      mainFunction: (_info, input, output) => {
-        const rows = input.getColumnVector(0);
-        const names = input.getColumnVector(1);
-        for (let i = 0; i < input.rowCount; i++) {
-          const parsed = (JSON.parse(String(rows.getItem(i))) as unknown[]).map((r) =>
-            typeof r === 'string' ? JSON.parse(r) : r,
-          ) as Row[];
-          output.setItem(i, JSON.stringify(spotlight(parsed, JSON.parse(String(names.getItem(i))) as string[])));
-        }
-        output.flush();
-      },
-      returnType: VARCHAR,
-      parameterTypes: [VARCHAR, VARCHAR],
+    jsFunction<[string, string]>('ferry_spotlight', [VARCHAR, VARCHAR], VARCHAR, (rows, names) => {
+      const parsed = (JSON.parse(rows) as unknown[]).map((r) => (typeof r === 'string' ? JSON.parse(r) : r)) as Row[];
+      return JSON.stringify(spotlight(parsed, JSON.parse(names) as string[]));
     }),
-    DuckDBScalarFunction.create({
-      name: 'ferry_phrases',
-      mainFunction: (_info, input, output) => {
-        const texts = input.getColumnVector(0);
-        const max = input.getColumnVector(1);
-        for (let i = 0; i < input.rowCount; i++) {
-          const list = JSON.parse(String(texts.getItem(i))) as unknown[];
-          const strings = list.map((t) => (typeof t === 'string' ? t : JSON.stringify(t)));
-          output.setItem(i, JSON.stringify(phrases(strings, Number(max.getItem(i)))));
-        }
-        output.flush();
-      },
-      returnType: VARCHAR,
-      parameterTypes: [VARCHAR, BIGINT],
+    jsFunction<[string, bigint]>('ferry_phrases', [VARCHAR, BIGINT], VARCHAR, (texts, max) => {
+      const strings = (JSON.parse(texts) as unknown[]).map((t) => (typeof t === 'string' ? t : JSON.stringify(t)));
+      return JSON.stringify(phrases(strings, Number(max)));
     }),
   ];
 }

@@ -4,7 +4,7 @@
  * conversation is an array of messages {role, content}, the content a string or an array of parts
  * ({type, text} or {type, content}); the newer convention's {role, parts} is read too. Pure functions.
  */
-import { DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { jsonOpFunction } from './duckdb-function.js';
 import { pricingOf } from './genai-pricing.js';
 
 type Message = Record<string, unknown>;
@@ -127,19 +127,4 @@ export function genaiCall(op: string, args: unknown[]): unknown {
   }
 }
 
-export function genaiFunction(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'ferry_genai',
-    mainFunction: (_info, input, output) => {
-      const ops = input.getColumnVector(0);
-      const args = input.getColumnVector(1);
-      for (let i = 0; i < input.rowCount; i++) {
-        const result = genaiCall(String(ops.getItem(i)), JSON.parse(String(args.getItem(i))) as unknown[]);
-        output.setItem(i, result === null || result === undefined ? null : JSON.stringify(result));
-      }
-      output.flush();
-    },
-    returnType: VARCHAR,
-    parameterTypes: [VARCHAR, VARCHAR],
-  });
-}
+export const genaiFunction = () => jsonOpFunction('ferry_genai', genaiCall);

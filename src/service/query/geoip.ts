@@ -9,7 +9,8 @@
  * function answers a clear error.
  */
 import { createRequire } from 'node:module';
-import { DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { type DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { jsFunction } from './duckdb-function.js';
 
 interface GeoLookup {
   lookup(ip: string): { country: string; region: string; city: string; timezone: string; ll: [number, number] } | null;
@@ -69,17 +70,5 @@ async function subdivisionNames(): Promise<Map<string, string>> {
 
 export async function geoInfoFunction(): Promise<DuckDBScalarFunction> {
   const subdivisions = await subdivisionNames();
-  return DuckDBScalarFunction.create({
-    name: 'ferry_geo_info',
-    mainFunction: (_info, input, output) => {
-      const v = input.getColumnVector(0);
-      for (let i = 0; i < input.rowCount; i++) {
-        const ip = v.getItem(i);
-        output.setItem(i, ip === null ? null : geoInfo(String(ip), subdivisions));
-      }
-      output.flush();
-    },
-    returnType: VARCHAR,
-    parameterTypes: [VARCHAR],
-  });
+  return jsFunction<[string]>('ferry_geo_info', [VARCHAR], VARCHAR, (ip) => geoInfo(String(ip), subdivisions));
 }

@@ -10,28 +10,16 @@
  */
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { BIGINT, DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, type DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
 import { parse as parseCsv } from 'csv-parse/sync';
 import xxhash from 'xxhash-wasm';
 import { redactText, type RedactOptions } from '../../apl/functions/redact.js';
 import { encodeCursor } from './cursor.js';
+import { jsFunction } from './duckdb-function.js';
 
 /** A function of one text argument whose answer is text (or null). */
-function textFunction(name: string, fn: (s: string) => string | null): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name,
-    mainFunction: (_info, input, output) => {
-      const v = input.getColumnVector(0);
-      for (let i = 0; i < input.rowCount; i++) {
-        const s = v.getItem(i);
-        output.setItem(i, s === null ? null : fn(String(s)));
-      }
-      output.flush();
-    },
-    returnType: VARCHAR,
-    parameterTypes: [VARCHAR],
-  });
-}
+const textFunction = (name: string, fn: (s: string) => string | null) =>
+  jsFunction<[string]>(name, [VARCHAR], VARCHAR, (s) => fn(String(s)));
 
 /** The fields of the first record of a line of CSV, as a JSON array of strings; null when it does not parse. */
 export function csvFields(text: string): string | null {
@@ -110,81 +98,25 @@ export function compareIpv6(a: string, b: string, prefix: number | null): number
 
 export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
   const { h64 } = await xxhash();
+  let redaction: { json: string; options: RedactOptions } | undefined;
   return [
     textFunction('ferry_parse_csv', csvFields),
     textFunction('ferry_json_sorted', sortedJson),
     textFunction('ferry_sha512', (s) => createHash('sha512').update(s).digest('hex')),
-    DuckDBScalarFunction.create({
-      name: 'ferry_cursor',
-      mainFunction: (_info, input, output) => {
-        const t = input.getColumnVector(0);
-        const seq = input.getColumnVector(1);
-        for (let i = 0; i < input.rowCount; i++) {
-          output.setItem(
-            i,
-            encodeCursor({ timeNs: BigInt(t.getItem(i) as bigint), seq: BigInt(seq.getItem(i) as bigint) }),
-          );
-        }
-        output.flush();
-      },
-      returnType: VARCHAR,
-      parameterTypes: [BIGINT, BIGINT],
+    jsFunction<[bigint, bigint]>('ferry_cursor', [BIGINT, BIGINT], VARCHAR, (t, seq) =>
+      encodeCursor({ timeNs: BigInt(t), seq: BigInt(seq) }),
+    ),
+    // The options are the same constant on every row: parsed once.
+    jsFunction<[string, string]>('ferry_redact', [VARCHAR, VARCHAR], VARCHAR, (text, options) => {
+      if (redaction?.json !== options) redaction = { json: options, options: JSON.parse(options) as RedactOptions };
+      return redactText(String(text), redaction.options);
     }),
-    DuckDBScalarFunction.create({
-      name: 'ferry_redact',
-      mainFunction: (_info, input, output) => {
-        const text = input.getColumnVector(0);
-        const options = input.getColumnVector(1);
-        let parsed: { json: string; options: RedactOptions } | undefined;
-        for (let i = 0; i < input.rowCount; i++) {
-          const s = text.getItem(i);
-          const o = String(options.getItem(i));
-          if (parsed?.json !== o) parsed = { json: o, options: JSON.parse(o) as RedactOptions };
-          output.setItem(i, s === null ? null : redactText(String(s), parsed.options));
-        }
-        output.flush();
-      },
-      returnType: VARCHAR,
-      parameterTypes: [VARCHAR, VARCHAR],
+    jsFunction<[string, string, bigint]>('ferry_ipv6_compare', [VARCHAR, VARCHAR, BIGINT], BIGINT, (a, b, prefix) => {
+      const order = compareIpv6(String(a), String(b), Number(prefix));
+      return order === null ? null : BigInt(order);
     }),
-    DuckDBScalarFunction.create({
-      name: 'ferry_ipv6_compare',
-      mainFunction: (_info, input, output) => {
-        const [a, b, p] = [0, 1, 2].map((c) => input.getColumnVector(c));
-        for (let i = 0; i < input.rowCount; i++) {
-          const x = a!.getItem(i);
-          const y = b!.getItem(i);
-          const prefix = p!.getItem(i);
-          const order =
-            x === null || y === null
-              ? null
-              : compareIpv6(String(x), String(y), prefix === null ? null : Number(prefix));
-          output.setItem(i, order === null ? null : BigInt(order));
-        }
-        output.flush();
-      },
-      returnType: BIGINT,
-      parameterTypes: [VARCHAR, VARCHAR, BIGINT],
-    }),
-    DuckDBScalarFunction.create({
-      name: 'ferry_xxhash64',
-      mainFunction: (_info, input, output) => {
-        const text = input.getColumnVector(0);
-        const seed = input.getColumnVector(1);
-        for (let i = 0; i < input.rowCount; i++) {
-          const s = text.getItem(i);
-          const salt = seed.getItem(i);
-          output.setItem(
-            i,
-            s === null
-              ? null
-              : BigInt.asIntN(64, h64(String(s), BigInt.asUintN(64, BigInt((salt as bigint | null) ?? 0n)))),
-          );
-        }
-        output.flush();
-      },
-      returnType: BIGINT,
-      parameterTypes: [VARCHAR, BIGINT],
-    }),
+    jsFunction<[string, bigint]>('ferry_xxhash64', [VARCHAR, BIGINT], BIGINT, (s, seed) =>
+      BigInt.asIntN(64, h64(String(s), BigInt.asUintN(64, BigInt(seed)))),
+    ),
   ];
 }

@@ -4,7 +4,7 @@
  * call's arguments, the answer JSON text. Element-wise arithmetic and statistics stay in SQL
  * (apl/functions/series.ts). Pure functions; the Fourier transforms are O(n log n).
  */
-import { DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
+import { jsonOpFunction } from './duckdb-function.js';
 
 type Series = (number | null)[];
 
@@ -235,19 +235,4 @@ export function seriesCall(op: string, args: unknown[]): unknown {
   }
 }
 
-export function seriesFunction(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'ferry_series',
-    mainFunction: (_info, input, output) => {
-      const ops = input.getColumnVector(0);
-      const args = input.getColumnVector(1);
-      for (let i = 0; i < input.rowCount; i++) {
-        const result = seriesCall(String(ops.getItem(i)), JSON.parse(String(args.getItem(i))) as unknown[]);
-        output.setItem(i, result === null ? null : JSON.stringify(result));
-      }
-      output.flush();
-    },
-    returnType: VARCHAR,
-    parameterTypes: [VARCHAR, VARCHAR],
-  });
-}
+export const seriesFunction = () => jsonOpFunction('ferry_series', seriesCall);
