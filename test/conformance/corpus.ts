@@ -239,4 +239,73 @@ export const CORPUS: CorpusEntry[] = [
     expect: 'lags',
     why: 'apl.md 6.1: language service 0.2.5 does not know percentileif',
   },
+  // ---- Tier 3 function families, in the shape of the docs' examples. Unnamed calls are named by rules
+  // of each function in Axiom (strlen(x) -> strlen_x, degrees(x) -> Column1, cos(x) -> x); these name their
+  // columns, as the coverage suite's queries do.
+  {
+    apl: `${T} | extend angle = atan2(resp_header_size_bytes, resp_body_size_bytes) | project deg = degrees(angle), c = cos(angle)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | where isint(resp_body_size_bytes) and isreal(req_duration_ms) | project g = gamma(req_duration_ms), e = exp2(req_duration_ms)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | extend anon_id = hash_sha256(id) | summarize requests = count() by anon_id | top 5 by requests`,
+    expect: 'accept',
+  },
+  { apl: `${T} | project uri, sha1 = hash_sha1(uri), sha512 = hash_sha512(uri)`, expect: 'accept' },
+  {
+    apl: `${T} | extend parts = split(uri, '/') | project r = array_reverse(parts), s = array_sort_asc(parts), l = array_rotate_left(parts, 1)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | extend parts = split(uri, '/') | project sr = array_shift_right(parts, 1), sp = array_split(parts, 2), i = array_iff(dynamic([true, false]), parts, parts)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | extend d = pack_dictionary('m', method, 's', status) | project has_m = bag_has_key(d, 'm'), get = array_select_dict(pack_array(d), 'm', 'GET')`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | summarize methods = make_set(method) by ['geo.country'] | project ['geo.country'], has_get = set_has_element(methods, 'GET')`,
+    expect: 'lags',
+    why: 'language service 0.2.5 does not know a function Axiom documents and runs',
+  },
+  {
+    apl: `${T} | project c = ipv4_compare('192.168.1.1', '192.168.1.255', 24), m = ipv4_is_match('10.0.0.1', '10.0.0.9', 28), f = format_ipv4('10.1.2.3')`,
+    expect: 'lags',
+    why: 'language service 0.2.5 does not know a function Axiom documents and runs',
+  },
+  {
+    apl: `${T} | project s = ipv4_netmask_suffix('192.168.1.1/24'), m = parse_ipv4_mask('192.1.168.2', 24)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | project t = translate('/', '.', uri), q = regex_quote('1.5*'), c = strcmp(method, 'GET'), title = totitle(tolower(method))`,
+    expect: 'lags',
+    why: 'language service 0.2.5 does not know a function Axiom documents and runs',
+  },
+  {
+    apl: `${T} | project i = indexof(uri, 'v', 1, -1, 1), n = countof_regex('[0-9]', uri), t = trim_regex('/', uri)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | project h = tohex(resp_body_size_bytes), b = parse_bytes('2 KB'), r = strrep(method, 2, '-'), q = quote(method)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | summarize durations = make_list(req_duration_ms) by method | extend stats = series_stats_dynamic(durations) | project method, stats`,
+    expect: 'lags',
+    why: 'language service 0.2.5 does not know a function Axiom documents and runs',
+  },
+  {
+    apl: `${T} | make-series n = count() on _time step 1h by method | extend filled = series_fill_linear(n), smooth = series_fir(n, dynamic([1, 1, 1]))`,
+    expect: 'lags',
+    why: 'language service 0.2.5 does not know a function Axiom documents and runs',
+  },
+  {
+    apl: `${T} | extend kb = resp_body_size_bytes / 1024.0 | summarize t = topkif(method, 2, kb > 2) | project t`,
+    expect: 'accept',
+  },
 ];
