@@ -308,4 +308,14 @@ export const CORPUS: CorpusEntry[] = [
     apl: `${T} | extend kb = resp_body_size_bytes / 1024.0 | summarize t = topkif(method, 2, kb > 2) | project t`,
     expect: 'accept',
   },
+  // ---- how Axiom names unnamed calls: after the column, by a rule of the function's, or ColumnN
+  {
+    apl: `${T} | extend angle = atan2(resp_header_size_bytes, resp_body_size_bytes) | project degrees(angle), cos(angle), round(angle, 2)`,
+    expect: 'accept',
+  },
+  {
+    apl: `${T} | extend parts = split(uri, '/') | project strlen(uri), gettype(status), array_sort_asc(parts), array_length(parts), tolower(method)`,
+    expect: 'accept',
+  },
+  { apl: `${T} | summarize count() by strlen(method), toupper(method)`, expect: 'accept' },
 ];

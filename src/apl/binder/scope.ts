@@ -79,11 +79,12 @@ export class Scope {
         }
         return allocate ? this.nextColumnName() : '';
       }
-      case 'call':
-        if ((SCALAR_FUNCTIONS[e.name] ?? AGGREGATE_FUNCTIONS[e.name])?.keepsArgumentName && e.args[0])
-          return this.derivedName(e.args[0], allocate);
-        if (e.args[0] && e.args[0].kind === 'name') return `${e.name}_${e.args[0].name}`;
+      case 'call': {
+        const naming = (SCALAR_FUNCTIONS[e.name] ?? AGGREGATE_FUNCTIONS[e.name])?.resultName;
+        if (naming === 'argument' && e.args[0]) return this.derivedName(e.args[0], allocate);
+        if (typeof naming === 'function' && e.args[0]?.kind === 'name') return naming(e.args[0].name);
         return allocate ? this.nextColumnName() : '';
+      }
       default:
         return allocate ? this.nextColumnName() : '';
     }

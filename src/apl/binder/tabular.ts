@@ -589,8 +589,11 @@ export class Tabular {
         continue;
       }
       const e = this.exprs.expr(a.expr, rel);
-      const name = a.name ?? this.scope.derivedName(a.expr, true);
-      if (cols.some((c) => c.name === name)) this.scope.fail(`project lists the column "${name}" twice`, a.pos);
+      const taken = (n: string) => cols.some((c) => c.name === n);
+      let name = a.name ?? this.scope.derivedName(a.expr, true);
+      if (a.name !== undefined && taken(name)) this.scope.fail(`project lists the column "${name}" twice`, a.pos);
+      // A derived name already taken gets 1, 2… (cos(a), sin(a) → a, a1), as Axiom's language service does.
+      for (let n = 1, base = name; taken(name); n++) name = `${base}${n}`;
       add(name, e, undefined);
     }
     return keep({ kind: 'select', items: sel }, { columns: cols, order: remapOrderBySelect(rel.order, sel, cols) });

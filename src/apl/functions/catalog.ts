@@ -31,8 +31,12 @@ export interface SqlContext {
 
 /** What the binder reads of any function alike: how an unnamed call's column is named, what it holds. */
 export interface FunctionMeta {
-  /** An unnamed call's column takes its first argument's name (`tostring(method)` → method), as in KQL. */
-  keepsArgumentName?: boolean;
+  /**
+   * How an unnamed call's column is named when its first argument is a column: after the argument
+   * (`tostring(method)` → method), by a rule of the function's (`strlen(status)` → strlen_status), or, by
+   * default, `Column1`, `Column2`… as Axiom's language service names them.
+   */
+  resultName?: 'argument' | ((argument: string) => string);
   /** What a dynamic result holds (an array, a dictionary), for its column's wire type. */
   shape?: DynamicShape;
 }

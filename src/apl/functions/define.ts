@@ -44,7 +44,7 @@ export function checkConvertible(a: ArgInfo, to: AplType, i: number): void {
 
 /** A conversion: its unnamed column keeps the converted value's name. */
 export function conversion(result: AplType, sql: (a: SqlArg) => string): ScalarFunction {
-  return { minArgs: 1, maxArgs: 1, keepsArgumentName: true, returns: () => result, sql: ([a]) => sql(a!) };
+  return { minArgs: 1, maxArgs: 1, resultName: 'argument', returns: () => result, sql: ([a]) => sql(a!) };
 }
 
 /** The common type of several values (iff branches, case results, coalesce). */

@@ -124,20 +124,20 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   ...GENAI_FUNCTIONS,
   ...HASH_FUNCTIONS,
   // ---- rounding
-  bin: { minArgs: 2, maxArgs: 2, keepsArgumentName: true, returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
+  bin: { minArgs: 2, maxArgs: 2, resultName: 'argument', returns: binReturns, sql: ([v, s]) => binSql(v!, s!) },
   // bin() by the size the query's time range gives (at most 100 buckets).
   bin_auto: {
     minArgs: 1,
     maxArgs: 1,
     reads: 'binAuto',
-    keepsArgumentName: true,
+    resultName: 'argument',
     returns: ([, v]) => (v!.type === 'datetime' ? 'datetime' : fail('it bins a datetime, such as _time')),
     sql: ([size, v]) => binSql(v!, size!),
   },
   floor: {
     minArgs: 1,
     maxArgs: 2,
-    keepsArgumentName: true,
+    resultName: 'argument',
     returns: (a) => (a[1] ? binReturns(a) : a[0]!.type === 'long' ? 'long' : 'real'),
     sql: ([v, s]) => (s ? binSql(v!, s) : v!.type === 'long' ? v!.sql : `floor(${castTo(v!, 'real')})`),
   },
@@ -202,7 +202,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   todynamic: {
     minArgs: 1,
     maxArgs: 1,
-    keepsArgumentName: true,
+    resultName: 'argument',
     returns: () => 'dynamic',
     sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)),
   },
@@ -607,6 +607,50 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
   // ---- ip
 };
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
+
+/**
+ * The names Axiom gives an unnamed call on a column (read from its language service): after the column for
+ * these, by a rule of their own for a few, and `ColumnN` for every other function.
+ */
+const NAMED_AFTER_ARGUMENT = [
+  'abs',
+  'acos',
+  'asin',
+  'atan',
+  'atan2',
+  'ceiling',
+  'cos',
+  'exp',
+  'exp10',
+  'exp2',
+  'format_bytes',
+  'gamma',
+  'log',
+  'log10',
+  'log2',
+  'loggamma',
+  'parse_bytes',
+  'parse_csv',
+  'parse_json',
+  'parse_pair',
+  'pow',
+  'round',
+  'sin',
+  'split',
+  'sqrt',
+  'tan',
+  'tohex',
+];
+const NAMED_BY_RULE: Record<string, (argument: string) => string> = {
+  len: (a) => `len_${a}`,
+  strlen: (a) => `strlen_${a}`,
+  string_size: (a) => `string_size_${a}`,
+  array_sort_asc: (a) => `${a}_sorted`,
+  array_sort_desc: (a) => `${a}_sorted`,
+  gettype: (a) => `type_${a}`,
+};
+for (const name of NAMED_AFTER_ARGUMENT) SCALAR_FUNCTIONS[name]!.resultName = 'argument';
+for (const [name, rule] of Object.entries(NAMED_BY_RULE)) SCALAR_FUNCTIONS[name]!.resultName = rule;
 // extend-valid's test of a value (the binder builds it): a non-empty string, array or map; else tobool.
 SCALAR_FUNCTIONS['valid#'] = {
   minArgs: 1,
