@@ -88,6 +88,8 @@ const FAMILIES: Record<string, Case[]> = {
     ["hash('World') == hash('World', 0)", true],
     ["hash('World', 5) != hash('World')", true],
     ['hash(123) == hash("123")', true],
+    ["hash_xxhash64('World')", 1846988464401551951],
+    ["hash_xxhash64('World', 100)", 51],
   ],
   arrays: [
     ['array_reverse(dynamic([1, "b", 3]))', [3, 'b', 1]],

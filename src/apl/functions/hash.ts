@@ -22,4 +22,18 @@ export const HASH_FUNCTIONS: Record<string, ScalarFunction> = {
     sql: ([v, salt]) =>
       `(CASE WHEN ${v!.sql} IS NOT NULL THEN ferry_xxhash64(${toStringSql(v!)}, ${salt ? castTo(salt, 'long') : '0'}) END)`,
   },
+  // KQL's hash_xxhash64(source [, mod]): the same xxHash, or its remainder by mod, between 0 and mod - 1.
+  hash_xxhash64: {
+    minArgs: 1,
+    maxArgs: 2,
+    returns: (args) => {
+      if (args[1]) checkConvertible(args[1], 'long', 1);
+      return 'long';
+    },
+    sql: ([v, mod]) => {
+      const h = `ferry_xxhash64(${toStringSql(v!)}, 0)`;
+      const m = mod ? castTo(mod, 'long') : undefined;
+      return `(CASE WHEN ${v!.sql} IS NOT NULL THEN ${m ? `(CASE WHEN ${m} > 0 THEN ((${h} % ${m}) + ${m}) % ${m} END)` : h} END)`;
+    },
+  },
 };
