@@ -14,6 +14,28 @@ const LONG = 'SELECT list_sum(list_transform(range(60000000), x -> x * 2)) AS s'
 let db: Database | undefined;
 afterAll(() => db?.close());
 
+/** Opens a database of one connection and abandons LONG on it (its time limit 50 ms); the statement runs on. */
+async function abandoned(): Promise<{ db: Database; running: Promise<void> }> {
+  const dir = tempDir();
+  const opened = await Database.open(
+    join(dir, 'db.duckdb'),
+    { memoryLimitBytes: 3 * 2 ** 30, tempDir: join(dir, 'tmp') },
+    1,
+  );
+  let running: Promise<void> | undefined;
+  await expect(
+    opened.use(async (c) => {
+      try {
+        return await c.columns(LONG, 50);
+      } finally {
+        running = c.busy();
+      }
+    }),
+  ).rejects.toBeInstanceOf(QueryTimeout);
+  expect(running).toBeDefined();
+  return { db: opened, running: running! };
+}
+
 describe('interrupting a statement that runs on', () => {
   it('answers the time limit while the statement still runs, and keeps its connection until it ends', async () => {
     const dir = tempDir();
@@ -44,5 +66,15 @@ describe('interrupting a statement that runs on', () => {
     await stillRunning;
     expect(await after).toEqual([[42]]);
     expect(next).toBe(true);
+  });
+
+  it('closing the database does not wait for a statement that ignored its interrupt (shutdown finishes)', async () => {
+    const { db: closing, running } = await abandoned();
+    let ended = false;
+    void running.then(() => (ended = true));
+    closing.close();
+    // close() returned while the statement still ran: the process's exit ends it, as shutdown does.
+    expect(ended).toBe(false);
+    await running;
   });
 });
