@@ -305,6 +305,60 @@ describe('ferry agent', () => {
     expect(await agent.exited).toBe(0);
   });
 
+  it('SIGTERM during a query whose client has gone, with a long JavaScript function call per row, exits at the time limit and keeps the data', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'logs'));
+    writeFileSync(join(dir, 'logs', 'app.log'), `${line(1)}${line(2)}`);
+    const config = join(dir, 'ferry.yaml');
+    writeFileSync(
+      config,
+      `
+service: { listen: 127.0.0.1:0, data_dir: ${join(dir, 'data')}, memory_limit: 2GB, query_timeout: 3s }
+agent: { data_dir: ${join(dir, 'agent')}, api: { listen: 127.0.0.1:0 } }
+sources: { app: { type: file, include: ["${join(dir, 'logs')}/*.log"] } }
+transforms: { parse: { type: parse, inputs: [app], parser: json } }
+sinks: { local: { type: local, inputs: [parse], dataset: logs } }
+`,
+    );
+    const count = async (svc: string) => {
+      const r = await fetch(`${svc}/v1/datasets/_apl?format=tabular`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ apl: "['logs'] | count" }),
+      });
+      return r.status === 200 ? Number((await r.json()).tables[0].columns[0][0]) : -1;
+    };
+    let agent = startAgent(config);
+    let svc = (await agent.waitLog('event service listening')).url as string;
+    await until('2 events stored', async () => (await count(svc)) === 2);
+
+    // One chunk of 1,000 rows, each a filter of 49M multiply-adds in JavaScript: far longer than the test
+    // may take, and no interrupt reaches it while it runs on the service's thread.
+    const client = new AbortController();
+    const slow = fetch(`${svc}/v1/datasets/_apl?format=tabular`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        apl:
+          'print a = range(1, 1000) | mv-expand a | extend i = tolong(a) ' +
+          '| extend s = series_fir(range(i, i + 7000), range(1, 7000)) | summarize sum(array_length(s))',
+      }),
+      signal: client.signal,
+    }).catch((e: Error) => e.name);
+    await new Promise((r) => setTimeout(r, 500));
+    client.abort();
+    expect(await slow).toBe('AbortError');
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+
+    agent = startAgent(config);
+    svc = (await agent.waitLog('event service listening')).url as string;
+    await agent.waitLog('agent running');
+    expect(await count(svc)).toBe(2);
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+  }, 25_000);
+
   it('remote-only mode does not load the store, and delivers everything through kill -9 and receiver outages', async () => {
     const { dir, receiver } = await remoteSetup();
     const config = remoteConfig(dir, receiver.url);

@@ -8,6 +8,7 @@
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, fail } from './define.js';
 import { bindSql, toDynamicSql, type SqlArg } from './sql.js';
+import { DEADLINE_SQL } from '../../sql/deadline.js';
 
 /** A series as DOUBLE[], or null when the value is not an array. */
 const nums = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS DOUBLE[])`;
@@ -102,7 +103,7 @@ function js(op: string, minArgs: number, maxArgs: number): ScalarFunction {
     maxArgs,
     sql: (args) => {
       const json = `json_array(${args.map((a) => `COALESCE(${toDynamicSql(a)}, 'null'::JSON)`).join(', ')})`;
-      return `(CASE WHEN ${nums(args[0]!)} IS NOT NULL THEN CAST(ferry_series('${op}', CAST(${json} AS VARCHAR)) AS JSON) END)`;
+      return `(CASE WHEN ${nums(args[0]!)} IS NOT NULL THEN CAST(ferry_series('${op}', CAST(${json} AS VARCHAR), ${DEADLINE_SQL}) AS JSON) END)`;
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The time-series functions whose work is a loop over the series (filters, transforms, fills), written
- * in JavaScript and registered with DuckDB as ferry_series(op, args): `args` is a JSON array of the APL
- * call's arguments, the answer JSON text. Element-wise arithmetic and statistics stay in SQL
+ * in JavaScript and registered with DuckDB as ferry_series(op, args, deadline): `args` is a JSON array of the APL
+ * call's arguments, the answer JSON text; a call after the statement's deadline fails it. Element-wise arithmetic and statistics stay in SQL
  * (apl/functions/series.ts). Pure functions; the Fourier transforms are O(n log n).
  */
 import { jsonOpFunction } from './duckdb-function.js';
@@ -17,31 +17,45 @@ function numbers(v: unknown): Series | null {
 /** Finite numbers, or null: JSON has no NaN or infinity. */
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
+/** A series as doubles, null counted as 0 (V8 keeps a typed array's loops on unboxed numbers). */
+const zeroed = (x: Series): Float64Array => Float64Array.from(x, (v) => v ?? 0);
+
 /** FIR filter: out[i] = Σ f[j]·x[i − j] (centered: the window's middle at i); values outside are 0. */
 export function fir(x: Series, filter: Series, normalize = true, center = false): Series {
-  const f = filter.map((v) => v ?? 0);
-  const sum = f.reduce((a, b) => a + b, 0);
+  const xs = zeroed(x);
+  const f = zeroed(filter);
+  const n = xs.length;
+  let sum = 0;
+  for (let j = 0; j < f.length; j++) sum += f[j]!;
   const scale = normalize && sum !== 0 ? 1 / sum : 1;
   const shift = center ? Math.floor((f.length - 1) / 2) : 0;
-  return x.map((_, i) => {
+  const out: Series = new Array<number | null>(n);
+  for (let i = 0; i < n; i++) {
+    // Only the taps that land inside the series: the others multiply 0.
+    const first = Math.max(0, i + shift - n + 1);
+    const last = Math.min(f.length - 1, i + shift);
     let acc = 0;
-    for (let j = 0; j < f.length; j++) acc += f[j]! * (x[i - j + shift] ?? 0);
-    return finite(acc * scale);
-  });
+    for (let j = first; j <= last; j++) acc += f[j]! * xs[i - j + shift]!;
+    out[i] = finite(acc * scale);
+  }
+  return out;
 }
 
 /** IIR filter: a[0]·y[n] = Σ b[i]·x[n−i] − Σ_{j≥1} a[j]·y[n−j]; null inputs count as 0. */
 export function iir(x: Series, b: Series, a: Series): Series {
   const a0 = a[0] ?? 0;
   if (a0 === 0) return x.map(() => null);
-  const y: number[] = [];
-  for (let n = 0; n < x.length; n++) {
+  const xs = zeroed(x);
+  const bs = zeroed(b);
+  const as = zeroed(a);
+  const y = new Float64Array(xs.length);
+  for (let n = 0; n < xs.length; n++) {
     let acc = 0;
-    for (let i = 0; i < b.length; i++) acc += (b[i] ?? 0) * (n - i >= 0 ? (x[n - i] ?? 0) : 0);
-    for (let j = 1; j < a.length; j++) acc -= (a[j] ?? 0) * (n - j >= 0 ? y[n - j]! : 0);
-    y.push(acc / a0);
+    for (let i = 0, last = Math.min(bs.length - 1, n); i <= last; i++) acc += bs[i]! * xs[n - i]!;
+    for (let j = 1, last = Math.min(as.length - 1, n); j <= last; j++) acc -= as[j]! * y[n - j]!;
+    y[n] = acc / a0;
   }
-  return y.map(finite);
+  return Array.from(y, finite);
 }
 
 /** In-place iterative radix-2 FFT of a power-of-two length (sign -1 forward, +1 inverse, unscaled). */
@@ -235,4 +249,4 @@ export function seriesCall(op: string, args: unknown[]): unknown {
   }
 }
 
-export const seriesFunction = () => jsonOpFunction('ferry_series', seriesCall);
+export const seriesFunction = () => jsonOpFunction('ferry_series', seriesCall, { stopsAtDeadline: true });

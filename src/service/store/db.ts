@@ -1,4 +1,5 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction } from '@duckdb/node-api';
+import { DEADLINE_VARIABLE } from '../../sql/deadline.js';
 import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
 
 /** A serialising lock: DuckDB connections run one statement at a time, and some work must not interleave. */
@@ -162,6 +163,9 @@ export class ConnOps {
   async columns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
     let timedOut = false;
     let settled = false;
+    const deadline = timeoutMs !== undefined && timeoutMs > 0 ? Date.now() + timeoutMs : 0;
+    // Set on every statement that reads it: the connection is pooled and may hold an earlier one.
+    if (sql.includes(DEADLINE_VARIABLE)) await this.raw.run(`SET VARIABLE ${DEADLINE_VARIABLE} = ${deadline}`);
     const statement = this.retryingMemory(() => this.raw.runAndReadAll(sql));
     const done = statement.then(
       () => void (settled = true),
@@ -180,7 +184,8 @@ export class ConnOps {
       noteResultCells(reader.currentRowCount * reader.columnCount);
       return reader.getColumnsJS() as unknown[][];
     } catch (e) {
-      if (timedOut) throw new QueryTimeout(timeoutMs!);
+      // A JavaScript function that stopped at the deadline fails the statement before the timer can run.
+      if (timedOut || (deadline > 0 && Date.now() >= deadline)) throw new QueryTimeout(timeoutMs!);
       throw e;
     } finally {
       clearTimeout(timer);
