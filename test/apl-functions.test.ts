@@ -551,6 +551,16 @@ describe('operators of the docs', () => {
     expect(await table(`${source} | redact replaceHash=true @'[0-9]{5}' on uri | project uri`)).toEqual([
       { uri: `/api/v1/users/${createHash('md5').update('12345').digest('hex')}` },
     ]);
+    // RE2 syntax: a leading flag group and Python-style named groups.
+    expect(
+      await table(`${source} | redact redactGroups=true @'(?i)PAY (?P<head>[0-9]+)' on card | project card`),
+    ).toEqual([{ card: 'pay ****-1111 now' }]);
+    // A pattern that makes a backtracking engine take exponential time in the text's length is matched
+    // in linear time: 60 letters before the '!' would take a backtracking RegExp ages, holding up the service.
+    const letters = 'a'.repeat(60);
+    expect(
+      await table(`datatable(s:string)['${letters}!', '${letters}'] | redact replaceToken='x' @'(a+)+$' on s`),
+    ).toEqual([{ s: `${letters}!` }, { s: 'x'.repeat(60) }]);
     const bad = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: `${source} | redact @'(' on uri` });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(

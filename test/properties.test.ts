@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SegmentLog } from '../src/agent/queue/segment-log.js';
 import { LineSplitter } from '../src/agent/sources/lines.js';
+import { wildcardMatch } from '../src/apl/binder/relation.js';
 import { AplError } from '../src/apl/errors.js';
 import { tokenize } from '../src/apl/lexer/lexer.js';
 import { parseQuery } from '../src/apl/parser/parser.js';
@@ -45,6 +46,24 @@ describe('properties', () => {
         expect(split(Buffer.from(text), cuts, 1 << 20)).toEqual(want.map((t) => ({ text: t, truncated: false })));
       }),
     );
+  });
+
+  it('a wildcard pattern matches the names the equivalent anchored regular expression does', () => {
+    const text = (chars: string[]) => fc.array(fc.constantFrom(...chars), { maxLength: 12 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(text(['a', 'b', '*', '.']), text(['a', 'b', '.']), (pattern, name) => {
+        const re = new RegExp(
+          `^${pattern
+            .split('*')
+            .map((p) => p.replace(/\./g, '\\.'))
+            .join('.*')}$`,
+        );
+        expect(wildcardMatch(pattern, name)).toBe(re.test(name));
+      }),
+      { numRuns: 2000 },
+    );
+    // Many stars against a long name that almost matches: linear work, where a backtracking regex is not.
+    expect(wildcardMatch(`${'*a'.repeat(40)}*b`, 'a'.repeat(5000))).toBe(false);
   });
 
   it('a line longer than the bound is cut to it and marked, and the lines after it are whole', () => {

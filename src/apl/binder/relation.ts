@@ -112,13 +112,30 @@ export function withTieBreak(keys: OrderKey[], rel: Relation): OrderKey[] {
   ];
 }
 
-export function wildcardRegex(pattern: string): RegExp {
-  return new RegExp(
-    `^${pattern
-      .split('*')
-      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  );
+/**
+ * Whether a name matches a pattern where `*` stands for any run of characters. Greedy with one
+ * backtrack point, so time is at most the product of the lengths: a regular expression of many `.*`
+ * would backtrack exponentially on a hostile pattern.
+ */
+export function wildcardMatch(pattern: string, name: string): boolean {
+  let p = 0;
+  let n = 0;
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      resume = n;
+    } else if (p < pattern.length && pattern[p] === name[n]) {
+      p++;
+      n++;
+    } else if (star >= 0) {
+      p = star + 1;
+      n = ++resume;
+    } else return false;
+  }
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
 }
 
 export function sortNames(cols: BoundColumn[], order: 'asc' | 'desc' | 'granny-asc' | 'granny-desc'): BoundColumn[] {

@@ -30,7 +30,7 @@ import {
   shapeOf,
   sortNames,
   sourceName,
-  wildcardRegex,
+  wildcardMatch,
   validOrKept,
   withTieBreak,
 } from './relation.js';
@@ -174,15 +174,9 @@ export class Tabular {
   private tableRef(ref: TableRef): BoundStage[][] {
     if (ref.kind === 'tabular') return [this.tabular(ref.expr)];
     if (!ref.pattern.includes('*')) return [this.tableByName(ref.pattern, ref.pos)];
-    const re = new RegExp(
-      `^${ref.pattern
-        .split('*')
-        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-        .join('.*')}$`,
-    );
     const names = this.scope.opts
       .datasets()
-      .filter((d) => re.test(d))
+      .filter((d) => wildcardMatch(ref.pattern, d))
       .sort();
     if (names.length === 0)
       throw new AplError(`no dataset matches "${ref.pattern}"`, this.scope.src, ref.pos, 'not_found');
@@ -690,7 +684,7 @@ export class Tabular {
     const out: BoundColumn[] = [];
     for (const p of patterns) {
       const matched = p.wildcard
-        ? rel.columns.filter((c) => wildcardRegex(p.pattern).test(c.name))
+        ? rel.columns.filter((c) => wildcardMatch(p.pattern, c.name))
         : rel.columns.filter((c) => c.name === p.pattern);
       if (matched.length === 0 && (!p.wildcard || mustMatch))
         this.scope.fail(`no column matches "${p.pattern}"`, p.pos);

@@ -13,7 +13,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { BIGINT, type DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
 import { parse as parseCsv } from 'csv-parse/sync';
 import xxhash from 'xxhash-wasm';
-import { redactText, type RedactOptions } from '../../apl/functions/redact.js';
+import { redactor, type RedactOptions } from '../../apl/functions/redact.js';
 import { encodeCursor } from './cursor.js';
 import { jsFunction } from './duckdb-function.js';
 
@@ -98,7 +98,7 @@ export function compareIpv6(a: string, b: string, prefix: number | null): number
 
 export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
   const { h64 } = await xxhash();
-  let redaction: { json: string; options: RedactOptions } | undefined;
+  let redaction: { json: string; redact: (text: string) => string } | undefined;
   return [
     textFunction('ferry_parse_csv', csvFields),
     textFunction('ferry_json_sorted', sortedJson),
@@ -106,10 +106,11 @@ export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
     jsFunction<[bigint, bigint]>('ferry_cursor', [BIGINT, BIGINT], VARCHAR, (t, seq) =>
       encodeCursor({ timeNs: BigInt(t), seq: BigInt(seq) }),
     ),
-    // The options are the same constant on every row: parsed once.
+    // The options are the same constant on every row: parsed and compiled once.
     jsFunction<[string, string]>('ferry_redact', [VARCHAR, VARCHAR], VARCHAR, (text, options) => {
-      if (redaction?.json !== options) redaction = { json: options, options: JSON.parse(options) as RedactOptions };
-      return redactText(String(text), redaction.options);
+      if (redaction?.json !== options)
+        redaction = { json: options, redact: redactor(JSON.parse(options) as RedactOptions) };
+      return redaction.redact(String(text));
     }),
     jsFunction<[string, string, bigint]>('ferry_ipv6_compare', [VARCHAR, VARCHAR, BIGINT], BIGINT, (a, b, prefix) => {
       const order = compareIpv6(String(a), String(b), Number(prefix));
