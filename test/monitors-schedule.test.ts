@@ -677,7 +677,7 @@ describe('monitor schedule', () => {
     const last = (await runs(id)).at(-1)!;
     expect(last).toMatchObject({
       state: 'error',
-      error: `the API token that created this monitor (${createdBy}) was deleted; re-create the monitor with a valid identity`,
+      error: `the user or API token that created this monitor (${createdBy}) was removed; re-create the monitor with a valid identity`,
     });
     expect(svc.alerting.health().failing).toContainEqual({
       id,

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ServiceConfig } from './config.js';
 import { resolveAdminToken } from './auth/admin-token.js';
 import { TokenStore } from './auth/token-store.js';
+import { Directory } from './auth/directory.js';
 import { buildServer } from './http/server.js';
 import { RetentionTask } from './retention-task.js';
 import { EventStore } from './store/event-store.js';
@@ -42,9 +43,10 @@ export async function startService(
     onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });
   const tokens = await TokenStore.open(store.db);
+  const directory = await Directory.open(store.db);
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);
   const engine = new QueryEngine(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
-  const alerting = await Alerting.open(store, engine, tokens, log, {
+  const alerting = await Alerting.open(store, engine, tokens, directory, log, {
     monitors: cfg.monitors,
     notifiers: cfg.notifiers,
     clock: o.clock,
@@ -52,6 +54,7 @@ export async function startService(
   const app = buildServer({
     store,
     tokens,
+    directory,
     adminToken,
     logger: log,
     engine,

@@ -1,6 +1,6 @@
 /**
- * The capability model of API tokens (management.md §3): which actions a token may take on datasets and on
- * org-level resources. Pure functions; the HTTP layer asks them before acting.
+ * The capability model of tokens and roles (management.md §3, §4): which actions an identity may take on
+ * datasets and on org-level resources. Pure functions; the HTTP layer asks them before acting.
  */
 
 export type Action = 'create' | 'read' | 'update' | 'delete';
@@ -39,40 +39,73 @@ export const ORG_CAPABILITIES = {
 } as const;
 export type OrgArea = keyof typeof ORG_CAPABILITIES;
 
-/** Who is calling: the owner's personal token acts as the owner with every right; API tokens carry capabilities. */
+/** What an identity may do: every right (the owner role), or its capabilities. */
+export interface Rights {
+  all: boolean;
+  datasetCapabilities: DatasetCapabilities;
+  orgCapabilities: OrgCapabilities;
+}
+
+export const NO_RIGHTS: Rights = { all: false, datasetCapabilities: {}, orgCapabilities: {} };
+
+/**
+ * Who is calling: a user through a personal access token, with the rights of its roles at the time of
+ * the request; or an API token with the capabilities it was made with.
+ */
 export type Principal =
-  | { kind: 'personal'; userId: string; name: string }
-  | {
-      kind: 'api';
-      tokenId: string;
-      name: string;
-      datasetCapabilities: DatasetCapabilities;
-      orgCapabilities: OrgCapabilities;
-      expiresAt?: string | null;
-    };
+  | { kind: 'personal'; userId: string; name: string; rights: Rights }
+  | { kind: 'api'; tokenId: string; name: string; rights: Rights; expiresAt?: string | null };
 
 export function principalId(p: Principal): string {
   return p.kind === 'personal' ? p.userId : p.tokenId;
 }
 
+const hasAction = (entry: DatasetCapabilities[string] | undefined, cap: string, action: string) =>
+  (entry as Record<string, string[] | undefined> | undefined)?.[cap]?.includes(action) ?? false;
+
 /** Effective dataset rights = the union of the "*" entry and the dataset's own entry. */
+export function rightsAllowDataset(r: Rights, dataset: string, cap: DatasetCapability, action: Action): boolean {
+  if (r.all) return true;
+  return hasAction(r.datasetCapabilities['*'], cap, action) || hasAction(r.datasetCapabilities[dataset], cap, action);
+}
+
+export function rightsAllowOrg(r: Rights, area: OrgArea, action: Action): boolean {
+  return r.all || (r.orgCapabilities[area]?.includes(action) ?? false);
+}
+
 export function canDataset(p: Principal, dataset: string, cap: DatasetCapability, action: Action): boolean {
-  if (p.kind === 'personal') return true;
-  const has = (entry: DatasetCapabilities[string] | undefined) => entry?.[cap]?.includes(action) ?? false;
-  return has(p.datasetCapabilities['*']) || has(p.datasetCapabilities[dataset]);
+  return rightsAllowDataset(p.rights, dataset, cap, action);
 }
 
 export function canOrg(p: Principal, area: OrgArea, action: Action): boolean {
-  if (p.kind === 'personal') return true;
-  return p.orgCapabilities[area]?.includes(action) ?? false;
+  return rightsAllowOrg(p.rights, area, action);
 }
 
 /** Whether the caller may see a dataset at all: any capability on it, or org-level dataset read. */
 export function canSeeDataset(p: Principal, dataset: string): boolean {
-  if (p.kind === 'personal' || canOrg(p, 'datasets', 'read')) return true;
+  if (p.rights.all || canOrg(p, 'datasets', 'read')) return true;
   const nonEmpty = (e: DatasetCapabilities[string] | undefined) =>
     !!e && Object.values(e).some((a) => (a?.length ?? 0) > 0);
-  return nonEmpty(p.datasetCapabilities['*']) || nonEmpty(p.datasetCapabilities[dataset]);
+  return nonEmpty(p.rights.datasetCapabilities['*']) || nonEmpty(p.rights.datasetCapabilities[dataset]);
+}
+
+/** The union of several identities' rights: roles add up, none takes away (management.md §4.3). */
+export function unionRights(all: Rights[]): Rights {
+  const out: Rights = { all: all.some((r) => r.all), datasetCapabilities: {}, orgCapabilities: {} };
+  for (const r of all) {
+    for (const [ds, entry] of Object.entries(r.datasetCapabilities)) {
+      const into = (out.datasetCapabilities[ds] ??= {}) as Record<string, string[]>;
+      for (const [cap, actions] of Object.entries(entry)) {
+        const list = (into[cap] ??= []);
+        for (const a of actions ?? []) if (!list.includes(a)) list.push(a);
+      }
+    }
+    for (const [area, actions] of Object.entries(r.orgCapabilities)) {
+      const list = ((out.orgCapabilities as Record<string, string[]>)[area] ??= []);
+      for (const a of actions ?? []) if (!list.includes(a)) list.push(a);
+    }
+  }
+  return out;
 }
 
 /** Checks capability objects from a request; returns the first problem as a sentence, or undefined. */
@@ -108,27 +141,27 @@ export function validateCapabilities(dataset: unknown, org: unknown): string | u
   return undefined;
 }
 
-/** A token may only hand out rights its creator holds (management.md §3.3). Returns the first excess, if any. */
-export function excessRights(
-  creator: Principal,
-  dataset: DatasetCapabilities,
-  org: OrgCapabilities,
-): string | undefined {
-  if (creator.kind === 'personal') return undefined;
-  for (const [ds, entry] of Object.entries(dataset)) {
+/**
+ * A token, role or group may only hand out rights its maker holds (management.md §3.3), else a holder of
+ * rbac or apiTokens rights could grant itself everything. Returns the first excess, if any.
+ */
+export function excessRights(creator: Rights, granted: Rights): string | undefined {
+  if (creator.all) return undefined;
+  if (granted.all) return 'every right (the owner role)';
+  for (const [ds, entry] of Object.entries(granted.datasetCapabilities)) {
     for (const [cap, actions] of Object.entries(entry)) {
       for (const a of actions ?? []) {
         const ok =
           ds === '*'
-            ? creator.datasetCapabilities['*']?.[cap as DatasetCapability]?.includes(a)
-            : canDataset(creator, ds, cap as DatasetCapability, a as Action);
+            ? hasAction(creator.datasetCapabilities['*'], cap, a)
+            : rightsAllowDataset(creator, ds, cap as DatasetCapability, a as Action);
         if (!ok) return `datasetCapabilities.${ds}.${cap}: ${a}`;
       }
     }
   }
-  for (const [area, actions] of Object.entries(org)) {
+  for (const [area, actions] of Object.entries(granted.orgCapabilities)) {
     for (const a of actions ?? [])
-      if (!canOrg(creator, area as OrgArea, a as Action)) return `orgCapabilities.${area}: ${a}`;
+      if (!rightsAllowOrg(creator, area as OrgArea, a as Action)) return `orgCapabilities.${area}: ${a}`;
   }
   return undefined;
 }

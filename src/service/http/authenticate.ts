@@ -12,15 +12,15 @@ import {
 } from '../auth/capabilities.js';
 import { hashSecret, isExpired, type TokenStore } from '../auth/token-store.js';
 import { forbidden, unauthorized } from './errors.js';
-import { ownerPrincipal, tokenPrincipal } from '../auth/principals.js';
-
-export { OWNER_ID } from '../auth/principals.js';
+import { OWNER_ID, type Directory } from '../auth/directory.js';
+import { tokenPrincipal, userPrincipal } from '../auth/principals.js';
 
 export class Authenticator {
   private readonly adminHash: Buffer;
   constructor(
     adminToken: string,
     private readonly tokens: TokenStore,
+    private readonly directory: Directory,
   ) {
     this.adminHash = Buffer.from(hashSecret(adminToken), 'hex');
   }
@@ -30,7 +30,12 @@ export class Authenticator {
     if (!m) throw unauthorized('Unauthorized: send Authorization: Bearer <token>');
     const secret = m[1]!;
     if (timingSafeEqual(Buffer.from(hashSecret(secret), 'hex'), this.adminHash)) {
-      return ownerPrincipal();
+      return userPrincipal(this.directory.user(OWNER_ID)!, this.directory);
+    }
+    if (secret.startsWith('xapt-')) {
+      const user = this.directory.lookupPat(secret);
+      if (!user) throw unauthorized('Unauthorized: invalid or expired token');
+      return userPrincipal(user, this.directory);
     }
     const t = this.tokens.lookup(secret);
     if (!t || isExpired(t)) throw unauthorized('Unauthorized: invalid or expired token');

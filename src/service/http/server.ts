@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { QueryEngine } from '../query/engine.js';
 import type { Alerting } from '../monitors/alerting.js';
 import type { TokenStore } from '../auth/token-store.js';
+import type { Directory } from '../auth/directory.js';
 import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../ingest/body.js';
 import { Authenticator } from './authenticate.js';
@@ -19,11 +20,13 @@ import { monitorRoutes } from './routes/monitors.js';
 import { notifierRoutes } from './routes/notifiers.js';
 import { annotationRoutes } from './routes/annotations.js';
 import { tokenRoutes } from './routes/tokens.js';
-import { userRoutes } from './routes/user.js';
+import { userRoutes } from './routes/users.js';
+import { rbacRoutes } from './routes/rbac.js';
 
 export interface ServerDeps {
   store: EventStore;
   tokens: TokenStore;
+  directory: Directory;
   adminToken: string;
   logger: Logger;
   limits: BodyLimits;
@@ -62,7 +65,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
         .send({ code: status, message });
     },
   });
-  const auth = new Authenticator(deps.adminToken, deps.tokens);
+  const auth = new Authenticator(deps.adminToken, deps.tokens, deps.directory);
   // @axiomhq/js sends Content-Type: application/json with an empty body on DELETE; that means "no body".
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -103,7 +106,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   notifierRoutes(app, deps.alerting);
   annotationRoutes(app, deps.alerting, deps.store);
   tokenRoutes(app, deps.tokens);
-  userRoutes(app);
+  userRoutes(app, deps.directory);
+  rbacRoutes(app, deps.directory);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
   return app;
 }

@@ -1,6 +1,8 @@
 /** Wire shapes of resources, matching what the official clients decode (api-compat.md §4.3). */
 import type { DatasetRecord, FieldRecord } from '../store/event-store.js';
 import type { TokenRecord } from '../auth/token-store.js';
+import type { GroupRecord, PatRecord, UserRecord } from '../auth/directory.js';
+import type { RoleRecord } from '../auth/roles.js';
 
 export function datasetView(d: DatasetRecord) {
   return {
@@ -37,6 +39,37 @@ export function tokenView(t: TokenRecord, secret?: string) {
     datasetCapabilities: t.datasetCapabilities,
     orgCapabilities: t.orgCapabilities,
     samlAuthenticated: false,
+    ...(secret ? { token: secret } : {}),
+  };
+}
+
+export function userView(u: UserRecord, role: RoleRecord | undefined) {
+  return { id: u.id, name: u.name, email: u.email, role: { id: u.role, name: role?.name ?? u.role } };
+}
+
+export function roleView(r: RoleRecord) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    members: r.members,
+    datasetCapabilities: r.datasetCapabilities,
+    orgCapabilities: r.orgCapabilities,
+    viewCapabilities: r.viewCapabilities,
+  };
+}
+
+export function groupView(g: GroupRecord) {
+  return { id: g.id, name: g.name, description: g.description, members: g.members, roles: g.roles, isManaged: false };
+}
+
+export function patView(p: PatRecord, secret?: string) {
+  return {
+    id: p.id,
+    name: p.name,
+    userId: p.userId,
+    createdAt: p.createdAt,
+    expiresAt: p.expiresAt,
     ...(secret ? { token: secret } : {}),
   };
 }

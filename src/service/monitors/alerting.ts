@@ -14,7 +14,8 @@ import { QueryInputError } from '../query/engine.js';
 import { DocumentTable } from '../store/documents.js';
 import type { EventStore } from '../store/event-store.js';
 import { notFound } from '../store/errors.js';
-import { OWNER_ID, ownerPrincipal, tokenPrincipal } from '../auth/principals.js';
+import type { Directory } from '../auth/directory.js';
+import { tokenPrincipal, userPrincipal } from '../auth/principals.js';
 import type { Annotation } from '../annotations/annotation.js';
 import { newNotifierId, type Notifier, readNotifierBody } from '../notifiers/notifier.js';
 import { outbound, type Outbound } from '../notifiers/outbound.js';
@@ -49,6 +50,7 @@ export class Alerting {
     store: EventStore,
     engine: QueryEngine,
     tokens: TokenStore,
+    directory: Directory,
     log: Logger,
     o: AlertingOptions,
   ): Promise<Alerting> {
@@ -72,7 +74,7 @@ export class Alerting {
       history,
       clock,
       log,
-      principalFor: (createdBy) => principalFor(createdBy, tokens, clock.now()),
+      principalFor: (createdBy) => principalFor(createdBy, tokens, directory, clock.now()),
       delivery: { attempts: o.notifiers.attempts, firstDelayMs: 1000, maxDelayMs: 60_000, signal: stopping.signal },
       runs: new RunLog(store, o.monitors.runsDataset, log),
       concurrency: o.monitors.concurrency,
@@ -256,12 +258,18 @@ export class Alerting {
   }
 }
 
-/** The identity a monitor runs under: the owner, or the API token that created it while it is valid. */
-export function principalFor(createdBy: string, tokens: TokenStore, nowMs: number): Principal | string {
-  if (createdBy === OWNER_ID) return ownerPrincipal();
+/** The identity a monitor runs under: the user that created it, with its rights now, or the API token while it is valid. */
+export function principalFor(
+  createdBy: string,
+  tokens: TokenStore,
+  directory: Directory,
+  nowMs: number,
+): Principal | string {
+  const user = directory.user(createdBy);
+  if (user) return userPrincipal(user, directory);
   const t = tokens.get(createdBy);
   if (!t)
-    return `the API token that created this monitor (${createdBy}) was deleted; re-create the monitor with a valid identity`;
+    return `the user or API token that created this monitor (${createdBy}) was removed; re-create the monitor with a valid identity`;
   if (isExpired(t, nowMs)) return `the API token that created this monitor (${t.name}) expired at ${t.expiresAt}`;
   return tokenPrincipal(t);
 }

@@ -62,7 +62,7 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
     if (problem) throw badRequest(problem);
     const datasetCapabilities = body.datasetCapabilities ?? {};
     const orgCapabilities = body.orgCapabilities ?? {};
-    const excess = excessRights(creatorReq.principal, datasetCapabilities, orgCapabilities);
+    const excess = excessRights(creatorReq.principal.rights, { all: false, datasetCapabilities, orgCapabilities });
     if (excess) throw forbidden(`Forbidden: a token cannot grant a right its creator lacks (${excess})`);
     const expiresAt = expiry(body.expiresAt, 'expiresAt');
     checkLifetime(creatorReq.principal, expiresAt, 'the new token');
