@@ -1,17 +1,8 @@
-/** Resolves the caller of a request from its bearer token, and the guards routes use to demand rights. */
+/** Resolves the caller of a request from its bearer token (what it may do is in rights.ts). */
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
-import {
-  type Action,
-  canDataset,
-  canOrg,
-  canSeeDataset,
-  type DatasetCapability,
-  type OrgArea,
-  type Principal,
-} from '../auth/capabilities.js';
+import type { Principal } from '../auth/capabilities.js';
 import { hashSecret, isExpired, type TokenStore } from '../auth/token-store.js';
-import { forbidden, unauthorized } from './errors.js';
+import { unauthorized } from './errors.js';
 import { OWNER_ID, type Directory } from '../auth/directory.js';
 import { tokenPrincipal, userPrincipal } from '../auth/principals.js';
 
@@ -47,21 +38,4 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
   }
-}
-
-export function requireOrg(req: FastifyRequest, area: OrgArea, action: Action): void {
-  if (!canOrg(req.principal, area, action)) {
-    throw forbidden(`Forbidden: this token lacks the ${area}|${action} capability`);
-  }
-}
-
-export function requireDataset(req: FastifyRequest, dataset: string, cap: DatasetCapability, action: Action): void {
-  if (!canDataset(req.principal, dataset, cap, action)) {
-    throw forbidden(`Forbidden: this token lacks the ${cap}|${action} capability on dataset "${dataset}"`);
-  }
-}
-
-export function requireVisible(req: FastifyRequest, dataset: string): void {
-  if (!canSeeDataset(req.principal, dataset))
-    throw forbidden(`Forbidden: this token has no access to dataset "${dataset}"`);
 }

@@ -13,6 +13,7 @@ import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../ingest/body.js';
 import { Authenticator } from './authenticate.js';
 import { toHttp } from './errors.js';
+import { installRights } from './rights.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { queryRoutes } from './routes/query.js';
@@ -81,6 +82,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     reply.header('X-Axiom-Trace-Id', req.id);
     req.principal = auth.principalOf(req.headers.authorization);
   });
+  installRights(app);
   app.addHook('onSend', async (_req, reply) => {
     // While closing, the server no longer listens; telling keep-alive clients to close lets close() finish
     // as soon as the in-flight requests are answered.

@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { canSeeDataset, principalId } from '../../auth/capabilities.js';
 import type { EventStore } from '../../store/event-store.js';
 import { parseDuration } from '../../../util/units.js';
-import { requireDataset, requireOrg, requireVisible } from '../authenticate.js';
 import { badRequest } from '../errors.js';
 import { BUILTIN_FIELDS, datasetView, fieldView } from '../views.js';
 
@@ -44,13 +43,11 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
     app.post<{
       Body: { name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean };
     }>(base, { schema: { body: createBody } }, async (req) => {
-      requireOrg(req, 'datasets', 'create');
       const d = await store.createDataset({ ...req.body, who: principalId(req.principal) });
       return datasetView(d);
     });
 
     app.get<IdParams>(`${base}/:id`, async (req) => {
-      requireVisible(req, req.params.id);
       return datasetView(store.getDataset(req.params.id));
     });
 
@@ -58,19 +55,16 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
       `${base}/:id`,
       { schema: { body: updateBody } },
       async (req) => {
-        requireOrg(req, 'datasets', 'update');
         return datasetView(await store.updateDataset(req.params.id, req.body ?? {}));
       },
     );
 
     app.delete<IdParams>(`${base}/:id`, async (req, reply) => {
-      requireOrg(req, 'datasets', 'delete');
       await store.deleteDataset(req.params.id);
       return reply.code(204).send();
     });
 
     app.post<IdParams & { Body: { maxDuration?: string } }>(`${base}/:id/trim`, async (req, reply) => {
-      requireDataset(req, req.params.id, 'trim', 'update');
       const text = req.body?.maxDuration;
       if (typeof text !== 'string') throw badRequest('body must have maxDuration, a duration such as "1h" or "720h"');
       let ns: bigint;
@@ -85,12 +79,10 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
     });
 
     app.get<IdParams>(`${base}/:id/fields`, async (req) => {
-      requireVisible(req, req.params.id);
       return [...BUILTIN_FIELDS, ...store.listFields(req.params.id).map(fieldView)];
     });
 
     app.get<IdParams & { Params: { field: string } }>(`${base}/:id/fields/:field`, async (req) => {
-      requireVisible(req, req.params.id);
       const builtin = BUILTIN_FIELDS.find((f) => f.name === req.params.field);
       if (builtin) {
         store.getDataset(req.params.id);
@@ -110,13 +102,11 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
         },
       },
       async (req) => {
-        requireOrg(req, 'datasets', 'update');
         return fieldView(await store.updateFieldMeta(req.params.id, req.params.field, req.body ?? {}));
       },
     );
 
     app.get<IdParams>(`${base}/:id/mapfields`, async (req) => {
-      requireVisible(req, req.params.id);
       return store.getDataset(req.params.id).mapFields;
     });
 
@@ -126,7 +116,6 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
         schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
       },
       async (req) => {
-        requireOrg(req, 'datasets', 'update');
         await store.addMapField(req.params.id, req.body.name);
         return { name: req.body.name };
       },
@@ -138,13 +127,11 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
         schema: { body: { type: 'array', items: { type: 'string' } } },
       },
       async (req) => {
-        requireOrg(req, 'datasets', 'update');
         return store.setMapFields(req.params.id, req.body);
       },
     );
 
     app.delete<IdParams & { Params: { name: string } }>(`${base}/:id/mapfields/:name`, async (req, reply) => {
-      requireOrg(req, 'datasets', 'update');
       await store.removeMapField(req.params.id, req.params.name);
       return reply.code(204).send();
     });

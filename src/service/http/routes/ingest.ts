@@ -6,8 +6,7 @@ import type { EventStore } from '../../store/event-store.js';
 import { spoolToFile, type BodyLimits } from '../../ingest/body.js';
 import { csvToNdjson, type CsvStats } from '../../ingest/csv.js';
 import { formatRfc3339Nano } from '../../../util/time.js';
-import { requireDataset } from '../authenticate.js';
-import { badRequest, forbidden, HttpError, notFoundError } from '../errors.js';
+import { badRequest, HttpError, notFoundError } from '../errors.js';
 
 type IngestRequest = FastifyRequest<{
   Params: { dataset: string };
@@ -46,12 +45,6 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
 
   const handler = async (req: IngestRequest) => {
     const dataset = req.params.dataset;
-    if (req.principal.kind === 'personal') {
-      throw forbidden(
-        'Forbidden: personal access tokens cannot ingest; create an API token with the ingest capability (POST /v2/tokens)',
-      );
-    }
-    requireDataset(req, dataset, 'ingest', 'create');
     if (!store.hasDataset(dataset)) throw notFoundError(`dataset "${dataset}" not found`);
 
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();

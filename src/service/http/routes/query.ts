@@ -7,7 +7,6 @@ import type { QueryEngine, QueryRequest } from '../../query/engine.js';
 import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
 import { LegacyRequestError, legacyToApl, type LegacyQuery } from '../../query/legacy-request.js';
-import { requireDataset } from '../authenticate.js';
 import { canDataset } from '../../auth/capabilities.js';
 import { badRequest } from '../errors.js';
 import { parseDuration } from '../../../util/units.js';
@@ -78,7 +77,6 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
       if (typeof body !== 'object' || Array.isArray(body))
         throw badRequest('the body must be a JSON object (a legacy query)');
       const dataset = req.params.dataset;
-      requireDataset(req, dataset, 'query', 'read');
       let aplText: string;
       try {
         aplText = legacyToApl(dataset, body);

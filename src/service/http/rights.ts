@@ -1,0 +1,144 @@
+/**
+ * The one table of what each route needs (management.md §3.3, §4.1, §5). The server refuses to start with
+ * a route missing from it, and checks it for every request right after the token, before the body is
+ * read: a refused request changes nothing. Handlers check only what depends on the data itself (the
+ * datasets a query or monitor reads, rights a caller would hand out).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  type Action,
+  canDataset,
+  canOrg,
+  canSeeDataset,
+  type DatasetCapability,
+  type OrgArea,
+} from '../auth/capabilities.js';
+import { forbidden } from './errors.js';
+
+export type Need =
+  /** Any valid token. */
+  | { any: true }
+  /** A personal access token (a user), whatever its rights: the caller acting on itself. */
+  | { user: true }
+  | { org: OrgArea; action: Action }
+  /** A capability on the dataset named by a path parameter. */
+  | { dataset: DatasetCapability; action: Action; param: string }
+  /** Any capability on the dataset named by a path parameter (or org datasets:read). */
+  | { sees: string }
+  /** An API token with ingest:create on the dataset: PATs never ingest (management.md §3.3). */
+  | { ingest: string }
+  /** query:read on every dataset the query reads; the query engine checks them once it has bound the query. */
+  | { queries: true }
+  /** starredQueries:<action> on the starred query's dataset; the handler checks it once it knows the dataset. */
+  | { starred: Action };
+
+const org = (area: OrgArea, action: Action): Need => ({ org: area, action });
+
+function datasetRoutes(base: string): Record<string, Need> {
+  return {
+    [`GET ${base}`]: { any: true },
+    [`POST ${base}`]: org('datasets', 'create'),
+    [`GET ${base}/:id`]: { sees: 'id' },
+    [`PUT ${base}/:id`]: org('datasets', 'update'),
+    [`DELETE ${base}/:id`]: org('datasets', 'delete'),
+    [`POST ${base}/:id/trim`]: { dataset: 'trim', action: 'update', param: 'id' },
+    [`GET ${base}/:id/fields`]: { sees: 'id' },
+    [`GET ${base}/:id/fields/:field`]: { sees: 'id' },
+    [`PUT ${base}/:id/fields/:field`]: org('datasets', 'update'),
+    [`GET ${base}/:id/mapfields`]: { sees: 'id' },
+    [`POST ${base}/:id/mapfields`]: org('datasets', 'update'),
+    [`PUT ${base}/:id/mapfields`]: org('datasets', 'update'),
+    [`DELETE ${base}/:id/mapfields/:name`]: org('datasets', 'update'),
+  };
+}
+
+function crud(base: string, area: OrgArea): Record<string, Need> {
+  return {
+    [`GET ${base}`]: org(area, 'read'),
+    [`POST ${base}`]: org(area, 'create'),
+    [`GET ${base}/:id`]: org(area, 'read'),
+    [`PUT ${base}/:id`]: org(area, 'update'),
+    [`DELETE ${base}/:id`]: org(area, 'delete'),
+  };
+}
+
+export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
+  ...datasetRoutes('/v1/datasets'),
+  ...datasetRoutes('/v2/datasets'),
+  'POST /v1/ingest/:dataset': { ingest: 'dataset' },
+  'POST /v1/datasets/:dataset/ingest': { ingest: 'dataset' },
+  'POST /v1/query/_apl': { queries: true },
+  'POST /v1/datasets/_apl': { queries: true },
+  'POST /v1/datasets/:dataset/query': { dataset: 'query', action: 'read', param: 'dataset' },
+  'GET /v1/user': { any: true },
+  'GET /v2/user': { any: true },
+  'PUT /v2/user': { user: true },
+  'GET /v2/users': org('users', 'read'),
+  'POST /v2/users': org('users', 'create'),
+  'GET /v2/users/:id': org('users', 'read'),
+  'DELETE /v2/users/:id': org('users', 'delete'),
+  'PUT /v2/users/:id/role': org('users', 'update'),
+  'GET /v2/users/:id/tokens': org('users', 'read'),
+  'POST /v2/users/:id/tokens': org('users', 'update'),
+  'DELETE /v2/users/:id/tokens/:tokenId': org('users', 'update'),
+  ...crud('/v2/rbac/roles', 'rbac'),
+  ...crud('/v2/rbac/groups', 'rbac'),
+  'GET /v2/tokens': org('apiTokens', 'read'),
+  'POST /v2/tokens': org('apiTokens', 'create'),
+  'GET /v2/tokens/:id': org('apiTokens', 'read'),
+  'DELETE /v2/tokens/:id': org('apiTokens', 'delete'),
+  'POST /v2/tokens/:id/regenerate': org('apiTokens', 'update'),
+  ...crud('/v2/monitors', 'monitors'),
+  'GET /v2/monitors/:id/history': org('monitors', 'read'),
+  ...crud('/v2/notifiers', 'notifiers'),
+  ...crud('/v2/annotations', 'annotations'),
+};
+
+/** The need of a route, by method and path pattern; HEAD is GET without the body. */
+export function needOf(method: string, url: string): Need | undefined {
+  return ROUTE_RIGHTS[`${method === 'HEAD' ? 'GET' : method} ${url}`];
+}
+
+/** Throws 403 naming what is missing, when the caller lacks what the route needs. */
+export function checkNeed(req: FastifyRequest, need: Need): void {
+  const p = req.principal;
+  const param = (name: string) => (req.params as Record<string, string>)[name] ?? '';
+  if ('org' in need) {
+    if (!canOrg(p, need.org, need.action))
+      throw forbidden(`Forbidden: this token lacks the ${need.org}|${need.action} capability`);
+  } else if ('dataset' in need) {
+    const ds = param(need.param);
+    if (!canDataset(p, ds, need.dataset, need.action))
+      throw forbidden(`Forbidden: this token lacks the ${need.dataset}|${need.action} capability on dataset "${ds}"`);
+  } else if ('sees' in need) {
+    const ds = param(need.sees);
+    if (!canSeeDataset(p, ds)) throw forbidden(`Forbidden: this token has no access to dataset "${ds}"`);
+  } else if ('ingest' in need) {
+    if (p.kind === 'personal')
+      throw forbidden(
+        'Forbidden: personal access tokens cannot ingest; create an API token with the ingest capability (POST /v2/tokens)',
+      );
+    const ds = param(need.ingest);
+    if (!canDataset(p, ds, 'ingest', 'create'))
+      throw forbidden(`Forbidden: this token lacks the ingest|create capability on dataset "${ds}"`);
+  } else if ('user' in need) {
+    if (p.kind !== 'personal') throw forbidden('Forbidden: an API token is not a user; use a personal access token');
+  }
+}
+
+/**
+ * Makes every route name its need here (a route without one stops the server at start) and checks it on
+ * every request. Install before the routes and after the hook that sets req.principal.
+ */
+export function installRights(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (!needOf(method, route.url))
+        throw new Error(`route ${method} ${route.url} has no entry in ROUTE_RIGHTS (src/service/http/rights.ts)`);
+    }
+  });
+  app.addHook('onRequest', async (req) => {
+    const need = req.routeOptions.url === undefined ? undefined : needOf(req.method, req.routeOptions.url);
+    if (need) checkNeed(req, need);
+  });
+}

@@ -1,0 +1,435 @@
+/**
+ * Every route, walked with identities holding each built-in role and API tokens each missing one
+ * capability: the route answers 401 for a bad token, 403 where its entry in ROUTE_RIGHTS is not met (and
+ * changes nothing), and 200/204 where it is. The identities' rights are written out here from the README,
+ * not read from the implementation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import { installRights, type Need, ROUTE_RIGHTS } from '../src/service/http/rights.js';
+import { ADMIN, startTestService, type TestService } from './helpers.js';
+
+type Caps = { all?: boolean; data: Record<string, string[]>; org: Record<string, string[]>; personal: boolean };
+
+const CRUD = ['create', 'read', 'update', 'delete'];
+const ORG_AREAS = ['annotations', 'apiTokens', 'datasets', 'monitors', 'notifiers', 'rbac', 'users'];
+const DATA_ALL: Record<string, string[]> = {
+  ingest: ['create'],
+  query: ['read'],
+  starredQueries: CRUD,
+  virtualFields: CRUD,
+  trim: ['update'],
+  vacuum: ['update'],
+  data: ['delete'],
+};
+
+/** The built-in roles as the README states them (billing, views and dashboards do not matter here). */
+const ROLES: Record<string, Caps> = {
+  owner: { all: true, data: {}, org: {}, personal: true },
+  admin: { data: DATA_ALL, org: Object.fromEntries(ORG_AREAS.map((a) => [a, CRUD])), personal: true },
+  user: {
+    data: { ingest: ['create'], query: ['read'], starredQueries: CRUD, virtualFields: CRUD },
+    org: {
+      annotations: CRUD,
+      apiTokens: CRUD,
+      monitors: CRUD,
+      notifiers: CRUD,
+      datasets: ['create', 'read', 'update'],
+      users: ['read'],
+      rbac: ['read'],
+    },
+    personal: true,
+  },
+  'read-only': {
+    data: { query: ['read'], starredQueries: ['read'], virtualFields: ['read'] },
+    org: { annotations: ['read'], datasets: ['read'], monitors: ['read'], notifiers: ['read'], users: ['read'] },
+    personal: true,
+  },
+  none: { data: {}, org: {}, personal: true },
+};
+
+/** One capability, as "org:area:action" or "data:cap:action". */
+const capsOfNeeds = [
+  ...new Set(
+    Object.values(ROUTE_RIGHTS).flatMap((n) =>
+      'org' in n ? [`org:${n.org}:${n.action}`] : 'dataset' in n ? [`data:${n.dataset}:${n.action}`] : [],
+    ),
+  ),
+  'data:ingest:create',
+  'data:query:read',
+];
+
+function tokenCapsWithout(missing: string): Caps {
+  const data = Object.fromEntries(Object.entries(DATA_ALL).map(([c, a]) => [c, [...a]]));
+  const org = Object.fromEntries(ORG_AREAS.map((a) => [a, [...CRUD]]));
+  const [kind, name, action] = missing.split(':') as [string, string, string];
+  const from = kind === 'org' ? org : data;
+  from[name] = from[name]!.filter((a) => a !== action);
+  return { data, org, personal: false };
+}
+
+const has = (c: Caps, kind: 'data' | 'org', name: string, action: string) =>
+  c.all === true || (c[kind][name]?.includes(action) ?? false);
+
+/** Whether an identity meets a route's need; the routes here act on dataset "logs". */
+function meets(c: Caps, need: Need): boolean {
+  if ('any' in need) return true;
+  if ('user' in need) return c.personal;
+  if ('org' in need) return has(c, 'org', need.org, need.action);
+  if ('dataset' in need) return has(c, 'data', need.dataset, need.action);
+  if ('sees' in need)
+    return c.all === true || has(c, 'org', 'datasets', 'read') || Object.values(c.data).some((a) => a.length > 0);
+  if ('ingest' in need) return !c.personal && has(c, 'data', 'ingest', 'create');
+  if ('queries' in need) return has(c, 'data', 'query', 'read');
+  return false;
+}
+
+interface Fixtures {
+  monitor: string;
+  notifier: string;
+  annotation: string;
+  token: string;
+  user: string;
+  userPat: string;
+  role: string;
+  group: string;
+}
+
+type Target = { path: string; body?: unknown; type?: string };
+interface RouteSpec {
+  /** The request, against existing objects (refusals) or fresh ones it may change (allowed). */
+  make(fx: Fixtures, fresh: boolean): Promise<Target>;
+  /** Rights the data asks for besides the route's need (a monitor reads "logs"). */
+  alsoQueries?: boolean;
+  /** Statuses an allowed request may answer besides 200 and 204. */
+  ok?: number[];
+}
+
+let svc: TestService;
+let seq = 0;
+const uniq = () => `w${++seq}`;
+const monitorBody = (name: string) => ({
+  name,
+  type: 'Threshold',
+  aplQuery: "['logs'] | summarize count()",
+  operator: 'Above',
+  threshold: 1e9,
+  intervalMinutes: 60,
+  rangeMinutes: 1,
+});
+async function make(path: string, body: unknown): Promise<string> {
+  const r = await svc.call('POST', path, body);
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${text}`);
+  return (JSON.parse(text) as { id: string }).id;
+}
+const freshDataset = async () => {
+  const name = uniq();
+  await make('/v2/datasets', { name });
+  return name;
+};
+
+function datasetSpecs(base: string): Record<string, RouteSpec> {
+  const on = async (fresh: boolean) => (fresh ? freshDataset() : 'logs');
+  return {
+    [`GET ${base}`]: { make: async () => ({ path: base }) },
+    [`POST ${base}`]: { make: async () => ({ path: base, body: { name: uniq() } }) },
+    [`GET ${base}/:id`]: { make: async () => ({ path: `${base}/logs` }) },
+    [`PUT ${base}/:id`]: { make: async () => ({ path: `${base}/logs`, body: { description: 'changed' } }) },
+    [`DELETE ${base}/:id`]: { make: async (_, f) => ({ path: `${base}/${await on(f)}` }) },
+    [`POST ${base}/:id/trim`]: {
+      make: async (_, f) => ({ path: `${base}/${await on(f)}/trim`, body: { maxDuration: '1000h' } }),
+    },
+    [`GET ${base}/:id/fields`]: { make: async () => ({ path: `${base}/logs/fields` }) },
+    [`GET ${base}/:id/fields/:field`]: { make: async () => ({ path: `${base}/logs/fields/msg` }) },
+    [`PUT ${base}/:id/fields/:field`]: {
+      make: async () => ({ path: `${base}/logs/fields/msg`, body: { description: 'the message' } }),
+    },
+    [`GET ${base}/:id/mapfields`]: { make: async () => ({ path: `${base}/logs/mapfields` }) },
+    [`POST ${base}/:id/mapfields`]: {
+      make: async (_, f) => ({ path: `${base}/${await on(f)}/mapfields`, body: { name: 'attrs' } }),
+    },
+    [`PUT ${base}/:id/mapfields`]: { make: async (_, f) => ({ path: `${base}/${await on(f)}/mapfields`, body: [] }) },
+    [`DELETE ${base}/:id/mapfields/:name`]: {
+      make: async (_, f) => {
+        const ds = await on(f);
+        if (f) await svc.call('POST', `/v2/datasets/${ds}/mapfields`, { name: 'gone' });
+        return { path: `${base}/${ds}/mapfields/gone` };
+      },
+    },
+  };
+}
+
+function crudSpecs(
+  base: string,
+  body: () => unknown,
+  existing: (fx: Fixtures) => string,
+  extra: Partial<RouteSpec> = {},
+) {
+  const target = async (fx: Fixtures, fresh: boolean) => (fresh ? make(base, body()) : existing(fx));
+  return {
+    [`GET ${base}`]: { make: async () => ({ path: base }) },
+    [`POST ${base}`]: { ...extra, make: async () => ({ path: base, body: body() }) },
+    [`GET ${base}/:id`]: { ...extra, make: async (fx: Fixtures) => ({ path: `${base}/${existing(fx)}` }) },
+    [`PUT ${base}/:id`]: {
+      ...extra,
+      make: async (fx: Fixtures, f: boolean) => ({ path: `${base}/${await target(fx, f)}`, body: body() }),
+    },
+    [`DELETE ${base}/:id`]: {
+      ...extra,
+      make: async (fx: Fixtures, f: boolean) => ({ path: `${base}/${await target(fx, f)}` }),
+    },
+  } as Record<string, RouteSpec>;
+}
+
+const freshUser = () => make('/v2/users', { name: uniq(), email: `${uniq()}@example.com`, role: 'none' });
+
+const SPECS: Record<string, RouteSpec> = {
+  ...datasetSpecs('/v1/datasets'),
+  ...datasetSpecs('/v2/datasets'),
+  'POST /v1/ingest/:dataset': {
+    make: async () => ({ path: '/v1/ingest/logs', body: '{"msg":"walk"}', type: 'application/x-ndjson' }),
+  },
+  'POST /v1/datasets/:dataset/ingest': {
+    make: async () => ({ path: '/v1/datasets/logs/ingest', body: '{"msg":"walk"}', type: 'application/x-ndjson' }),
+  },
+  'POST /v1/query/_apl': {
+    make: async () => ({ path: '/v1/query/_apl?format=tabular', body: { apl: "['logs'] | count" } }),
+  },
+  'POST /v1/datasets/_apl': {
+    make: async () => ({ path: '/v1/datasets/_apl?format=legacy', body: { apl: "['logs'] | count" } }),
+  },
+  'POST /v1/datasets/:dataset/query': {
+    make: async () => ({
+      path: '/v1/datasets/logs/query',
+      body: { startTime: '2020-01-01T00:00:00Z', endTime: '2100-01-01T00:00:00Z' },
+    }),
+  },
+  'GET /v1/user': { make: async () => ({ path: '/v1/user' }) },
+  'GET /v2/user': { make: async () => ({ path: '/v2/user' }) },
+  'PUT /v2/user': { make: async () => ({ path: '/v2/user', body: { name: 'walker' } }) },
+  'GET /v2/users': { make: async () => ({ path: '/v2/users' }) },
+  'POST /v2/users': {
+    make: async () => ({ path: '/v2/users', body: { name: uniq(), email: `${uniq()}@example.com`, role: 'none' } }),
+  },
+  'GET /v2/users/:id': { make: async (fx) => ({ path: `/v2/users/${fx.user}` }) },
+  'DELETE /v2/users/:id': { make: async (fx, f) => ({ path: `/v2/users/${f ? await freshUser() : fx.user}` }) },
+  'PUT /v2/users/:id/role': {
+    make: async (fx, f) => ({ path: `/v2/users/${f ? await freshUser() : fx.user}/role`, body: { role: 'none' } }),
+  },
+  'GET /v2/users/:id/tokens': { make: async (fx) => ({ path: `/v2/users/${fx.user}/tokens` }) },
+  'POST /v2/users/:id/tokens': { make: async (fx) => ({ path: `/v2/users/${fx.user}/tokens`, body: {} }) },
+  'DELETE /v2/users/:id/tokens/:tokenId': {
+    make: async (fx, f) => {
+      const pat = f ? await make(`/v2/users/${fx.user}/tokens`, {}) : fx.userPat;
+      return { path: `/v2/users/${fx.user}/tokens/${pat}` };
+    },
+  },
+  ...crudSpecs(
+    '/v2/rbac/roles',
+    () => ({ name: uniq() }),
+    (fx) => fx.role,
+  ),
+  ...crudSpecs(
+    '/v2/rbac/groups',
+    () => ({ name: uniq() }),
+    (fx) => fx.group,
+  ),
+  'GET /v2/tokens': { make: async () => ({ path: '/v2/tokens' }) },
+  'POST /v2/tokens': { make: async () => ({ path: '/v2/tokens', body: { name: uniq() } }) },
+  'GET /v2/tokens/:id': { make: async (fx) => ({ path: `/v2/tokens/${fx.token}` }) },
+  'DELETE /v2/tokens/:id': {
+    make: async (fx, f) => ({ path: `/v2/tokens/${f ? await make('/v2/tokens', { name: uniq() }) : fx.token}` }),
+  },
+  'POST /v2/tokens/:id/regenerate': {
+    make: async (fx, f) => ({
+      path: `/v2/tokens/${f ? await make('/v2/tokens', { name: uniq() }) : fx.token}/regenerate`,
+      body: { existingTokenExpiresAt: new Date(Date.now() + 3600_000).toISOString() },
+    }),
+  },
+  ...crudSpecs(
+    '/v2/monitors',
+    () => monitorBody(uniq()),
+    (fx) => fx.monitor,
+    { alsoQueries: true },
+  ),
+  'GET /v2/monitors/:id/history': {
+    alsoQueries: true,
+    make: async (fx) => ({
+      path: `/v2/monitors/${fx.monitor}/history?startTime=2020-01-01T00:00:00Z&endTime=2100-01-01T00:00:00Z`,
+    }),
+  },
+  ...crudSpecs(
+    '/v2/notifiers',
+    () => ({ name: uniq(), properties: { slack: { slackUrl: 'https://hooks.example.com/x' } } }),
+    (fx) => fx.notifier,
+  ),
+  ...crudSpecs(
+    '/v2/annotations',
+    () => ({ type: 'deploy', datasets: ['logs'], title: uniq() }),
+    (fx) => fx.annotation,
+  ),
+};
+
+async function send(token: string, method: string, t: Target): Promise<Response> {
+  return fetch(`${svc.url}${t.path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(t.body === undefined ? {} : { 'content-type': t.type ?? 'application/json' }),
+    },
+    body: t.body === undefined ? undefined : typeof t.body === 'string' ? t.body : JSON.stringify(t.body),
+  });
+}
+
+/** What a refused request must not have changed: every list, as the owner sees it, and the events. */
+async function snapshot(): Promise<string> {
+  const parts = await Promise.all(
+    [
+      '/v2/datasets',
+      '/v2/users',
+      '/v2/rbac/roles',
+      '/v2/rbac/groups',
+      '/v2/tokens',
+      '/v2/monitors',
+      '/v2/notifiers',
+      '/v2/annotations',
+      '/v2/datasets/logs/mapfields',
+      '/v2/datasets/logs/fields',
+    ].map(async (p) => `${p}: ${await (await svc.call('GET', p)).text()}`),
+  );
+  const count = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['logs'] | count" });
+  const events = ((await count.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns;
+  return [...parts, `events: ${JSON.stringify(events)}`].join('\n');
+}
+
+let fx: Fixtures;
+const identities: { name: string; token: string; caps: Caps }[] = [];
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await svc.createDataset('logs');
+  const ingest = await svc.apiToken({ logs: { ingest: ['create'] } });
+  await svc.call('POST', '/v1/ingest/logs', '{"msg":"hello"}', ingest, { 'content-type': 'application/x-ndjson' });
+  const user = await make('/v2/users', { name: 'target', email: 'target@example.com', role: 'none' });
+  fx = {
+    monitor: await make('/v2/monitors', monitorBody('fixture')),
+    notifier: await make('/v2/notifiers', {
+      name: 'fixture',
+      properties: { slack: { slackUrl: 'https://hooks.example.com/x' } },
+    }),
+    annotation: await make('/v2/annotations', { type: 'deploy', datasets: ['logs'], title: 'fixture' }),
+    token: await make('/v2/tokens', { name: 'fixture' }),
+    user,
+    userPat: await make(`/v2/users/${user}/tokens`, {}),
+    role: await make('/v2/rbac/roles', { name: 'fixture' }),
+    group: await make('/v2/rbac/groups', { name: 'fixture' }),
+  };
+  identities.push({ name: 'owner', token: ADMIN, caps: ROLES.owner! });
+  for (const role of ['admin', 'user', 'read-only', 'none']) {
+    const id = await make('/v2/users', { name: role, email: `${role}@example.com`, role });
+    const r = await svc.call('POST', `/v2/users/${id}/tokens`, {});
+    identities.push({ name: `${role} PAT`, token: ((await r.json()) as { token: string }).token, caps: ROLES[role]! });
+  }
+  for (const missing of capsOfNeeds) {
+    const caps = tokenCapsWithout(missing);
+    const r = await svc.call('POST', '/v2/tokens', {
+      name: `without ${missing}`,
+      datasetCapabilities: { '*': caps.data },
+      orgCapabilities: caps.org,
+    });
+    identities.push({ name: `token without ${missing}`, token: ((await r.json()) as { token: string }).token, caps });
+  }
+}, 60_000);
+afterAll(async () => svc.stop());
+
+describe('the table of rights', () => {
+  it('names every route the walk covers, and the walk covers every route in it', () => {
+    expect(Object.keys(SPECS).sort()).toEqual(Object.keys(ROUTE_RIGHTS).sort());
+  });
+
+  it('a route with no entry in the table stops the server from starting, naming it', () => {
+    const app = Fastify();
+    installRights(app);
+    expect(() => app.get('/v2/secret', async () => 'x')).toThrow(
+      'route GET /v2/secret has no entry in ROUTE_RIGHTS (src/service/http/rights.ts)',
+    );
+  });
+
+  it('asks what management.md §3.3, §4.1 and §5 say each route needs', () => {
+    const AREAS: Record<string, string> = {
+      monitors: 'monitors',
+      notifiers: 'notifiers',
+      annotations: 'annotations',
+      tokens: 'apiTokens',
+      users: 'users',
+      rbac: 'rbac',
+    };
+    const ACTION: Record<string, string> = { GET: 'read', POST: 'create', PUT: 'update', DELETE: 'delete' };
+    const special: Record<string, Need> = {
+      'POST /v2/tokens/:id/regenerate': { org: 'apiTokens', action: 'update' },
+      'PUT /v2/users/:id/role': { org: 'users', action: 'update' },
+      'POST /v2/users/:id/tokens': { org: 'users', action: 'update' },
+      'DELETE /v2/users/:id/tokens/:tokenId': { org: 'users', action: 'update' },
+      'GET /v2/user': { any: true },
+      'GET /v1/user': { any: true },
+      'PUT /v2/user': { user: true },
+    };
+    for (const [route, need] of Object.entries(ROUTE_RIGHTS)) {
+      const [method, path] = route.split(' ') as [string, string];
+      const area = /^\/v2\/(\w+)/.exec(path)?.[1];
+      if (special[route]) expect(need, route).toEqual(special[route]);
+      else if (area && AREAS[area]) expect(need, route).toEqual({ org: AREAS[area], action: ACTION[method] });
+      else if (/\/ingest/.test(path)) expect(need, route).toEqual({ ingest: 'dataset' });
+      else if (/_apl$/.test(path)) expect(need, route).toEqual({ queries: true });
+      else if (/\/trim$/.test(path)) expect(need, route).toEqual({ dataset: 'trim', action: 'update', param: 'id' });
+      else if (/\/query$/.test(path))
+        expect(need, route).toEqual({ dataset: 'query', action: 'read', param: 'dataset' });
+      else if (/^\/v[12]\/datasets/.test(path)) {
+        // Reading a dataset needs sight of it; changing one, the org's datasets right.
+        if (method === 'GET') expect(need, route).toEqual(path.endsWith('datasets') ? { any: true } : { sees: 'id' });
+        else
+          expect(need, route).toEqual({
+            org: 'datasets',
+            action:
+              method === 'POST' && path.endsWith('datasets')
+                ? 'create'
+                : method === 'DELETE' && path.endsWith(':id')
+                  ? 'delete'
+                  : 'update',
+          });
+      } else throw new Error(`${route}: no rule here says what it needs`);
+    }
+  });
+
+  it('every route answers 401 to a bad token, 403 without its right and changes nothing, 200/204 with it', async () => {
+    const before = await snapshot();
+    const allowed: [string, (typeof identities)[number]][] = [];
+    let refusals = 0;
+    for (const [route, need] of Object.entries(ROUTE_RIGHTS)) {
+      const [method] = route.split(' ') as [string];
+      const spec = SPECS[route]!;
+      const bad = await send('xaat-00000000-0000-4000-8000-00000000dead', method, await spec.make(fx, false));
+      expect(bad.status, `${route} with a bad token`).toBe(401);
+      for (const who of identities) {
+        const may = meets(who.caps, need) && (!spec.alsoQueries || has(who.caps, 'data', 'query', 'read'));
+        if (may) {
+          allowed.push([route, who]);
+          continue;
+        }
+        const r = await send(who.token, method, await spec.make(fx, false));
+        // A monitor the caller may not see answers as if it did not exist.
+        const refusedAs = spec.alsoQueries && meets(who.caps, need) && !route.startsWith('POST') ? 404 : 403;
+        expect(r.status, `${route} as ${who.name}: ${await r.text()}`).toBe(refusedAs);
+        refusals++;
+      }
+    }
+    expect(await snapshot()).toBe(before);
+    expect(refusals).toBeGreaterThan(200);
+    for (const [route, who] of allowed) {
+      const [method] = route.split(' ') as [string];
+      const r = await send(who.token, method, await SPECS[route]!.make(fx, true));
+      expect([200, 204], `${route} as ${who.name}: ${r.status} ${await r.text()}`).toContain(r.status);
+    }
+  }, 240_000);
+});
