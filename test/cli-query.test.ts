@@ -94,3 +94,30 @@ describe('renderTable', () => {
     ).toBe('a   num\n-  ----\nx     1\n   1234\n(2 rows)\n');
   });
 });
+
+describe('ferry query --starred', () => {
+  it('runs a starred query by name with its time range; --start overrides it; an unknown name exits 1 saying so', async () => {
+    const saved = await svc.call('POST', '/v2/apl-starred-queries', {
+      kind: 'apl',
+      name: 'errors',
+      query: {
+        apl: "['app'] | where level == 'error' | project msg",
+        startTime: '2024-01-01T00:00:00Z',
+        endTime: '2024-01-02T00:00:00Z',
+      },
+      metadata: {},
+    });
+    expect(saved.status).toBe(200);
+    const r = await ferry(['query', '--starred', 'errors', '-f', 'ndjson']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('{"msg":"failed, \\"badly\\""}\n');
+    // The saved range holds the event; a later start leaves it out.
+    const later = await ferry(['query', '--starred', 'errors', '-f', 'ndjson', '--start', '2024-06-01T00:00:00Z']);
+    expect(later.stdout).toBe('');
+    const none = await ferry(['query', '--starred', 'nope']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('ferry: no starred query named "nope" that this token may read\n');
+    const both = await ferry(['query', '--starred', 'errors', "['app']"]);
+    expect(both.code).toBe(2);
+  });
+});

@@ -52,7 +52,13 @@ const ROLES: Record<string, Caps> = {
 const capsOfNeeds = [
   ...new Set(
     Object.values(ROUTE_RIGHTS).flatMap((n) =>
-      'org' in n ? [`org:${n.org}:${n.action}`] : 'dataset' in n ? [`data:${n.dataset}:${n.action}`] : [],
+      'org' in n
+        ? [`org:${n.org}:${n.action}`]
+        : 'dataset' in n
+          ? [`data:${n.dataset}:${n.action}`]
+          : 'starred' in n
+            ? [`data:starredQueries:${n.starred}`]
+            : [],
     ),
   ),
   'data:ingest:create',
@@ -81,6 +87,14 @@ function meets(c: Caps, need: Need): boolean {
     return c.all === true || has(c, 'org', 'datasets', 'read') || Object.values(c.data).some((a) => a.length > 0);
   if ('ingest' in need) return !c.personal && has(c, 'data', 'ingest', 'create');
   if ('queries' in need) return has(c, 'data', 'query', 'read');
+  // The walk's starred query was saved by the owner: changing it also takes users:update, and sight of it.
+  if ('starred' in need)
+    return (
+      has(c, 'data', 'starredQueries', need.starred) &&
+      (need.starred === 'read' ||
+        need.starred === 'create' ||
+        (has(c, 'org', 'users', 'update') && has(c, 'data', 'starredQueries', 'read')))
+    );
   return false;
 }
 
@@ -93,6 +107,7 @@ interface Fixtures {
   userPat: string;
   role: string;
   group: string;
+  starred: string;
 }
 
 type Target = { path: string; body?: unknown; type?: string };
@@ -265,6 +280,11 @@ const SPECS: Record<string, RouteSpec> = {
     (fx) => fx.notifier,
   ),
   ...crudSpecs(
+    '/v2/apl-starred-queries',
+    () => ({ kind: 'apl', name: uniq(), query: { apl: "['logs'] | count" }, metadata: {} }),
+    (fx) => fx.starred,
+  ),
+  ...crudSpecs(
     '/v2/annotations',
     () => ({ type: 'deploy', datasets: ['logs'], title: uniq() }),
     (fx) => fx.annotation,
@@ -294,6 +314,7 @@ async function snapshot(): Promise<string> {
       '/v2/monitors',
       '/v2/notifiers',
       '/v2/annotations',
+      '/v2/apl-starred-queries?who=all',
       '/v2/datasets/logs/mapfields',
       '/v2/datasets/logs/fields',
     ].map(async (p) => `${p}: ${await (await svc.call('GET', p)).text()}`),
@@ -324,6 +345,7 @@ beforeAll(async () => {
     userPat: await make(`/v2/users/${user}/tokens`, {}),
     role: await make('/v2/rbac/roles', { name: 'fixture' }),
     group: await make('/v2/rbac/groups', { name: 'fixture' }),
+    starred: await make('/v2/apl-starred-queries', { name: 'fixture', query: { apl: "['logs'] | count" } }),
   };
   identities.push({ name: 'owner', token: ADMIN, caps: ROLES.owner! });
   for (const role of ['admin', 'user', 'read-only', 'none']) {
@@ -374,6 +396,11 @@ describe('the table of rights', () => {
       'GET /v2/user': { any: true },
       'GET /v1/user': { any: true },
       'PUT /v2/user': { user: true },
+      'GET /v2/apl-starred-queries': { any: true },
+      'POST /v2/apl-starred-queries': { starred: 'create' },
+      'GET /v2/apl-starred-queries/:id': { starred: 'read' },
+      'PUT /v2/apl-starred-queries/:id': { starred: 'update' },
+      'DELETE /v2/apl-starred-queries/:id': { starred: 'delete' },
     };
     for (const [route, need] of Object.entries(ROUTE_RIGHTS)) {
       const [method, path] = route.split(' ') as [string, string];
@@ -419,7 +446,11 @@ describe('the table of rights', () => {
         }
         const r = await send(who.token, method, await spec.make(fx, false));
         // A monitor the caller may not see answers as if it did not exist.
-        const refusedAs = spec.alsoQueries && meets(who.caps, need) && !route.startsWith('POST') ? 404 : 403;
+        // So does a starred query it may not read.
+        const unseen =
+          (spec.alsoQueries && meets(who.caps, need) && !route.startsWith('POST')) ||
+          ('starred' in need && route.includes(':id') && !has(who.caps, 'data', 'starredQueries', 'read'));
+        const refusedAs = unseen ? 404 : 403;
         expect(r.status, `${route} as ${who.name}: ${await r.text()}`).toBe(refusedAs);
         refusals++;
       }

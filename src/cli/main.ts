@@ -8,7 +8,7 @@ import { renderResult, type OutputFormat, type TabularTable } from './query-outp
 import { notifyReady } from './readiness.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
-import { callService, ServiceCallError, serviceTarget } from './service-client.js';
+import { callService, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
 
 const HELP: Record<string, string> = {
   serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
@@ -27,7 +27,10 @@ const HELP: Record<string, string> = {
   check a config and say what it runs; exit 2 naming the bad key path
 `,
   query: `ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv]
+       ferry query --starred NAME [--start T] [--end T] [--format …]
   run an APL query against a running service and print the result
+    --starred NAME        run the starred query of that name (yours first, then the team's), with its
+                          time range unless --start or --end is given
     --start, --end        time range: RFC 3339 or relative (now-1h); default: everything up to now
     --format, -f FMT      table (default, aligned for reading), json (the whole response), ndjson, csv
     --url URL             service URL (env FERRY_URL; default: service.listen of the config)
@@ -260,17 +263,32 @@ async function query(argv: string[]): Promise<void> {
       url: { type: 'string' },
       token: { type: 'string' },
       config: { type: 'string', short: 'c' },
+      starred: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
   });
-  const apl = positionals.join(' ').trim();
-  if (!apl) fail('query needs the APL text, e.g. ferry query "[\'logs\'] | count"');
+  let apl = positionals.join(' ').trim();
+  if (values.starred !== undefined && apl) fail('query takes the APL text or --starred NAME, not both');
+  if (!apl && values.starred === undefined)
+    fail('query needs the APL text, e.g. ferry query "[\'logs\'] | count", or --starred NAME');
   const format = values.format as OutputFormat;
   if (!['table', 'json', 'ndjson', 'csv'].includes(format))
     fail(`--format must be table, json, ndjson or csv, not "${values.format}"`);
   const cfg = loadConfig(values.config);
-  const body: Record<string, string> = { apl };
+  const body: Record<string, string> = {};
+  if (values.starred !== undefined) {
+    try {
+      const saved = await findStarred(serviceTarget(values, cfg), values.starred);
+      apl = saved.apl;
+      if (saved.startTime) body.startTime = saved.startTime;
+      if (saved.endTime) body.endTime = saved.endTime;
+    } catch (e) {
+      if (e instanceof ServiceCallError) die(e.message);
+      throw e;
+    }
+  }
+  body.apl = apl;
   if (values.start) body.startTime = values.start;
   if (values.end) body.endTime = values.end;
   let answer: Awaited<
@@ -281,11 +299,11 @@ async function query(argv: string[]): Promise<void> {
   try {
     answer = await callService(serviceTarget(values, cfg), 'POST', '/v1/query/_apl?format=tabular', body);
   } catch (e) {
-    if (e instanceof ServiceCallError) fail(e.message);
+    if (e instanceof ServiceCallError) die(e.message);
     throw e;
   }
   const { json } = answer;
-  if (!answer.ok) fail(`query failed (${answer.status}): ${json.message ?? answer.text}`);
+  if (!answer.ok) die(`query failed (${answer.status}): ${json.message ?? answer.text}`);
   for (const m of json.status?.messages ?? []) {
     if (m.priority === 'warn' || m.priority === 'error') process.stderr.write(`${m.priority}: ${m.msg}\n`);
   }

@@ -66,3 +66,28 @@ export async function callService<T = unknown>(
   }
   return { status: res.status, ok: res.ok, json, text };
 }
+
+interface StarredAnswer {
+  name: string;
+  who: string;
+  query: { apl: string; startTime?: string; endTime?: string };
+}
+
+/** A starred query by name: the caller's own first, then the team's; a name shared by several is refused. */
+export async function findStarred(
+  t: ServiceTarget,
+  name: string,
+): Promise<{ apl: string; startTime?: string; endTime?: string }> {
+  for (const who of ['', 'all']) {
+    const path = `/v2/apl-starred-queries?limit=1000&qs=${encodeURIComponent(name)}${who ? `&who=${who}` : ''}`;
+    const r = await callService<StarredAnswer[]>(t, 'GET', path);
+    if (!r.ok) throw new ServiceCallError(`reading starred queries failed (${r.status}): ${r.json.message ?? r.text}`);
+    const named = (r.json as StarredAnswer[]).filter((s) => s.name === name);
+    if (named.length > 1)
+      throw new ServiceCallError(
+        `${named.length} starred queries are named "${name}" (saved by ${named.map((s) => s.who).join(', ')}); rename one`,
+      );
+    if (named.length === 1) return named[0]!.query;
+  }
+  throw new ServiceCallError(`no starred query named "${name}" that this token may read`);
+}

@@ -5,6 +5,8 @@ import type { ServiceConfig } from './config.js';
 import { resolveAdminToken } from './auth/admin-token.js';
 import { TokenStore } from './auth/token-store.js';
 import { Directory } from './auth/directory.js';
+import { DocumentTable } from './store/documents.js';
+import type { StarredQuery } from './starred/starred-query.js';
 import { buildServer } from './http/server.js';
 import { RetentionTask } from './retention-task.js';
 import { EventStore } from './store/event-store.js';
@@ -44,6 +46,7 @@ export async function startService(
   });
   const tokens = await TokenStore.open(store.db);
   const directory = await Directory.open(store.db);
+  const starred = await DocumentTable.open<StarredQuery>(store.db, 'ferry_starred_queries');
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);
   const engine = new QueryEngine(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
   const alerting = await Alerting.open(store, engine, tokens, directory, log, {
@@ -55,6 +58,7 @@ export async function startService(
     store,
     tokens,
     directory,
+    starred,
     adminToken,
     logger: log,
     engine,

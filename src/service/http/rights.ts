@@ -92,6 +92,12 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'GET /v2/monitors/:id/history': org('monitors', 'read'),
   ...crud('/v2/notifiers', 'notifiers'),
   ...crud('/v2/annotations', 'annotations'),
+  // A list is filtered to what the caller may read; the others depend on the query's dataset.
+  'GET /v2/apl-starred-queries': { any: true },
+  'POST /v2/apl-starred-queries': { starred: 'create' },
+  'GET /v2/apl-starred-queries/:id': { starred: 'read' },
+  'PUT /v2/apl-starred-queries/:id': { starred: 'update' },
+  'DELETE /v2/apl-starred-queries/:id': { starred: 'delete' },
 };
 
 /** The need of a route, by method and path pattern; HEAD is GET without the body. */

@@ -23,11 +23,15 @@ import { annotationRoutes } from './routes/annotations.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { userRoutes } from './routes/users.js';
 import { rbacRoutes } from './routes/rbac.js';
+import { starredRoutes } from './routes/starred.js';
+import type { DocumentTable } from '../store/documents.js';
+import type { StarredQuery } from '../starred/starred-query.js';
 
 export interface ServerDeps {
   store: EventStore;
   tokens: TokenStore;
   directory: Directory;
+  starred: DocumentTable<StarredQuery>;
   adminToken: string;
   logger: Logger;
   limits: BodyLimits;
@@ -110,6 +114,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   tokenRoutes(app, deps.tokens);
   userRoutes(app, deps.directory);
   rbacRoutes(app, deps.directory);
+  starredRoutes(app, deps.starred);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
   return app;
 }
