@@ -317,7 +317,11 @@ async function snapshot(): Promise<string> {
       '/v2/apl-starred-queries?who=all',
       '/v2/datasets/logs/mapfields',
       '/v2/datasets/logs/fields',
-    ].map(async (p) => `${p}: ${await (await svc.call('GET', p)).text()}`),
+    ].map(async (p) => {
+      // The trail records refusals: that is its job, not a side effect.
+      const body = (await (await svc.call('GET', p)).json()) as { name?: string }[];
+      return `${p}: ${JSON.stringify(Array.isArray(body) ? body.filter((d) => d.name !== 'axiom-audit') : body)}`;
+    }),
   );
   const count = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['logs'] | count" });
   const events = ((await count.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns;
@@ -457,6 +461,18 @@ describe('the table of rights', () => {
     }
     expect(await snapshot()).toBe(before);
     expect(refusals).toBeGreaterThan(200);
+    // Every refusal is in the audit trail (one bad token per route besides).
+    const recorded = async () => {
+      const r = await svc.call('POST', '/v1/query/_apl?format=tabular', {
+        apl: "['axiom-audit'] | where outcome == 'refused' | count",
+      });
+      return r.status === 200
+        ? Number(((await r.json()) as { tables: { columns: number[][] }[] }).tables[0]!.columns[0]![0])
+        : 0;
+    };
+    const want = refusals + Object.keys(ROUTE_RIGHTS).length;
+    for (let i = 0; i < 100 && (await recorded()) < want; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await recorded()).toBe(want);
     for (const [route, who] of allowed) {
       const [method] = route.split(' ') as [string];
       const r = await send(who.token, method, await SPECS[route]!.make(fx, true));

@@ -7,6 +7,7 @@ import { TokenStore } from './auth/token-store.js';
 import { Directory } from './auth/directory.js';
 import { DocumentTable } from './store/documents.js';
 import type { StarredQuery } from './starred/starred-query.js';
+import { auditTrail } from './audit/audit-trail.js';
 import { buildServer } from './http/server.js';
 import { RetentionTask } from './retention-task.js';
 import { EventStore } from './store/event-store.js';
@@ -47,6 +48,7 @@ export async function startService(
   const tokens = await TokenStore.open(store.db);
   const directory = await Directory.open(store.db);
   const starred = await DocumentTable.open<StarredQuery>(store.db, 'ferry_starred_queries');
+  const audit = auditTrail(store, log);
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);
   const engine = new QueryEngine(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
   const alerting = await Alerting.open(store, engine, tokens, directory, log, {
@@ -59,6 +61,7 @@ export async function startService(
     tokens,
     directory,
     starred,
+    audit,
     adminToken,
     logger: log,
     engine,
@@ -98,6 +101,7 @@ export async function startService(
         await alerting.close();
         log.debug('closing http');
         await app.close();
+        await audit.flush();
         log.debug('closing store');
         await store.close();
         log.debug('closed');

@@ -63,8 +63,15 @@ export function principalId(p: Principal): string {
 const hasAction = (entry: DatasetCapabilities[string] | undefined, cap: string, action: string) =>
   (entry as Record<string, string[] | undefined> | undefined)?.[cap]?.includes(action) ?? false;
 
+/**
+ * The audit trail's dataset: the service alone writes it, and reading it takes auditLog:read rather than
+ * any dataset right ("*" included).
+ */
+export const AUDIT_DATASET = 'axiom-audit';
+
 /** Effective dataset rights = the union of the "*" entry and the dataset's own entry. */
 export function rightsAllowDataset(r: Rights, dataset: string, cap: DatasetCapability, action: Action): boolean {
+  if (dataset === AUDIT_DATASET) return cap === 'query' && action === 'read' && rightsAllowOrg(r, 'auditLog', 'read');
   if (r.all) return true;
   return hasAction(r.datasetCapabilities['*'], cap, action) || hasAction(r.datasetCapabilities[dataset], cap, action);
 }
@@ -83,6 +90,7 @@ export function canOrg(p: Principal, area: OrgArea, action: Action): boolean {
 
 /** Whether the caller may see a dataset at all: any capability on it, or org-level dataset read. */
 export function canSeeDataset(p: Principal, dataset: string): boolean {
+  if (dataset === AUDIT_DATASET) return canOrg(p, 'auditLog', 'read');
   if (p.rights.all || canOrg(p, 'datasets', 'read')) return true;
   const nonEmpty = (e: DatasetCapabilities[string] | undefined) =>
     !!e && Object.values(e).some((a) => (a?.length ?? 0) > 0);

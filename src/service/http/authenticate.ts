@@ -37,5 +37,9 @@ export class Authenticator {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** The message of the error the request was answered with, for the audit trail. */
+    failure: string | undefined;
+    /** Answered 404 for something that exists but the caller may not see: a refusal, for the audit trail. */
+    hidden: boolean;
   }
 }

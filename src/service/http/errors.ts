@@ -2,7 +2,7 @@
 import { AplError } from '../../apl/errors.js';
 import { FieldError } from './body-fields.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
-import { StoreError } from '../store/errors.js';
+import { HiddenError, StoreError } from '../store/errors.js';
 import { QueryTimeout, ServiceStopping } from '../store/db.js';
 
 export class HttpError extends Error {
@@ -30,7 +30,10 @@ export function toHttp(err: unknown): {
   message: string;
   headers: Record<string, string>;
   log?: boolean;
+  /** The caller was refused something it may not know exists (answered 404). */
+  hidden?: boolean;
 } {
+  if (err instanceof HiddenError) return { status: 404, message: err.message, headers: {}, hidden: true };
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof FieldError) return { status: 400, message: err.message, headers: {} };
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };

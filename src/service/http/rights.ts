@@ -112,6 +112,10 @@ export function checkNeed(req: FastifyRequest, need: Need): void {
   if ('org' in need) {
     if (!canOrg(p, need.org, need.action))
       throw forbidden(`Forbidden: this token lacks the ${need.org}|${need.action} capability`);
+    // The reserved names are the service's own datasets (the audit trail): answered alike whether one exists.
+    const ds = param('id');
+    if (need.org === 'datasets' && ds.startsWith('axiom-'))
+      throw forbidden(`Forbidden: dataset "${ds}" is kept by the service itself and cannot be changed`);
   } else if ('dataset' in need) {
     const ds = param(need.param);
     if (!canDataset(p, ds, need.dataset, need.action))

@@ -13,7 +13,9 @@ import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../ingest/body.js';
 import { Authenticator } from './authenticate.js';
 import { toHttp } from './errors.js';
-import { installRights } from './rights.js';
+import { installRights, needOf } from './rights.js';
+import { audited, auditRecord, type AuditRecord } from '../audit/audit-trail.js';
+import type { EventLog } from '../store/event-log.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { queryRoutes } from './routes/query.js';
@@ -32,6 +34,7 @@ export interface ServerDeps {
   tokens: TokenStore;
   directory: Directory;
   starred: DocumentTable<StarredQuery>;
+  audit: EventLog<AuditRecord>;
   adminToken: string;
   logger: Logger;
   limits: BodyLimits;
@@ -79,6 +82,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     else void parseJson(req, body as string, done); // callback style: done() answers
   });
   app.decorateRequest('principal', null as never);
+  app.decorateRequest('failure', undefined as never);
+  app.decorateRequest('hidden', false);
 
   // Credentials first, before the body is read or validated: an anonymous client learns nothing about
   // what it sent and cannot make the server parse bodies.
@@ -93,8 +98,20 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (!app.server.listening) reply.header('connection', 'close');
   });
 
+  // The trail gets what ended each audited request, whoever asked and whatever answered.
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url;
+    const need = route === undefined ? undefined : needOf(req.method, route);
+    const management =
+      !!need && !('ingest' in need) && !('queries' in need) && !('dataset' in need && need.dataset === 'query');
+    if (!audited(req.method, reply.statusCode, management, req.hidden)) return;
+    deps.audit.add(auditRecord(req.principal, req.method, route, req.url, reply.statusCode, req.failure, req.hidden));
+  });
+
   app.setErrorHandler((err, req, reply) => {
-    const { status, message, headers, log } = toHttp(err);
+    const { status, message, headers, log, hidden } = toHttp(err);
+    req.failure = message;
+    req.hidden = hidden === true;
     if (status >= 500 || log) req.log.error({ err, url: req.url }, 'request failed');
     else req.log.debug({ status, message, url: req.url }, 'request rejected');
     void reply.code(status).headers(headers).type('application/json').send({ code: status, message });

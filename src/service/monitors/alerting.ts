@@ -13,7 +13,7 @@ import type { QueryEngine } from '../query/engine.js';
 import { QueryInputError } from '../query/engine.js';
 import { DocumentTable } from '../store/documents.js';
 import type { EventStore } from '../store/event-store.js';
-import { notFound } from '../store/errors.js';
+import { hidden, notFound } from '../store/errors.js';
 import type { Directory } from '../auth/directory.js';
 import { tokenPrincipal, userPrincipal } from '../auth/principals.js';
 import type { Annotation } from '../annotations/annotation.js';
@@ -22,7 +22,7 @@ import { outbound, type Outbound } from '../notifiers/outbound.js';
 import { AlertHistory } from './history.js';
 import { type Monitor, newMonitorId, readMonitorBody } from './monitor.js';
 import { checkMonitorQuery } from './monitor-query.js';
-import { RunLog } from './run-log.js';
+import { runLog } from './run-log.js';
 import { type Clock, latestTick, MonitorScheduler, type MonitorState, systemClock } from './scheduler.js';
 
 export interface AlertingOptions {
@@ -76,7 +76,7 @@ export class Alerting {
       log,
       principalFor: (createdBy) => principalFor(createdBy, tokens, directory, clock.now()),
       delivery: { attempts: o.notifiers.attempts, firstDelayMs: 1000, maxDelayMs: 60_000, signal: stopping.signal },
-      runs: new RunLog(store, o.monitors.runsDataset, log),
+      runs: runLog(store, o.monitors.runsDataset, log),
       concurrency: o.monitors.concurrency,
     });
     return new Alerting(
@@ -145,7 +145,8 @@ export class Alerting {
 
   visibleMonitor(p: Principal, id: string): Monitor {
     const m = this.monitors.get(id);
-    if (!m || !this.canSee(p, m)) throw notFound(`monitor "${id}"`);
+    if (!m) throw notFound(`monitor "${id}"`);
+    if (!this.canSee(p, m)) throw hidden(`monitor "${id}"`);
     return m;
   }
 

@@ -262,9 +262,11 @@ export class EventStore {
     retentionDays?: number;
     useRetentionPeriod?: boolean;
     who: string;
+    /** A dataset the service keeps for itself (the audit trail): the reserved "axiom-" prefix is allowed. */
+    system?: boolean;
   }): Promise<DatasetRecord> {
     const { name } = input;
-    const problem = datasetNameProblem(name);
+    const problem = datasetNameProblem(input.system ? name.replace(/^axiom-/, 'system-') : name);
     if (problem) throw invalid(problem);
     const kind = input.kind || 'service:events:v1';
     if (!DATASET_KINDS.includes(kind))

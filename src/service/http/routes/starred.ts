@@ -10,6 +10,7 @@ import { type Action, canDataset, canOrg, principalId } from '../../auth/capabil
 import type { DocumentTable } from '../../store/documents.js';
 import { readStarredBody, type StarredQuery, starredView } from '../../starred/starred-query.js';
 import { FieldError } from '../body-fields.js';
+import { hidden } from '../../store/errors.js';
 import { forbidden, notFoundError } from '../errors.js';
 
 type Query = { limit?: string; offset?: string; dataset?: string; who?: string; qs?: string };
@@ -33,7 +34,8 @@ export function starredRoutes(app: FastifyInstance, table: DocumentTable<Starred
   };
   const visible = (req: FastifyRequest, id: string): StarredQuery => {
     const s = table.get(id);
-    if (!s || !may(req, s, 'read')) throw notFoundError(`starred query "${id}" not found`);
+    if (!s) throw notFoundError(`starred query "${id}" not found`);
+    if (!may(req, s, 'read')) throw hidden(`starred query "${id}"`);
     return s;
   };
   const mayChange = (req: FastifyRequest, s: StarredQuery, action: Action) => {

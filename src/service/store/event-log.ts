@@ -1,0 +1,74 @@
+/**
+ * Events the service records about itself (monitor runs, the audit trail), each kind in a dataset of its
+ * own so it can be queried with APL like any data. Records are buffered and written in batches: a thousand
+ * records a minute would otherwise be a thousand small ingests. A batch that cannot be written is logged
+ * as an error with its size.
+ */
+import { unlink, writeFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { EventStore } from './event-store.js';
+
+const FLUSH_MS = 2000;
+const FLUSH_RECORDS = 500;
+
+export interface EventLogOptions {
+  /** The dataset's description, when the log creates it. */
+  description: string;
+  /** What a record is, for the error logged when a batch cannot be written ("monitor runs"). */
+  what: string;
+  /** A system dataset: its name may take the reserved "axiom-" prefix. */
+  system?: boolean;
+}
+
+export class EventLog<T extends object> {
+  private buffer: T[] = [];
+  private timer?: NodeJS.Timeout;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: EventStore,
+    readonly dataset: string,
+    private readonly opts: EventLogOptions,
+    private readonly log: Logger,
+  ) {}
+
+  add(r: T): void {
+    this.buffer.push(r);
+    if (this.buffer.length >= FLUSH_RECORDS) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  /** Writes what is buffered; resolves once it is in the store. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer;
+    this.buffer = [];
+    if (batch.length) this.writing = this.writing.then(() => this.write(batch));
+    return this.writing;
+  }
+
+  private async write(batch: T[]): Promise<void> {
+    const file = this.store.tempFile('ndjson');
+    try {
+      if (!this.store.hasDataset(this.dataset)) {
+        await this.store
+          .createDataset({
+            name: this.dataset,
+            description: this.opts.description,
+            who: 'ferry',
+            system: this.opts.system,
+          })
+          .catch((e: unknown) => {
+            if (!this.store.hasDataset(this.dataset)) throw e;
+          });
+      }
+      await writeFile(file, batch.map((r) => JSON.stringify(r)).join('\n'));
+      await this.store.ingestFile(this.dataset, file, 'ndjson');
+    } catch (e) {
+      this.log.error({ err: e, dataset: this.dataset, records: batch.length }, `could not record ${this.opts.what}`);
+    } finally {
+      await unlink(file).catch(() => undefined);
+    }
+  }
+}
