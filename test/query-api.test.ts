@@ -402,7 +402,7 @@ describe('query time limit (service.query_timeout)', () => {
 
 describe('query time limit for JavaScript functions', () => {
   it('stops a chunk of long series_fir calls at the limit (no interrupt reaches them), and the next query on the connection has no stale limit', async () => {
-    const small = await startTestService({ queryTimeoutMs: 300 });
+    const small = await startTestService({ queryTimeoutMs: 1000 });
     try {
       // 1,000 rows, each a filter of 49M multiply-adds: minutes of work, all within one DuckDB chunk.
       const slow = await small.call('POST', '/v1/datasets/_apl?format=tabular', {
@@ -411,7 +411,7 @@ describe('query time limit for JavaScript functions', () => {
           '| extend s = series_fir(range(i, i + 7000), range(1, 7000)) | summarize sum(array_length(s))',
       });
       expect(slow.status).toBe(408);
-      expect(((await slow.json()) as { message: string }).message).toMatch(/ran longer than 0.3 s/);
+      expect(((await slow.json()) as { message: string }).message).toMatch(/ran longer than 1 s/);
       for (let i = 0; i < 4; i++) {
         const fast = await small.call('POST', '/v1/datasets/_apl?format=tabular', {
           apl: 'print s = series_fir(dynamic([1, 2, 3, 4]), dynamic([1, 1]), false)',

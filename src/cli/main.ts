@@ -8,7 +8,7 @@ import { renderResult, type OutputFormat, type TabularTable } from './query-outp
 import { notifyReady } from './readiness.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
-import { callService, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
+import { callService, CommandError, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
 
 const HELP: Record<string, string> = {
   serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
@@ -45,6 +45,18 @@ const HELP: Record<string, string> = {
     --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
     --config, -c FILE     config file to take the URL, token and runs dataset from
 `,
+  users: `ferry users [list] | create NAME --email E [--role R] | role USER ROLE | token USER [--name N]
+       [--expires T] | tokens USER | revoke USER TOKEN_ID | remove USER
+  manage the users of a running service; USER is an id or an email, ROLE a role's id or name
+    list                  every user with its role and its personal access tokens
+    create NAME           a user with --email and --role (default: user); prints its id
+    role USER ROLE        sets the user's base role
+    token USER            issues a personal access token (xapt-…) and prints it: it is shown only once
+    tokens USER           the user's personal access tokens (never their secrets)
+    revoke USER TOKEN_ID  revokes one of them at once
+    remove USER           removes the user and revokes its tokens
+    --url URL, --token T, --config, -c FILE   as for ferry query (the owner token by default)
+`,
   components: `ferry components [--markdown]
   the sources, parsers, transforms and sinks this build knows, with their keys
     --markdown            the README's table of component keys
@@ -78,6 +90,7 @@ commands:
   pipe      ship the lines of stdin: app | ferry pipe --dataset NAME ...
   query     run an APL query against a running service
   monitors  list monitors with their state and last run, or show one's runs
+  users     list, create and remove users, set their roles, issue and revoke their tokens
   validate  check a config file and say what it runs
   components  list the sources, parsers, transforms and sinks, with their keys
   help      show this text, or a command's: ferry help pipe
@@ -310,6 +323,16 @@ async function query(argv: string[]): Promise<void> {
   process.stdout.write(renderResult({ ...json, tables: json.tables ?? [] }, format));
 }
 
+/** Runs a command, turning its CommandError into the one-line reason and exit code. */
+async function runCommand(run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (e) {
+    if (e instanceof CommandError) (e.exitCode === 2 ? fail : die)(e.message);
+    throw e;
+  }
+}
+
 /** The config of the command that is starting, to name the right key when it cannot. */
 let started: FerryConfig | undefined;
 
@@ -339,14 +362,12 @@ async function main(): Promise<void> {
       return;
     }
     case 'monitors': {
-      const { monitorsCommand, MonitorsCliError } = await import('./monitors.js');
-      try {
-        await monitorsCommand(rest, loadConfig, (t) => process.stdout.write(t));
-      } catch (e) {
-        if (e instanceof MonitorsCliError) (e.exitCode === 2 ? fail : die)(e.message);
-        throw e;
-      }
-      return;
+      const { monitorsCommand } = await import('./monitors.js');
+      return runCommand(() => monitorsCommand(rest, loadConfig, (t) => process.stdout.write(t)));
+    }
+    case 'users': {
+      const { usersCommand } = await import('./users.js');
+      return runCommand(() => usersCommand(rest, loadConfig, (t) => process.stdout.write(t)));
     }
     case 'pipe': {
       const { pipe, PipeError } = await import('./pipe.js');

@@ -5,16 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { FerryConfig } from './config.js';
 import { renderTable, type TabularTable } from './query-output.js';
-import { callService, ServiceCallError, type ServiceTarget, serviceTarget } from './service-client.js';
-
-export class MonitorsCliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2,
-  ) {
-    super(message);
-  }
-}
+import { callService, CommandError, ServiceCallError, type ServiceTarget, serviceTarget } from './service-client.js';
 
 interface MonitorView {
   id: string;
@@ -38,7 +29,7 @@ async function aplRows(t: ServiceTarget, apl: string): Promise<Row[]> {
     endTime: 'now+1d',
   });
   if (r.status === 404) return [];
-  if (!r.ok) throw new MonitorsCliError(`reading monitor runs failed (${r.status}): ${r.json.message ?? r.text}`, 1);
+  if (!r.ok) throw new CommandError(`reading monitor runs failed (${r.status}): ${r.json.message ?? r.text}`, 1);
   const table = r.json.tables?.[0];
   if (!table) return [];
   return (table.columns[0] ?? []).map((_, i) =>
@@ -75,32 +66,32 @@ export async function monitorsCommand(
   const runsDataset = values['runs-dataset'] ?? cfg.service.monitors.runsDataset;
   const limit = Number(values.runs);
   if (!Number.isInteger(limit) || limit < 1)
-    throw new MonitorsCliError(`--runs must be a whole number above 0, not "${values.runs}"`, 2);
+    throw new CommandError(`--runs must be a whole number above 0, not "${values.runs}"`, 2);
   const [sub = 'list', id, ...extra] = positionals;
-  if (extra.length) throw new MonitorsCliError(`unexpected ${extra.join(' ')} (try ferry monitors --help)`, 2);
+  if (extra.length) throw new CommandError(`unexpected ${extra.join(' ')} (try ferry monitors --help)`, 2);
   let target: ServiceTarget;
   try {
     target = serviceTarget(values, cfg);
   } catch (e) {
-    throw new MonitorsCliError((e as Error).message, 2);
+    throw new CommandError((e as Error).message, 2);
   }
   try {
     if (sub === 'list') {
-      if (id) throw new MonitorsCliError(`list takes no argument (ferry monitors show ${id})`, 2);
+      if (id) throw new CommandError(`list takes no argument (ferry monitors show ${id})`, 2);
       await list(target, runsDataset, out);
     } else if (sub === 'show') {
-      if (!id) throw new MonitorsCliError('show needs a monitor id: ferry monitors show mon_…', 2);
+      if (!id) throw new CommandError('show needs a monitor id: ferry monitors show mon_…', 2);
       await show(target, runsDataset, id, limit, out);
-    } else throw new MonitorsCliError(`unknown monitors command "${sub}" (list or show)`, 2);
+    } else throw new CommandError(`unknown monitors command "${sub}" (list or show)`, 2);
   } catch (e) {
-    if (e instanceof ServiceCallError) throw new MonitorsCliError(e.message, 1);
+    if (e instanceof ServiceCallError) throw new CommandError(e.message, 1);
     throw e;
   }
 }
 
 async function list(t: ServiceTarget, runsDataset: string, out: (s: string) => void): Promise<void> {
   const r = await callService<MonitorView[]>(t, 'GET', '/v2/monitors');
-  if (!r.ok) throw new MonitorsCliError(`listing monitors failed (${r.status}): ${r.json.message ?? r.text}`, 1);
+  if (!r.ok) throw new CommandError(`listing monitors failed (${r.status}): ${r.json.message ?? r.text}`, 1);
   const monitors = r.json;
   const last = new Map<string, Row>();
   if (monitors.length) {
@@ -140,7 +131,7 @@ async function show(
   out: (s: string) => void,
 ): Promise<void> {
   const r = await callService<MonitorView>(t, 'GET', `/v2/monitors/${encodeURIComponent(id)}`);
-  if (!r.ok) throw new MonitorsCliError(`monitor ${id}: ${r.json.message ?? r.text} (${r.status})`, 1);
+  if (!r.ok) throw new CommandError(`monitor ${id}: ${r.json.message ?? r.text} (${r.status})`, 1);
   const m = r.json;
   const runs = await aplRows(
     t,

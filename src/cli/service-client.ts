@@ -5,6 +5,16 @@ import type { FerryConfig } from './config.js';
 
 export class ServiceCallError extends Error {}
 
+/** A command's failure: exit 2 for a usage error, 1 when the service refuses or cannot be reached. */
+export class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
+    super(message);
+  }
+}
+
 export interface ServiceTarget {
   url: string;
   token: string;
