@@ -402,9 +402,9 @@ describe('query time limit (service.query_timeout)', () => {
 
 describe('query time limit for JavaScript functions', () => {
   it('stops a chunk of long series_fir calls at the limit (no interrupt reaches them), and the next query on the connection has no stale limit', async () => {
-    const small = await startTestService({ queryTimeoutMs: 1000 });
+    const small = await startTestService({ queryTimeoutMs: 1000, memoryLimitBytes: 2 * 1024 ** 3 });
     try {
-      // 1,000 rows, each a filter of 49M multiply-adds: minutes of work, all within one DuckDB chunk.
+      // 1,000 rows, each a filter of 49M multiply-adds: far longer than the test may take, in one DuckDB chunk.
       const slow = await small.call('POST', '/v1/datasets/_apl?format=tabular', {
         apl:
           'print a = range(1, 1000) | mv-expand a | extend i = tolong(a) ' +

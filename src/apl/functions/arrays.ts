@@ -111,7 +111,12 @@ function rangeSql([start, stop, step]: SqlArg[]): string {
   const e = castTo(stop!, t);
   const d = step ? castTo(step, t) : integral ? '1' : '1.0';
   const n = `CAST(floor((${e} - ${s}) / ${d}) AS BIGINT)`;
-  return `(CASE WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(list_transform(range(least(${n} + 1, ${RANGE_LIMIT})), i -> ${s} + i * ${d})) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
+  // DuckDB's own range for whole numbers; otherwise the values are bound once, since a lambda that
+  // captures a column copies it for every element of the chunk's lists.
+  const list = integral
+    ? `range(${s}, ${s} + least(${n} + 1, ${RANGE_LIMIT}) * ${d}, ${d})`
+    : bindSql({ s, d, n }, (b) => `list_transform(range(least(${b.n} + 1, ${RANGE_LIMIT})), i -> ${b.s} + i * ${b.d})`);
+  return `(CASE WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(${list}) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
 }
 
 /** A set operation over two or more arrays: the distinct elements of the first (or of all) that `keep`. */

@@ -36,10 +36,11 @@ function checkOperands(args: ArgInfo[]): void {
       fail(`a series operand must be an array or a number, not ${a.type}`);
 }
 
-/** An operand bound once: a series as DOUBLE[], or a number. */
-const operand = (a: SqlArg) => (a.type === 'dynamic' ? nums(a) : castTo(a, 'real'));
-
-/** f over the elements at each position of two operands (series or numbers); the longer series sets the length. */
+/**
+ * f over the elements at each position of two operands (series or numbers); the longer series sets the
+ * length. The series are zipped rather than indexed from a lambda: a lambda that captures a list copies it
+ * for every element of the chunk's lists, which made a few hundred rows of long series run out of memory.
+ */
 function binary(f: (x: string, y: string) => string, finite = true): ScalarFunction {
   return {
     ...seriesResult,
@@ -49,14 +50,14 @@ function binary(f: (x: string, y: string) => string, finite = true): ScalarFunct
       checkOperands(args);
       return 'dynamic';
     },
-    sql: ([a, b]) =>
-      bindSql({ a: operand(a!), b: operand(b!) }, ({ a: x, b: y }) => {
-        const at = (arg: SqlArg, v: string) => (arg.type === 'dynamic' ? `${v}[i]` : v);
-        const lens = [a!, b!].flatMap((arg, k) => (arg.type === 'dynamic' ? [`len(${k === 0 ? x : y})`] : []));
-        const n = lens.length === 1 ? lens[0]! : `greatest(${lens.join(', ')})`;
-        const v = f(at(a!, x!), at(b!, y!));
-        return `to_json(list_transform(range(1, ${n} + 1), i -> ${finite ? finiteOrNull(v) : v}))`;
-      }),
+    sql: ([a, b]) => {
+      const body = (v: string) => (finite ? finiteOrNull(v) : v);
+      if (a!.type === 'dynamic' && b!.type === 'dynamic')
+        return `to_json(list_transform(list_zip(${nums(a!)}, ${nums(b!)}), p -> ${body(f('p[1]', 'p[2]'))}))`;
+      if (a!.type === 'dynamic')
+        return `to_json(list_transform(${nums(a!)}, x -> ${body(f('x', castTo(b!, 'real')))}))`;
+      return `to_json(list_transform(${nums(b!)}, y -> ${body(f(castTo(a!, 'real'), 'y'))}))`;
+    },
   };
 }
 
@@ -65,8 +66,7 @@ function scalar(sql: (args: SqlArg[]) => string, minArgs = 1, maxArgs = minArgs)
   return { minArgs, maxArgs, returns: () => 'real', sql: (args) => finiteOrNull(sql(args)) };
 }
 
-const dot = (a: string, b: string) =>
-  `list_sum(list_transform(range(1, least(len(${a}), len(${b})) + 1), i -> ${a}[i] * ${b}[i]))`;
+const dot = (a: string, b: string) => `list_sum(list_transform(list_zip(${a}, ${b}, true), p -> p[1] * p[2]))`;
 const norm = (a: string) => `sqrt(list_sum(list_transform(${a}, x -> x * x)))`;
 
 /** A number of two series, each read once. */
@@ -76,10 +76,10 @@ function pair(f: (a: string, b: string) => string): ScalarFunction {
 
 /** Pearson's r over the positions where both series have a number. */
 function pearsonSql(a: string, b: string): string {
-  const idx = `list_filter(range(1, least(len(${a}), len(${b})) + 1), i -> ${a}[i] IS NOT NULL AND ${b}[i] IS NOT NULL)`;
-  return bindSql({ x: `list_transform(${idx}, i -> ${a}[i])`, y: `list_transform(${idx}, i -> ${b}[i])` }, ({ x, y }) =>
+  const both = `list_filter(list_zip(${a}, ${b}, true), p -> p[1] IS NOT NULL AND p[2] IS NOT NULL)`;
+  return bindSql({ x: `list_transform(${both}, p -> p[1])`, y: `list_transform(${both}, p -> p[2])` }, ({ x, y }) =>
     bindSql({ x: x!, y: y!, mx: `list_avg(${x})`, my: `list_avg(${y})` }, (v) => {
-      const cov = `list_sum(list_transform(range(1, len(${v.x}) + 1), i -> (${v.x}[i] - ${v.mx}) * (${v.y}[i] - ${v.my})))`;
+      const cov = `list_sum(list_transform(list_zip(${v.x}, ${v.y}), p -> (p[1] - ${v.mx}) * (p[2] - ${v.my})))`;
       const vx = `list_sum(list_transform(${v.x}, e -> (e - ${v.mx}) * (e - ${v.mx})))`;
       const vy = `list_sum(list_transform(${v.y}, e -> (e - ${v.my}) * (e - ${v.my})))`;
       return `(${cov} / sqrt(${vx} * ${vy}))`;
