@@ -156,6 +156,12 @@ describe('roles and groups', () => {
       Array.from({ length: 8 }, () => svc.call('POST', '/v2/rbac/roles', { name: 'racer' })),
     );
     expect(racing.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    const sameEmail = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        svc.call('POST', '/v2/users', { name: `twin ${i}`, email: 'twin@example.com', role: 'none' }),
+      ),
+    );
+    expect(sameEmail.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
     const groups = await Promise.all(
       Array.from({ length: 8 }, () => svc.call('POST', '/v2/rbac/groups', { name: 'racers' })),
     );
