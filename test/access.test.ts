@@ -22,14 +22,7 @@ async function ok(r: Response | Promise<Response>, status = 200): Promise<Json> 
   return (text ? JSON.parse(text) : {}) as Json;
 }
 
-let n = 0;
-/** A user with the base role, and a PAT for it. */
-async function userWithPat(role: string, token = ADMIN): Promise<{ id: string; pat: string }> {
-  const user = await ok(svc.call('POST', '/v2/users', { name: `u${++n}`, email: `u${n}@example.com`, role }, token));
-  const pat = await ok(svc.call('POST', `/v2/users/${user.id}/tokens`, { name: 'cli' }, token));
-  expect(pat.token).toMatch(/^xapt-[0-9a-f-]{36}$/);
-  return { id: user.id, pat: pat.token };
-}
+const userWithPat = (role: string) => svc.userWithPat(role);
 
 const query = (token: string, dataset: string) =>
   svc.call('POST', '/v1/query/_apl?format=tabular', { apl: `['${dataset}'] | count` }, token);

@@ -95,19 +95,9 @@ describe('audit trail', () => {
     const listed = (await (await svc.call('GET', '/v2/datasets', undefined, everything)).json()) as { name: string }[];
     expect(listed.map((d) => d.name)).not.toContain('axiom-audit');
     expect((await svc.call('GET', '/v2/datasets/axiom-audit', undefined, everything)).status).toBe(403);
-    const user = (
-      (await (await svc.call('POST', '/v2/users', { name: 'U', email: 'u@example.com', role: 'user' })).json()) as {
-        id: string;
-      }
-    ).id;
-    const upat = ((await (await svc.call('POST', `/v2/users/${user}/tokens`, {})).json()) as { token: string }).token;
+    const { pat: upat } = await svc.userWithPat('user');
     expect((await trail('| count', upat)).status).toBe(403);
-    const admin = (
-      (await (await svc.call('POST', '/v2/users', { name: 'A', email: 'a@example.com', role: 'admin' })).json()) as {
-        id: string;
-      }
-    ).id;
-    const apat = ((await (await svc.call('POST', `/v2/users/${admin}/tokens`, {})).json()) as { token: string }).token;
+    const { pat: apat } = await svc.userWithPat('admin');
     expect((await trail('| count', apat)).status).toBe(200);
     // Nobody writes, trims, changes or deletes it, the owner included.
     const fake = await svc.call('POST', '/v1/ingest/axiom-audit', '{"outcome":"ok"}', everything, {

@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderTable } from '../src/cli/query-output.js';
-import { ADMIN, startTestService, type TestService } from './helpers.js';
+import { ADMIN, runFerry, startTestService, type TestService } from './helpers.js';
 
-const run = promisify(execFile);
-const CLI = 'dist/src/cli/main.js';
 let svc: TestService;
 
 beforeAll(async () => {
@@ -25,20 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.stop());
 
-async function ferry(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await run(process.execPath, [CLI, ...args], {
-      env: { ...process.env, FERRY_URL: svc.url, FERRY_TOKEN: ADMIN, ...env },
-    });
-    return { ...r, code: 0 };
-  } catch (e) {
-    const err = e as { stdout: string; stderr: string; code: number };
-    return { stdout: err.stdout, stderr: err.stderr, code: err.code };
-  }
-}
+const ferry = (args: string[], env: Record<string, string> = {}) => runFerry(svc.url, args, env);
 
 describe('ferry query', () => {
   it('prints an aligned table by default', async () => {

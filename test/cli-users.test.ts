@@ -1,27 +1,14 @@
 /** `ferry users` against a running service: users, roles and personal access tokens from the shell. */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, startTestService, type TestService } from './helpers.js';
+import { ADMIN, runFerry, startTestService, type TestService } from './helpers.js';
 
-const run = promisify(execFile);
 let svc: TestService;
 beforeAll(async () => {
   svc = await startTestService();
 });
 afterAll(async () => svc?.stop());
 
-async function ferry(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await run(process.execPath, ['dist/src/cli/main.js', 'users', ...args], {
-      env: { ...process.env, FERRY_URL: svc.url, FERRY_TOKEN: ADMIN },
-    });
-    return { ...r, code: 0 };
-  } catch (e) {
-    const err = e as { stdout: string; stderr: string; code: number };
-    return { stdout: err.stdout, stderr: err.stderr, code: err.code };
-  }
-}
+const ferry = (args: string[]) => runFerry(svc.url, ['users', ...args]);
 
 describe('ferry users', () => {
   it('creates a user, sets its role, issues a token that works, revokes it and removes the user', async () => {

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { buildConfig } from '../src/cli/config.js';
 import type { ServiceConfig } from '../src/service/config.js';
@@ -25,8 +27,12 @@ export interface TestService extends RunningService {
   /** Creates an API token with the given capabilities and returns its secret. */
   apiToken(datasetCapabilities?: object, orgCapabilities?: object, extra?: object): Promise<string>;
   createDataset(name: string): Promise<void>;
+  /** Creates a user with the base role and a personal access token for it. */
+  userWithPat(role: string, name?: string): Promise<{ id: string; pat: string }>;
   stop(): Promise<void>;
 }
+
+let users = 0;
 
 export async function startTestService(
   overrides: Partial<ServiceConfig> = {},
@@ -73,9 +79,34 @@ export async function startTestService(
       const r = await call('POST', '/v2/datasets', { name });
       if (r.status !== 200) throw new Error(`dataset create failed: ${r.status} ${await r.text()}`);
     },
+    async userWithPat(role: string, name = `user${++users}`) {
+      const u = await call('POST', '/v2/users', { name, email: `${name}.${++users}@example.com`, role });
+      if (u.status !== 200) throw new Error(`user create failed: ${u.status} ${await u.text()}`);
+      const { id } = (await u.json()) as { id: string };
+      const t = await call('POST', `/v2/users/${id}/tokens`, {});
+      if (t.status !== 200) throw new Error(`token issue failed: ${t.status} ${await t.text()}`);
+      return { id, pat: ((await t.json()) as { token: string }).token };
+    },
     async stop() {
       await svc.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs the CLI (compiled) with the service's URL and the owner's token; never rejects. */
+export async function runFerry(
+  url: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const r = await promisify(execFile)(process.execPath, ['dist/src/cli/main.js', ...args], {
+      env: { ...process.env, FERRY_URL: url, FERRY_TOKEN: ADMIN, ...env },
+    });
+    return { ...r, code: 0 };
+  } catch (e) {
+    const err = e as { stdout: string; stderr: string; code: number };
+    return { stdout: err.stdout, stderr: err.stderr, code: err.code };
+  }
 }

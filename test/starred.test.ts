@@ -22,13 +22,7 @@ const list = async (query: string, token = ADMIN): Promise<Saved[]> => {
   return (await r.json()) as Saved[];
 };
 
-async function patFor(role: string, name: string): Promise<{ id: string; pat: string }> {
-  const u = (await (await svc.call('POST', '/v2/users', { name, email: `${name}@example.com`, role })).json()) as {
-    id: string;
-  };
-  const t = (await (await svc.call('POST', `/v2/users/${u.id}/tokens`, {})).json()) as { token: string };
-  return { id: u.id, pat: t.token };
-}
+const patFor = (role: string, name: string) => svc.userWithPat(role, name);
 
 describe('starred queries', () => {
   it('saves with who set by the server, lists with limit, offset, dataset, who and qs, and the official client reads them', async () => {
