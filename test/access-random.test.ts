@@ -104,19 +104,15 @@ describe('access control, at random', () => {
           const grants = some(Object.keys(GRANTS) as Grant[]);
           const members = some(ids);
           model.roles.set(name, { grants, members });
-          const caps = grants.reduce(
-            (acc, g) => ({
-              datasetCapabilities: {
-                ...acc.datasetCapabilities,
-                ...('datasetCapabilities' in GRANTS[g] ? GRANTS[g].datasetCapabilities : {}),
-              },
-              orgCapabilities: {
-                ...acc.orgCapabilities,
-                ...('orgCapabilities' in GRANTS[g] ? GRANTS[g].orgCapabilities : {}),
-              },
-            }),
-            { datasetCapabilities: {}, orgCapabilities: {} },
-          );
+          const caps = {
+            datasetCapabilities: {} as Record<string, unknown>,
+            orgCapabilities: {} as Record<string, unknown>,
+          };
+          for (const g of grants) {
+            const grant: { datasetCapabilities?: object; orgCapabilities?: object } = GRANTS[g];
+            Object.assign(caps.datasetCapabilities, grant.datasetCapabilities ?? {});
+            Object.assign(caps.orgCapabilities, grant.orgCapabilities ?? {});
+          }
           batch.push(call('PUT', `/v2/rbac/roles/${roleIds.get(name)}`, { name, members, ...caps }));
         } else {
           const name = pick([...model.groups.keys()]);

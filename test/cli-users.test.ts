@@ -1,6 +1,6 @@
 /** `ferry users` against a running service: users, roles and personal access tokens from the shell. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, runFerry, startTestService, type TestService } from './helpers.js';
+import { runFerry, startTestService, type TestService } from './helpers.js';
 
 let svc: TestService;
 beforeAll(async () => {
