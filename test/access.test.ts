@@ -2,6 +2,9 @@
  * Users, roles and groups: who may do what, through personal access tokens, with rights that add up
  * across the base role, roles and groups and apply at once; nobody hands out more than they hold.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Axiom } from '@axiomhq/js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestService, type TestService } from './helpers.js';
@@ -93,6 +96,13 @@ describe('users', () => {
     const made = await ok(
       svc.call('POST', '/v2/tokens', { name: 'ci', datasetCapabilities: { logs: { query: ['read'] } } }, pat),
     );
+    // A PAT is shown once: listed without its secret, and only its hash is on disk.
+    const listed = (await ok(svc.call('GET', `/v2/users/${id}/tokens`))) as unknown as Record<string, unknown>[];
+    expect(listed.every((t) => t.token === undefined)).toBe(true);
+    await svc.store.db.run('CHECKPOINT');
+    const onDisk = readFileSync(join(svc.dataDir, 'ferry.duckdb'));
+    expect(onDisk.includes(Buffer.from(pat))).toBe(false);
+    expect(onDisk.includes(Buffer.from(createHash('sha256').update(pat).digest('hex')))).toBe(true);
     await ok(svc.call('DELETE', `/v2/users/${id}/tokens/${other.id}`), 204);
     expect((await svc.call('GET', '/v2/user', undefined, other.token)).status).toBe(401);
     expect((await svc.call('GET', '/v2/user', undefined, pat)).status).toBe(200);
