@@ -93,31 +93,13 @@ describe('starred queries', () => {
     expect([hidden.status, missing.status]).toEqual([404, 404]);
     expect((await hidden.json()).message).toBe(`starred query "${bobs.id}" not found`);
     // It may save for its dataset only.
-    expect(
-      (
-        await svc.call(
-          'POST',
-          '/v2/apl-starred-queries',
-          { name: 'x', dataset: 'other', query: { apl: 'print 1' } },
-          scoped,
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await svc.call(
-          'POST',
-          '/v2/apl-starred-queries',
-          { name: 'x', dataset: 'app', query: { apl: 'print 1' } },
-          scoped,
-        )
-      ).status,
-    ).toBe(403);
+    const saving = async (body: Record<string, unknown>, token: string) =>
+      (await svc.call('POST', '/v2/apl-starred-queries', { query: { apl: 'print 1' }, ...body }, token)).status;
+    expect(await saving({ name: 'x', dataset: 'other' }, scoped)).toBe(200);
+    expect(await saving({ name: 'x', dataset: 'app' }, scoped)).toBe(403);
     // Read-only reads it but cannot save; another user cannot change it; the owner (users:update) can.
     expect((await svc.call('GET', `/v2/apl-starred-queries/${bobs.id}`, undefined, reader.pat)).status).toBe(200);
-    expect(
-      (await svc.call('POST', '/v2/apl-starred-queries', { name: 'r', query: { apl: 'print 1' } }, reader.pat)).status,
-    ).toBe(403);
+    expect(await saving({ name: 'r' }, reader.pat)).toBe(403);
     const change = { name: 'bob-q2', dataset: 'app', query: { apl: "['app'] | take 1" } };
     expect((await svc.call('PUT', `/v2/apl-starred-queries/${bobs.id}`, change, carol.pat)).status).toBe(403);
     expect((await svc.call('DELETE', `/v2/apl-starred-queries/${bobs.id}`, undefined, carol.pat)).status).toBe(403);

@@ -123,9 +123,9 @@ export class Directory {
       .map(({ hash: _hash, ...p }) => p);
   }
 
-  /** The user a PAT's secret belongs to, while both exist and the PAT has not expired. */
-  lookupPat(secret: string): UserRecord | undefined {
-    const pat = this.patByHash.get(hashSecret(secret));
+  /** The user a PAT's secret (by its hash) belongs to, while both exist and the PAT has not expired. */
+  lookupPat(secretHash: string): UserRecord | undefined {
+    const pat = this.patByHash.get(secretHash);
     if (!pat || isExpired(pat)) return undefined;
     return this.usersTable.get(pat.userId);
   }

@@ -65,9 +65,9 @@ export class TokenStore {
     this.byId.set(record.id, { record, hash });
   }
 
-  /** The token a secret belongs to, if it exists (expired ones included: the caller decides). */
-  lookup(secret: string): TokenRecord | undefined {
-    return this.byHash.get(hashSecret(secret));
+  /** The token a secret (by its hash) belongs to, if it exists (expired ones included: the caller decides). */
+  lookup(secretHash: string): TokenRecord | undefined {
+    return this.byHash.get(secretHash);
   }
 
   get(id: string): TokenRecord | undefined {

@@ -20,15 +20,16 @@ export class Authenticator {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!m) throw unauthorized('Unauthorized: send Authorization: Bearer <token>');
     const secret = m[1]!;
-    if (timingSafeEqual(Buffer.from(hashSecret(secret), 'hex'), this.adminHash)) {
+    const hash = hashSecret(secret);
+    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) {
       return userPrincipal(this.directory.user(OWNER_ID)!, this.directory);
     }
     if (secret.startsWith('xapt-')) {
-      const user = this.directory.lookupPat(secret);
+      const user = this.directory.lookupPat(hash);
       if (!user) throw unauthorized('Unauthorized: invalid or expired token');
       return userPrincipal(user, this.directory);
     }
-    const t = this.tokens.lookup(secret);
+    const t = this.tokens.lookup(hash);
     if (!t || isExpired(t)) throw unauthorized('Unauthorized: invalid or expired token');
     return tokenPrincipal(t);
   }

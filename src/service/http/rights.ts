@@ -14,6 +14,7 @@ import {
   type OrgArea,
 } from '../auth/capabilities.js';
 import { forbidden } from './errors.js';
+import { RESERVED_PREFIX } from '../store/dataset-name.js';
 
 export type Need =
   /** Any valid token. */
@@ -100,6 +101,11 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'DELETE /v2/apl-starred-queries/:id': { starred: 'delete' },
 };
 
+/** Whether a route manages the service (its changes go into the audit trail), rather than ingesting or querying. */
+export function isManagement(need: Need): boolean {
+  return !('ingest' in need) && !('queries' in need) && !('dataset' in need && need.dataset === 'query');
+}
+
 /** The need of a route, by method and path pattern; HEAD is GET without the body. */
 export function needOf(method: string, url: string): Need | undefined {
   return ROUTE_RIGHTS[`${method === 'HEAD' ? 'GET' : method} ${url}`];
@@ -114,7 +120,7 @@ export function checkNeed(req: FastifyRequest, need: Need): void {
       throw forbidden(`Forbidden: this token lacks the ${need.org}|${need.action} capability`);
     // The reserved names are the service's own datasets (the audit trail): answered alike whether one exists.
     const ds = param('id');
-    if (need.org === 'datasets' && ds.startsWith('axiom-'))
+    if (need.org === 'datasets' && ds.startsWith(RESERVED_PREFIX))
       throw forbidden(`Forbidden: dataset "${ds}" is kept by the service itself and cannot be changed`);
   } else if ('dataset' in need) {
     const ds = param(need.param);

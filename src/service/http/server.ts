@@ -13,7 +13,7 @@ import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../ingest/body.js';
 import { Authenticator } from './authenticate.js';
 import { toHttp } from './errors.js';
-import { installRights, needOf } from './rights.js';
+import { installRights, isManagement, needOf } from './rights.js';
 import { audited, auditRecord, type AuditRecord } from '../audit/audit-trail.js';
 import type { EventLog } from '../store/event-log.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -102,9 +102,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url;
     const need = route === undefined ? undefined : needOf(req.method, route);
-    const management =
-      !!need && !('ingest' in need) && !('queries' in need) && !('dataset' in need && need.dataset === 'query');
-    if (!audited(req.method, reply.statusCode, management, req.hidden)) return;
+    if (!audited(req.method, reply.statusCode, !!need && isManagement(need), req.hidden)) return;
     deps.audit.add(auditRecord(req.principal, req.method, route, req.url, reply.statusCode, req.failure, req.hidden));
   });
 

@@ -266,7 +266,7 @@ export class EventStore {
     system?: boolean;
   }): Promise<DatasetRecord> {
     const { name } = input;
-    const problem = datasetNameProblem(input.system ? name.replace(/^axiom-/, 'system-') : name);
+    const problem = datasetNameProblem(name, input.system);
     if (problem) throw invalid(problem);
     const kind = input.kind || 'service:events:v1';
     if (!DATASET_KINDS.includes(kind))
