@@ -387,7 +387,7 @@ describe('monitor schedule', () => {
       delayMs: 0,
     });
     expect(svc.alerting.scheduler.counts.skippedTicks - skippedBefore).toBeGreaterThanOrEqual(88); // earlier tests' monitors too
-    expect(renderMetrics(undefined, svc.alerting)).toMatch(/^ferry_monitor_skipped_ticks_total [1-9]/m);
+    expect(renderMetrics(undefined, svc)).toMatch(/^ferry_monitor_skipped_ticks_total [1-9]/m);
     const m = svc.alerting.monitors.get(id)!;
     const r = await svc.call('PUT', `/v2/monitors/${id}`, {
       ...m,
@@ -525,9 +525,7 @@ describe('monitor schedule', () => {
         monitorId: id,
         error: last.notificationError,
       });
-      expect(renderMetrics(undefined, svc.alerting)).toMatch(
-        /^ferry_monitor_notifications_total\{outcome="failed"\} [1-9]/m,
-      );
+      expect(renderMetrics(undefined, svc)).toMatch(/^ferry_monitor_notifications_total\{outcome="failed"\} [1-9]/m);
 
       // A PUT that leaves a secret header empty keeps its value: the receiver still gets it.
       const custom = ids[7]!;
@@ -685,7 +683,7 @@ describe('monitor schedule', () => {
       error: last.error,
       since: new Date(tick.at(2)).toISOString(),
     });
-    const metrics = renderMetrics(undefined, svc.alerting);
+    const metrics = renderMetrics(undefined, svc);
     expect(metrics).toMatch(/^ferry_monitors_failing [1-9]/m);
     expect(metrics).toMatch(/^ferry_monitor_run_errors_total [1-9]/m);
     expect((await svc.call('DELETE', `/v2/monitors/${id}`)).status).toBe(204);

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from './config.js';
 import type { ServiceConfig } from '../service/config.js';
-import type { RunningService } from '../service/service.js';
+import type { RecordFailure, RunningService } from '../service/service.js';
 import { CounterBook } from './counters.js';
 import { renderMetrics } from './metrics.js';
 import { Pipeline } from './pipeline/pipeline.js';
@@ -35,6 +35,8 @@ export interface AgentHealth {
     since?: string;
     failedAttempts?: number;
   }[];
+  /** Datasets the service writes about itself with records it could not write (the audit trail, monitor runs). */
+  records?: RecordFailure[];
 }
 
 export class Agent {
@@ -76,7 +78,7 @@ export class Agent {
         } else if (path === '/metrics') {
           res
             .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
-            .end(renderMetrics(agent?.pipeline, agent?.service?.alerting));
+            .end(renderMetrics(agent?.pipeline, agent?.service));
         } else if (path === '/health') {
           const body = agent?.health() ?? { status: 'starting' };
           res
@@ -142,20 +144,23 @@ export class Agent {
       };
     });
     const monitors = this.service?.alerting.health();
+    const records = this.service?.recordFailures() ?? [];
     const status = this.stopping
       ? 'stopping'
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed')
         ? 'failing'
         : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
-          // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind.
+          // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind,
+          // and the service when it could not write its audit trail or monitor runs.
           sinks.some((s) => s.state === 'retrying') ||
             sources.some((s) => s.files === 0) ||
             !!monitors?.failing.length ||
             !!monitors?.lastNotificationFailure ||
-            !!monitors?.lastSkippedTick
+            !!monitors?.lastSkippedTick ||
+            records.length > 0
           ? 'degraded'
           : 'ok';
-    return { status, sources, sinks, ...(monitors ? { monitors } : {}) };
+    return { status, sources, sinks, ...(monitors ? { monitors } : {}), ...(records.length ? { records } : {}) };
   }
 
   /**

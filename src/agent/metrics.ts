@@ -1,7 +1,7 @@
 /** The agent's counters and gauges in the Prometheus text format (version 0.0.4). */
 import type { Pipeline } from './pipeline/pipeline.js';
 import type { Gauge } from './sources/source.js';
-import type { Alerting } from '../service/monitors/alerting.js';
+import type { RunningService } from '../service/service.js';
 
 interface Family {
   type: 'counter' | 'gauge';
@@ -13,7 +13,8 @@ function escape(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
-export function renderMetrics(p: Pipeline | undefined, alerting?: Alerting): string {
+export function renderMetrics(p: Pipeline | undefined, service?: RunningService): string {
+  const alerting = service?.alerting;
   const families = new Map<string, Family>();
   const add = (name: string, type: Family['type'], help: string, labels: Record<string, string>, value: number) => {
     let f = families.get(name);
@@ -70,6 +71,14 @@ export function renderMetrics(p: Pipeline | undefined, alerting?: Alerting): str
       r.queue.depthBytes,
     );
   }
+  for (const r of service?.records ?? [])
+    add(
+      'ferry_service_records_failed_total',
+      'counter',
+      'Records the service keeps about itself (audit trail, monitor runs) that could not be written',
+      { dataset: r.dataset },
+      r.failedRecords,
+    );
   if (alerting) {
     const c = alerting.scheduler.counts;
     add('ferry_monitors', 'gauge', 'Monitors defined', {}, alerting.monitors.size);

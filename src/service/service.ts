@@ -8,6 +8,7 @@ import { Directory } from './auth/directory.js';
 import { DocumentTable } from './store/documents.js';
 import type { StarredQuery } from './starred/starred-query.js';
 import { auditTrail } from './audit/audit-trail.js';
+import type { EventLog } from './store/event-log.js';
 import { buildServer } from './http/server.js';
 import { RetentionTask } from './retention-task.js';
 import { EventStore } from './store/event-store.js';
@@ -21,7 +22,17 @@ export interface RunningService {
   alerting: Alerting;
   url: string;
   adminToken: string;
+  /** The datasets the service writes about itself: the audit trail and the monitor runs. */
+  records: EventLog<object>[];
+  /** Those with records they could not write: what /health shows (degraded). */
+  recordFailures(): RecordFailure[];
   close(): Promise<void>;
+}
+
+export interface RecordFailure {
+  dataset: string;
+  failedRecords: number;
+  lastFailure?: { at: string; error: string };
 }
 
 export interface ServiceOptions {
@@ -82,6 +93,7 @@ export async function startService(
   const host = cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   log.info({ url, dataDir: cfg.dataDir }, 'event service listening');
+  const records: EventLog<object>[] = [audit, alerting.scheduler.runLog];
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -89,6 +101,11 @@ export async function startService(
     alerting,
     url,
     adminToken,
+    records,
+    recordFailures: () =>
+      records
+        .filter((r) => r.failedRecords > 0)
+        .map((r) => ({ dataset: r.dataset, failedRecords: r.failedRecords, lastFailure: r.lastFailure })),
     close() {
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {

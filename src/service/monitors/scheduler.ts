@@ -126,6 +126,11 @@ export class MonitorScheduler {
 
   constructor(private readonly d: SchedulerDeps) {}
 
+  /** Where runs are recorded. */
+  get runLog(): RunLog {
+    return this.d.runs;
+  }
+
   /** Wakes at the next tick of any monitor, and at least every second (a pause ends, the clock jumps). */
   start(): void {
     const wake = () => {

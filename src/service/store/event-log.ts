@@ -2,7 +2,7 @@
  * Events the service records about itself (monitor runs, the audit trail), each kind in a dataset of its
  * own so it can be queried with APL like any data. Records are buffered and written in batches: a thousand
  * records a minute would otherwise be a thousand small ingests. A batch that cannot be written is logged
- * as an error with its size.
+ * as an error with its size, and counted: /health and /metrics show it.
  */
 import { unlink, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
@@ -24,6 +24,9 @@ export class EventLog<T extends object> {
   private buffer: T[] = [];
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
+  /** Records that could not be written, and why the last batch was not. */
+  failedRecords = 0;
+  lastFailure: { at: string; error: string } | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -66,6 +69,8 @@ export class EventLog<T extends object> {
       await writeFile(file, batch.map((r) => JSON.stringify(r)).join('\n'));
       await this.store.ingestFile(this.dataset, file, 'ndjson');
     } catch (e) {
+      this.failedRecords += batch.length;
+      this.lastFailure = { at: new Date().toISOString(), error: (e as Error).message };
       this.log.error({ err: e, dataset: this.dataset, records: batch.length }, `could not record ${this.opts.what}`);
     } finally {
       await unlink(file).catch(() => undefined);
