@@ -53,6 +53,8 @@ export const MAX_ROWS = 50_000;
  */
 const CTE_CELL_BUDGET = 8_000_000;
 const SAMPLE_PERCENT = 0.2;
+/** Runs of one query while fields keep arriving; the last run's answer stands even if more came. */
+const MAX_SCHEMA_RETRIES = 3;
 
 export class QueryInputError extends Error {}
 
@@ -88,6 +90,8 @@ export interface PreparedQuery {
   endNs?: bigint;
   implicitEnd: boolean;
   cursor?: Cursor;
+  /** The schema version of each dataset the binder looked up, read before its schema. */
+  schemasSeen: Map<string, number | undefined>;
 }
 
 export interface ResultTable {
@@ -187,8 +191,10 @@ export class QueryEngine {
     checkStages(ast, request.apl, this.limits.maxStages);
     const effectiveEnd = endNs ?? nowNs;
     // The binder reaches datasets only through these two: access is checked before existence.
+    const schemasSeen = new Map<string, number | undefined>();
     const schema = (name: string): DatasetSchema | undefined => {
       if (!request.canQuery(name)) throw new QueryForbidden(name);
+      if (!schemasSeen.has(name)) schemasSeen.set(name, this.store.schemaVersion(name));
       return this.schemaOf(name);
     };
     const bindWith = (rangeNs: bigint) =>
@@ -218,12 +224,38 @@ export class QueryEngine {
         );
       }
     }
-    return { request, bound, nowNs, startNs, endNs: effectiveEnd, implicitEnd: endNs === undefined, cursor };
+    return {
+      request,
+      bound,
+      nowNs,
+      startNs,
+      endNs: effectiveEnd,
+      implicitEnd: endNs === undefined,
+      cursor,
+      schemasSeen,
+    };
   }
 
+  /**
+   * Runs a prepared query. A batch that adds fields may commit between binding and running: its rows would
+   * then come back without those fields, so the query is bound and run again on the new schema.
+   */
   async execute(p: PreparedQuery): Promise<QueryOutcome> {
     const t0 = process.hrtime.bigint();
     const deadline = Date.now() + this.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.executeOnce(p, t0, deadline);
+      if (attempt === MAX_SCHEMA_RETRIES || this.schemasUnchanged(p)) return outcome;
+      p = await this.prepare(p.request);
+    }
+  }
+
+  private schemasUnchanged(p: PreparedQuery): boolean {
+    for (const [name, v] of p.schemasSeen) if (this.store.schemaVersion(name) !== v) return false;
+    return true;
+  }
+
+  private async executeOnce(p: PreparedQuery, t0: bigint, deadline: number): Promise<QueryOutcome> {
     const { bound } = p;
     const last = bound.stages[bound.stages.length - 1]!.out;
     const messages: QueryOutcome['status']['messages'] = bound.messages.map((m) => ({ ...m, count: 1 }));

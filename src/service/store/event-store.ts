@@ -111,11 +111,14 @@ interface DatasetState {
   lock: SharedLock;
   /** Bumped by every write; whole-table statistics are cached against it. */
   version: number;
+  /** Set anew (store-wide sequence) when the dataset is made and once each schema change is published, before any row needing it is inserted. */
+  schemaVersion: number;
   stats?: { version: number; rows: number; minNs?: bigint; maxNs?: bigint };
 }
 
 export class EventStore {
   private readonly datasets = new Map<string, DatasetState>();
+  private schemaSeq = 0;
   private readonly catalogLock = new Mutex();
   private ingestPool!: ConnPool;
   private tempSeq = 0;
@@ -181,6 +184,7 @@ export class EventStore {
           nextSeq,
           lock: new SharedLock(),
           version: 0,
+          schemaVersion: ++this.schemaSeq,
         });
       }
     });
@@ -302,6 +306,7 @@ export class EventStore {
             nextSeq: 0n,
             lock: new SharedLock(),
             version: 0,
+            schemaVersion: ++this.schemaSeq,
           });
           return { ...record };
         }),
@@ -603,6 +608,7 @@ export class EventStore {
     for (const f of plan.added) d.fields.set(f.name, { ...f, description: '', unit: '', hidden: false });
     for (const f of plan.widened) d.fields.set(f.name, { ...d.fields.get(f.name)!, type: f.type });
     d.record = record;
+    d.schemaVersion = ++this.schemaSeq;
   }
 
   /** A dataset deleted while a batch for it was being planned must not be written to. */
@@ -626,6 +632,14 @@ export class EventStore {
   }
 
   // ---- reads ------------------------------------------------------------------------------------------
+
+  /**
+   * Which schema of a dataset a reader sees, read before its schema(): a reader that finds it unchanged
+   * after its statements ran saw no row needing a field its schema lacked.
+   */
+  schemaVersion(dataset: string): number | undefined {
+    return this.datasets.get(dataset)?.schemaVersion;
+  }
 
   /** The physical table and field→column map of a dataset, for the query engine. */
   schema(dataset: string): { table: string; fields: SchemaField[] } {
