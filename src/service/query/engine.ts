@@ -237,22 +237,35 @@ export class QueryEngine {
   }
 
   /**
-   * Runs a prepared query. A batch that adds fields may commit between binding and running: its rows would
-   * then come back without those fields, so the query is bound and run again on the new schema.
+   * Runs a prepared query. A batch that adds or widens fields may commit between binding and running: its
+   * rows would come back without the new fields, or the SQL would meet a column of another type than it was
+   * compiled for. Then the query is bound and run again on the new schema.
    */
   async execute(p: PreparedQuery): Promise<QueryOutcome> {
     const t0 = process.hrtime.bigint();
     const deadline = Date.now() + this.timeoutMs;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.executeOnce(p, t0, deadline);
+      let outcome: QueryOutcome;
+      try {
+        outcome = await this.executeOnce(p, t0, deadline);
+      } catch (e) {
+        if (attempt === MAX_SCHEMA_RETRIES || e instanceof QueryTimeout || this.schemasUnchanged(p)) throw e;
+        p = await this.prepareAgain(p);
+        continue;
+      }
       if (attempt === MAX_SCHEMA_RETRIES || this.schemasUnchanged(p)) return outcome;
-      p = await this.prepare(p.request);
+      p = await this.prepareAgain(p);
     }
   }
 
   private schemasUnchanged(p: PreparedQuery): boolean {
-    for (const [name, v] of p.schemasSeen) if (this.store.schemaVersion(name) !== v) return false;
+    for (const [name, v] of p.schemasSeen) if (!this.store.schemaUnchanged(name, v)) return false;
     return true;
+  }
+
+  private async prepareAgain(p: PreparedQuery): Promise<PreparedQuery> {
+    await this.store.schemaSettled(p.schemasSeen.keys());
+    return this.prepare(p.request);
   }
 
   private async executeOnce(p: PreparedQuery, t0: bigint, deadline: number): Promise<QueryOutcome> {

@@ -111,8 +111,13 @@ interface DatasetState {
   lock: SharedLock;
   /** Bumped by every write; whole-table statistics are cached against it. */
   version: number;
-  /** Set anew (store-wide sequence) when the dataset is made and once each schema change is published, before any row needing it is inserted. */
+  /**
+   * Set anew (store-wide sequence) when the dataset is made and once each schema change is published,
+   * before any row needing it is inserted.
+   */
   schemaVersion: number;
+  /** From a schema change's (or the dataset's deletion's) first statement to its publication: the table may differ from `fields`. */
+  schemaChanging?: boolean;
   stats?: { version: number; rows: number; minNs?: bigint; maxNs?: bigint };
 }
 
@@ -340,13 +345,18 @@ export class EventStore {
     const d = this.state(name);
     await this.catalogLock.run(() =>
       d.lock.run(async () => {
-        await this.db.use((c) =>
-          c.transaction(async () => {
-            await c.run(`DROP TABLE IF EXISTS ${sqlIdent(d.record.table)}`);
-            await deleteDatasetRows(c, name);
-          }),
-        );
-        this.datasets.delete(name);
+        d.schemaChanging = true;
+        try {
+          await this.db.use((c) =>
+            c.transaction(async () => {
+              await c.run(`DROP TABLE IF EXISTS ${sqlIdent(d.record.table)}`);
+              await deleteDatasetRows(c, name);
+            }),
+          );
+          this.datasets.delete(name);
+        } finally {
+          d.schemaChanging = false;
+        }
       }),
     );
   }
@@ -592,17 +602,22 @@ export class EventStore {
       );
     }
     const record = { ...d.record, nextColumn: nextCol };
-    await c.transaction(async () => {
-      const table = sqlIdent(d.record.table);
-      for (const f of plan.added)
-        await c.run(`ALTER TABLE ${table} ADD COLUMN ${sqlIdent(f.column)} ${SQL_TYPE[f.type]}`);
-      for (const f of plan.widened)
-        await c.run(`ALTER TABLE ${table} ALTER COLUMN ${sqlIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
-      for (const f of plan.added)
-        await insertField(c, d.record.name, { ...f, description: '', unit: '', hidden: false });
-      for (const f of plan.widened) await updateField(c, d.record.name, { ...d.fields.get(f.name)!, type: f.type });
-      if (plan.added.length > 0) await updateDataset(c, record);
-    });
+    d.schemaChanging = true;
+    try {
+      await c.transaction(async () => {
+        const table = sqlIdent(d.record.table);
+        for (const f of plan.added)
+          await c.run(`ALTER TABLE ${table} ADD COLUMN ${sqlIdent(f.column)} ${SQL_TYPE[f.type]}`);
+        for (const f of plan.widened)
+          await c.run(`ALTER TABLE ${table} ALTER COLUMN ${sqlIdent(f.column)} SET DATA TYPE ${SQL_TYPE[f.type]}`);
+        for (const f of plan.added)
+          await insertField(c, d.record.name, { ...f, description: '', unit: '', hidden: false });
+        for (const f of plan.widened) await updateField(c, d.record.name, { ...d.fields.get(f.name)!, type: f.type });
+        if (plan.added.length > 0) await updateDataset(c, record);
+      });
+    } finally {
+      d.schemaChanging = false;
+    }
     // Committed: publish the new schema.
     d.version++;
     for (const f of plan.added) d.fields.set(f.name, { ...f, description: '', unit: '', hidden: false });
@@ -634,11 +649,22 @@ export class EventStore {
   // ---- reads ------------------------------------------------------------------------------------------
 
   /**
-   * Which schema of a dataset a reader sees, read before its schema(): a reader that finds it unchanged
-   * after its statements ran saw no row needing a field its schema lacked.
+   * Which schema of a dataset a reader sees, read before its schema(). A reader whose statements ran while
+   * schemaUnchanged() held saw no column of another type than its schema said, nor a row needing a field
+   * its schema lacked.
    */
   schemaVersion(dataset: string): number | undefined {
     return this.datasets.get(dataset)?.schemaVersion;
+  }
+
+  schemaUnchanged(dataset: string, seen: number | undefined): boolean {
+    const d = this.datasets.get(dataset);
+    return d?.schemaVersion === seen && !d?.schemaChanging;
+  }
+
+  /** Resolves once the schema changes under way on these datasets are published. */
+  async schemaSettled(datasets: Iterable<string>): Promise<void> {
+    for (const name of datasets) await this.datasets.get(name)?.lock.shared(() => Promise.resolve());
   }
 
   /** The physical table and field→column map of a dataset, for the query engine. */
