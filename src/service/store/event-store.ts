@@ -324,7 +324,7 @@ export class EventStore {
     patch: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean },
   ): Promise<DatasetRecord> {
     const d = this.state(name);
-    return d.lock.run(async () => {
+    return this.alone(d, async () => {
       const retention =
         patch.retentionDays === undefined && patch.useRetentionPeriod === undefined
           ? { retentionDays: d.record.retentionDays, useRetentionPeriod: d.record.useRetentionPeriod }
@@ -344,7 +344,7 @@ export class EventStore {
   async deleteDataset(name: string): Promise<void> {
     const d = this.state(name);
     await this.catalogLock.run(() =>
-      d.lock.run(async () => {
+      this.alone(d, async () => {
         d.schemaChanging = true;
         try {
           await this.db.use((c) =>
@@ -365,7 +365,7 @@ export class EventStore {
   async trim(name: string, maxAgeNs: bigint): Promise<number> {
     if (maxAgeNs < 0n) throw invalid('maxDuration must not be negative');
     const d = this.state(name);
-    return d.lock.run(() => this.deleteOlderThan(d, this.now() - maxAgeNs));
+    return this.alone(d, () => this.deleteOlderThan(d, this.now() - maxAgeNs));
   }
 
   private async deleteOlderThan(d: DatasetState, cutoffNs: bigint): Promise<number> {
@@ -384,7 +384,9 @@ export class EventStore {
     for (const d of [...this.datasets.values()]) {
       const days = this.retentionDays(d.record);
       if (days <= 0 || !this.datasets.has(d.record.name)) continue;
-      const n = await d.lock.run(() => this.deleteOlderThan(d, this.now() - BigInt(days) * NS_PER_DAY));
+      const n = await d.lock.run(async () =>
+        this.isLive(d) ? this.deleteOlderThan(d, this.now() - BigInt(days) * NS_PER_DAY) : 0,
+      );
       if (n > 0) deleted[d.record.name] = n;
     }
     return deleted;
@@ -408,7 +410,7 @@ export class EventStore {
     patch: { description?: string; unit?: string; hidden?: boolean },
   ): Promise<FieldRecord> {
     const d = this.state(dataset);
-    return d.lock.run(async () => {
+    return this.alone(d, async () => {
       const f = d.fields.get(field);
       if (!f) throw notFound(`field "${field}" of dataset "${dataset}"`);
       const next = {
@@ -429,7 +431,7 @@ export class EventStore {
     }
     if (new Set(names).size !== names.length) throw invalid('duplicate map field names');
     const d = this.state(dataset);
-    return d.lock.run(async () => {
+    return this.alone(d, async () => {
       const record = { ...d.record, mapFields: [...names], updatedAt: new Date().toISOString() };
       await this.db.use((c) => updateDataset(c, record));
       d.record = record;
@@ -626,9 +628,21 @@ export class EventStore {
     d.schemaVersion = ++this.schemaSeq;
   }
 
-  /** A dataset deleted while a batch for it was being planned must not be written to. */
+  /** A dataset deleted while a request for it waited must not be written to: it answers 404. */
   private checkLive(d: DatasetState): void {
-    if (this.datasets.get(d.record.name) !== d) throw notFound(`dataset "${d.record.name}"`);
+    if (!this.isLive(d)) throw notFound(`dataset "${d.record.name}"`);
+  }
+
+  private isLive(d: DatasetState): boolean {
+    return this.datasets.get(d.record.name) === d;
+  }
+
+  /** Runs `fn` holding the dataset's lock alone, once it is known to be still there. */
+  private alone<T>(d: DatasetState, fn: () => Promise<T>): Promise<T> {
+    return d.lock.run(() => {
+      this.checkLive(d);
+      return fn();
+    });
   }
 
   private async listFailures(c: ConnOps, opts: PlanOptions, receivedNs: bigint): Promise<IngestFailure[]> {
