@@ -138,6 +138,25 @@ describe('datasets', () => {
     expect(r.status).toBe(204);
     expect((await svc.store.readEvents('trimmed')).map((e) => e.a)).toEqual([2]);
     expect((await svc.call('POST', '/v2/datasets/trimmed/trim', { maxDuration: 'soon' })).status).toBe(400);
+    // A duration longer than any event's age deletes nothing (it reaches before the earliest time there is).
+    expect((await svc.call('POST', '/v2/datasets/trimmed/trim', { maxDuration: '1000000000000h' })).status).toBe(204);
+    expect((await svc.store.readEvents('trimmed')).map((e) => e.a)).toEqual([2]);
+  });
+
+  it('refuses a body value of the wrong type instead of converting it', async () => {
+    await svc.createDataset('typed');
+    const refused = async (method: string, path: string, body: unknown) => {
+      const r = await svc.call(method, path, body);
+      expect(r.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(400);
+      expect(((await r.json()) as { message: string }).message).toMatch(/must be/);
+    };
+    await refused('PUT', '/v2/datasets/typed', { description: 5 });
+    await refused('PUT', '/v2/datasets/typed/mapfields', false);
+    await refused('PUT', '/v2/datasets/typed/mapfields', [1]);
+    await refused('POST', '/v2/datasets/typed/mapfields', { name: 7 });
+    await refused('POST', '/v2/tokens', { name: 1e308 });
+    const ds = (await (await svc.call('GET', '/v2/datasets/typed')).json()) as Record<string, unknown>;
+    expect(ds).toMatchObject({ description: '', mapFields: [] });
   });
 
   it('lists fields with types, built-ins included, and updates field metadata', async () => {

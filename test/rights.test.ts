@@ -2,11 +2,13 @@
  * Every route, walked with identities holding each built-in role and API tokens each missing one
  * capability: the route answers 401 for a bad token, 403 where its entry in ROUTE_RIGHTS is not met (and
  * changes nothing), and 200/204 where it is. The identities' rights are written out here from the README,
- * not read from the implementation.
+ * not read from the implementation. Then every route with a body, as the owner, with seeded hostile
+ * variations of its body: never a 5xx, always {code, message} (FERRY_BODY_SEED=<seed> replays one).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { installRights, type Need, ROUTE_RIGHTS } from '../src/service/http/rights.js';
+import { seededRandom } from '../bench/torture.js';
 import { ADMIN, startTestService, type TestService } from './helpers.js';
 
 type Caps = { all?: boolean; data: Record<string, string[]>; org: Record<string, string[]>; personal: boolean };
@@ -479,4 +481,107 @@ describe('the table of rights', () => {
       expect([200, 204], `${route} as ${who.name}: ${r.status} ${await r.text()}`).toContain(r.status);
     }
   }, 240_000);
+
+  it('every route with a body answers hostile variations of it with 2xx or 4xx and {code, message}, never 5xx', async () => {
+    const seed = process.env.FERRY_BODY_SEED
+      ? Number(process.env.FERRY_BODY_SEED)
+      : Math.floor(Math.random() * 2 ** 31);
+    const rnd = seededRandom(seed);
+    const replay = `seed ${seed} (replay: FERRY_BODY_SEED=${seed} npx vitest run test/rights.test.ts -t hostile)`;
+    const wrong: string[] = [];
+    let sent = 0;
+    for (const route of Object.keys(ROUTE_RIGHTS)) {
+      const [method] = route.split(' ') as [string];
+      for (let i = 0; i < 12; i++) {
+        const t = await SPECS[route]!.make(fx, true);
+        if (t.body === undefined || typeof t.body === 'string') break;
+        const body = i === 0 ? hostile(rnd, 0) : mutate(rnd, structuredClone(t.body));
+        const r = await send(ADMIN, method, { ...t, body });
+        sent++;
+        const text = await r.text();
+        let shaped = r.status < 400;
+        try {
+          const j = JSON.parse(text) as { code?: unknown; message?: unknown };
+          shaped ||= j.code === r.status && typeof j.message === 'string' && j.message !== '';
+        } catch {
+          // not JSON: not shaped
+        }
+        if (r.status >= 500 || !shaped)
+          wrong.push(`${route} with ${JSON.stringify(body).slice(0, 200)}: ${r.status} ${text.slice(0, 200)}`);
+      }
+    }
+    expect(sent).toBeGreaterThan(300);
+    expect(wrong.slice(0, 5), replay).toEqual([]);
+    // What was accepted reads back: every list still answers.
+    for (const list of [
+      '/v2/datasets',
+      '/v2/users',
+      '/v2/rbac/roles',
+      '/v2/rbac/groups',
+      '/v2/tokens',
+      '/v2/monitors',
+      '/v2/notifiers',
+      '/v2/annotations',
+      '/v2/apl-starred-queries?who=all',
+    ])
+      expect((await svc.call('GET', list)).status, `${list}, ${replay}`).toBe(200);
+  }, 120_000);
 });
+
+/** A value of any JSON kind a client might send by mistake or malice. */
+function hostile(rnd: () => number, depth: number): unknown {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const k = rnd();
+  if (k < 0.5 || depth > 2)
+    return pick([
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      1e308,
+      -1e308,
+      2 ** 63,
+      '',
+      ' ',
+      'x'.repeat(70_000),
+      '\u0000',
+      '💥',
+      '-1h',
+      '1000000000000h',
+      'now-1d',
+      '__proto__',
+      "['logs'] | count",
+      '2020-13-45T99:99:99Z',
+      'https://[::1]:99999/x',
+    ]);
+  if (k < 0.75) return Array.from({ length: Math.floor(rnd() * 4) }, () => hostile(rnd, depth + 1));
+  const o: Record<string, unknown> = {};
+  for (let n = Math.floor(rnd() * 4); n > 0; n--)
+    o[pick(['name', 'id', '__proto__', 'constructor', 'x', ''])] = hostile(rnd, depth + 1);
+  return o;
+}
+
+/** The body with one to three of its values (at any depth) replaced, removed, or joined by a stranger. */
+function mutate(rnd: () => number, body: unknown): unknown {
+  for (let n = 1 + Math.floor(rnd() * 3); n > 0; n--) {
+    const slots: [Record<string, unknown> | unknown[], string | number][] = [];
+    const walk = (v: unknown) => {
+      if (Array.isArray(v)) v.forEach((x, i) => (slots.push([v, i]), walk(x)));
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) (slots.push([v as Record<string, unknown>, k]), walk(x));
+    };
+    walk(body);
+    if (slots.length === 0 || rnd() < 0.15) {
+      if (body && typeof body === 'object' && !Array.isArray(body))
+        (body as Record<string, unknown>).extra = hostile(rnd, 0);
+      else return hostile(rnd, 0);
+      continue;
+    }
+    const [holder, key] = slots[Math.floor(rnd() * slots.length)]!;
+    if (rnd() < 0.2 && !Array.isArray(holder)) delete holder[key as string];
+    else (holder as Record<string | number, unknown>)[key] = hostile(rnd, 0);
+  }
+  return body;
+}

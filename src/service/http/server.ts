@@ -56,6 +56,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return503OnClosing: true,
     // Dataset names run to 128 characters and field names further; the router's own limit is 100.
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
+    // A body's types are the client's: a number where a string belongs is refused (as Axiom's Go server
+    // refuses it), not turned into its text, nor `false` into ["false"] where a list belongs.
+    ajv: { customOptions: { coerceTypes: false } },
     // What the router refuses before any route runs answers in the same {code, message} shape.
     frameworkErrors: (err, req, reply) => {
       const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;

@@ -369,6 +369,8 @@ export class EventStore {
   }
 
   private async deleteOlderThan(d: DatasetState, cutoffNs: bigint): Promise<number> {
+    // A cutoff before the earliest time an event can have (a duration of ages) deletes nothing.
+    if (cutoffNs <= -(2n ** 63n)) return 0;
     d.version++;
     return this.db.changes(`DELETE FROM ${sqlIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
   }
