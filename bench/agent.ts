@@ -19,18 +19,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { AccessLogGenerator } from './access-log.js';
 import { cpuSeconds, peakRss } from './server-process.js';
+import { benchArgs } from './args.js';
 
 const gunzipAsync = promisify(gunzip);
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-const { values } = parseArgs({
+const values = benchArgs(`usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]`, {
   options: {
     mb: { type: 'string', default: '1024' },
     mode: { type: 'string', default: 'both' },

@@ -12,21 +12,24 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { AccessLogGenerator } from './access-log.js';
 import { api, cpuSeconds, peakRss, startServer } from './server-process.js';
+import { benchArgs } from './args.js';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '2000000' },
-    concurrency: { type: 'string', default: '4' },
-    'batch-bytes': { type: 'string', default: String(1024 * 1024) },
-    config: { type: 'string' },
-    runs: { type: 'string', default: '3' },
-    progress: { type: 'string', default: '0' },
+const values = benchArgs(
+  `usage: npm run bench:ingest -- [--events N] [--concurrency C] [--batch-bytes B] [--config FILE] [--runs R] [--progress N]`,
+  {
+    options: {
+      events: { type: 'string', default: '2000000' },
+      concurrency: { type: 'string', default: '4' },
+      'batch-bytes': { type: 'string', default: String(1024 * 1024) },
+      config: { type: 'string' },
+      runs: { type: 'string', default: '3' },
+      progress: { type: 'string', default: '0' },
+    },
   },
-});
+);
 const totalEvents = Number(values.events);
 const concurrency = Number(values.concurrency);
 const batchBytes = Number(values['batch-bytes']);

@@ -12,22 +12,25 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { AccessLogGenerator } from './access-log.js';
 import { api, cpuSeconds, startServer } from './server-process.js';
+import { benchArgs } from './args.js';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '10000000' },
-    monitors: { type: 'string', default: '1000' },
-    rate: { type: 'string', default: '20000' },
-    minutes: { type: 'string', default: '3' },
-    'baseline-seconds': { type: 'string', default: '90' },
-    'data-dir': { type: 'string' },
-    distinct: { type: 'boolean', default: false },
+const values = benchArgs(
+  `usage: npm run bench:monitors -- [--events N] [--monitors M] [--rate R] [--minutes D] [--baseline-seconds S] [--data-dir DIR] [--distinct]`,
+  {
+    options: {
+      events: { type: 'string', default: '10000000' },
+      monitors: { type: 'string', default: '1000' },
+      rate: { type: 'string', default: '20000' },
+      minutes: { type: 'string', default: '3' },
+      'baseline-seconds': { type: 'string', default: '90' },
+      'data-dir': { type: 'string' },
+      distinct: { type: 'boolean', default: false },
+    },
   },
-});
+);
 const totalEvents = Number(values.events);
 const monitorCount = Number(values.monitors);
 const rate = Number(values.rate);

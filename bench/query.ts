@@ -9,19 +9,22 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { QueryEngine } from '../src/service/query/engine.js';
 import { EventStore } from '../src/service/store/event-store.js';
 import { AccessLogGenerator } from './access-log.js';
+import { benchArgs } from './args.js';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '10000000' },
-    runs: { type: 'string', default: '7' },
-    'data-dir': { type: 'string' },
-    'memory-limit-mb': { type: 'string', default: '1024' },
+const values = benchArgs(
+  `usage: npm run bench:query -- [--events N] [--runs R] [--data-dir DIR] [--memory-limit-mb MB]`,
+  {
+    options: {
+      events: { type: 'string', default: '10000000' },
+      runs: { type: 'string', default: '7' },
+      'data-dir': { type: 'string' },
+      'memory-limit-mb': { type: 'string', default: '1024' },
+    },
   },
-});
+);
 const total = Number(values.events);
 const runs = Number(values.runs);
 

@@ -3,7 +3,7 @@
  * schedule after another (each at most 5 minutes, each with its own seed), a report per schedule, and
  * exit 1 naming the seeds of the schedules that broke a promise.
  */
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 
 export interface Schedule<R> {
   /** Runs one schedule. */
@@ -17,7 +17,9 @@ export interface Schedule<R> {
 }
 
 export async function runSchedules<R>(name: string, s: Schedule<R>): Promise<void> {
-  const { values } = parseArgs({ options: { minutes: { type: 'string', default: '5' }, seed: { type: 'string' } } });
+  const values = benchArgs(`usage: npm run ${name} -- [--minutes N] [--seed S]`, {
+    options: { minutes: { type: 'string', default: '5' }, seed: { type: 'string' } },
+  });
   const minutes = Number(values.minutes);
   if (!(minutes > 0)) {
     process.stderr.write(`${name}: --minutes must be a positive number\n`);
