@@ -312,4 +312,40 @@ describe('monitors, notifiers and annotations API', () => {
       pd.body.id,
     ]);
   });
+
+  it('a notifier deleted while monitors naming it are created or updated is taken out of every one of them', async () => {
+    const slack = { slack: { slackUrl: 'https://hooks.example.com/x' } };
+    const kept = (await json(await svc.call('POST', '/v2/notifiers', { name: 'kept', properties: slack }))).body;
+    const existing = (await json(await svc.call('POST', '/v2/monitors', threshold({ name: 'updated' })))).body;
+    const dangling: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      const gone = (await json(await svc.call('POST', '/v2/notifiers', { name: `gone ${round}`, properties: slack })))
+        .body.id as string;
+      const notifierIds = [kept.id, gone];
+      // Creates and an update start a little apart; the deletion lands among them.
+      const writes = Array.from({ length: 4 }, async (_, k) => {
+        await new Promise((r) => setTimeout(r, k));
+        const r =
+          k === 3
+            ? await svc.call(
+                'PUT',
+                `/v2/monitors/${existing.id as string}`,
+                threshold({ name: 'updated', notifierIds }),
+              )
+            : await svc.call('POST', '/v2/monitors', threshold({ name: `racing ${round}.${k}`, notifierIds }));
+        // Refused only for naming a notifier already gone.
+        if (r.status !== 200) expect((await json(r)).body.message).toMatch(/notifierIds/);
+        return r.status === 200 ? ((await r.json()) as { id: string }).id : undefined;
+      });
+      await new Promise((r) => setTimeout(r, round % 4));
+      expect((await svc.call('DELETE', `/v2/notifiers/${gone}`)).status).toBe(204);
+      for (const id of await Promise.all(writes)) {
+        if (!id) continue;
+        const m = (await json(await svc.call('GET', `/v2/monitors/${id}`))).body;
+        expect(m.notifierIds, `round ${round}`).toContain(kept.id);
+        if ((m.notifierIds as string[]).includes(gone)) dangling.push(`round ${round}: ${id} names ${gone}`);
+      }
+    }
+    expect(dangling.slice(0, 3)).toEqual([]);
+  });
 });

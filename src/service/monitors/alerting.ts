@@ -165,7 +165,7 @@ export class Alerting {
     // Armed first: the scheduler never sees a monitor without its state (it would run it at once).
     await this.scheduler.arm(m);
     await this.monitors.put(m);
-    return m;
+    return this.dropDeletedNotifiers(m);
   }
 
   async updateMonitor(p: Principal, id: string, body: unknown): Promise<Monitor> {
@@ -190,7 +190,20 @@ export class Alerting {
       updatedAt: m.updatedAt,
     }));
     if (!stored) throw notFound(`monitor "${id}"`);
-    return stored;
+    return this.dropDeletedNotifiers(stored);
+  }
+
+  /**
+   * A notifier deleted while this monitor was checked and stored is taken out of it, as deleteNotifier takes
+   * it out of every stored monitor: one of the two sees the other's change, whichever ends first.
+   */
+  private async dropDeletedNotifiers(m: Monitor): Promise<Monitor> {
+    if (m.notifierIds.every((n) => this.notifiers.has(n))) return m;
+    const stored = await this.monitors.update(m.id, (cur) => ({
+      ...cur,
+      notifierIds: cur.notifierIds.filter((n) => this.notifiers.has(n)),
+    }));
+    return stored ?? m;
   }
 
   async deleteMonitor(p: Principal, id: string): Promise<void> {
