@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from './config.js';
 import type { ServiceConfig } from '../service/config.js';
-import type { RecordFailure, RunningService } from '../service/service.js';
+import type { DatabaseHealth, RecordFailure, RunningService } from '../service/service.js';
 import { CounterBook } from './counters.js';
 import { renderMetrics } from './metrics.js';
 import { Pipeline } from './pipeline/pipeline.js';
@@ -37,6 +37,8 @@ export interface AgentHealth {
   }[];
   /** Datasets the service writes about itself with records it could not write (the audit trail, monitor runs). */
   records?: RecordFailure[];
+  /** The database's reopenings after fatal errors, once there was one. */
+  database?: DatabaseHealth;
 }
 
 export class Agent {
@@ -145,22 +147,31 @@ export class Agent {
     });
     const monitors = this.service?.alerting.health();
     const records = this.service?.recordFailures() ?? [];
+    const database = this.service?.database();
     const status = this.stopping
       ? 'stopping'
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed')
         ? 'failing'
         : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
           // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind,
-          // and the service when it could not write its audit trail or monitor runs.
+          // and the service when it could not write its audit trail or monitor runs, or reopens its database.
           sinks.some((s) => s.state === 'retrying') ||
             sources.some((s) => s.files === 0) ||
             !!monitors?.failing.length ||
             !!monitors?.lastNotificationFailure ||
             !!monitors?.lastSkippedTick ||
-            records.length > 0
+            records.length > 0 ||
+            !!database?.reopening
           ? 'degraded'
           : 'ok';
-    return { status, sources, sinks, ...(monitors ? { monitors } : {}), ...(records.length ? { records } : {}) };
+    return {
+      status,
+      sources,
+      sinks,
+      ...(monitors ? { monitors } : {}),
+      ...(records.length ? { records } : {}),
+      ...(database?.lastFatal ? { database } : {}),
+    };
   }
 
   /**

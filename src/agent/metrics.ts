@@ -71,6 +71,23 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
       r.queue.depthBytes,
     );
   }
+  const database = service?.database();
+  if (database) {
+    add(
+      'ferry_service_database_reopens_total',
+      'counter',
+      'Times the database was reopened after a fatal error',
+      {},
+      database.reopens,
+    );
+    add(
+      'ferry_service_database_reopening',
+      'gauge',
+      'Whether the database is being reopened now (requests answer 503)',
+      {},
+      database.reopening ? 1 : 0,
+    );
+  }
   for (const r of service?.records ?? [])
     add(
       'ferry_service_records_failed_total',

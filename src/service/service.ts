@@ -26,6 +26,8 @@ export interface RunningService {
   records: EventLog<object>[];
   /** Those with records they could not write: what /health shows (degraded). */
   recordFailures(): RecordFailure[];
+  /** The database's reopenings after fatal errors: what /health shows (degraded while one runs). */
+  database(): DatabaseHealth;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,12 @@ export interface RecordFailure {
   dataset: string;
   failedRecords: number;
   lastFailure?: { at: string; error: string };
+}
+
+export interface DatabaseHealth {
+  reopening: boolean;
+  reopens: number;
+  lastFatal?: { at: string; error: string };
 }
 
 export interface ServiceOptions {
@@ -56,6 +64,15 @@ export async function startService(
     maxObjectBytes: 16 * 1024 * 1024,
     onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });
+  store.db.onReopen = ({ phase, error }) => {
+    if (phase === 'start')
+      log.error(
+        { error },
+        'the database hit a fatal error and is being reopened; requests meanwhile answer 503 (nothing committed is lost)',
+      );
+    else if (phase === 'done') log.warn({ error }, 'the database was reopened after a fatal error');
+    else log.error({ error }, 'the database could not be reopened; trying again');
+  };
   const tokens = await TokenStore.open(store.db);
   const directory = await Directory.open(store.db);
   const starred = await DocumentTable.open<StarredQuery>(store.db, 'ferry_starred_queries');
@@ -106,6 +123,11 @@ export async function startService(
       records
         .filter((r) => r.failedRecords > 0)
         .map((r) => ({ dataset: r.dataset, failedRecords: r.failedRecords, lastFailure: r.lastFailure })),
+    database: () => ({
+      reopening: store.db.reopening,
+      reopens: store.db.reopens,
+      ...(store.db.lastFatal ? { lastFatal: store.db.lastFatal } : {}),
+    }),
     close() {
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {

@@ -60,7 +60,12 @@ export class Directory {
     private readonly groupsTable: DocumentTable<GroupRecord>,
     private readonly patsTable: DocumentTable<StoredPat>,
   ) {
-    for (const p of patsTable.list()) this.patByHash.set(p.hash, p);
+    this.indexPats();
+  }
+
+  private indexPats(): void {
+    this.patByHash.clear();
+    for (const p of this.patsTable.list()) this.patByHash.set(p.hash, p);
   }
 
   static async open(db: Database): Promise<Directory> {
@@ -70,6 +75,8 @@ export class Directory {
       await DocumentTable.open<GroupRecord>(db, 'ferry_groups'),
       await DocumentTable.open<StoredPat>(db, 'ferry_pats'),
     );
+    // After the tables' own (hooks run in the order they were added).
+    db.afterReopen(async () => d.indexPats());
     if (!d.usersTable.has(OWNER_ID)) {
       await d.usersTable.put({
         id: OWNER_ID,

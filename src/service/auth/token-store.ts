@@ -4,7 +4,7 @@
  * hash keeps authentication O(1) per request.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Database } from '../store/db.js';
+import type { ConnOps, Database } from '../store/db.js';
 import type { DatasetCapabilities, OrgCapabilities } from './capabilities.js';
 
 export interface TokenRecord {
@@ -39,25 +39,33 @@ export class TokenStore {
 
   static async open(db: Database): Promise<TokenStore> {
     const s = new TokenStore(db);
-    await db.use(async (c) => {
-      await c.run(DDL);
-      for (const r of await c.all('SELECT * FROM ferry_tokens')) {
-        s.remember(
-          {
-            id: r.id as string,
-            name: r.name as string,
-            description: (r.description as string) ?? '',
-            datasetCapabilities: JSON.parse(r.dataset_caps as string),
-            orgCapabilities: JSON.parse(r.org_caps as string),
-            expiresAt: (r.expires_at as string | null) ?? null,
-            createdAt: r.created_at as string,
-            createdBy: r.created_by as string,
-          },
-          r.hash as string,
-        );
-      }
-    });
+    await db.use((c) => s.load(c));
+    // A token the database's fatal error caught may or may not have been committed: the table says.
+    db.afterReopen((c) => s.load(c));
     return s;
+  }
+
+  private async load(c: ConnOps): Promise<void> {
+    await c.run(DDL);
+    const rows = await c.all('SELECT * FROM ferry_tokens');
+    // Swapped in at once: a request checked meanwhile sees the tokens before or after, never none.
+    this.byHash.clear();
+    this.byId.clear();
+    for (const r of rows) {
+      this.remember(
+        {
+          id: r.id as string,
+          name: r.name as string,
+          description: (r.description as string) ?? '',
+          datasetCapabilities: JSON.parse(r.dataset_caps as string),
+          orgCapabilities: JSON.parse(r.org_caps as string),
+          expiresAt: (r.expires_at as string | null) ?? null,
+          createdAt: r.created_at as string,
+          createdBy: r.created_by as string,
+        },
+        r.hash as string,
+      );
+    }
   }
 
   private remember(record: TokenRecord, hash: string): void {

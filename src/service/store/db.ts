@@ -93,6 +93,26 @@ export class ServiceStopping extends Error {
 }
 
 /**
+ * DuckDB refuses every statement once a fatal error (a checkpoint that failed for memory or disk) has
+ * invalidated the database, until it is opened again. The database reopens itself; what arrives meanwhile,
+ * or was running then, is told to try again (HTTP 503). Nothing committed is lost: it is in the file or the
+ * write-ahead log, which the reopened database replays.
+ */
+export class DatabaseReopening extends Error {
+  constructor(readonly reason: string) {
+    super(`the database hit a fatal error (${reason}) and is being reopened; try again in a few seconds`);
+    this.name = 'DatabaseReopening';
+  }
+}
+
+/** An error after which DuckDB refuses every statement until the database is opened again. */
+export function isFatal(e: unknown): boolean {
+  return e instanceof Error && /^FATAL Error|database has been invalidated/.test(e.message);
+}
+
+const firstLine = (e: unknown) => ((e as Error)?.message ?? String(e)).split('\n')[0]!;
+
+/**
  * How long a statement told to stop (its time limit passed, or the service is stopping) may run on before
  * its caller is answered anyway: DuckDB looks for an interrupt between vectors, and one long expression
  * (a huge list, a JavaScript function over a long series) runs to its end first.
@@ -107,7 +127,21 @@ export class ConnOps {
   /** A statement still running whose caller was answered: the connection is busy until it settles. */
   private abandoned: Promise<void> | undefined;
 
-  constructor(private readonly raw: DuckDBConnection) {}
+  constructor(
+    private readonly raw: DuckDBConnection,
+    private readonly onFatal: (e: Error) => void = () => undefined,
+  ) {}
+
+  /** Runs one call into DuckDB; a fatal error starts the database's reopening and is DatabaseReopening. */
+  private async guard<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      if (!isFatal(e)) throw e;
+      this.onFatal(e as Error);
+      throw new DatabaseReopening(firstLine(e));
+    }
+  }
 
   /**
    * Runs a statement; one refused for memory runs once more after the memory results no longer
@@ -116,11 +150,11 @@ export class ConnOps {
    */
   private async retryingMemory<T>(statement: () => Promise<T>): Promise<T> {
     try {
-      return await statement();
+      return await this.guard(statement);
     } catch (e) {
-      if (this.inTransaction || !isOutOfMemory(e)) throw e;
+      if (this.inTransaction || !isOutOfMemory(e) || e instanceof DatabaseReopening) throw e;
       collectGarbage();
-      return statement();
+      return this.guard(statement);
     }
   }
 
@@ -165,7 +199,8 @@ export class ConnOps {
     let settled = false;
     const deadline = timeoutMs !== undefined && timeoutMs > 0 ? Date.now() + timeoutMs : 0;
     // Set on every statement that reads it: the connection is pooled and may hold an earlier one.
-    if (sql.includes(DEADLINE_VARIABLE)) await this.raw.run(`SET VARIABLE ${DEADLINE_VARIABLE} = ${deadline}`);
+    if (sql.includes(DEADLINE_VARIABLE))
+      await this.guard(() => this.raw.run(`SET VARIABLE ${DEADLINE_VARIABLE} = ${deadline}`));
     const statement = this.retryingMemory(() => this.raw.runAndReadAll(sql));
     const done = statement.then(
       () => void (settled = true),
@@ -195,11 +230,11 @@ export class ConnOps {
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    await this.raw.run('BEGIN TRANSACTION');
+    await this.guard(() => this.raw.run('BEGIN TRANSACTION'));
     this.inTransaction = true;
     try {
       const out = await fn();
-      await this.raw.run('COMMIT');
+      await this.guard(() => this.raw.run('COMMIT'));
       return out;
     } catch (e) {
       await this.raw.run('ROLLBACK').catch(() => undefined);
@@ -215,18 +250,36 @@ export class ConnOps {
  * transaction or a temp table belongs to one piece of work. Callers wait for a free connection, so a long
  * statement (a checkpoint) never holds up work queued behind it while other connections are idle.
  */
+/** What a pool asks of its database: whether it is being reopened, and which opening it is on. */
+interface PoolOwner {
+  reopening(): string | undefined;
+  generation(): number;
+  /** A fatal error on a connection of the given opening (one of an earlier opening is old news). */
+  onFatal(e: Error, generation: number): void;
+}
+
 export class ConnPool {
-  private readonly free: DuckDBConnection[];
+  private free: DuckDBConnection[];
   private readonly waiting: ((c: DuckDBConnection) => void)[] = [];
   private readonly running = new Set<DuckDBConnection>();
 
-  constructor(private readonly conns: DuckDBConnection[]) {
+  constructor(
+    private conns: DuckDBConnection[],
+    private readonly owner: PoolOwner = { reopening: () => undefined, generation: () => 0, onFatal: () => undefined },
+  ) {
     this.free = [...conns];
   }
 
+  get size(): number {
+    return this.conns.length;
+  }
+
   async use<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
+    const reason = this.owner.reopening();
+    if (reason !== undefined) throw new DatabaseReopening(reason);
     const conn = this.free.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.waiting.push(resolve)));
-    const ops = new ConnOps(conn);
+    const generation = this.owner.generation();
+    const ops = new ConnOps(conn, (e) => this.owner.onFatal(e, generation));
     try {
       return await fn(ops);
     } finally {
@@ -243,9 +296,19 @@ export class ConnPool {
   }
 
   private release(conn: DuckDBConnection): void {
+    // A connection of the database before it was reopened is closed, not handed on.
+    if (!this.conns.includes(conn)) return conn.closeSync();
     const next = this.waiting.shift();
     if (next) next(conn);
     else this.free.push(conn);
+  }
+
+  /** Takes the connections of the reopened database; those in use are closed when given back. */
+  replace(conns: DuckDBConnection[]): void {
+    for (const c of this.free) c.closeSync();
+    this.conns = conns;
+    this.free = [...conns];
+    while (this.waiting.length && this.free.length) this.waiting.shift()!(this.free.pop()!);
   }
 
   /** Whether a statement its caller gave up on still runs on a connection of this pool. */
@@ -279,12 +342,36 @@ export const STORAGE_VERSION = 'v1.5.0';
  */
 export class Database {
   private readonly pools: ConnPool[] = [];
+  private readonly functions: DuckDBScalarFunction[] = [];
+  private readonly reopenHooks: ((c: ConnOps) => Promise<void>)[] = [];
+  /** Set while the database is being reopened: DuckDB's reason for the fatal error. */
+  private reopenReason: string | undefined;
+  /** Times the database was reopened after a fatal error, and the last such error. */
+  reopens = 0;
+  lastFatal: { at: string; error: string } | undefined;
+  /** Told of a fatal error when the reopening starts, and of the reopening's end (error: it failed, and is tried again). */
+  onReopen: (event: { phase: 'start' | 'done' | 'failed'; error: string }) => void = () => undefined;
+  /** Which opening of the file this is: bumped when a reopening starts. */
+  private generation = 0;
+  private readonly owner: PoolOwner = {
+    reopening: () => this.reopenReason,
+    generation: () => this.generation,
+    onFatal: (e, generation) => {
+      if (generation === this.generation) this.startReopen(e);
+    },
+  };
+  private instance: DuckDBInstance;
+  private readonly general: ConnPool;
 
   private constructor(
-    readonly instance: DuckDBInstance,
-    private readonly general: ConnPool,
+    instance: DuckDBInstance,
+    conns: DuckDBConnection[],
+    private readonly file: string,
+    private readonly config: Record<string, string>,
   ) {
-    this.pools.push(general);
+    this.instance = instance;
+    this.general = new ConnPool(conns, this.owner);
+    this.pools.push(this.general);
   }
 
   static async open(file: string, opts: OpenOptions, poolSize = 4): Promise<Database> {
@@ -305,12 +392,12 @@ export class Database {
       config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
-    return new Database(instance, new ConnPool(await connectMany(instance, poolSize)));
+    return new Database(instance, await connectMany(instance, poolSize), file, config);
   }
 
   /** A separate pool of `size` connections (ingest keeps its own, so reads never wait behind it). */
   async newPool(size: number): Promise<ConnPool> {
-    const pool = new ConnPool(await connectMany(this.instance, size));
+    const pool = new ConnPool(await connectMany(this.instance, size), this.owner);
     this.pools.push(pool);
     return pool;
   }
@@ -321,7 +408,65 @@ export class Database {
 
   /** Adds a SQL function implemented in JavaScript; DuckDB makes it visible to every connection. */
   registerScalarFunction(fn: DuckDBScalarFunction): void {
+    this.functions.push(fn);
     this.general.first().registerScalarFunction(fn);
+  }
+
+  /**
+   * Work to redo on a reopened database before anything else runs on it: what lives only in the open
+   * database (macros), and what is held in memory beside it (read again, as a write caught by the fatal
+   * error may or may not have been committed).
+   */
+  afterReopen(hook: (c: ConnOps) => Promise<void>): void {
+    this.reopenHooks.push(hook);
+  }
+
+  /** Whether the database is being reopened after a fatal error (requests meanwhile are refused). */
+  get reopening(): boolean {
+    return this.reopenReason !== undefined;
+  }
+
+  /** Reopens the database once after a fatal error, however many statements report it. */
+  private startReopen(e: Error): void {
+    if (this.reopenReason !== undefined) return;
+    const reason = firstLine(e);
+    this.reopenReason = reason;
+    this.generation++;
+    this.lastFatal = { at: new Date().toISOString(), error: reason };
+    this.onReopen({ phase: 'start', error: reason });
+    void this.reopen(1);
+  }
+
+  private async reopen(attempt: number): Promise<void> {
+    try {
+      // Connections in use are closed when given back; their statements fail as the old database refuses them.
+      try {
+        this.instance.closeSync();
+      } catch {
+        // closed already (an earlier attempt)
+      }
+      this.instance = await DuckDBInstance.create(this.file, this.config);
+      const conns: DuckDBConnection[][] = [];
+      for (const p of this.pools) conns.push(await connectMany(this.instance, p.size));
+      for (const fn of this.functions) conns[0]![0]!.registerScalarFunction(fn);
+      // The hooks run before any connection is handed out: work waiting for one then finds all in place.
+      const [conn] = await connectMany(this.instance, 1);
+      try {
+        const ops = new ConnOps(conn!);
+        for (const hook of this.reopenHooks) await hook(ops);
+      } finally {
+        conn!.closeSync();
+      }
+      this.pools.forEach((p, i) => p.replace(conns[i]!));
+      this.reopens++;
+      const reason = this.reopenReason!;
+      this.reopenReason = undefined;
+      this.onReopen({ phase: 'done', error: reason });
+    } catch (e) {
+      // Opening again can fail for what caused the error (a full disk): it is tried again, less often.
+      this.onReopen({ phase: 'failed', error: firstLine(e) });
+      setTimeout(() => void this.reopen(attempt + 1), Math.min(30_000, 1000 * 2 ** (attempt - 1))).unref();
+    }
   }
 
   run(sql: string, params?: unknown[]): Promise<void> {

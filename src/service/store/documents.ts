@@ -3,7 +3,7 @@
  * objects (monitors, notifiers, annotations, alert state) are few and read on every request or tick, so
  * reads come from memory and each change is one statement.
  */
-import type { Database } from './db.js';
+import type { ConnOps, Database } from './db.js';
 
 export class DocumentTable<T extends { id: string }> {
   private readonly docs = new Map<string, T>();
@@ -17,12 +17,18 @@ export class DocumentTable<T extends { id: string }> {
 
   static async open<T extends { id: string }>(db: Database, table: string): Promise<DocumentTable<T>> {
     const t = new DocumentTable<T>(db, table);
-    await db.use(async (c) => {
-      await c.run(`CREATE TABLE IF NOT EXISTS ${table} (id VARCHAR PRIMARY KEY, doc VARCHAR)`);
-      for (const r of await c.all(`SELECT id, doc FROM ${table}`))
-        t.docs.set(r.id as string, JSON.parse(r.doc as string) as T);
-    });
+    await db.use((c) => t.load(c));
+    // A write the database's fatal error caught may or may not have been committed: the table says.
+    db.afterReopen((c) => t.load(c));
     return t;
+  }
+
+  private async load(c: ConnOps): Promise<void> {
+    await c.run(`CREATE TABLE IF NOT EXISTS ${this.table} (id VARCHAR PRIMARY KEY, doc VARCHAR)`);
+    const rows = await c.all(`SELECT id, doc FROM ${this.table}`);
+    // Swapped in at once: a reader meanwhile sees the documents before or after, never none.
+    this.docs.clear();
+    for (const r of rows) this.docs.set(r.id as string, JSON.parse(r.doc as string) as T);
   }
 
   get(id: string): T | undefined {

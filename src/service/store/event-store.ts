@@ -176,23 +176,41 @@ export class EventStore {
     // side by side (see insertBatch), so one connection per core keeps every core busy; more only
     // oversubscribe them. Further requests spool their bodies and wait.
     this.ingestPool = await this.db.newPool(availableParallelism());
-    await this.db.use(async (c) => {
-      for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS, ...APL_MACROS]) await c.run(ddl);
-      for (const record of await loadDatasets(c)) {
-        const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
-        const max = await c.all(`SELECT max(_seq) AS m FROM ${sqlIdent(record.table)}`);
-        const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
-        this.datasets.set(record.name, {
-          record,
-          fields,
-          known: emptyKnown(),
-          nextSeq,
-          lock: new SharedLock(),
-          version: 0,
-          schemaVersion: ++this.schemaSeq,
-        });
+    await this.db.use((c) => this.load(c));
+    this.db.afterReopen((c) => this.load(c));
+  }
+
+  /**
+   * The catalog's macros, and each dataset's record, fields and next sequence number as the database holds
+   * them. Again after the database was reopened: a schema change the fatal error interrupted may or may
+   * not have been committed. A dataset keeps its lock and counts, so work waiting on it goes on.
+   */
+  private async load(c: ConnOps): Promise<void> {
+    for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS, ...APL_MACROS]) await c.run(ddl);
+    const records = await loadDatasets(c);
+    const names = new Set(records.map((r) => r.name));
+    for (const name of [...this.datasets.keys()]) if (!names.has(name)) this.datasets.delete(name);
+    for (const record of records) {
+      const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
+      const max = await c.all(`SELECT max(_seq) AS m FROM ${sqlIdent(record.table)}`);
+      const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
+      const d = this.datasets.get(record.name);
+      if (d && d.record.table === record.table) {
+        Object.assign(d, { record, fields, known: emptyKnown(), schemaVersion: ++this.schemaSeq });
+        if (nextSeq > d.nextSeq) d.nextSeq = nextSeq;
+        d.version++;
+        continue;
       }
-    });
+      this.datasets.set(record.name, {
+        record,
+        fields,
+        known: emptyKnown(),
+        nextSeq,
+        lock: new SharedLock(),
+        version: 0,
+        schemaVersion: ++this.schemaSeq,
+      });
+    }
   }
 
   /**

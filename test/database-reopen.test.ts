@@ -1,0 +1,119 @@
+/**
+ * DuckDB invalidates its database after a fatal error (a checkpoint that fails for memory, as the
+ * hostile-input fuzz once caused, or for disk) and refuses every statement until it is opened again. The service
+ * reopens it by itself: requests meanwhile answer 503 with Retry-After, every event acknowledged with 200
+ * (before, during and after) is there once it is back, and /metrics says it happened.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderMetrics } from '../src/agent/metrics.js';
+import { DatabaseReopening } from '../src/service/store/db.js';
+import { startTestService, type TestService } from './helpers.js';
+
+let svc: TestService;
+let token: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  token = await svc.apiToken();
+  await svc.createDataset('kept');
+});
+afterAll(async () => svc?.stop());
+
+/**
+ * Fails the database as a checkpoint short of memory or disk does, with DuckDB's own fault injection for
+ * checkpoints: FATAL Error, and the database invalidated.
+ */
+async function provokeFatal(where: string): Promise<unknown> {
+  return svc.store.db
+    .use(async (c) => {
+      await c.run(`SET debug_checkpoint_abort = '${where}'`);
+      await c.run('CHECKPOINT');
+    })
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+}
+
+async function ids(): Promise<Set<string>> {
+  const r = await svc.call('POST', '/v1/query/_apl?format=tabular', {
+    apl: "['kept'] | project id | take 100000",
+  });
+  expect(r.status).toBe(200);
+  const t = ((await r.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!;
+  return new Set(t.columns[0] as string[]);
+}
+
+describe('a fatal database error', () => {
+  it('reopens the database: 503 meanwhile, every acknowledged event kept, tokens and queries working after', async () => {
+    const acked: string[] = [];
+    const refused: string[] = [];
+    let stop = false;
+    let unavailable = 0;
+    const writers = Array.from({ length: 3 }, async (_, w) => {
+      for (let n = 0; !stop; n++) {
+        await new Promise((r) => setTimeout(r, 5));
+        const batch = Array.from({ length: 200 }, (_, i) => ({ id: `${w}.${n}.${i}`, msg: 'x'.repeat(200) }));
+        const r = await svc.call('POST', '/v1/ingest/kept', batch.map((e) => JSON.stringify(e)).join('\n'), token, {
+          'content-type': 'application/x-ndjson',
+        });
+        if (r.status === 200) acked.push(...batch.map((e) => e.id));
+        else if (r.status === 503) unavailable++;
+        if (r.status !== 200) {
+          const body = (await r.json()) as { code: number; message: string };
+          // Refused while the database reopens: a retryable 503 that says why.
+          if (r.status !== 503 || r.headers.get('retry-after') !== '5' || !/reopened/.test(body.message))
+            refused.push(`${r.status} ${JSON.stringify(body)}`);
+        }
+      }
+    });
+    try {
+      while (acked.length < 3000) await new Promise((r) => setTimeout(r, 20));
+
+      // Twice: a checkpoint aborted before it truncates the WAL, and one aborted before it writes its header.
+      for (const [round, where] of ['before_truncate', 'before_header'].entries()) {
+        const fatal = await provokeFatal(where);
+        expect(fatal).toBeInstanceOf(DatabaseReopening);
+        expect((fatal as Error).message).toMatch(/checkpoint/i);
+        // Reopening takes a moment: a request now is told to come back.
+        expect(svc.database().reopening).toBe(true);
+        const meanwhile = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['kept'] | count" });
+        expect(meanwhile.status).toBe(503);
+        expect(meanwhile.headers.get('retry-after')).toBe('5');
+        for (let i = 0; i < 200 && svc.database().reopening; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(svc.database()).toMatchObject({
+          reopening: false,
+          reopens: round + 1,
+          lastFatal: { at: expect.any(String), error: expect.stringMatching(/checkpoint/i) },
+        });
+        const before = acked.length;
+        while (acked.length < before + 3000) await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      stop = true;
+      await Promise.all(writers);
+    }
+
+    expect(refused.slice(0, 3)).toEqual([]);
+    console.log(`acknowledged ${acked.length} events; ${unavailable} batches answered 503 while the database reopened`);
+    const stored = await ids();
+    const lost = acked.filter((id) => !stored.has(id));
+    expect(lost.length, `lost, first: ${lost.slice(0, 3).join(' ')}`).toBe(0);
+    // The reopened database works as before, with everything held beside it.
+    expect((await svc.call('GET', '/v2/datasets/kept/fields', undefined, token)).status).toBe(200);
+    expect((await svc.call('GET', '/v2/tokens')).status).toBe(200);
+    const q = await svc.call(
+      'POST',
+      '/v1/query/_apl?format=tabular',
+      { apl: "['kept'] | summarize dcount(id)" },
+      token,
+    );
+    expect(q.status).toBe(200);
+    expect(renderMetrics(undefined, svc)).toContain('ferry_service_database_reopens_total 2');
+    expect(renderMetrics(undefined, svc)).toContain('ferry_service_database_reopening 0');
+    // And after a restart on the same files.
+    await svc.close();
+    svc = await startTestService({}, svc.dataDir);
+    const again = await ids();
+    expect(acked.filter((id) => !again.has(id))).toEqual([]);
+  });
+});
