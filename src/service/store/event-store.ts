@@ -25,7 +25,7 @@ import {
   updateField,
 } from './catalog.js';
 import { type ConnOps, type ConnPool, Database, Mutex, type Row, ServiceStopping, SharedLock } from './db.js';
-import { isOutOfMemory } from './native-memory.js';
+import { collectGarbage, isOutOfMemory } from './native-memory.js';
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
 import {
@@ -236,6 +236,9 @@ export class EventStore {
     if (this.checkpointing) return this.checkpointing;
     const threads = this.opts.threads ?? availableParallelism();
     const running = this.db.use(async (c) => {
+      // A checkpoint short of memory is fatal to the database (it is then reopened, see db.ts): results
+      // V8 has not collected yet give theirs back first.
+      collectGarbage();
       await c.run(`SET threads = ${Math.max(threads, availableParallelism())}`);
       try {
         await c.run('CHECKPOINT');
