@@ -116,4 +116,38 @@ describe('a fatal database error', () => {
     const again = await ids();
     expect(acked.filter((id) => !again.has(id))).toEqual([]);
   });
+
+  it('a reopening that fails is tried again until it succeeds, refusing requests meanwhile', async () => {
+    const before = svc.database().reopens;
+    // The first attempt fails as a reopening on a full disk would, after the file is open again.
+    let failures = 1;
+    svc.store.db.afterReopen(async () => {
+      if (failures-- > 0) throw new Error('No space left on device');
+    });
+    const events: string[] = [];
+    const told = svc.store.db.onReopen;
+    svc.store.db.onReopen = (e) => {
+      events.push(`${e.phase}: ${e.error}`);
+      told(e);
+    };
+    expect(await provokeFatal('before_header')).toBeInstanceOf(DatabaseReopening);
+    let checked = 0;
+    for (let i = 0; i < 100 && svc.database().reopening; i++) {
+      if (events.length === 2) {
+        checked++;
+        const meanwhile = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['kept'] | count" });
+        expect(meanwhile.status).toBe(503);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events).toEqual([
+      expect.stringMatching(/^start: .*checkpoint/i),
+      'failed: No space left on device',
+      expect.stringMatching(/^done: .*checkpoint/i),
+    ]);
+    expect(checked).toBeGreaterThan(0);
+    expect(svc.database().reopens).toBe(before + 1);
+    const q = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['kept'] | count" });
+    expect(q.status).toBe(200);
+  });
 });

@@ -361,6 +361,7 @@ export class Database {
     },
   };
   private instance: DuckDBInstance;
+  private closed = false;
   private readonly general: ConnPool;
 
   private constructor(
@@ -438,6 +439,8 @@ export class Database {
   }
 
   private async reopen(attempt: number): Promise<void> {
+    if (this.closed) return;
+    const conns: DuckDBConnection[][] = [];
     try {
       // Connections in use are closed when given back; their statements fail as the old database refuses them.
       try {
@@ -446,7 +449,8 @@ export class Database {
         // closed already (an earlier attempt)
       }
       this.instance = await DuckDBInstance.create(this.file, this.config);
-      const conns: DuckDBConnection[][] = [];
+      // Closed meanwhile (the service stopping): the new opening is closed too, and nothing is handed out.
+      if (this.closed) return this.instance.closeSync();
       for (const p of this.pools) conns.push(await connectMany(this.instance, p.size));
       for (const fn of this.functions) conns[0]![0]!.registerScalarFunction(fn);
       // The hooks run before any connection is handed out: work waiting for one then finds all in place.
@@ -463,6 +467,8 @@ export class Database {
       this.reopenReason = undefined;
       this.onReopen({ phase: 'done', error: reason });
     } catch (e) {
+      // No connection of a failed attempt may keep its opening alive beside the next one.
+      for (const c of conns.flat()) c.closeSync();
       // Opening again can fail for what caused the error (a full disk): it is tried again, less often.
       this.onReopen({ phase: 'failed', error: firstLine(e) });
       setTimeout(() => void this.reopen(attempt + 1), Math.min(30_000, 1000 * 2 ** (attempt - 1))).unref();
@@ -487,6 +493,7 @@ export class Database {
    * nothing is lost: what was committed is in the write-ahead log, and a read writes nothing.
    */
   close(): void {
+    this.closed = true;
     for (const p of this.pools) p.close();
     if (!this.pools.some((p) => p.hasRunning())) this.instance.closeSync();
   }
