@@ -137,6 +137,11 @@ describe('a fatal database error', () => {
         checked++;
         const meanwhile = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['kept'] | count" });
         expect(meanwhile.status).toBe(503);
+        // A refusal is audited without the database; its record waits for the database rather than being lost.
+        if (checked === 1) {
+          expect((await svc.call('POST', '/v2/rbac/roles', { name: 'during' }, token)).status).toBe(403);
+          await svc.records[0]!.flush();
+        }
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -149,5 +154,14 @@ describe('a fatal database error', () => {
     expect(svc.database().reopens).toBe(before + 1);
     const q = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['kept'] | count" });
     expect(q.status).toBe(200);
+    const audited = async () => {
+      const r = await svc.call('POST', '/v1/query/_apl?format=tabular', {
+        apl: "['axiom-audit'] | where action == 'POST /v2/rbac/roles' and status == 403 | count",
+      });
+      return ((await r.json()) as { tables: { columns: number[][] }[] }).tables[0]!.columns[0]![0];
+    };
+    for (let i = 0; i < 50 && (await audited()) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await audited()).toBe(1);
+    expect(svc.recordFailures()).toEqual([]);
   });
 });

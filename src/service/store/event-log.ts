@@ -6,10 +6,14 @@
  */
 import { unlink, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { DatabaseReopening } from './db.js';
 import type { EventStore } from './event-store.js';
 
 const FLUSH_MS = 2000;
 const FLUSH_RECORDS = 500;
+/** While the database reopens (see db.ts), a batch is tried again this often, up to this many times. */
+const REOPEN_RETRY_MS = 1000;
+const MAX_REOPEN_RETRIES = 60;
 
 export interface EventLogOptions {
   /** The dataset's description, when the log creates it. */
@@ -24,6 +28,8 @@ export class EventLog<T extends object> {
   private buffer: T[] = [];
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
+  /** Batches tried again in a row while the database reopens. */
+  private retries = 0;
   /** Records that could not be written, and why the last batch was not. */
   failedRecords = 0;
   lastFailure: { at: string; error: string } | undefined;
@@ -68,7 +74,15 @@ export class EventLog<T extends object> {
       }
       await writeFile(file, batch.map((r) => JSON.stringify(r)).join('\n'));
       await this.store.ingestFile(this.dataset, file, 'ndjson');
+      this.retries = 0;
     } catch (e) {
+      // The database is being reopened: the batch waits for it rather than being lost.
+      if (e instanceof DatabaseReopening && this.retries < MAX_REOPEN_RETRIES) {
+        this.retries++;
+        this.buffer.unshift(...batch);
+        this.timer ??= setTimeout(() => void this.flush(), REOPEN_RETRY_MS);
+        return;
+      }
       this.failedRecords += batch.length;
       this.lastFailure = { at: new Date().toISOString(), error: (e as Error).message };
       this.log.error({ err: e, dataset: this.dataset, records: batch.length }, `could not record ${this.opts.what}`);
