@@ -245,11 +245,6 @@ export class ConnOps {
   }
 }
 
-/**
- * Connections handed out one user at a time: a DuckDB connection runs one statement at a time, and a
- * transaction or a temp table belongs to one piece of work. Callers wait for a free connection, so a long
- * statement (a checkpoint) never holds up work queued behind it while other connections are idle.
- */
 /** What a pool asks of its database: whether it is being reopened, and which opening it is on. */
 interface PoolOwner {
   reopening(): string | undefined;
@@ -258,6 +253,11 @@ interface PoolOwner {
   onFatal(e: Error, generation: number): void;
 }
 
+/**
+ * Connections handed out one user at a time: a DuckDB connection runs one statement at a time, and a
+ * transaction or a temp table belongs to one piece of work. Callers wait for a free connection, so a long
+ * statement (a checkpoint) never holds up work queued behind it while other connections are idle.
+ */
 export class ConnPool {
   private free: DuckDBConnection[];
   private readonly waiting: ((c: DuckDBConnection) => void)[] = [];
@@ -296,8 +296,8 @@ export class ConnPool {
   }
 
   private release(conn: DuckDBConnection): void {
-    // A connection of the database before it was reopened is closed, not handed on.
-    if (!this.conns.includes(conn)) return conn.closeSync();
+    // A connection of the database before it was reopened (or being reopened) is closed, not handed on.
+    if (!this.conns.includes(conn) || this.owner.reopening() !== undefined) return conn.closeSync();
     const next = this.waiting.shift();
     if (next) next(conn);
     else this.free.push(conn);
