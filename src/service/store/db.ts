@@ -113,6 +113,17 @@ export function isFatal(e: unknown): boolean {
 const firstLine = (e: unknown) => ((e as Error)?.message ?? String(e)).split('\n')[0]!;
 
 /**
+ * What went wrong first: a statement refused on the invalidated database carries the error that
+ * invalidated it as `Original error: "…"`, and whichever statement reports first names the reopening.
+ */
+export function fatalReason(e: unknown): string {
+  let text = (e as Error)?.message ?? String(e);
+  for (let m = /\nOriginal error: "([\s\S]*)"\s*$/.exec(text); m; m = /\nOriginal error: "([\s\S]*)"\s*$/.exec(text))
+    text = m[1]!;
+  return text.split('\n')[0]!;
+}
+
+/**
  * How long a statement told to stop (its time limit passed, or the service is stopping) may run on before
  * its caller is answered anyway: DuckDB looks for an interrupt between vectors, and one long expression
  * (a huge list, a JavaScript function over a long series) runs to its end first.
@@ -139,7 +150,7 @@ export class ConnOps {
     } catch (e) {
       if (!isFatal(e)) throw e;
       this.onFatal(e as Error);
-      throw new DatabaseReopening(firstLine(e));
+      throw new DatabaseReopening(fatalReason(e));
     }
   }
 
@@ -430,7 +441,7 @@ export class Database {
   /** Reopens the database once after a fatal error, however many statements report it. */
   private startReopen(e: Error): void {
     if (this.reopenReason !== undefined) return;
-    const reason = firstLine(e);
+    const reason = fatalReason(e);
     this.reopenReason = reason;
     this.generation++;
     this.lastFatal = { at: new Date().toISOString(), error: reason };
