@@ -5,8 +5,7 @@
  * A failure names its seed: FERRY_ACCESS_SEED=<seed> npx vitest run test/access-random.test.ts
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seededRandom } from '../bench/torture.js';
-import { startTestService, type TestService } from './helpers.js';
+import { startTestService, testSeed, type TestService } from './helpers.js';
 
 const DATASETS = ['alpha', 'beta'];
 /** The rights a custom role may hold here, each one request can tell apart. */
@@ -50,13 +49,9 @@ afterAll(async () => svc.stop());
 
 describe('access control, at random', () => {
   it('every PAT gets exactly what the union of its user’s roles allows, after every batch of concurrent changes', async () => {
-    const seed = process.env.FERRY_ACCESS_SEED
-      ? Number(process.env.FERRY_ACCESS_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const rnd = seededRandom(seed);
+    const { rnd, replay } = testSeed('FERRY_ACCESS_SEED', 'npx vitest run test/access-random.test.ts');
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     const some = <T>(xs: readonly T[]): T[] => xs.filter(() => rnd() < 0.4);
-    const replay = `seed ${seed} (replay: FERRY_ACCESS_SEED=${seed} npx vitest run test/access-random.test.ts)`;
 
     const call = async (method: string, path: string, body?: unknown) => {
       const r = await svc.call(method, path, body);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderMetrics } from '../src/agent/metrics.js';
 import { DatabaseReopening, fatalReason } from '../src/service/store/db.js';
 import { seededRandom } from '../bench/torture.js';
-import { startTestService, type TestService } from './helpers.js';
+import { startTestService, testSeed, type TestService } from './helpers.js';
 
 let svc: TestService;
 let token: string;
@@ -51,11 +51,7 @@ async function ids(): Promise<Set<string>> {
 
 describe('a fatal database error', () => {
   it('reopens the database: 503 meanwhile, every acknowledged event and field kept, tokens and queries working after (seeded)', async () => {
-    const seed = process.env.FERRY_REOPEN_SEED
-      ? Number(process.env.FERRY_REOPEN_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const replay = `seed ${seed} (replay: FERRY_REOPEN_SEED=${seed} npx vitest run test/database-reopen.test.ts)`;
-    const rnd = seededRandom(seed);
+    const { seed, rnd, replay } = testSeed('FERRY_REOPEN_SEED', 'npx vitest run test/database-reopen.test.ts');
     const acked: string[] = [];
     const ackedFields = new Set<string>();
     const refused: string[] = [];

@@ -7,8 +7,7 @@
  * A failure names its seed: FERRY_RACE_SEED=<seed> npx vitest run test/dataset-races.test.ts
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seededRandom } from '../bench/torture.js';
-import { startTestService, type TestService } from './helpers.js';
+import { startTestService, testSeed, type TestService } from './helpers.js';
 
 let svc: TestService;
 let token: string;
@@ -26,21 +25,11 @@ interface Table {
 /** Values that widen `v` from integer, each to a wider column type. */
 const WIDER = [2.5, 'text', [1, 2], { a: 1 }] as const;
 
-function seeded(): { rnd: () => number; replay: string } {
-  const seed = process.env.FERRY_RACE_SEED ? Number(process.env.FERRY_RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
-  return {
-    rnd: seededRandom(seed),
-    replay: `seed ${seed} (replay: FERRY_RACE_SEED=${seed} npx vitest run test/dataset-races.test.ts)`,
-  };
-}
+const seeded = () => testSeed('FERRY_RACE_SEED', 'npx vitest run test/dataset-races.test.ts');
 
 describe('requests racing changes of a dataset (seeded)', () => {
   it('answer every row with its fields, through added fields, widened types and the dataset deleted', async () => {
-    const seed = process.env.FERRY_RACE_SEED
-      ? Number(process.env.FERRY_RACE_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const rnd = seededRandom(seed);
-    const replay = `seed ${seed} (replay: FERRY_RACE_SEED=${seed} npx vitest run test/dataset-races.test.ts)`;
+    const { rnd, replay } = seeded();
     const wrong: string[] = [];
     const answered: Record<number, number> = {};
     for (let round = 0; round < 8; round++) {

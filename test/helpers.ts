@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
+import { seededRandom } from '../bench/torture.js';
 import { buildConfig } from '../src/cli/config.js';
 import type { ServiceConfig } from '../src/service/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../src/service/service.js';
@@ -109,4 +110,13 @@ export async function runFerry(
     const err = e as { stdout: string; stderr: string; code: number };
     return { stdout: err.stdout, stderr: err.stderr, code: err.code };
   }
+}
+
+/**
+ * A seeded test's seed (from the environment variable `env`, else drawn at random), its generator, and
+ * the line a failure prints to replay it.
+ */
+export function testSeed(env: string, command: string): { seed: number; rnd: () => number; replay: string } {
+  const seed = process.env[env] ? Number(process.env[env]) : Math.floor(Math.random() * 2 ** 31);
+  return { seed, rnd: seededRandom(seed), replay: `seed ${seed} (replay: ${env}=${seed} ${command})` };
 }

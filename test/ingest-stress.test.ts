@@ -8,7 +8,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../bench/torture.js';
-import { startTestService, tempDir, type TestService } from './helpers.js';
+import { startTestService, tempDir, testSeed, type TestService } from './helpers.js';
 
 type Sent = Record<string, unknown> & { _id: string };
 
@@ -82,10 +82,7 @@ afterAll(async () => svc?.stop());
 
 describe('ingest under concurrency (seeded stress)', () => {
   it('every acknowledged event reads back as sent: concurrent clients, random shapes, same and different datasets, across a restart', async () => {
-    const seed = process.env.FERRY_STRESS_SEED
-      ? Number(process.env.FERRY_STRESS_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const tag = `seed ${seed} (replay: FERRY_STRESS_SEED=${seed} npx vitest run test/ingest-stress.test.ts)`;
+    const { seed, replay: tag } = testSeed('FERRY_STRESS_SEED', 'npx vitest run test/ingest-stress.test.ts');
     const dataDir = tempDir();
     svc = await startTestService({}, dataDir);
     const datasets = ['stress-a', 'stress-b', 'stress-c'];

@@ -8,8 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { installRights, type Need, ROUTE_RIGHTS } from '../src/service/http/rights.js';
-import { seededRandom } from '../bench/torture.js';
-import { ADMIN, startTestService, type TestService } from './helpers.js';
+import { ADMIN, startTestService, testSeed, type TestService } from './helpers.js';
 
 type Caps = { all?: boolean; data: Record<string, string[]>; org: Record<string, string[]>; personal: boolean };
 
@@ -484,11 +483,7 @@ describe('the table of rights', () => {
   }, 240_000);
 
   it('every route with a body answers hostile variations of it with 2xx or 4xx and {code, message}, never 5xx', async () => {
-    const seed = process.env.FERRY_BODY_SEED
-      ? Number(process.env.FERRY_BODY_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const rnd = seededRandom(seed);
-    const replay = `seed ${seed} (replay: FERRY_BODY_SEED=${seed} npx vitest run test/rights.test.ts -t hostile)`;
+    const { rnd, replay } = testSeed('FERRY_BODY_SEED', 'npx vitest run test/rights.test.ts -t hostile');
     const wrong: string[] = [];
     let sent = 0;
     for (const route of Object.keys(ROUTE_RIGHTS)) {
