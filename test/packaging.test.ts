@@ -76,6 +76,8 @@ describe('packaging a sysadmin can trust', () => {
       expect(readFileSync(join(dir, 'notified'), 'utf8')).toBe(
         '/run/systemd/notify --ready --status=running: 1 source(s), 1 sink(s)\n',
       );
+      // The log line is written before the notification but reaches this pipe on its own schedule.
+      while (!out.includes('"msg":"agent running"') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       expect(out).toContain('"msg":"agent running"');
     } finally {
       child.kill('SIGKILL');
