@@ -488,6 +488,8 @@ describe('the table of rights', () => {
     let sent = 0;
     for (const route of Object.keys(ROUTE_RIGHTS)) {
       const [method] = route.split(' ') as [string];
+      // Reads and deletes carry no body: no fresh objects are made for them.
+      if (method === 'GET' || method === 'DELETE') continue;
       for (let i = 0; i < 12; i++) {
         const t = await SPECS[route]!.make(fx, true);
         if (t.body === undefined || typeof t.body === 'string') break;

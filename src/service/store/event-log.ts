@@ -47,7 +47,10 @@ export class EventLog<T extends object> {
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
-  /** Writes what is buffered; resolves once it is in the store. */
+  /**
+   * Writes what is buffered; resolves once it is in the store, or, while the database reopens, once it is
+   * buffered again to be tried after it.
+   */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
