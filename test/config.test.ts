@@ -84,11 +84,25 @@ describe('config', () => {
       maxStages: 200,
       maxColumns: 2100,
       maxExpressionDepth: 256,
+      maxExpressionTerms: 20000,
+      maxResultBytes: 64 << 20,
     });
     expect(
       buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service
         .queryLimits,
     ).toMatchObject({ maxExpressionDepth: 32, maxQueryBytes: 1 << 20 });
+    expect(buildConfig({}, {}).service.jsBudget).toEqual({ valueChars: 4 << 20, chunkChars: 64 << 20, chunkMs: 250 });
+    expect(
+      buildConfig(
+        {
+          service: { query_limits: { max_js_value_bytes: '1MiB', max_js_chunk_bytes: 1000, max_js_chunk_time: '1s' } },
+        },
+        {},
+      ).service.jsBudget,
+    ).toEqual({ valueChars: 1 << 20, chunkChars: 1000, chunkMs: 1000 });
+    expect(() => buildConfig({ service: { query_limits: { max_js_chunk_time: 'soon' } } }, {})).toThrow(
+      /service\.query_limits\.max_js_chunk_time/,
+    );
     expect(() => buildConfig({ service: { query_limits: { max_expression_depth: 257 } } }, {})).toThrow(
       /service\.query_limits\.max_expression_depth: must be <= 256/,
     );

@@ -1,40 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN, tempDir } from './helpers.js';
+import { ADMIN, serveProcess, tempDir } from './helpers.js';
 
-const MAIN = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-/** Starts `ferry serve` as a child process and resolves with its URL once it listens. */
-async function serve(dataDir: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build (npm test does)`);
-  const child = spawn(process.execPath, [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir], {
-    env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.on('line', (line) => {
-      try {
-        const rec = JSON.parse(line) as { msg?: string; url?: string };
-        if (rec.msg === 'event service listening' && rec.url) resolve(rec.url);
-      } catch {
-        /* not a log line */
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`ferry serve exited with ${code}: ${stderr}`)));
-  });
-  return { child, url, exited };
+async function serve(dataDir: string) {
+  const p = await serveProcess(dataDir);
+  children.push(p.child);
+  return { child: p.child, url: p.url, exited: p.exited.then((e) => e.code) };
 }
 
 async function call(

@@ -1,5 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -119,4 +121,53 @@ export async function runFerry(
 export function testSeed(env: string, command: string): { seed: number; rnd: () => number; replay: string } {
   const seed = process.env[env] ? Number(process.env[env]) : Math.floor(Math.random() * 2 ** 31);
   return { seed, rnd: seededRandom(seed), replay: `seed ${seed} (replay: ${env}=${seed} ${command})` };
+}
+
+const MAIN = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  /** The exit: its code, or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The log lines so far. */
+  log: string[];
+}
+
+/**
+ * Starts the real `ferry serve` (compiled) as a child process with the owner token ADMIN, and resolves
+ * with its URL once it listens. `config` is the YAML of its config file, if it needs one. The caller
+ * kills it (SIGKILL in an afterAll, in case a test fails first).
+ */
+export async function serveProcess(dataDir: string, config?: string): Promise<ServeProcess> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build (npm test does)`);
+  const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir];
+  if (config !== undefined) {
+    const file = join(dataDir, '..', `${dataDir.split('/').pop()}.yaml`);
+    writeFileSync(file, config);
+    args.push('--config', file);
+  }
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const log: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      log.push(line);
+      try {
+        const rec = JSON.parse(line) as { msg?: string; url?: string };
+        if (rec.msg === 'event service listening' && rec.url) resolve(rec.url);
+      } catch {
+        /* not a log line */
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`ferry serve exited with ${code}: ${stderr}`)));
+  });
+  return { child, url, exited, log };
 }

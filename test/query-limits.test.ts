@@ -3,6 +3,7 @@
  * (service.query_limits), and what DuckDB itself cannot plan is a 400 saying so, never a 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_QUERY_LIMITS } from '../src/service/query/limits.js';
 import { startTestService, type TestService } from './helpers.js';
 
 let svc: TestService;
@@ -13,11 +14,11 @@ beforeAll(async () => {
   await svc.createDataset('e');
   // Limits raised past what the engine can plan, to see the engine's own refusal.
   loose = await startTestService({
-    queryLimits: { maxQueryBytes: 1 << 20, maxStages: 5000, maxColumns: 100_000, maxExpressionDepth: 256 },
+    queryLimits: { ...DEFAULT_QUERY_LIMITS, maxQueryBytes: 1 << 20, maxStages: 5000, maxColumns: 100_000 },
   });
   await loose.createDataset('e');
   shallow = await startTestService({
-    queryLimits: { maxQueryBytes: 1 << 20, maxStages: 200, maxColumns: 2100, maxExpressionDepth: 10 },
+    queryLimits: { ...DEFAULT_QUERY_LIMITS, maxQueryBytes: 1 << 20, maxExpressionDepth: 10 },
   });
 });
 afterAll(async () => {

@@ -232,8 +232,11 @@ export class Agent {
   async stop(giveUpOnRefusal = false): Promise<boolean> {
     this.stopping = true;
     const refused = () => this.pipeline.sinks.some((r) => r.sink.health.state === 'refused');
+    // Deliveries get the shutdown's time but a moment to close the store in: the process ends at the
+    // time whatever is still running (cli/exit.ts).
+    const timeout = this.cfg.agent.shutdownTimeoutMs;
     const delivered = await this.pipeline.stop(
-      Date.now() + this.cfg.agent.shutdownTimeoutMs,
+      Date.now() + timeout - Math.min(2000, timeout / 4),
       true,
       giveUpOnRefusal ? refused : undefined,
     );

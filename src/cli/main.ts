@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The ferry command line. */
+import { exitProcess, shutdownWatchdog } from './exit.js';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { parsers } from '../agent/parsers/index.js';
@@ -159,18 +160,20 @@ async function serve(argv: string[]): Promise<void> {
   // Imported here: commands that do not run the service (a remote-only agent) never load DuckDB.
   const { startService } = await import('../service/service.js');
   const service = await startService(cfg.service, log);
+  const statementRunning = () => service.store.db.statementRunning();
   let signals = 0;
   const stop = (sig: string) => {
     if (++signals > 1) {
       log.warn({ sig }, 'second signal: exiting without waiting');
-      process.exit(1);
+      exitProcess(1, statementRunning, log);
     }
     log.info({ sig }, 'shutting down: finishing in-flight requests');
+    shutdownWatchdog(cfg.agent.shutdownTimeoutMs, log);
     service.close().then(
-      () => process.exit(0),
+      () => exitProcess(0, statementRunning, log),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exitProcess(1, statementRunning, log);
       },
     );
   };
@@ -197,11 +200,13 @@ async function agent(argv: string[]): Promise<void> {
   );
   const stdinOnly = cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin');
   let signals = 0;
+  const statementRunning = () => running.service?.store.db.statementRunning() ?? false;
   const stop = (sig: string, requireDelivered = false) => {
     if (++signals > 1) {
       log.warn({ sig }, 'second signal: exiting without waiting');
-      process.exit(1);
+      exitProcess(1, statementRunning, log);
     }
+    shutdownWatchdog(cfg.agent.shutdownTimeoutMs, log);
     log.info(
       { sig, deadlineMs: cfg.agent.shutdownTimeoutMs },
       'shutting down: queueing what was read, delivering until the deadline',
@@ -216,13 +221,13 @@ async function agent(argv: string[]): Promise<void> {
           process.stderr.write(
             `ferry: ${why}${delivered ? '' : `; what was not delivered stays queued in ${cfg.agent.dataDir}/queues`}\n`,
           );
-          process.exit(1);
+          exitProcess(1, statementRunning, log);
         }
-        process.exit(0);
+        exitProcess(0, statementRunning, log);
       },
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exitProcess(1, statementRunning, log);
       },
     );
   };

@@ -5,6 +5,7 @@
 import { ConfigError, parseListen } from '../config/document.js';
 import type { JsonSchema } from '../config/options.js';
 import { DEFAULT_QUERY_LIMITS, MAX_EXPRESSION_DEPTH, type QueryLimits } from './query/limits.js';
+import { DEFAULT_JS_BUDGET, type JsBudget } from './query/js-budget.js';
 import { datasetNameProblem } from './store/dataset-name.js';
 import { parseBytes, parseDuration } from '../util/units.js';
 
@@ -23,6 +24,8 @@ export interface ServiceConfig {
   queryTimeoutMs: number;
   /** Bounds on one query, each refused with a 400 naming its key. */
   queryLimits: QueryLimits;
+  /** What a JavaScript function inside a query may do per value and per batch of rows. */
+  jsBudget: JsBudget;
   retention: { defaultDays: number; checkIntervalMs: number };
   monitors: MonitorsConfig;
   notifiers: NotifiersConfig;
@@ -79,6 +82,11 @@ export const serviceSchema: JsonSchema = {
         max_stages: { type: 'integer', minimum: 1 },
         max_columns: { type: 'integer', minimum: 1 },
         max_expression_depth: { type: 'integer', minimum: 1, maximum: MAX_EXPRESSION_DEPTH },
+        max_expression_terms: { type: 'integer', minimum: 1 },
+        max_result_bytes: { type: ['string', 'integer'] },
+        max_js_value_bytes: { type: ['string', 'integer'] },
+        max_js_chunk_bytes: { type: ['string', 'integer'] },
+        max_js_chunk_time: { type: 'string' },
       },
     },
     retention: {
@@ -161,6 +169,11 @@ type RawService = Record<string, unknown> & {
     max_stages?: number;
     max_columns?: number;
     max_expression_depth?: number;
+    max_expression_terms?: number;
+    max_result_bytes?: string | number;
+    max_js_value_bytes?: string | number;
+    max_js_chunk_bytes?: string | number;
+    max_js_chunk_time?: string;
   };
   monitors?: { enabled?: boolean; concurrency?: number; runs_dataset?: string };
   notifiers?: {
@@ -236,6 +249,33 @@ export function buildServiceConfig(section: unknown): ServiceConfig {
       maxStages: s.query_limits?.max_stages ?? DEFAULT_QUERY_LIMITS.maxStages,
       maxColumns: s.query_limits?.max_columns ?? DEFAULT_QUERY_LIMITS.maxColumns,
       maxExpressionDepth: s.query_limits?.max_expression_depth ?? DEFAULT_QUERY_LIMITS.maxExpressionDepth,
+      maxExpressionTerms: s.query_limits?.max_expression_terms ?? DEFAULT_QUERY_LIMITS.maxExpressionTerms,
+      maxResultBytes: withUnit(
+        'service.query_limits.max_result_bytes',
+        s.query_limits?.max_result_bytes,
+        parseBytes,
+        DEFAULT_QUERY_LIMITS.maxResultBytes,
+      ),
+    },
+    jsBudget: {
+      valueChars: withUnit(
+        'service.query_limits.max_js_value_bytes',
+        s.query_limits?.max_js_value_bytes,
+        parseBytes,
+        DEFAULT_JS_BUDGET.valueChars,
+      ),
+      chunkChars: withUnit(
+        'service.query_limits.max_js_chunk_bytes',
+        s.query_limits?.max_js_chunk_bytes,
+        parseBytes,
+        DEFAULT_JS_BUDGET.chunkChars,
+      ),
+      chunkMs: withUnit(
+        'service.query_limits.max_js_chunk_time',
+        s.query_limits?.max_js_chunk_time,
+        (v: string) => Math.max(1, Number(parseDuration(v) / 1_000_000n)),
+        DEFAULT_JS_BUDGET.chunkMs,
+      ),
     },
     monitors: {
       enabled: s.monitors?.enabled ?? true,

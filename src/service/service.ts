@@ -62,6 +62,7 @@ export async function startService(
     maxFieldsPerDataset: cfg.maxFieldsPerDataset,
     defaultRetentionDays: cfg.retention.defaultDays,
     maxObjectBytes: 16 * 1024 * 1024,
+    jsBudget: cfg.jsBudget,
     onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });
   store.db.onReopen = ({ phase, error }) => {

@@ -11,7 +11,7 @@ import type { Expr, LiteralType, Query, TabularExpr } from '../parser/ast.js';
 import { TYPE_NAMES } from '../parser/parser.js';
 import type { BExpr, BoundQuery, BoundStage, Relation, Stage } from './bound.js';
 import { Expressions } from './expressions.js';
-import { conversionFor } from './relation.js';
+import { conversionFor, expressionSize, nestedPipelines, stageExpressions } from './relation.js';
 import { Scope, type BindOptions } from './scope.js';
 import { Summaries, totalsStages } from './summarize.js';
 import { Tabular } from './tabular.js';
@@ -50,7 +50,11 @@ class Binder {
               expr: { pos: e.pos, source: { kind: 'table', pos: e.pos, name: e.name }, ops: [] },
               env: new Map(this.scope.lets),
             });
-          } else this.scope.lets.set(st.name, { kind: 'scalar', expr: this.exprs.expr(e, empty) });
+          } else {
+            const value = this.exprs.expr(e, empty);
+            this.checkSize(value, st.pos, `the let "${st.name}"`);
+            this.scope.lets.set(st.name, { kind: 'scalar', expr: value });
+          }
         }
       } else if (st.kind === 'set') {
         if (st.name === 'stricttypes') this.scope.typeCtx.strict = true;
@@ -66,6 +70,7 @@ class Binder {
       }
     }
     const stages = this.tabular.tabular(q.body);
+    this.checkTotalTerms(stages, q.body.pos);
     const matchedPrefix = matchedPrefixLength(stages);
     const out: BoundQuery = {
       stages,
@@ -81,6 +86,47 @@ class Binder {
     if (this.scope.binAutoUsed) out.binAutoNs = this.scope.opts.binAutoNs;
     out.totals = totalsStages(stages);
     return out;
+  }
+
+  /** One expression with its lets written out: within the terms and the nesting the limits allow. */
+  private checkSize(e: BExpr, pos: number, what: string): void {
+    const limits = this.scope.opts.limits;
+    if (!limits) return;
+    const { terms, depth } = expressionSize(e);
+    if (depth > limits.depth.max)
+      this.scope.fail(
+        `${what} nests ${depth} levels deep once the lets it uses are written out, more than ${limits.depth.max} (${limits.depth.setting})`,
+        pos,
+      );
+    if (terms > limits.terms.max)
+      this.scope.fail(
+        `${what} has ${fmtTerms(terms)} terms once the lets it uses are written out, more than the limit of ${limits.terms.max} (${limits.terms.setting}); a let used twice is written out twice`,
+        pos,
+      );
+  }
+
+  /** The whole query's expressions together, with their lets written out. */
+  private checkTotalTerms(stages: BoundStage[], pos: number): void {
+    const limits = this.scope.opts.limits;
+    if (!limits) return;
+    let total = 0;
+    const todo = [stages];
+    while (todo.length > 0) {
+      for (const bs of todo.pop()!) {
+        for (const e of stageExpressions(bs.stage)) {
+          const { terms, depth } = expressionSize(e);
+          total += terms;
+          const at = e.k === 'call' || e.k === 'agg' ? e.pos : pos;
+          if (depth > limits.depth.max || total > limits.terms.max) this.checkSize(e, at, 'this expression');
+          if (total > limits.terms.max)
+            this.scope.fail(
+              `the query has ${fmtTerms(total)} terms or more once its lets are written out, more than the limit of ${limits.terms.max} (${limits.terms.setting}); a let used twice is written out twice`,
+              at,
+            );
+        }
+        todo.push(...nestedPipelines(bs.stage));
+      }
+    }
   }
 
   private coerceConstant(e: BExpr, type: LiteralType, pos: number): BExpr {
@@ -118,3 +164,5 @@ function matchedModeOf(stages: BoundStage[], prefix: number): BoundQuery['matche
   // DuckDB runs one query at a time here (threads = 1), so a count query adds its whole scan.
   return boundary.kind === 'order' || boundary.kind === 'limit' ? 'cte' : 'query';
 }
+
+const fmtTerms = (n: number) => (n < 1e15 ? String(Math.round(n)) : n.toExponential(1));

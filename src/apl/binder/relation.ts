@@ -179,3 +179,86 @@ export function validOrKept(e: BExpr, old: BoundColumn | undefined, pos: number)
   const valid: BExpr = { k: 'call', type: 'bool', fn: 'valid#', args: [e], pos };
   return { k: 'call', type: e.type, fn: 'iff', args: [valid, e, fallback], pos };
 }
+
+/** The size of a bound expression with every scalar let written out where it is used. */
+export interface ExpressionSize {
+  terms: number;
+  depth: number;
+}
+
+/** Sizes already measured: a let is one node shared by all its uses, measured once. */
+const measured = new WeakMap<BExpr, ExpressionSize>();
+
+/** The expressions directly inside a bound expression. */
+export function subexpressions(e: BExpr): BExpr[] {
+  switch (e.k) {
+    case 'call':
+    case 'agg':
+      return e.args;
+    case 'in':
+      return [e.left, ...e.items];
+    case 'has_any':
+      return [e.left];
+    case 'between':
+      return [e.left, e.low, e.high];
+    case 'path':
+      return [e.target, ...e.path.filter((p): p is BExpr => typeof p === 'object')];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Terms and nesting of an expression as the compiler writes it out, in time linear in its distinct nodes:
+ * `let v1 = v0 + v0; let v2 = v1 + v1; …` doubles the terms with each line. The recursion descends only into
+ * nodes not measured yet, whose nesting the parser bounds; a let's value is measured as it is bound.
+ */
+export function expressionSize(e: BExpr): ExpressionSize {
+  const known = measured.get(e);
+  if (known) return known;
+  let terms = 1;
+  let depth = 0;
+  for (const sub of subexpressions(e)) {
+    const s = expressionSize(sub);
+    terms += s.terms;
+    depth = Math.max(depth, s.depth);
+  }
+  const size = { terms, depth: depth + 1 };
+  measured.set(e, size);
+  return size;
+}
+
+/** The expressions a stage evaluates (those of nested pipelines, a union's or a join's, not included). */
+export function stageExpressions(s: Stage): BExpr[] {
+  switch (s.kind) {
+    case 'values':
+      return s.rows.flat();
+    case 'filter':
+      return [s.predicate];
+    case 'select':
+      return s.items.map((i) => i.expr);
+    case 'aggregate':
+      return [...s.keys, ...s.aggs].map((i) => i.expr);
+    case 'order':
+      return s.keys.map((k) => k.expr);
+    case 'expand':
+      return s.items.map((i) => i.expr);
+    case 'series':
+      return [
+        ...s.keys.map((k) => k.expr),
+        ...s.aggs.flatMap((a) => [a.expr, a.default]),
+        s.axis,
+        ...(s.from ? [s.from] : []),
+        ...(s.to ? [s.to] : []),
+      ];
+    default:
+      return [];
+  }
+}
+
+/** The pipelines nested in a stage: a union's inputs, a join's right side. */
+export function nestedPipelines(s: Stage): BoundStage[][] {
+  if (s.kind === 'union') return s.inputs;
+  if (s.kind === 'join') return [s.right];
+  return [];
+}

@@ -22,6 +22,20 @@ export interface BindOptions {
   rangeNs: bigint;
   /** Every dataset's name, for patterns (union github*, search). */
   datasets(): string[];
+  /**
+   * Bounds on what lets multiply: a let is written out wherever it is used, so a few lines can stand for
+   * millions of terms or operators. Each is refused naming `setting` (the caller's name for the limit).
+   */
+  limits?: BindLimits;
+}
+
+export interface BindLimits {
+  /** Terms of the query's expressions with every scalar let written out. */
+  terms: { max: number; setting: string };
+  /** Nesting of one expression with every scalar let written out. */
+  depth: { max: number; setting: string };
+  /** Uses of tabular lets, each a copy of its pipeline. */
+  letUses: { max: number; setting: string };
 }
 
 /** A tabular let is bound where it is used, but with the names defined before it (no self or forward references). */
@@ -36,6 +50,8 @@ export class Scope {
   readonly messages: BoundQuery['messages'] = [];
   binAutoUsed = false;
   rangeLengthUsed = false;
+  /** Tabular lets written out so far (BindLimits.letUses). */
+  letUses = 0;
   private aliasSeq = 0;
   private columnSeq = 0;
 

@@ -134,6 +134,13 @@ export class Tabular {
   private tableByName(name: string, pos: number): BoundStage[] {
     const letValue = this.scope.lets.get(name);
     if (letValue?.kind === 'tabular') {
+      // Each use binds the let's pipeline anew: lets using lets twice double the work with every line.
+      const uses = this.scope.opts.limits?.letUses;
+      if (uses && ++this.scope.letUses > uses.max)
+        this.scope.fail(
+          `the query writes out its tabular lets more than ${uses.max} times (${uses.setting}); a let used twice is written out twice`,
+          pos,
+        );
       const outer = this.scope.lets;
       this.scope.lets = letValue.env;
       try {

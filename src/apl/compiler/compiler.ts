@@ -10,9 +10,10 @@ import { betweenSql, hasAnySql, inSql, OPERATORS } from '../functions/operators.
 import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
 import { sqlIdent, sqlText } from '../../sql/quote.js';
 import { convertSql, sqlLiteral, type SqlArg } from '../functions/sql.js';
-import { isNumeric, SQL_TYPE_OF } from '../types.js';
+import { SQL_TYPE_OF } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
 import type { LiteralValue } from '../parser/ast.js';
+import { isSideAggregate, type SideFrame, sidePlan } from './side-aggregates.js';
 
 export interface Cursor {
   timeNs: bigint;
@@ -160,7 +161,7 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
     case 'select':
       return `SELECT ${hidden}${s.items.map((it) => `${exprSql(it.expr, VALUE)} AS ${sqlIdent(it.alias)}`).join(', ') || '1 AS "__empty"'} ${from}`;
     case 'aggregate': {
-      if (s.aggs.some((a) => isHistogram(a.expr))) return histogramAggregateSql(s, prev, i, opts);
+      if (s.aggs.some((a) => isSideAggregate(a.expr))) return sideAggregatesSql(s, prev, i, opts);
       const keys = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
       const aggs = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
       // rowsMatched: the rows that went into the summary, as a window over the groups' counts.
@@ -282,16 +283,12 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
     GROUP BY ${keys.length ? keys.map((k) => `g.${k}`).join(', ') : 'ALL'} HAVING count(*) > 0`;
 }
 
-const isHistogram = (e: BExpr) => e.k === 'agg' && (e.fn === 'histogram' || e.fn === 'histogramif');
-
 /**
- * A summary with histogram(): its bins need each group's range first, so it is planned as a person would
- * write it: one read for each group's keys, its other aggregations and the range of each histogram's
- * values, and one read per histogram counting rows per (group, bin), joined on the group keys. Gathering
- * every value into a list, or counting every distinct value with DuckDB's histogram(), costs several
- * times more (docs/benchmarks.md).
+ * A summary with side aggregations (./side-aggregates.ts): `h` is the source with the group keys, `r` each
+ * group's keys and plain aggregations (and what the side ones need of the whole group), and each side
+ * aggregation its own read of `h`, joined onto `r` on the keys.
  */
-function histogramAggregateSql(
+function sideAggregatesSql(
   s: Extract<Stage, { kind: 'aggregate' }>,
   prev: string,
   i: number,
@@ -299,39 +296,33 @@ function histogramAggregateSql(
 ): string {
   const keyCols = s.keys.map((_, j) => `"__hk${j}"`);
   const src = `SELECT *${s.keys.map((k, j) => `, ${exprSql(k.expr, VALUE)} AS ${keyCols[j]}`).join('')} FROM (${prev}) AS s${i}`;
-  const on = (a: string, b: string) =>
-    keyCols.length ? `ON ${keyCols.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ')}` : 'ON TRUE';
-  const groupBy = (prefix = '') => (keyCols.length ? ` GROUP BY ${keyCols.map((k) => prefix + k).join(', ')}` : '');
+  const frame: SideFrame = {
+    keyCols,
+    on: (a, b) =>
+      keyCols.length ? `ON ${keyCols.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ')}` : 'ON TRUE',
+    groupBy: (prefix = '') => (keyCols.length ? ` GROUP BY ${keyCols.map((k) => prefix + k).join(', ')}` : ''),
+    arg: (e) => arg(e, VALUE),
+  };
   const rangeCols: string[] = [];
   const ctes: string[] = [];
   const joins: string[] = [];
   const out: string[] = s.keys.map((k, j) => `r.${keyCols[j]} AS ${sqlIdent(k.alias)}`);
   s.aggs.forEach((a, n) => {
-    if (!isHistogram(a.expr)) {
+    if (!isSideAggregate(a.expr)) {
       rangeCols.push(`${exprSql(a.expr, VALUE)} AS "__a${n}"`);
       out.push(`r."__a${n}" AS ${sqlIdent(a.alias)}`);
       return;
     }
-    const e = a.expr as Extract<BExpr, { k: 'agg' }>;
-    const v = arg(e.args[0]!, VALUE);
-    const x = isNumeric(v.type) || v.type === 'timespan' ? v.sql : convertSql(v, 'real');
-    const bins = String((e.args[1] as { value: bigint }).value);
-    const when = e.fn === 'histogramif' ? ` AND ${convertSql(arg(e.args[2]!, VALUE), 'bool')}` : '';
-    const rows = `${v.sql} IS NOT NULL${when}`;
-    rangeCols.push(`min(${x}) FILTER (WHERE ${rows}) AS "__lo${n}"`, `max(${x}) FILTER (WHERE ${rows}) AS "__hi${n}"`);
-    const [lo, hi] = [`r."__lo${n}"`, `r."__hi${n}"`];
-    const bin = `CASE WHEN ${hi} = ${lo} THEN ${bins} - 1 ELSE least(CAST(floor((${x} - ${lo}) * ${bins} / (${hi} - ${lo})) AS BIGINT), ${bins} - 1) END`;
-    const counted = `SELECT ${[...keyCols.map((k) => `h.${k}`), `${bin} AS "__b"`, 'count(*) AS "__c"'].join(', ')} FROM h JOIN r ${on('h', 'r')} WHERE ${rows} GROUP BY ALL`;
-    ctes.push(
-      `"__h${n}" AS (SELECT ${[...keyCols, `list({'b': "__b", 'c': "__c"}) AS "__bins"`].join(', ')} FROM (${counted})${groupBy()})`,
-    );
-    joins.push(`LEFT JOIN "__h${n}" ${on('r', `"__h${n}"`)}`);
-    out.push(`to_json(ferry_histogram_bins(${lo}, ${hi}, ${bins}, "__h${n}"."__bins")) AS ${sqlIdent(a.alias)}`);
+    const plan = sidePlan(a.expr as Extract<BExpr, { k: 'agg' }>, n, frame);
+    rangeCols.push(...plan.range);
+    ctes.push(...plan.ctes);
+    joins.push(...plan.joins);
+    out.push(`${plan.out} AS ${sqlIdent(a.alias)}`);
   });
   rangeCols.push('count(*) AS "__n"');
   if (i === opts.matchedAt) out.push('sum(r."__n") OVER () AS "__m"');
-  const r = `SELECT ${[...keyCols, ...rangeCols].join(', ')} FROM h${groupBy()}`;
-  // h is read once per histogram and once for the ranges: not materialised, each read scans only what it uses.
+  const r = `SELECT ${[...keyCols, ...rangeCols].join(', ')} FROM h${frame.groupBy()}`;
+  // h is read once per side aggregation and once for r: not materialised, each read scans only what it uses.
   return `WITH h AS NOT MATERIALIZED (${src}), r AS (${r}), ${ctes.join(', ')} SELECT ${out.join(', ')} FROM r ${joins.join(' ')}`;
 }
 
@@ -372,7 +363,28 @@ function arg(e: BExpr, ctx: SqlContext): SqlArg {
   };
 }
 
+/**
+ * The most SQL one expression may compile to. Many functions write an argument out more than once (a
+ * CASE testing it, then using it), so one nested in itself multiplies its SQL with each level; the
+ * compiler stops as soon as an expression passes this, having built at most a few times as much.
+ */
+export const MAX_EXPRESSION_SQL_CHARS = 1024 * 1024;
+
+/** An expression whose SQL passed MAX_EXPRESSION_SQL_CHARS; `pos` is where it starts in the query (or -1). */
+export class SqlTooLarge extends Error {
+  constructor(readonly pos: number) {
+    super(`this expression compiles to more than ${MAX_EXPRESSION_SQL_CHARS / (1024 * 1024)} MiB of SQL`);
+    this.name = 'SqlTooLarge';
+  }
+}
+
 export function exprSql(e: BExpr, ctx: SqlContext): string {
+  const sql = exprSqlOf(e, ctx);
+  if (sql.length > MAX_EXPRESSION_SQL_CHARS) throw new SqlTooLarge(e.k === 'call' || e.k === 'agg' ? e.pos : -1);
+  return sql;
+}
+
+function exprSqlOf(e: BExpr, ctx: SqlContext): string {
   switch (e.k) {
     case 'col':
       return sqlIdent(e.alias);

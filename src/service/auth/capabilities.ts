@@ -88,6 +88,16 @@ export function canOrg(p: Principal, area: OrgArea, action: Action): boolean {
   return rightsAllowOrg(p.rights, area, action);
 }
 
+/**
+ * Whether the caller may run queries at all: a user (its queries read what its roles allow), or a token
+ * holding query:read on some dataset ("*" included) or auditLog:read. A query that reads no dataset still
+ * runs work on the service, so a token made for ingest or management alone may not send one.
+ */
+export function canQuerySomething(p: Principal): boolean {
+  if (p.kind === 'personal' || p.rights.all || canOrg(p, 'auditLog', 'read')) return true;
+  return Object.values(p.rights.datasetCapabilities).some((e) => hasAction(e, 'query', 'read'));
+}
+
 /** Whether the caller may see a dataset at all: any capability on it, or org-level dataset read. */
 export function canSeeDataset(p: Principal, dataset: string): boolean {
   if (dataset === AUDIT_DATASET) return canOrg(p, 'auditLog', 'read');

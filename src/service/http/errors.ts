@@ -3,7 +3,7 @@ import { AplError } from '../../apl/errors.js';
 import { FieldError } from './body-fields.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { HiddenError, StoreError } from '../store/errors.js';
-import { DatabaseReopening, QueryTimeout, ServiceStopping } from '../store/db.js';
+import { DatabaseReopening, QueryTimeout, ResultTooLarge, ServiceStopping } from '../store/db.js';
 
 export class HttpError extends Error {
   constructor(
@@ -41,6 +41,7 @@ export function toHttp(err: unknown): {
     return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
   if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };
   if (err instanceof QueryForbidden) return { status: 403, message: err.message, headers: {} };
+  if (err instanceof ResultTooLarge) return { status: 400, message: err.message, headers: {} };
   if (err instanceof ServiceStopping || err instanceof DatabaseReopening)
     return { status: 503, message: err.message, headers: { 'retry-after': '5' } };
   if (err instanceof QueryTimeout)

@@ -9,6 +9,7 @@ import {
   type Action,
   canDataset,
   canOrg,
+  canQuerySomething,
   canSeeDataset,
   type DatasetCapability,
   type OrgArea,
@@ -28,7 +29,10 @@ export type Need =
   | { sees: string }
   /** An API token with ingest:create on the dataset: PATs never ingest (management.md §3.3). */
   | { ingest: string }
-  /** query:read on every dataset the query reads; the query engine checks them once it has bound the query. */
+  /**
+   * query:read on every dataset the query reads, which the query engine checks once it has bound the query;
+   * here, that the caller may query something at all (a query of no dataset still costs the service).
+   */
   | { queries: true }
   /** starredQueries:<action> on the starred query's dataset; the handler checks it once it knows the dataset. */
   | { starred: Action };
@@ -137,6 +141,11 @@ export function checkNeed(req: FastifyRequest, need: Need): void {
     const ds = param(need.ingest);
     if (!canDataset(p, ds, 'ingest', 'create'))
       throw forbidden(`Forbidden: this token lacks the ingest|create capability on dataset "${ds}"`);
+  } else if ('queries' in need) {
+    if (!canQuerySomething(p))
+      throw forbidden(
+        'Forbidden: this token holds the query|read capability on no dataset, and any query needs it (even one that reads none)',
+      );
   } else if ('user' in need) {
     if (p.kind !== 'personal') throw forbidden('Forbidden: an API token is not a user; use a personal access token');
   }

@@ -9,7 +9,7 @@ import { AplError } from '../../apl/errors.js';
 import { bind } from '../../apl/binder/binder.js';
 import type { DatasetSchema } from '../../apl/types.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
-import { compile, compileCount, type CompileOptions, type Cursor } from '../../apl/compiler/compiler.js';
+import { compile, compileCount, type CompileOptions, type Cursor, SqlTooLarge } from '../../apl/compiler/compiler.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { EventStore } from '../store/event-store.js';
 import { QueryTimeout } from '../store/db.js';
@@ -145,9 +145,11 @@ export class QueryEngine {
 
   /** Runs one statement of a query within what is left of its time limit. */
   private async read(sql: string, deadline: number): Promise<unknown[][]> {
-    if (this.timeoutMs <= 0) return this.store.readColumns(sql).catch((e: unknown) => Promise.reject(markAplQuery(e)));
+    const maxBytes = this.limits.maxResultBytes;
+    if (this.timeoutMs <= 0)
+      return this.store.readColumns(sql, undefined, maxBytes).catch((e: unknown) => Promise.reject(markAplQuery(e)));
     try {
-      return await this.store.readColumns(sql, Math.max(1, deadline - Date.now()));
+      return await this.store.readColumns(sql, Math.max(1, deadline - Date.now()), maxBytes);
     } catch (e) {
       // The statement got what was left of the query's time; the user is told the query's limit.
       if (e instanceof QueryTimeout) throw new QueryTimeout(this.timeoutMs);
@@ -203,6 +205,11 @@ export class QueryEngine {
         nowNs,
         binAutoNs: binAutoSize(rangeNs),
         rangeNs,
+        limits: {
+          terms: { max: this.limits.maxExpressionTerms, setting: 'service.query_limits.max_expression_terms' },
+          depth: { max: this.limits.maxExpressionDepth, setting: 'service.query_limits.max_expression_depth' },
+          letUses: { max: this.limits.maxStages, setting: 'service.query_limits.max_stages' },
+        },
         datasets: () =>
           this.store
             .listDatasets()
@@ -223,6 +230,18 @@ export class QueryEngine {
           `the query makes ${n} columns, more than the limit of ${this.limits.maxColumns} (service.query_limits.max_columns)`,
         );
       }
+    }
+    // Compiled once here, where the query's text can place an error: the runs compile the same stages.
+    try {
+      compile(bound.stages);
+      if (bound.totals) compile(bound.totals);
+    } catch (e) {
+      if (!(e instanceof SqlTooLarge)) throw e;
+      throw new AplError(
+        `${e.message}: a function that writes its argument out more than once is nested in itself; compute the inner value once with extend`,
+        request.apl,
+        Math.max(0, e.pos),
+      );
     }
     return {
       request,

@@ -4,7 +4,7 @@
  * conversation is an array of messages {role, content}, the content a string or an array of parts
  * ({type, text} or {type, content}); the newer convention's {role, parts} is read too. Pure functions.
  */
-import { jsonOpFunction } from './duckdb-function.js';
+import { type JsBudget, jsonOpFunction } from './duckdb-function.js';
 import { pricingOf } from './genai-pricing.js';
 
 type Message = Record<string, unknown>;
@@ -127,4 +127,4 @@ export function genaiCall(op: string, args: unknown[]): unknown {
   }
 }
 
-export const genaiFunction = () => jsonOpFunction('ferry_genai', genaiCall);
+export const genaiFunction = (budget: JsBudget) => jsonOpFunction('ferry_genai', 'genai_', genaiCall, budget);

@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { type DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
-import { jsFunction } from './duckdb-function.js';
+import { jsFunction, type JsBudget } from './duckdb-function.js';
 
 interface GeoLookup {
   lookup(ip: string): { country: string; region: string; city: string; timezone: string; ll: [number, number] } | null;
@@ -68,7 +68,14 @@ async function subdivisionNames(): Promise<Map<string, string>> {
   return new Map(iso31662.map((s) => [s.code, s.name]));
 }
 
-export async function geoInfoFunction(): Promise<DuckDBScalarFunction> {
+export async function geoInfoFunction(budget: JsBudget): Promise<DuckDBScalarFunction> {
   const subdivisions = await subdivisionNames();
-  return jsFunction<[string]>('ferry_geo_info', [VARCHAR], VARCHAR, (ip) => geoInfo(String(ip), subdivisions));
+  return jsFunction<[string]>(
+    'ferry_geo_info',
+    [VARCHAR],
+    VARCHAR,
+    (ip) => geoInfo(String(ip), subdivisions),
+    budget,
+    'geo_info_from_ip_address',
+  );
 }

@@ -15,11 +15,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import xxhash from 'xxhash-wasm';
 import { redactor, type RedactOptions } from '../../apl/functions/redact.js';
 import { encodeCursor } from './cursor.js';
-import { jsFunction } from './duckdb-function.js';
-
-/** A function of one text argument whose answer is text (or null). */
-const textFunction = (name: string, fn: (s: string) => string | null) =>
-  jsFunction<[string]>(name, [VARCHAR], VARCHAR, (s) => fn(String(s)));
+import { callLimits, jsFunction, type JsBudget, OverBudget } from './duckdb-function.js';
 
 /** The fields of the first record of a line of CSV, as a JSON array of strings; null when it does not parse. */
 export function csvFields(text: string): string | null {
@@ -96,28 +92,65 @@ export function compareIpv6(a: string, b: string, prefix: number | null): number
   return p < q ? -1 : p > q ? 1 : 0;
 }
 
-export async function jsFunctions(): Promise<DuckDBScalarFunction[]> {
+/** The limits redact keeps as it masks: the running call's, failing with the budget's error. */
+function redactLimits() {
+  const limits = callLimits();
+  return {
+    maxChars: limits.maxChars,
+    overtime: limits.overtime,
+    stop: (what: 'value' | 'time') => new OverBudget(what),
+  };
+}
+
+export async function jsFunctions(budget: JsBudget): Promise<DuckDBScalarFunction[]> {
   const { h64 } = await xxhash();
-  let redaction: { json: string; redact: (text: string) => string } | undefined;
+  /** A function of one text argument whose answer is text (or null). */
+  const textFunction = (name: string, aplName: string, fn: (s: string) => string | null) =>
+    jsFunction<[string]>(name, [VARCHAR], VARCHAR, (s) => fn(String(s)), budget, aplName);
+  let redaction: { json: string; redact: ReturnType<typeof redactor> } | undefined;
   return [
-    textFunction('ferry_parse_csv', csvFields),
-    textFunction('ferry_json_sorted', sortedJson),
-    textFunction('ferry_sha512', (s) => createHash('sha512').update(s).digest('hex')),
-    jsFunction<[bigint, bigint]>('ferry_cursor', [BIGINT, BIGINT], VARCHAR, (t, seq) =>
-      encodeCursor({ timeNs: BigInt(t), seq: BigInt(seq) }),
+    textFunction('ferry_parse_csv', 'parse_csv', csvFields),
+    textFunction('ferry_json_sorted', 'dynamic_to_json', sortedJson),
+    textFunction('ferry_sha512', 'hash_sha512', (s) => createHash('sha512').update(s).digest('hex')),
+    jsFunction<[bigint, bigint]>(
+      'ferry_cursor',
+      [BIGINT, BIGINT],
+      VARCHAR,
+      (t, seq) => encodeCursor({ timeNs: BigInt(t), seq: BigInt(seq) }),
+      budget,
+      'cursor_current',
     ),
     // The options are the same constant on every row: parsed and compiled once.
-    jsFunction<[string, string]>('ferry_redact', [VARCHAR, VARCHAR], VARCHAR, (text, options) => {
-      if (redaction?.json !== options)
-        redaction = { json: options, redact: redactor(JSON.parse(options) as RedactOptions) };
-      return redaction.redact(String(text));
-    }),
-    jsFunction<[string, string, bigint]>('ferry_ipv6_compare', [VARCHAR, VARCHAR, BIGINT], BIGINT, (a, b, prefix) => {
-      const order = compareIpv6(String(a), String(b), Number(prefix));
-      return order === null ? null : BigInt(order);
-    }),
-    jsFunction<[string, bigint]>('ferry_xxhash64', [VARCHAR, BIGINT], BIGINT, (s, seed) =>
-      BigInt.asIntN(64, h64(String(s), BigInt.asUintN(64, BigInt(seed)))),
+    jsFunction<[string, string]>(
+      'ferry_redact',
+      [VARCHAR, VARCHAR],
+      VARCHAR,
+      (text, options) => {
+        if (redaction?.json !== options)
+          redaction = { json: options, redact: redactor(JSON.parse(options) as RedactOptions) };
+        return redaction.redact(String(text), redactLimits());
+      },
+      budget,
+      'redact',
+    ),
+    jsFunction<[string, string, bigint]>(
+      'ferry_ipv6_compare',
+      [VARCHAR, VARCHAR, BIGINT],
+      BIGINT,
+      (a, b, prefix) => {
+        const order = compareIpv6(String(a), String(b), Number(prefix));
+        return order === null ? null : BigInt(order);
+      },
+      budget,
+      'ipv6_compare',
+    ),
+    jsFunction<[string, bigint]>(
+      'ferry_xxhash64',
+      [VARCHAR, BIGINT],
+      BIGINT,
+      (s, seed) => BigInt.asIntN(64, h64(String(s), BigInt.asUintN(64, BigInt(seed)))),
+      budget,
+      'hash',
     ),
   ];
 }

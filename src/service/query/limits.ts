@@ -13,16 +13,24 @@ export interface QueryLimits {
   maxColumns: number;
   /** service.query_limits.max_expression_depth: nesting of expressions, dynamic literals and subqueries. */
   maxExpressionDepth: number;
+  /** service.query_limits.max_expression_terms: terms of all the query's expressions, lets written out. */
+  maxExpressionTerms: number;
+  /** service.query_limits.max_result_bytes: the values one statement's result may hold. */
+  maxResultBytes: number;
 }
 
 /**
  * DuckDB's planner refuses plans deeper than 1000 nodes, and thousands of computed columns run out of
  * memory (docs/benchmarks.md). The defaults stay clear of both, and above the widest
- * dataset (service.max_fields_per_dataset, 2048) with its built-in columns.
+ * dataset (service.max_fields_per_dataset, 2048) with its built-in columns. DuckDB plans a nested
+ * expression in time that grows faster than its terms and cannot be interrupted while it does
+ * (docs/benchmarks.md): the terms' default keeps a plan under a second.
  */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxQueryBytes: 256 * 1024,
   maxStages: 200,
   maxColumns: 2100,
   maxExpressionDepth: MAX_EXPRESSION_DEPTH,
+  maxExpressionTerms: 20_000,
+  maxResultBytes: 64 * 1024 * 1024,
 };

@@ -4,7 +4,7 @@
  * call's arguments, the answer JSON text; a call after the statement's deadline fails it. Element-wise arithmetic and statistics stay in SQL
  * (apl/functions/series.ts). Pure functions; the Fourier transforms are O(n log n).
  */
-import { jsonOpFunction } from './duckdb-function.js';
+import { type JsBudget, jsonOpFunction } from './duckdb-function.js';
 
 type Series = (number | null)[];
 
@@ -249,4 +249,5 @@ export function seriesCall(op: string, args: unknown[]): unknown {
   }
 }
 
-export const seriesFunction = () => jsonOpFunction('ferry_series', seriesCall, { stopsAtDeadline: true });
+export const seriesFunction = (budget: JsBudget) =>
+  jsonOpFunction('ferry_series', 'series_', seriesCall, budget, { stopsAtDeadline: true });

@@ -1,4 +1,4 @@
-import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction, JSDuckDBValueConverter } from '@duckdb/node-api';
 import { DEADLINE_VARIABLE } from '../../sql/deadline.js';
 import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
 
@@ -81,6 +81,16 @@ export class QueryTimeout extends Error {
   constructor(readonly timeoutMs: number) {
     super(`the query ran longer than ${timeoutMs / 1000} s and was stopped`);
     this.name = 'QueryTimeout';
+  }
+}
+
+/** A query's result passed the bytes one answer may hold (service.query_limits.max_result_bytes). */
+export class ResultTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(
+      `the result is larger than ${Math.round(maxBytes / (1024 * 1024))} MiB (service.query_limits.max_result_bytes); take fewer rows (| take N), project fewer columns or shorten the values`,
+    );
+    this.name = 'ResultTooLarge';
   }
 }
 
@@ -204,15 +214,17 @@ export class ConnOps {
   /**
    * Result columns, column-major; BIGINT stays bigint, JSON/VARCHAR are strings. With `timeoutMs`, a
    * statement still running then is interrupted and QueryTimeout is thrown (within INTERRUPT_GRACE_MS).
+   * The result is read a chunk at a time and refused (ResultTooLarge) once its values pass `maxBytes`:
+   * a few rows of long strings can outgrow the process's memory before anything could count them.
    */
-  async columns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
+  async columns(sql: string, timeoutMs?: number, maxBytes = Infinity): Promise<unknown[][]> {
     let timedOut = false;
     let settled = false;
     const deadline = timeoutMs !== undefined && timeoutMs > 0 ? Date.now() + timeoutMs : 0;
     // Set on every statement that reads it: the connection is pooled and may hold an earlier one.
     if (sql.includes(DEADLINE_VARIABLE))
       await this.guard(() => this.raw.run(`SET VARIABLE ${DEADLINE_VARIABLE} = ${deadline}`));
-    const statement = this.retryingMemory(() => this.raw.runAndReadAll(sql));
+    const statement = this.retryingMemory(() => this.readBounded(sql, maxBytes));
     const done = statement.then(
       () => void (settled = true),
       () => void (settled = true),
@@ -226,9 +238,9 @@ export class ConnOps {
           }, timeoutMs)
         : undefined;
     try {
-      const reader = await Promise.race([statement, stopped]);
-      noteResultCells(reader.currentRowCount * reader.columnCount);
-      return reader.getColumnsJS() as unknown[][];
+      const { columns, cells } = await Promise.race([statement, stopped]);
+      noteResultCells(cells);
+      return columns;
     } catch (e) {
       // A JavaScript function that stopped at the deadline fails the statement before the timer can run.
       if (timedOut || (deadline > 0 && Date.now() >= deadline)) throw new QueryTimeout(timeoutMs!);
@@ -238,6 +250,30 @@ export class ConnOps {
       this.giveUp = undefined;
       if (!settled) this.abandoned = done.then(() => void (this.abandoned = undefined));
     }
+  }
+
+  /** Streams a statement's result into columns, counting the bytes of its values as they come. */
+  private async readBounded(sql: string, maxBytes: number): Promise<{ columns: unknown[][]; cells: number }> {
+    const result = await this.raw.stream(sql);
+    const columns: unknown[][] = Array.from({ length: result.columnCount }, () => []);
+    let bytes = 0;
+    let cells = 0;
+    for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      const part = chunk.convertColumns(JSDuckDBValueConverter) as unknown[][];
+      cells += chunk.rowCount * part.length;
+      part.forEach((values, i) => {
+        const into = columns[i]!;
+        for (const v of values) {
+          bytes += typeof v === 'string' ? v.length : 8;
+          into.push(v);
+        }
+      });
+      if (bytes > maxBytes) {
+        this.raw.interrupt();
+        throw new ResultTooLarge(maxBytes);
+      }
+    }
+    return { columns, cells };
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -484,6 +520,11 @@ export class Database {
       this.onReopen({ phase: 'failed', error: firstLine(e) });
       setTimeout(() => void this.reopen(attempt + 1), Math.min(30_000, 1000 * 2 ** (attempt - 1))).unref();
     }
+  }
+
+  /** Whether a statement its caller gave up on (it ignored its interrupt) still runs. */
+  statementRunning(): boolean {
+    return this.pools.some((p) => p.hasRunning());
   }
 
   run(sql: string, params?: unknown[]): Promise<void> {

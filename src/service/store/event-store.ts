@@ -47,6 +47,7 @@ import { jsFunctions } from '../query/js-functions.js';
 import { seriesFunction } from '../query/series-functions.js';
 import { genaiFunction } from '../query/genai-functions.js';
 import { analysisFunctions } from '../query/analysis-functions.js';
+import { DEFAULT_JS_BUDGET, type JsBudget } from '../query/js-budget.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem } from './dataset-name.js';
@@ -73,6 +74,8 @@ export interface StoreOptions {
   now?: () => bigint;
   /** Called with errors of background work (checkpoints), which has no caller to throw to. */
   onBackgroundError?: (err: unknown, what: string) => void;
+  /** What a JavaScript function inside a query may do (DEFAULT_JS_BUDGET when not set). */
+  jsBudget?: JsBudget;
 }
 
 export interface IngestOptions {
@@ -147,12 +150,13 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
+    const budget = opts.jsBudget ?? DEFAULT_JS_BUDGET;
     const functions = [
-      await geoInfoFunction(),
-      seriesFunction(),
-      genaiFunction(),
-      ...analysisFunctions(),
-      ...(await jsFunctions()),
+      await geoInfoFunction(budget),
+      seriesFunction(budget),
+      genaiFunction(budget),
+      ...analysisFunctions(budget),
+      ...(await jsFunctions(budget)),
     ];
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
       memoryLimitBytes: opts.memoryLimitBytes,
@@ -733,12 +737,12 @@ export class EventStore {
   }
 
   /** Runs a read-only query (compiled APL) and returns its columns, column-major; see ConnOps.columns. */
-  async readColumns(sql: string, timeoutMs?: number): Promise<unknown[][]> {
+  async readColumns(sql: string, timeoutMs?: number, maxBytes?: number): Promise<unknown[][]> {
     if (this.readsStopped) throw new ServiceStopping();
     return this.db.use(async (c) => {
       this.activeReads.add(c);
       try {
-        return await c.columns(sql, timeoutMs);
+        return await c.columns(sql, timeoutMs, maxBytes);
       } catch (e) {
         if (this.readsStopped) throw new ServiceStopping();
         throw e;
