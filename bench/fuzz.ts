@@ -2,11 +2,15 @@
  * The service's promise under hostile input: whatever a client sends, the answer is a 2xx, or a 4xx with
  * a JSON `{code, message}`, never a 5xx; and what was acknowledged before stays there. A seeded schedule
  * sends the real service (`ferry serve`, a child process) ingest bodies in every format and encoding,
- * whole and broken in many ways, APL text (token soups, and valid pipelines of every operator), and odd
- * paths. Used by `npm test` (about half a minute) and `npm run fuzz`.
+ * whole and broken in many ways, APL text (token soups, and valid pipelines of every operator), names
+ * objects inherit, queries hungry for time and memory (lets that double, JavaScript functions over
+ * growing strings, wide expansions, the queries a security review crashed the service with), and odd
+ * paths. Beside the answers it watches the process: it stays up, no query answers later than
+ * query_timeout + 2 s, another client's GET /v2/user answers within 1 s throughout, and the resident
+ * memory stays under memory_limit + 256 MB. Used by `npm test` (about half a minute) and `npm run fuzz`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +31,19 @@ export interface FuzzReport {
   violations: string[];
   /** The slowest answers, for a run that takes longer than it should. */
   slowest: { ms: number; what: string }[];
+  /** The slowest GET /v2/user of the watching client, and the resident memory's peak (MB). */
+  slowestUserMs: number;
+  peakRssMb: number;
 }
+
+/** The service's settings under the fuzz, and the bounds the watch holds it to. */
+const QUERY_TIMEOUT_MS = 10_000;
+const MEMORY_LIMIT_MB = 512;
+const RSS_LIMIT_MB = MEMORY_LIMIT_MB + 256;
+const USER_CALL_LIMIT_MS = 1000;
+
+/** Names every object inherits: where a user gives a name, the service must not find these. */
+const INHERITED = Object.getOwnPropertyNames(Object.prototype);
 
 type Rnd = () => number;
 
@@ -99,12 +115,20 @@ function key(rnd: Rnd): string {
     'time',
     'timestamp',
     `f${Math.floor(rnd() * 50)}`,
+    ...INHERITED,
   ]);
 }
 
 function object(rnd: Rnd, depth = 0): Record<string, unknown> {
   const o: Record<string, unknown> = {};
-  for (let i = Math.floor(rnd() * 6); i > 0; i--) o[key(rnd)] = value(rnd, depth);
+  // Defined, not assigned: a key such as __proto__ is an own key of the body, as in the JSON a client sends.
+  for (let i = Math.floor(rnd() * 6); i > 0; i--)
+    Object.defineProperty(o, key(rnd), {
+      value: value(rnd, depth),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return o;
 }
 
@@ -137,7 +161,13 @@ function ingestRequest(rnd: Rnd): { body: Buffer; headers: Record<string, string
       '\n',
     );
     type = 'text/csv';
-  } else [text, type] = [String(value(rnd)), pick(['application/json', 'text/plain', 'application/xml', ''])];
+  } else {
+    const v = value(rnd);
+    [text, type] = [
+      v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v),
+      pick(['application/json', 'text/plain', 'application/xml', '']),
+    ];
+  }
   let body = mangle(rnd, Buffer.from(text));
   const encoding = pick(['', '', 'gzip', 'zstd', 'deflate', 'br', 'gzip']);
   if (encoding === 'gzip')
@@ -226,10 +256,81 @@ const SOUP = [
   '@',
   '#',
   '\u0000',
+  ...INHERITED,
+  '5constructor',
+];
+
+/** Queries that ask for much time or memory, each as a user could write it; some are refused by a limit. */
+function hungryQuery(rnd: Rnd): string {
+  const pick = pickOf(rnd);
+  const n = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+  const a = (k: number) => 'a'.repeat(k);
+  switch (n(0, 9)) {
+    case 0: // a replacement token that grows every pattern's output (crashed the service)
+      return `print x=range(1,${n(2, 20)},1) | mv-expand x | extend s=substring(strcat('a', tostring(x)), 0, 1) | redact replaceToken='${a(n(100, 30_000))}' 'a', 'a+', 'b' | summarize sum(strlen(s))`;
+    case 1: // patterns that multiply a value (held the service for 91 s)
+      return `print x=range(1,${n(2, 50)},1) | mv-expand x | extend s=strcat('a', tostring(x)) | redact replaceToken='${a(n(2, 12))}' ${Array(n(2, 10)).fill("'a'").join(',')} | summarize sum(strlen(s))`;
+    case 2: {
+      // lets that double with each line
+      const k = n(5, 30);
+      const step = pick(['v + v', 'strcat(v, v)', 'iff(true, v, v)']);
+      const lets = Array.from({ length: k }, (_, i) => `let v${i + 1} = ${step.replaceAll('v', `v${i}`)};`);
+      return `let v0 = ${pick(['1', "'ab'", 'now()', 'rand()'])}; ${lets.join(' ')} print x = v${k}`;
+    }
+    case 3: // a chain of lets deeper than any expression may be
+      return `let v0 = 1; ${Array.from({ length: n(200, 3000) }, (_, i) => `let v${i + 1} = v${i} + 1;`).join(' ')} print x = v0`;
+    case 4: {
+      // JavaScript functions over strings that double
+      let q = `print x=range(1,${n(1, 3000)},1) | mv-expand x | extend s=strrep(strcat('ab,', tostring(x)), ${n(1, 1024)})`;
+      for (let i = n(0, 12); i > 0; i--) q += ' | extend s=strcat(s, s)';
+      return `${q} | ${pick([
+        'extend h=hash_sha512(s) | summarize count()',
+        'extend h=hash(s) | summarize count()',
+        'extend h=parse_csv(s) | summarize count()',
+        "redact replaceToken='###' 'a' | summarize sum(strlen(s))",
+        'summarize p=phrases(s)',
+      ])}`;
+    }
+    case 5: // wide expansions
+      return `print x=range(1,${pick(['1000000', '10000000', '100000000'])},1) | mv-expand x | summarize ${pick(['count()', 'make_list(x)', 'dcount(x)', 'sum(x)'])}`;
+    case 6: // the whole texts dataset through the analysis functions
+      return pick([
+        "['texts'] | summarize phrases(msg, 5)",
+        "['texts'] | summarize spotlight(status >= 400, host, dur) by bin(_time, 1h)",
+        "['texts'] | summarize phrases(msg, 3) by host",
+        "['texts'] | extend h = hash_sha512(msg) | summarize dcount(h)",
+      ]);
+    case 7: {
+      // functions nested in themselves (each writes its argument out more than once)
+      const depth = n(2, 8);
+      return `print x = ${'format_ipv4('.repeat(depth)}'1.2.3.4'${')'.repeat(depth)}`;
+    }
+    case 8: // results past what one answer may hold
+      return `print x=range(1,${n(1000, 50_000)},1) | mv-expand x | extend s=strrep('abcdefgh', ${n(100, 1024)}), t=strrep('xyz', ${n(100, 1024)})`;
+    default: {
+      // tabular lets that double
+      const k = n(5, 30);
+      const lets = Array.from({ length: k }, (_, i) => `let t${i + 1} = t${i} | union t${i};`);
+      return `let t0 = datatable(a:long)[1]; ${lets.join(' ')} t${k} | count`;
+    }
+  }
+}
+
+/** The queries a security review crashed or stalled the service with: sent first in every run. */
+export const REVIEW_QUERIES = [
+  `print x=range(1,12,1) | mv-expand x | extend s=substring(strcat('a', tostring(x)), 0, 1) | redact replaceToken='${'a'.repeat(23_170)}' 'a', 'a+', 'b' | summarize sum(strlen(s))`,
+  "print x=range(1,5,1) | mv-expand x | extend s=strcat('a', tostring(x)) | redact replaceToken='aaaaaaaaaa' 'a','a','a','a','a','a','a','a' | summarize sum(strlen(s))",
+  `let v0 = 1; ${Array.from({ length: 22 }, (_, i) => `let v${i + 1} = v${i} + v${i};`).join(' ')} print x = v22`,
+  "['texts'] | summarize phrases(msg, 10)",
+  'print x = constructor(null)',
+  'print x = 5constructor',
+  'declare query_parameters(p:constructor=1); print p',
+  `let v0 = 1; ${Array.from({ length: 5000 }, (_, i) => `let v${i + 1} = v${i} + 1;`).join(' ')} print x = v5000`,
 ];
 
 function aplText(rnd: Rnd): string {
   const pick = pickOf(rnd);
+  if (rnd() < 0.12) return hungryQuery(rnd);
   if (rnd() < 0.5) return Array.from({ length: Math.floor(rnd() * 25) }, () => pick(SOUP)).join(rnd() < 0.5 ? ' ' : '');
   const ops = Array.from({ length: Math.floor(rnd() * 5) }, () => pick(OPERATORS));
   return [
@@ -261,7 +362,10 @@ async function serve(
 ): Promise<{ url: string; child: ChildProcess }> {
   // Debug: the steps of a shutdown, for one that does not end (the last lines are kept for the report).
   const config = join(dir, 'fuzz.yaml');
-  writeFileSync(config, 'log:\n  level: debug\n');
+  writeFileSync(
+    config,
+    `log:\n  level: debug\nservice:\n  memory_limit: ${MEMORY_LIMIT_MB}MB\n  query_timeout: ${QUERY_TIMEOUT_MS / 1000}s\n`,
+  );
   const child = spawn(
     process.execPath,
     [MAIN, 'serve', '--config', config, '--listen', '127.0.0.1:0', '--data-dir', dir],
@@ -307,7 +411,18 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
   const serverErrors: string[] = [];
   const lastLines: string[] = [];
   const { url, child } = await serve(dir, serverErrors, lastLines);
-  const report: FuzzReport = { seed: o.seed, requests: 0, byStatus: {}, violations: [], slowest: [] };
+  const report: FuzzReport = {
+    seed: o.seed,
+    requests: 0,
+    byStatus: {},
+    violations: [],
+    slowest: [],
+    slowestUserMs: 0,
+    peakRssMb: 0,
+  };
+  /** What the schedule is sending now, for a violation the watch sees. */
+  let sending = 'setup';
+  const watch = watchProcess(url, child, report, () => sending);
   const admin = { authorization: `Bearer ${ADMIN}` };
   const call = async (
     method: string,
@@ -320,6 +435,7 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
     let res: Response;
     let text: string;
     const started = Date.now();
+    sending = what;
     try {
       res = await fetch(`${url}${path}`, {
         method,
@@ -332,7 +448,11 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
       report.violations.push(`${what}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s (${(e as Error).message})`);
       return undefined;
     } finally {
-      noteSlow(report, Date.now() - started, what);
+      const ms = Date.now() - started;
+      noteSlow(report, ms, what);
+      // A query answers by its time limit (a statement deaf to the interrupt within a second more).
+      if (/^(apl|legacy|review) /.test(what) && ms > QUERY_TIMEOUT_MS + 2000)
+        report.violations.push(`${what}: answered after ${ms} ms, past query_timeout (${QUERY_TIMEOUT_MS} ms) + 2 s`);
     }
     report.byStatus[res.status] = (report.byStatus[res.status] ?? 0) + 1;
     if (res.status >= 500) {
@@ -384,6 +504,32 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
       'canary',
     );
     if (acked?.status !== 200) throw new Error(`the canary was not acknowledged: ${acked?.text}`);
+    // Texts enough that reading them in one JavaScript call once held the service for a second and more.
+    await call(
+      'POST',
+      '/v2/datasets',
+      JSON.stringify({ name: 'texts' }),
+      { ...admin, 'content-type': 'application/json' },
+      'create texts',
+    );
+    const words = 'alpha beta gamma delta error timeout connection refused user login failed disk'.split(' ');
+    const texts = Array.from({ length: 100_000 }, (_, i) =>
+      JSON.stringify({
+        msg: Array.from({ length: 5 + (i % 7) }, (_, j) => words[(i * 7 + j * 13 + (i >> 3)) % words.length]).join(' '),
+        status: 200 + (i % 5) * 100,
+        host: `h${i % 50}`,
+        dur: i % 1000,
+      }),
+    ).join('\n');
+    await call('POST', '/v1/ingest/texts', texts, { ...bearer, 'content-type': 'application/x-ndjson' }, 'texts');
+    for (const apl of REVIEW_QUERIES)
+      await call(
+        'POST',
+        '/v1/query/_apl',
+        JSON.stringify({ apl }),
+        { ...bearer, 'content-type': 'application/json' },
+        `review ${apl.slice(0, 120)}`,
+      );
     const checkCanary = async (when: string) => {
       const r = await call(
         'POST',
@@ -468,6 +614,11 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
     }
     await checkCanary('at the end');
   } finally {
+    await watch.stop();
+    if (child.exitCode !== null || child.signalCode !== null)
+      report.violations.push(
+        `ferry serve exited during the run (${child.exitCode ?? child.signalCode}); its last lines: ${lastLines.join(' | ')}`,
+      );
     child.kill('SIGTERM');
     const exited = await new Promise<boolean>((r) => {
       const t = setTimeout(() => r(false), SHUTDOWN_TIMEOUT_MS);
@@ -486,6 +637,63 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
     rmSync(dir, { recursive: true, force: true });
   }
   return report;
+}
+
+/**
+ * Watches the service beside the schedule: another client's GET /v2/user every 200 ms answers within a
+ * second (no request stalls the others), and the resident memory stays under memory_limit + 256 MB.
+ */
+function watchProcess(
+  url: string,
+  child: ChildProcess,
+  report: FuzzReport,
+  sending: () => string,
+): { stop(): Promise<void> } {
+  let running = true;
+  const rss = setInterval(() => {
+    let mb = 0;
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      mb = m ? Math.round(Number(m[1]) / 1024) : 0;
+    } catch {
+      return; // exited: the run says so
+    }
+    const first = report.peakRssMb <= RSS_LIMIT_MB;
+    if (mb > report.peakRssMb) report.peakRssMb = mb;
+    // Said once, with what ran then; the report's peak says how far it went.
+    if (mb > RSS_LIMIT_MB && first && report.violations.length < 20)
+      report.violations.push(
+        `resident memory ${mb} MB, over memory_limit + 256 MB (${RSS_LIMIT_MB} MB), during ${sending().slice(0, 200)}`,
+      );
+  }, 100);
+  const user = (async () => {
+    while (running) {
+      const started = Date.now();
+      try {
+        const r = await fetch(`${url}/v2/user`, {
+          headers: { authorization: `Bearer ${ADMIN}` },
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        await r.arrayBuffer();
+      } catch {
+        // no answer: the duration says it
+      }
+      const ms = Date.now() - started;
+      if (ms > report.slowestUserMs) report.slowestUserMs = ms;
+      if (ms > USER_CALL_LIMIT_MS && running && report.violations.length < 20)
+        report.violations.push(
+          `GET /v2/user took ${ms} ms (over ${USER_CALL_LIMIT_MS} ms) during ${sending().slice(0, 200)}`,
+        );
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      clearInterval(rss);
+      await user;
+    },
+  };
 }
 
 /** Keeps the three slowest answers. */

@@ -84,8 +84,8 @@ describe('config', () => {
       maxStages: 200,
       maxColumns: 2100,
       maxExpressionDepth: 256,
-      maxExpressionTerms: 20000,
-      maxResultBytes: 64 << 20,
+      maxExpressionTerms: 5000,
+      maxResultBytes: 32 << 20,
     });
     expect(
       buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service

@@ -13,7 +13,8 @@ import { startTestService, testSeed, type TestService } from './helpers.js';
 let svc: TestService;
 let token: string;
 beforeAll(async () => {
-  svc = await startTestService();
+  // DuckDB's fault injection is a setting: this service leaves settings changeable (external access stays off).
+  svc = await startTestService({}, undefined, { settingsUnlocked: true });
   token = await svc.apiToken();
   await svc.createDataset('kept');
 });
@@ -136,7 +137,7 @@ describe('a fatal database error', () => {
     expect(renderMetrics(undefined, svc)).toContain('ferry_service_database_reopening 0');
     // And after a restart on the same files.
     await svc.close();
-    svc = await startTestService({}, svc.dataDir);
+    svc = await startTestService({}, svc.dataDir, { settingsUnlocked: true });
     const again = await ids();
     expect(acked.filter((id) => !again.has(id))).toEqual([]);
   });

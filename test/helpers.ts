@@ -171,3 +171,28 @@ export async function serveProcess(dataDir: string, config?: string): Promise<Se
   });
   return { child, url, exited, log };
 }
+
+/** A clock the monitor scheduler takes, walked by the test (`clock.t = …`) rather than by time. */
+export function walkingClock(t0: number): { t: number; now(): number } {
+  return {
+    t: t0,
+    now() {
+      return this.t;
+    },
+  };
+}
+
+type Capabilities = { datasetCapabilities?: object; orgCapabilities?: object };
+
+/** The capabilities of several grants together, as a role or token body takes them. */
+export function mergeCapabilities(grants: Capabilities[]): {
+  datasetCapabilities: Record<string, unknown>;
+  orgCapabilities: Record<string, unknown>;
+} {
+  const caps = { datasetCapabilities: {} as Record<string, unknown>, orgCapabilities: {} as Record<string, unknown> };
+  for (const g of grants) {
+    Object.assign(caps.datasetCapabilities, g.datasetCapabilities ?? {});
+    Object.assign(caps.orgCapabilities, g.orgCapabilities ?? {});
+  }
+  return caps;
+}

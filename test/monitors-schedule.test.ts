@@ -9,16 +9,11 @@ import { seededRandom } from '../bench/torture.js';
 import { renderMetrics } from '../src/agent/metrics.js';
 import { tickPhaseMs } from '../src/service/monitors/scheduler.js';
 import { httpReceiver, type HttpReceiver, smtpReceiver } from './monitor-receivers.js';
-import { ADMIN, startTestService, tempDir, type TestService } from './helpers.js';
+import { ADMIN, startTestService, walkingClock, tempDir, type TestService } from './helpers.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const MIN = 60_000;
-const clock = {
-  t: T0,
-  now() {
-    return this.t;
-  },
-};
+const clock = walkingClock(T0);
 
 let svc: TestService;
 let hook: HttpReceiver;

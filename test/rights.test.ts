@@ -80,6 +80,7 @@ const has = (c: Caps, kind: 'data' | 'org', name: string, action: string) =>
 
 /** Whether an identity meets a route's need; the routes here act on dataset "logs". */
 function meets(c: Caps, need: Need): boolean {
+  if ('all' in need) return need.all.every((n) => meets(c, n));
   if ('any' in need) return true;
   if ('user' in need) return c.personal;
   if ('org' in need) return has(c, 'org', need.org, need.action);
@@ -117,6 +118,8 @@ interface RouteSpec {
   make(fx: Fixtures, fresh: boolean): Promise<Target>;
   /** Rights the data asks for besides the route's need (a monitor reads "logs"). */
   alsoQueries?: boolean;
+  /** The object is the owner's: changing it also takes its maker's rights, or users:update (a notifier). */
+  othersObject?: boolean;
   /** Statuses an allowed request may answer besides 200 and 204. */
   ok?: number[];
 }
@@ -280,10 +283,25 @@ const SPECS: Record<string, RouteSpec> = {
     () => ({ name: uniq(), properties: { slack: { slackUrl: 'https://hooks.example.com/x' } } }),
     (fx) => fx.notifier,
   ),
+  'PUT /v2/notifiers/:id': {
+    othersObject: true,
+    make: async (fx, f) => ({
+      path: `/v2/notifiers/${f ? await make('/v2/notifiers', { name: uniq(), properties: { slack: { slackUrl: 'https://hooks.example.com/x' } } }) : fx.notifier}`,
+      body: { name: uniq(), properties: { slack: { slackUrl: 'https://hooks.example.com/y' } } },
+    }),
+  },
+  'DELETE /v2/notifiers/:id': {
+    othersObject: true,
+    make: async (fx, f) => ({
+      path: `/v2/notifiers/${f ? await make('/v2/notifiers', { name: uniq(), properties: { slack: { slackUrl: 'https://hooks.example.com/x' } } }) : fx.notifier}`,
+    }),
+  },
+  // A starred query is seen and saved by who may query what it reads ("logs").
   ...crudSpecs(
     '/v2/apl-starred-queries',
     () => ({ kind: 'apl', name: uniq(), query: { apl: "['logs'] | count" }, metadata: {} }),
     (fx) => fx.starred,
+    { alsoQueries: true },
   ),
   ...crudSpecs(
     '/v2/annotations',
@@ -378,7 +396,7 @@ describe('the table of rights', () => {
 
   it('a route with no entry in the table stops the server from starting, naming it', () => {
     const app = Fastify();
-    installRights(app);
+    installRights(app, () => false);
     expect(() => app.get('/v2/secret', async () => 'x')).toThrow(
       'route GET /v2/secret has no entry in ROUTE_RIGHTS (src/service/http/rights.ts)',
     );
@@ -418,7 +436,11 @@ describe('the table of rights', () => {
       else if (/\/trim$/.test(path)) expect(need, route).toEqual({ dataset: 'trim', action: 'update', param: 'id' });
       else if (/\/query$/.test(path))
         expect(need, route).toEqual({ dataset: 'query', action: 'read', param: 'dataset' });
-      else if (/^\/v[12]\/datasets/.test(path)) {
+      else if (/^\/v[12]\/datasets\/:id\/(fields|mapfields)/.test(path)) {
+        // A dataset's fields are its data's shape: query rights on it to read them, and datasets:update too to change them.
+        const reads = { dataset: 'query', action: 'read', param: 'id' };
+        expect(need, route).toEqual(method === 'GET' ? reads : { all: [{ org: 'datasets', action: 'update' }, reads] });
+      } else if (/^\/v[12]\/datasets/.test(path)) {
         // Reading a dataset needs sight of it; changing one, the org's datasets right.
         if (method === 'GET') expect(need, route).toEqual(path.endsWith('datasets') ? { any: true } : { sees: 'id' });
         else
@@ -445,7 +467,10 @@ describe('the table of rights', () => {
       const bad = await send('xaat-00000000-0000-4000-8000-00000000dead', method, await spec.make(fx, false));
       expect(bad.status, `${route} with a bad token`).toBe(401);
       for (const who of identities) {
-        const may = meets(who.caps, need) && (!spec.alsoQueries || has(who.caps, 'data', 'query', 'read'));
+        const may =
+          meets(who.caps, need) &&
+          (!spec.alsoQueries || has(who.caps, 'data', 'query', 'read')) &&
+          (!spec.othersObject || has(who.caps, 'org', 'users', 'update'));
         if (may) {
           allowed.push([route, who]);
           continue;

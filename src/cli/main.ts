@@ -11,6 +11,11 @@ import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
 import { callService, CommandError, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
 
+// DuckDB's allocator (jemalloc) keeps freed pages for seconds before it gives them back; under a stream of
+// queries and batches that held the process hundreds of MB above what it used. Read when DuckDB loads,
+// which no command does before this line (docs/benchmarks.md).
+process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:0,muzzy_decay_ms:0';
+
 const HELP: Record<string, string> = {
   serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
   run the embedded event service alone (the config's sources, transforms and sinks are ignored)

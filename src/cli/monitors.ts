@@ -21,7 +21,10 @@ interface MonitorView {
 
 type Row = Record<string, unknown>;
 
-/** Rows of an APL query; an absent runs dataset (no run yet) is no rows. */
+/**
+ * Rows of an APL query; an absent runs dataset (no run yet) is no rows, and so is one the token may not
+ * read (the runs of every monitor take query:read on every dataset and auditLog:read), said on stderr.
+ */
 async function aplRows(t: ServiceTarget, apl: string): Promise<Row[]> {
   const r = await callService<{ tables?: TabularTable[] }>(t, 'POST', '/v1/query/_apl?format=tabular', {
     apl,
@@ -29,6 +32,10 @@ async function aplRows(t: ServiceTarget, apl: string): Promise<Row[]> {
     endTime: 'now+1d',
   });
   if (r.status === 404) return [];
+  if (r.status === 403) {
+    process.stderr.write(`ferry: runs not shown: ${r.json.message ?? r.text}\n`);
+    return [];
+  }
   if (!r.ok) throw new CommandError(`reading monitor runs failed (${r.status}): ${r.json.message ?? r.text}`, 1);
   const table = r.json.tables?.[0];
   if (!table) return [];

@@ -7,6 +7,7 @@ import type { JsonSchema } from '../config/options.js';
 import { DEFAULT_QUERY_LIMITS, MAX_EXPRESSION_DEPTH, type QueryLimits } from './query/limits.js';
 import { DEFAULT_JS_BUDGET, type JsBudget } from './query/js-budget.js';
 import { datasetNameProblem } from './store/dataset-name.js';
+import { cidrProblem } from './notifiers/address-policy.js';
 import { parseBytes, parseDuration } from '../util/units.js';
 
 /** The service section after defaults and unit parsing. */
@@ -46,6 +47,10 @@ export interface NotifiersConfig {
   /** Tries per notification, the first included. */
   attempts: number;
   urls: { pagerduty: string; opsgenie: string; opsgenie_eu: string; discord: string };
+  /** CIDRs a receiver must be in, when any (service.notifiers.allow_networks). */
+  allowNetworks: string[];
+  /** CIDRs a receiver may not be in (service.notifiers.deny_networks). */
+  denyNetworks: string[];
   smtp?: {
     host: string;
     port: number;
@@ -116,6 +121,8 @@ export const serviceSchema: JsonSchema = {
         opsgenie_url: { type: 'string', minLength: 1 },
         opsgenie_eu_url: { type: 'string', minLength: 1 },
         discord_url: { type: 'string', minLength: 1 },
+        allow_networks: { type: 'array', items: { type: 'string' } },
+        deny_networks: { type: 'array', items: { type: 'string' } },
         smtp: {
           type: 'object',
           additionalProperties: false,
@@ -134,6 +141,14 @@ export const serviceSchema: JsonSchema = {
     },
   },
 };
+
+/** A list of CIDRs (10.0.0.0/8, fd00::/8), each checked; a bad one names the key. */
+function cidrs(path: string, raw: string[] | undefined): string[] {
+  const list = raw ?? [];
+  const problem = cidrProblem(list, path);
+  if (problem) throw new ConfigError(problem, path);
+  return list;
+}
 
 function withUnit<T>(path: string, raw: unknown, parse: (v: never) => T, fallback: T): T {
   if (raw === undefined) return fallback;
@@ -183,6 +198,8 @@ type RawService = Record<string, unknown> & {
     opsgenie_url?: string;
     opsgenie_eu_url?: string;
     discord_url?: string;
+    allow_networks?: string[];
+    deny_networks?: string[];
     smtp?: {
       host: string;
       port?: number;
@@ -302,6 +319,8 @@ export function buildServiceConfig(section: unknown): ServiceConfig {
         ),
         discord: baseUrl('service.notifiers.discord_url', s.notifiers?.discord_url ?? 'https://discord.com'),
       },
+      allowNetworks: cidrs('service.notifiers.allow_networks', s.notifiers?.allow_networks),
+      denyNetworks: cidrs('service.notifiers.deny_networks', s.notifiers?.deny_networks),
       smtp: s.notifiers?.smtp && {
         host: s.notifiers.smtp.host,
         port: s.notifiers.smtp.port ?? (s.notifiers.smtp.secure ? 465 : 587),

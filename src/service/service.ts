@@ -46,6 +46,8 @@ export interface DatabaseHealth {
 export interface ServiceOptions {
   /** The clock monitors are scheduled by (tests walk a schedule with their own). */
   clock?: Clock;
+  /** DuckDB's settings stay changeable: only for tests that inject its faults (SET debug_checkpoint_abort). */
+  settingsUnlocked?: boolean;
 }
 
 export async function startService(
@@ -63,6 +65,7 @@ export async function startService(
     defaultRetentionDays: cfg.retention.defaultDays,
     maxObjectBytes: 16 * 1024 * 1024,
     jsBudget: cfg.jsBudget,
+    settingsUnlocked: o.settingsUnlocked,
     onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });
   store.db.onReopen = ({ phase, error }) => {

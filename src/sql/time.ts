@@ -9,6 +9,7 @@
  * -0700"), or one of the names RFC3339, RFC3339Nano, unix, unixms, unixus, unixns.
  */
 import { sqlText } from './quote.js';
+import { lookupTable } from '../util/lookup.js';
 
 /** Go layout tokens, longest first so that "January" wins over "Jan" and "2006" over "2". */
 const GO_TOKENS: [string, string][] = [
@@ -75,7 +76,7 @@ export function goLayoutToStrptime(layout: string): string {
 /** The largest epoch in nanoseconds taken (2261-07-15; TIMESTAMP_NS ends in 2262). */
 const NS_LIMIT = 9_200_000_000_000_000_000n;
 
-const NAMED_LAYOUTS: Record<string, string> = {
+const NAMED_LAYOUTS: Record<string, string> = lookupTable({
   RFC3339: 'rfc3339',
   RFC3339Nano: 'rfc3339',
   rfc3339: 'rfc3339',
@@ -91,7 +92,7 @@ const NAMED_LAYOUTS: Record<string, string> = {
   RFC822: '02 Jan 06 15:04 MST',
   RFC822Z: '02 Jan 06 15:04 -0700',
   Kitchen: '3:04PM',
-};
+});
 
 /**
  * Macros the time expressions use; created when the store opens. TIMESTAMP_NS spans 1677..2262, so values

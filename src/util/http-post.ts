@@ -20,6 +20,8 @@ export interface HttpPostOptions {
   connections: number;
   /** An idle kept-alive connection is closed after this long. */
   idleMs: number;
+  /** How host names are resolved (the notifiers leave out addresses they may not send to). */
+  lookup?: typeof import('node:dns').lookup;
 }
 
 /** Answers longer than this are cut: the sink reads counts, failures and error messages from them. */
@@ -36,7 +38,12 @@ export class HttpPoster {
     o: HttpPostOptions,
   ) {
     this.client = url.protocol === 'https:' ? https : http;
-    this.agent = new this.client.Agent({ keepAlive: true, maxSockets: o.connections, timeout: o.idleMs });
+    this.agent = new this.client.Agent({
+      keepAlive: true,
+      maxSockets: o.connections,
+      timeout: o.idleMs,
+      ...(o.lookup ? { lookup: o.lookup } : {}),
+    });
   }
 
   /**

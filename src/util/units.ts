@@ -1,6 +1,6 @@
 /** Parsers for the human units used in config and in the API (sizes, Go durations). Pure functions. */
 
-const SIZE_UNITS: Record<string, number> = {
+const SIZE_UNITS: Record<string, number> = lookupTable({
   '': 1,
   b: 1,
   kb: 1e3,
@@ -15,7 +15,7 @@ const SIZE_UNITS: Record<string, number> = {
   mib: 1024 ** 2,
   gib: 1024 ** 3,
   tib: 1024 ** 4,
-};
+});
 
 /** "512MB", "1 GiB", "4096" or a number of bytes → bytes. Throws with the offending text. */
 export function parseBytes(value: string | number): number {
@@ -29,7 +29,7 @@ export function parseBytes(value: string | number): number {
   return Math.floor(Number(m[1]) * unit);
 }
 
-const NS_PER_UNIT: Record<string, bigint> = {
+const NS_PER_UNIT: Record<string, bigint> = lookupTable({
   ns: 1n,
   us: 1_000n,
   µs: 1_000n,
@@ -41,12 +41,13 @@ const NS_PER_UNIT: Record<string, bigint> = {
   // Not Go, but users of retention and trim think in days and weeks.
   d: 86_400_000_000_000n,
   w: 604_800_000_000_000n,
-};
+});
 
 /**
  * Go's time.ParseDuration syntax ("1h30m", "1.5s", "300ms", "-2h"), plus d and w, → nanoseconds.
  * Axiom clients send Go duration strings (trim's maxDuration), so we accept exactly that grammar.
  */
+import { lookupTable } from './lookup.js';
 export function parseDuration(text: string): bigint {
   const s = text.trim();
   if (s === '0') return 0n;

@@ -196,7 +196,8 @@ export function subexpressions(e: BExpr): BExpr[] {
     case 'agg':
       return e.args;
     case 'in':
-      return [e.left, ...e.items];
+      // A list of constants is one term for DuckDB's planner, however long (a flat list plans in linear time).
+      return [e.left, ...e.items.filter((i) => i.k !== 'lit')];
     case 'has_any':
       return [e.left];
     case 'between':

@@ -384,6 +384,32 @@ export function exprSql(e: BExpr, ctx: SqlContext): string {
   return sql;
 }
 
+/** An argument's SQL at least this long is bound once when a function writes it out more than once. */
+const REPEATED_BIND_CHARS = 256;
+let bindSeq = 0;
+
+/**
+ * A function's SQL, with each long argument it writes out more than once bound once instead: a function
+ * that repeats its argument (a CASE testing it, then using it), nested in itself, would double the SQL with
+ * each level, and DuckDB plans such trees in time that grows faster still, deaf to interrupts
+ * (docs/benchmarks.md). Short arguments (columns, constants, small expressions) are left as written.
+ */
+function bindRepeated(args: SqlArg[], sql: (args: SqlArg[]) => string): string {
+  const text = sql(args);
+  const repeated = args.map((a) => a.sql.length >= REPEATED_BIND_CHARS && occurrences(text, a.sql) > 1);
+  if (!repeated.includes(true)) return text;
+  const name = `__r${++bindSeq}`;
+  const struct = args.flatMap((a, i) => (repeated[i] ? [`'a${i}': ${a.sql}`] : [])).join(', ');
+  const body = sql(args.map((a, i) => (repeated[i] ? { ...a, sql: `${name}.a${i}` } : a)));
+  return `(list_transform([{${struct}}], ${name} -> ${body}))[1]`;
+}
+
+function occurrences(text: string, part: string): number {
+  let n = 0;
+  for (let at = text.indexOf(part); at >= 0 && n < 2; at = text.indexOf(part, at + part.length)) n++;
+  return n;
+}
+
 function exprSqlOf(e: BExpr, ctx: SqlContext): string {
   switch (e.k) {
     case 'col':
@@ -396,10 +422,8 @@ function exprSqlOf(e: BExpr, ctx: SqlContext): string {
       const fn = OPERATORS[e.fn] ?? SCALAR_FUNCTIONS[e.fn]!;
       // and/or pass the predicate context down: a NULL operand of a where predicate acts as false either way.
       const inner = e.fn === 'and' || e.fn === 'or' ? ctx : VALUE;
-      return fn.sql(
-        e.args.map((a) => arg(a, inner)),
-        ctx,
-      );
+      const args = e.args.map((a) => arg(a, inner));
+      return bindRepeated(args, (as) => fn.sql(as, ctx));
     }
     case 'agg':
       return AGGREGATE_FUNCTIONS[e.fn]!.sql(e.args.map((a) => arg(a, VALUE)));

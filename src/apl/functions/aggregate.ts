@@ -7,6 +7,7 @@ import { ArgumentError, type AggregateFunction, type ArgInfo } from './catalog.j
 import { sqlText } from '../../sql/quote.js';
 import { asStringSql, convertSql, toDynamicSql, type SqlArg } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
+import { lookupTable } from '../../util/lookup.js';
 
 const fail = (m: string): never => {
   throw new ArgumentError(m);
@@ -42,7 +43,10 @@ function orderable(a: ArgInfo, fn: string): AplType {
   return a.type;
 }
 
-export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
+/** The most phrases one phrases() call answers: each is chosen among six candidates (see side-aggregates.ts). */
+export const MAX_PHRASES = 1000;
+
+export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = lookupTable({
   // spotlight(selected, field1, ...): the selected rows against the rest, field by field (JavaScript over
   // the group's rows: service/query/analysis-functions.ts).
   spotlight: {
@@ -73,7 +77,8 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     constantArgs: [1],
     returns: ([, k]) => {
       const v = k?.constant?.value;
-      if (k && (typeof v !== 'bigint' || v < 1n)) fail('the number of phrases must be a constant, 1 or more');
+      if (k && (typeof v !== 'bigint' || v < 1n || v > BigInt(MAX_PHRASES)))
+        fail(`the number of phrases must be a constant from 1 to ${MAX_PHRASES}`);
       return 'dynamic';
     },
     sql: ([x, k]) =>
@@ -378,7 +383,7 @@ export const AGGREGATE_FUNCTIONS: Record<string, AggregateFunction> = {
     sql: ([a, p, n]) =>
       limitList(`list(DISTINCT ${toDynamicSql(a!)}) FILTER (WHERE ${a!.sql} IS NOT NULL AND ${cast(p!, 'bool')})`, n),
   },
-};
+});
 
 function topkReturns(k: ArgInfo): AplType {
   const v = k.constant?.value;

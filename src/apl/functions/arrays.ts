@@ -6,6 +6,7 @@ import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, fail } from './define.js';
 import { sqlText } from '../../sql/quote.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** A dynamic value as a JSON[] list, or null when it is not an array. */
 export const jsonList = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS JSON[])`;
@@ -143,7 +144,7 @@ function arrayExtractSql(a: SqlArg, path: SqlArg): string {
     : `(CASE WHEN ${selected} IS NOT NULL THEN json_array(${selected}) ELSE '[]'::JSON END)`;
 }
 
-export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
+export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   array_extract: arrayFn(2, 2, ([a, p]) => arrayExtractSql(a!, p!)),
   array_reverse: arrayFn(1, 1, ([a]) => `to_json(list_reverse(${jsonList(a!)}))`),
   array_sort_asc: arrayFn(1, 2, ([a, n]) => sortSql(a!, false, n)),
@@ -231,4 +232,4 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = {
     const v = toDynamicSql(a!);
     return `(CASE WHEN json_type(${v}) = 'ARRAY' THEN ${v} WHEN ${v} IS NOT NULL AND json_type(${v}) <> 'NULL' THEN json_array(${v}) END)`;
   }),
-};
+});

@@ -6,6 +6,7 @@
 import type { ScalarFunction } from './catalog.js';
 import { toDynamicSql, type SqlArg } from './sql.js';
 import type { AplType } from '../types.js';
+import { lookupTable } from '../../util/lookup.js';
 
 function call(op: string, args: SqlArg[]): string {
   const json = `json_array(${args.map((a) => `COALESCE(${toDynamicSql(a)}, 'null'::JSON)`).join(', ')})`;
@@ -38,7 +39,7 @@ function genai(
   return { minArgs, maxArgs, shape, returns: () => type, sql: (args) => typed(call(op, args), type) };
 }
 
-export const GENAI_FUNCTIONS: Record<string, ScalarFunction> = {
+export const GENAI_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   genai_concat_contents: genai('concat_contents', 'string', 1, 2),
   genai_conversation_turns: genai('conversation_turns', 'long', 1),
   genai_estimate_tokens: genai('estimate_tokens', 'long', 1),
@@ -57,4 +58,4 @@ export const GENAI_FUNCTIONS: Record<string, ScalarFunction> = {
   genai_cost: genai('cost', 'real', 3),
   genai_input_cost: genai('input_cost', 'real', 2),
   genai_output_cost: genai('output_cost', 'real', 2),
-};
+});

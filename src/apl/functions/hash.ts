@@ -5,8 +5,9 @@
 import type { ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, fixed } from './define.js';
 import { toStringSql } from './sql.js';
+import { lookupTable } from '../../util/lookup.js';
 
-export const HASH_FUNCTIONS: Record<string, ScalarFunction> = {
+export const HASH_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   hash_md5: fixed('string', ['string'], ([s]) => `md5(${s})`),
   hash_sha1: fixed('string', ['string'], ([s]) => `sha1(${s})`),
   hash_sha256: fixed('string', ['string'], ([s]) => `sha256(${s})`),
@@ -36,4 +37,4 @@ export const HASH_FUNCTIONS: Record<string, ScalarFunction> = {
       return `(CASE WHEN ${v!.sql} IS NOT NULL THEN ${m ? `(CASE WHEN ${m} > 0 THEN ((${h} % ${m}) + ${m}) % ${m} END)` : h} END)`;
     },
   },
-};
+});

@@ -7,6 +7,7 @@
 import type { ScalarFunction } from './catalog.js';
 import { castTo, fixed } from './define.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** An IPv4 address as a number: a string ("10.1.2.3", "10.1.2.3/24") or a long; null when not one. */
 const v4 = (a: SqlArg) =>
@@ -67,7 +68,7 @@ function anyAddress(source: SqlArg, items: string, test: (address: string, item:
 const ipv6Compare = (a: SqlArg, b: SqlArg, prefix?: SqlArg) =>
   `ferry_ipv6_compare(${asStringSql(a)}, ${asStringSql(b)}, ${prefix ? castTo(prefix, 'long') : '128'})`;
 
-export const IP_FUNCTIONS: Record<string, ScalarFunction> = {
+export const IP_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   // An offline GeoIP lookup with the keys Axiom documents (service/query/geoip.ts).
   geo_info_from_ip_address: {
     shape: 'dictionary',
@@ -173,4 +174,4 @@ export const IP_FUNCTIONS: Record<string, ScalarFunction> = {
     sql: ([ip, ...ranges]) =>
       `list_bool_or(list_transform(${listed(ranges)}, r -> ferry_ipv6_compare(${asStringSql(ip!)}, r, 128) = 0))`,
   },
-};
+});

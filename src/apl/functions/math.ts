@@ -7,6 +7,7 @@ import type { ScalarFunction } from './catalog.js';
 import { castTo, fixed } from './define.js';
 import type { SqlArg } from './sql.js';
 import type { AplType } from '../types.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** A real function of one real argument, null outside `domain`. */
 function partial(domain: (x: string) => string, fn: (x: string) => string): ScalarFunction {
@@ -47,7 +48,7 @@ function isIntSql(a: SqlArg): string {
   return 'FALSE';
 }
 
-export const MATH_FUNCTIONS: Record<string, ScalarFunction> = {
+export const MATH_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   sin: real1('sin'),
   cos: real1('cos'),
   tan: real1('tan'),
@@ -88,4 +89,4 @@ export const MATH_FUNCTIONS: Record<string, ScalarFunction> = {
     returns: () => 'bool',
     sql: ([a]) => `COALESCE(regexp_full_match(${castTo(a!, 'string')}, '[\\x00-\\x7F]*'), FALSE)`,
   },
-};
+});

@@ -7,6 +7,7 @@ import { ArgumentError, type ArgInfo, type ScalarFunction, type SqlContext, type
 import { sqlText } from '../../sql/quote.js';
 import { asStringSql, convertSql, likeEscape, regexEscape, type SqlArg } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
+import { lookupTable } from '../../util/lookup.js';
 
 const fail = (m: string): never => {
   throw new ArgumentError(m);
@@ -189,7 +190,7 @@ function ilike(s: string, before: string, text: string, after: string): string {
   return `(${s} ILIKE ${sqlText(`${before}${likeEscape(text)}${after}`)} ESCAPE '\\')`;
 }
 
-export const OPERATORS: Record<string, ScalarFunction> = {
+export const OPERATORS: Record<string, ScalarFunction> = lookupTable({
   '+': arithmetic('+'),
   '-': arithmetic('-'),
   '*': arithmetic('*'),
@@ -234,7 +235,7 @@ export const OPERATORS: Record<string, ScalarFunction> = {
   ...stringPredicate('hassuffix', termRegex(true, false, true)),
   ...stringPredicate('hassuffix_cs', termRegex(false, false, true)),
   ...stringPredicate('matches regex', (l, r) => regexp(l, r.sql)),
-};
+});
 OPERATORS['not#'] = { minArgs: 1, maxArgs: 1, returns: () => 'bool', sql: ([a]) => `(NOT ${a!.sql})` };
 // `!~` is the negation of `=~`; the table above named it `!=~`.
 OPERATORS['!~'] = OPERATORS['!=~']!;

@@ -23,6 +23,7 @@ import {
   type SqlArg,
 } from './sql.js';
 import { isNumeric, type AplType } from '../types.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** Rounds toward −∞ to a multiple of `size`; datetimes are anchored at 0001-01-01 (Monday weeks), as Go's Truncate. */
 export function binSql(v: SqlArg, size: SqlArg): string {
@@ -94,7 +95,7 @@ function startOf(unit: 'day' | 'week' | 'month' | 'year', end: boolean): ScalarF
   };
 }
 
-const DATETIME_PARTS: Record<string, string> = {
+const DATETIME_PARTS: Record<string, string> = lookupTable({
   year: 'year',
   quarter: 'quarter',
   month: 'month',
@@ -106,7 +107,7 @@ const DATETIME_PARTS: Record<string, string> = {
   millisecond: 'millisecond',
   microsecond: 'microsecond',
   nanosecond: 'nanosecond',
-};
+});
 
 function partName(a: SqlArg): string {
   const v = a.constant?.value;
@@ -115,7 +116,7 @@ function partName(a: SqlArg): string {
   return p!;
 }
 
-export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
+export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   ...MATH_FUNCTIONS,
   ...ARRAY_FUNCTIONS,
   ...STRING_FUNCTIONS,
@@ -605,7 +606,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = {
     },
   },
   // ---- ip
-};
+});
 SCALAR_FUNCTIONS.iif = SCALAR_FUNCTIONS.iff!;
 
 /**
@@ -641,14 +642,14 @@ const NAMED_AFTER_ARGUMENT = [
   'tan',
   'tohex',
 ];
-const NAMED_BY_RULE: Record<string, (argument: string) => string> = {
+const NAMED_BY_RULE: Record<string, (argument: string) => string> = lookupTable({
   len: (a) => `len_${a}`,
   strlen: (a) => `strlen_${a}`,
   string_size: (a) => `string_size_${a}`,
   array_sort_asc: (a) => `${a}_sorted`,
   array_sort_desc: (a) => `${a}_sorted`,
   gettype: (a) => `type_${a}`,
-};
+});
 for (const name of NAMED_AFTER_ARGUMENT) SCALAR_FUNCTIONS[name]!.resultName = 'argument';
 for (const [name, rule] of Object.entries(NAMED_BY_RULE)) SCALAR_FUNCTIONS[name]!.resultName = rule;
 // extend-valid's test of a value (the binder builds it): a non-empty string, array or map; else tobool.

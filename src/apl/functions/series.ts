@@ -9,6 +9,7 @@ import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, fail } from './define.js';
 import { bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { DEADLINE_SQL } from '../../sql/deadline.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** A series as DOUBLE[], or null when the value is not an array. */
 const nums = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS DOUBLE[])`;
@@ -108,7 +109,7 @@ function js(op: string, minArgs: number, maxArgs: number): ScalarFunction {
   };
 }
 
-export const SERIES_FUNCTIONS: Record<string, ScalarFunction> = {
+export const SERIES_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   series_abs: unary((x) => `abs(${x})`),
   series_sign: unary((x) => `sign(${x})`),
   series_ceiling: unary((x) => `ceil(${x})`),
@@ -155,4 +156,4 @@ export const SERIES_FUNCTIONS: Record<string, ScalarFunction> = {
   series_fill_backward: js('fill_backward', 1, 2),
   series_fill_const: js('fill_const', 1, 3),
   series_fill_linear: js('fill_linear', 1, 4),
-};
+});

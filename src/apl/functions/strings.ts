@@ -8,6 +8,7 @@ import { castTo, fixed } from './define.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { jsonList } from './arrays.js';
 import { sqlText } from '../../sql/quote.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** A URL query ("a=1&b=x%20y", with or without "?") as a JSON object; a key seen again keeps its first value. */
 export function queryParamsSql(q: string): string {
@@ -91,7 +92,7 @@ function luhnSql(s: string, lengths: [number, number]): string {
 }
 
 /** Byte units of parse_bytes, by power of the base. */
-const BYTE_UNITS: Record<string, number> = {
+const BYTE_UNITS: Record<string, number> = lookupTable({
   '': 0,
   B: 0,
   K: 1,
@@ -109,7 +110,7 @@ const BYTE_UNITS: Record<string, number> = {
   P: 5,
   PB: 5,
   PIB: 5,
-};
+});
 
 function parseBytesSql([s, base]: SqlArg[]): string {
   const text = `upper(trim(${asStringSql(s!)}))`;
@@ -156,7 +157,7 @@ function formatUrlSql(parts: SqlArg): string {
 
 const keyPath = (k: string) => sqlText(`$."${k}"`);
 
-export const STRING_FUNCTIONS: Record<string, ScalarFunction> = {
+export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   format_url: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([d]) => formatUrlSql(d!) },
   indexof: { minArgs: 2, maxArgs: 5, returns: () => 'long', sql: indexofSql },
   indexof_regex: { minArgs: 2, maxArgs: 5, returns: () => 'long', sql: indexofRegexSql },
@@ -313,4 +314,4 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = {
   },
   iscc: fixed('bool', ['string'], ([s]) => luhnSql(s!, [12, 19])),
   isimei: fixed('bool', ['string'], ([s]) => luhnSql(s!, [15, 15])),
-};
+});

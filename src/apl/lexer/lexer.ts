@@ -5,6 +5,7 @@
  */
 import { AplError } from '../errors.js';
 import type { Token } from './tokens.js';
+import { lookupTable } from '../../util/lookup.js';
 
 const NS = 1n;
 const US = 1_000n;
@@ -15,7 +16,7 @@ const HOUR = 60n * MIN;
 const DAY = 24n * HOUR;
 
 /** Timespan suffixes of the KQL grammar, plus `w` (weeks), which Axiom's docs use. */
-export const TIMESPAN_UNITS: Record<string, bigint> = {
+export const TIMESPAN_UNITS: Record<string, bigint> = lookupTable({
   d: DAY,
   day: DAY,
   days: DAY,
@@ -50,7 +51,7 @@ export const TIMESPAN_UNITS: Record<string, bigint> = {
   w: 7n * DAY,
   week: 7n * DAY,
   weeks: 7n * DAY,
-};
+});
 
 /** Operator names written with hyphens, lexed as one identifier. */
 const HYPHENATED = new Set([

@@ -22,6 +22,7 @@ import type {
   TableRef,
   TabularExpr,
 } from './ast.js';
+import { lookupTable } from '../../util/lookup.js';
 
 /** Binary operators on strings and sets, at the precedence of comparisons. */
 export const STRING_OPERATORS = new Set([
@@ -74,7 +75,7 @@ const KNOWN_UNSUPPORTED_OPERATORS = new Set([
 ]);
 
 /** Type names accepted by typed literals and schemas. */
-export const TYPE_NAMES: Record<string, LiteralType> = {
+export const TYPE_NAMES: Record<string, LiteralType> = lookupTable({
   string: 'string',
   int: 'long',
   long: 'long',
@@ -88,7 +89,7 @@ export const TYPE_NAMES: Record<string, LiteralType> = {
   timespan: 'timespan',
   time: 'timespan',
   dynamic: 'dynamic',
-};
+});
 
 /** How deep the parser lets a query nest, and the setting a refusal names so the user knows what to raise. */
 export interface ParseLimits {

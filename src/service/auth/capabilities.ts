@@ -3,7 +3,18 @@
  * datasets and on org-level resources. Pure functions; the HTTP layer asks them before acting.
  */
 
+import { own } from '../../util/lookup.js';
+import { datasetNameProblem } from '../store/dataset-name.js';
+
 export type Action = 'create' | 'read' | 'update' | 'delete';
+
+/** The caller may not do this (HTTP 403); the message says what is missing. */
+export class NotAllowed extends Error {
+  constructor(message: string) {
+    super(message.startsWith('Forbidden') ? message : `Forbidden: ${message}`);
+    this.name = 'NotAllowed';
+  }
+}
 export type DatasetCapabilities = Record<string, Partial<Record<DatasetCapability, string[]>>>;
 export type OrgCapabilities = Partial<Record<OrgArea, string[]>>;
 
@@ -61,7 +72,7 @@ export function principalId(p: Principal): string {
 }
 
 const hasAction = (entry: DatasetCapabilities[string] | undefined, cap: string, action: string) =>
-  (entry as Record<string, string[] | undefined> | undefined)?.[cap]?.includes(action) ?? false;
+  own(entry as Record<string, string[] | undefined> | undefined, cap)?.includes(action) ?? false;
 
 /**
  * The audit trail's dataset: the service alone writes it, and reading it takes auditLog:read rather than
@@ -69,15 +80,36 @@ const hasAction = (entry: DatasetCapabilities[string] | undefined, cap: string, 
  */
 export const AUDIT_DATASET = 'axiom-audit';
 
+/**
+ * The datasets of every monitor's runs (service.monitors.runs_dataset): a run records the value and the
+ * error of a query over datasets the reader may not see, the audit trail among them. Read with query:read
+ * on every dataset ("*") and auditLog:read; written by the service alone.
+ */
+const RUN_RECORDS = new Set<string>();
+
+/** Names the dataset the monitor runs are recorded in (the service does, as it starts). */
+export function keepRunRecords(dataset: string): void {
+  RUN_RECORDS.add(dataset);
+}
+
 /** Effective dataset rights = the union of the "*" entry and the dataset's own entry. */
 export function rightsAllowDataset(r: Rights, dataset: string, cap: DatasetCapability, action: Action): boolean {
   if (dataset === AUDIT_DATASET) return cap === 'query' && action === 'read' && rightsAllowOrg(r, 'auditLog', 'read');
+  if (RUN_RECORDS.has(dataset))
+    return (
+      cap === 'query' &&
+      action === 'read' &&
+      (r.all || (hasAction(own(r.datasetCapabilities, '*'), 'query', 'read') && rightsAllowOrg(r, 'auditLog', 'read')))
+    );
   if (r.all) return true;
-  return hasAction(r.datasetCapabilities['*'], cap, action) || hasAction(r.datasetCapabilities[dataset], cap, action);
+  return (
+    hasAction(own(r.datasetCapabilities, '*'), cap, action) ||
+    hasAction(own(r.datasetCapabilities, dataset), cap, action)
+  );
 }
 
 export function rightsAllowOrg(r: Rights, area: OrgArea, action: Action): boolean {
-  return r.all || (r.orgCapabilities[area]?.includes(action) ?? false);
+  return r.all || (own(r.orgCapabilities as Record<string, string[]>, area)?.includes(action) ?? false);
 }
 
 export function canDataset(p: Principal, dataset: string, cap: DatasetCapability, action: Action): boolean {
@@ -101,25 +133,33 @@ export function canQuerySomething(p: Principal): boolean {
 /** Whether the caller may see a dataset at all: any capability on it, or org-level dataset read. */
 export function canSeeDataset(p: Principal, dataset: string): boolean {
   if (dataset === AUDIT_DATASET) return canOrg(p, 'auditLog', 'read');
+  if (RUN_RECORDS.has(dataset)) return rightsAllowDataset(p.rights, dataset, 'query', 'read');
   if (p.rights.all || canOrg(p, 'datasets', 'read')) return true;
   const nonEmpty = (e: DatasetCapabilities[string] | undefined) =>
     !!e && Object.values(e).some((a) => (a?.length ?? 0) > 0);
-  return nonEmpty(p.rights.datasetCapabilities['*']) || nonEmpty(p.rights.datasetCapabilities[dataset]);
+  return nonEmpty(own(p.rights.datasetCapabilities, '*')) || nonEmpty(own(p.rights.datasetCapabilities, dataset));
 }
 
 /** The union of several identities' rights: roles add up, none takes away (management.md §4.3). */
 export function unionRights(all: Rights[]): Rights {
-  const out: Rights = { all: all.some((r) => r.all), datasetCapabilities: {}, orgCapabilities: {} };
+  // Built without prototypes: a key such as "__proto__" is an entry like any other, never Object.prototype.
+  const out: Rights = {
+    all: all.some((r) => r.all),
+    datasetCapabilities: Object.create(null) as DatasetCapabilities,
+    orgCapabilities: Object.create(null) as OrgCapabilities,
+  };
+  const datasets = out.datasetCapabilities as Record<string, Record<string, string[]>>;
+  const orgs = out.orgCapabilities as Record<string, string[]>;
   for (const r of all) {
     for (const [ds, entry] of Object.entries(r.datasetCapabilities)) {
-      const into = (out.datasetCapabilities[ds] ??= {}) as Record<string, string[]>;
+      const into = own(datasets, ds) ?? (datasets[ds] = Object.create(null) as Record<string, string[]>);
       for (const [cap, actions] of Object.entries(entry)) {
-        const list = (into[cap] ??= []);
+        const list = own(into, cap) ?? (into[cap] = []);
         for (const a of actions ?? []) if (!list.includes(a)) list.push(a);
       }
     }
     for (const [area, actions] of Object.entries(r.orgCapabilities)) {
-      const list = ((out.orgCapabilities as Record<string, string[]>)[area] ??= []);
+      const list = own(orgs, area) ?? (orgs[area] = []);
       for (const a of actions ?? []) if (!list.includes(a)) list.push(a);
     }
   }
@@ -132,10 +172,12 @@ export function validateCapabilities(dataset: unknown, org: unknown): string | u
     if (typeof dataset !== 'object' || Array.isArray(dataset))
       return 'datasetCapabilities must be an object keyed by dataset name or "*"';
     for (const [ds, entry] of Object.entries(dataset)) {
+      if (ds !== '*' && datasetNameProblem(ds, true))
+        return `datasetCapabilities.${ds}: not a dataset name or "*" (${datasetNameProblem(ds, true)})`;
       if (!entry || typeof entry !== 'object' || Array.isArray(entry))
         return `datasetCapabilities.${ds} must be an object`;
       for (const [cap, actions] of Object.entries(entry)) {
-        const allowed = (DATASET_CAPABILITIES as Record<string, readonly string[]>)[cap];
+        const allowed = own(DATASET_CAPABILITIES as Record<string, readonly string[]>, cap);
         if (!allowed)
           return `datasetCapabilities.${ds}.${cap}: unknown capability (one of ${Object.keys(DATASET_CAPABILITIES).join(', ')})`;
         if (!Array.isArray(actions)) return `datasetCapabilities.${ds}.${cap} must be an array of actions`;
@@ -148,7 +190,7 @@ export function validateCapabilities(dataset: unknown, org: unknown): string | u
   if (org !== undefined && org !== null) {
     if (typeof org !== 'object' || Array.isArray(org)) return 'orgCapabilities must be an object';
     for (const [area, actions] of Object.entries(org)) {
-      const allowed = (ORG_CAPABILITIES as Record<string, readonly string[]>)[area];
+      const allowed = own(ORG_CAPABILITIES as Record<string, readonly string[]>, area);
       if (!allowed) return `orgCapabilities.${area}: unknown area (one of ${Object.keys(ORG_CAPABILITIES).join(', ')})`;
       if (!Array.isArray(actions)) return `orgCapabilities.${area} must be an array of actions`;
       for (const a of actions)

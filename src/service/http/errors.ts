@@ -1,5 +1,6 @@
 /** HTTP errors: every error response is JSON {code, message} with the status as code. */
 import { AplError } from '../../apl/errors.js';
+import { NotAllowed } from '../auth/capabilities.js';
 import { FieldError } from './body-fields.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { HiddenError, StoreError } from '../store/errors.js';
@@ -40,7 +41,8 @@ export function toHttp(err: unknown): {
   if (err instanceof AplError)
     return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
   if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };
-  if (err instanceof QueryForbidden) return { status: 403, message: err.message, headers: {} };
+  if (err instanceof QueryForbidden || err instanceof NotAllowed)
+    return { status: 403, message: err.message, headers: {} };
   if (err instanceof ResultTooLarge) return { status: 400, message: err.message, headers: {} };
   if (err instanceof ServiceStopping || err instanceof DatabaseReopening)
     return { status: 503, message: err.message, headers: { 'retry-after': '5' } };

@@ -15,7 +15,6 @@ import {
   type OrgArea,
 } from '../auth/capabilities.js';
 import { forbidden } from './errors.js';
-import { RESERVED_PREFIX } from '../store/dataset-name.js';
 
 export type Need =
   /** Any valid token. */
@@ -35,11 +34,21 @@ export type Need =
    */
   | { queries: true }
   /** starredQueries:<action> on the starred query's dataset; the handler checks it once it knows the dataset. */
-  | { starred: Action };
+  | { starred: Action }
+  /** Every one of these. */
+  | { all: Need[] };
 
 const org = (area: OrgArea, action: Action): Need => ({ org: area, action });
 
+/**
+ * A dataset's fields are its data's shape: reading them, or hiding or mapping them, needs query:read on
+ * the dataset (and datasets:update to change them), so that a field that exists and one the caller may
+ * not read answer alike. Shortening a dataset's retention deletes data: the handler asks trim (or data
+ * delete) on the dataset for that.
+ */
 function datasetRoutes(base: string): Record<string, Need> {
+  const readsFields: Need = { dataset: 'query', action: 'read', param: 'id' };
+  const changesFields: Need = { all: [org('datasets', 'update'), readsFields] };
   return {
     [`GET ${base}`]: { any: true },
     [`POST ${base}`]: org('datasets', 'create'),
@@ -47,13 +56,13 @@ function datasetRoutes(base: string): Record<string, Need> {
     [`PUT ${base}/:id`]: org('datasets', 'update'),
     [`DELETE ${base}/:id`]: org('datasets', 'delete'),
     [`POST ${base}/:id/trim`]: { dataset: 'trim', action: 'update', param: 'id' },
-    [`GET ${base}/:id/fields`]: { sees: 'id' },
-    [`GET ${base}/:id/fields/:field`]: { sees: 'id' },
-    [`PUT ${base}/:id/fields/:field`]: org('datasets', 'update'),
-    [`GET ${base}/:id/mapfields`]: { sees: 'id' },
-    [`POST ${base}/:id/mapfields`]: org('datasets', 'update'),
-    [`PUT ${base}/:id/mapfields`]: org('datasets', 'update'),
-    [`DELETE ${base}/:id/mapfields/:name`]: org('datasets', 'update'),
+    [`GET ${base}/:id/fields`]: readsFields,
+    [`GET ${base}/:id/fields/:field`]: readsFields,
+    [`PUT ${base}/:id/fields/:field`]: changesFields,
+    [`GET ${base}/:id/mapfields`]: readsFields,
+    [`POST ${base}/:id/mapfields`]: changesFields,
+    [`PUT ${base}/:id/mapfields`]: changesFields,
+    [`DELETE ${base}/:id/mapfields/:name`]: changesFields,
   };
 }
 
@@ -107,6 +116,7 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
 
 /** Whether a route manages the service (its changes go into the audit trail), rather than ingesting or querying. */
 export function isManagement(need: Need): boolean {
+  if ('all' in need) return need.all.some(isManagement);
   return !('ingest' in need) && !('queries' in need) && !('dataset' in need && need.dataset === 'query');
 }
 
@@ -115,19 +125,29 @@ export function needOf(method: string, url: string): Need | undefined {
   return ROUTE_RIGHTS[`${method === 'HEAD' ? 'GET' : method} ${url}`];
 }
 
-/** Throws 403 naming what is missing, when the caller lacks what the route needs. */
-export function checkNeed(req: FastifyRequest, need: Need): void {
+/**
+ * Throws 403 naming what is missing, when the caller lacks what the route needs. `isSystem` tells the
+ * datasets the service keeps for itself (the audit trail, the monitor runs): no token writes or changes
+ * them, whatever its rights.
+ */
+export function checkNeed(req: FastifyRequest, need: Need, isSystem: (dataset: string) => boolean): void {
+  if ('all' in need) {
+    for (const n of need.all) checkNeed(req, n, isSystem);
+    return;
+  }
+  const kept = (ds: string) => {
+    if (isSystem(ds)) throw forbidden(`Forbidden: dataset "${ds}" is kept by the service itself and cannot be changed`);
+  };
   const p = req.principal;
   const param = (name: string) => (req.params as Record<string, string>)[name] ?? '';
   if ('org' in need) {
     if (!canOrg(p, need.org, need.action))
       throw forbidden(`Forbidden: this token lacks the ${need.org}|${need.action} capability`);
-    // The reserved names are the service's own datasets (the audit trail): answered alike whether one exists.
-    const ds = param('id');
-    if (need.org === 'datasets' && ds.startsWith(RESERVED_PREFIX))
-      throw forbidden(`Forbidden: dataset "${ds}" is kept by the service itself and cannot be changed`);
+    // The service's own datasets (any case): answered alike whether one exists.
+    if (need.org === 'datasets' && need.action !== 'read') kept(param('id'));
   } else if ('dataset' in need) {
     const ds = param(need.param);
+    if (need.action !== 'read') kept(ds);
     if (!canDataset(p, ds, need.dataset, need.action))
       throw forbidden(`Forbidden: this token lacks the ${need.dataset}|${need.action} capability on dataset "${ds}"`);
   } else if ('sees' in need) {
@@ -139,6 +159,7 @@ export function checkNeed(req: FastifyRequest, need: Need): void {
         'Forbidden: personal access tokens cannot ingest; create an API token with the ingest capability (POST /v2/tokens)',
       );
     const ds = param(need.ingest);
+    kept(ds);
     if (!canDataset(p, ds, 'ingest', 'create'))
       throw forbidden(`Forbidden: this token lacks the ingest|create capability on dataset "${ds}"`);
   } else if ('queries' in need) {
@@ -155,7 +176,7 @@ export function checkNeed(req: FastifyRequest, need: Need): void {
  * Makes every route name its need here (a route without one stops the server at start) and checks it on
  * every request. Install before the routes and after the hook that sets req.principal.
  */
-export function installRights(app: FastifyInstance): void {
+export function installRights(app: FastifyInstance, isSystem: (dataset: string) => boolean): void {
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (!needOf(method, route.url))
@@ -164,6 +185,6 @@ export function installRights(app: FastifyInstance): void {
   });
   app.addHook('onRequest', async (req) => {
     const need = req.routeOptions.url === undefined ? undefined : needOf(req.method, req.routeOptions.url);
-    if (need) checkNeed(req, need);
+    if (need) checkNeed(req, need, isSystem);
   });
 }

@@ -94,7 +94,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     reply.header('X-Axiom-Trace-Id', req.id);
     req.principal = auth.principalOf(req.headers.authorization);
   });
-  installRights(app);
+  installRights(app, (ds) => deps.store.isSystemDataset(ds));
   app.addHook('onSend', async (_req, reply) => {
     // While closing, the server no longer listens; telling keep-alive clients to close lets close() finish
     // as soon as the in-flight requests are answered.
@@ -132,7 +132,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   tokenRoutes(app, deps.tokens);
   userRoutes(app, deps.directory);
   rbacRoutes(app, deps.directory);
-  starredRoutes(app, deps.starred);
+  starredRoutes(app, deps.starred, deps.engine);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
   return app;
 }

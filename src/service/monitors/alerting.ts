@@ -6,7 +6,15 @@
 import type { Logger } from 'pino';
 import type { MonitorsConfig, NotifiersConfig } from '../config.js';
 import { AplError } from '../../apl/errors.js';
-import { canDataset, type Principal, principalId } from '../auth/capabilities.js';
+import {
+  canDataset,
+  canOrg,
+  canQuerySomething,
+  excessRights,
+  NotAllowed,
+  type Principal,
+  principalId,
+} from '../auth/capabilities.js';
 import { isExpired, type TokenStore } from '../auth/token-store.js';
 import { FieldError } from '../http/body-fields.js';
 import type { QueryEngine } from '../query/engine.js';
@@ -20,7 +28,7 @@ import type { Annotation } from '../annotations/annotation.js';
 import { newNotifierId, type Notifier, readNotifierBody } from '../notifiers/notifier.js';
 import { outbound, type Outbound } from '../notifiers/outbound.js';
 import { AlertHistory } from './history.js';
-import { type Monitor, newMonitorId, readMonitorBody } from './monitor.js';
+import { type Monitor, newMonitorId, readMonitorBody, runsAs } from './monitor.js';
 import { checkMonitorQuery } from './monitor-query.js';
 import { runLog } from './run-log.js';
 import { type Clock, latestTick, MonitorScheduler, type MonitorState, systemClock } from './scheduler.js';
@@ -44,6 +52,8 @@ export class Alerting {
     private readonly clock: Clock,
     private readonly runsEnabled: boolean,
     private readonly stopping: AbortController,
+    /** A user or API token by id, as a principal with its rights now (or why it is none). */
+    private readonly principalOf: (id: string) => Principal | string,
   ) {}
 
   static async open(
@@ -64,6 +74,7 @@ export class Alerting {
     ]);
     const clock = o.clock ?? systemClock;
     const out = outbound(o.notifiers);
+    const principalOf = (id: string) => principalFor(id, tokens, directory, clock.now());
     const stopping = new AbortController();
     const scheduler = new MonitorScheduler({
       monitors,
@@ -74,7 +85,7 @@ export class Alerting {
       history,
       clock,
       log,
-      principalFor: (createdBy) => principalFor(createdBy, tokens, directory, clock.now()),
+      principalFor: principalOf,
       delivery: { attempts: o.notifiers.attempts, firstDelayMs: 1000, maxDelayMs: 60_000, signal: stopping.signal },
       runs: runLog(store, o.monitors.runsDataset, log),
       concurrency: o.monitors.concurrency,
@@ -91,6 +102,7 @@ export class Alerting {
       clock,
       o.monitors.enabled,
       stopping,
+      principalOf,
     );
   }
 
@@ -161,6 +173,7 @@ export class Alerting {
       createdBy: principalId(p),
       updatedAt: now,
       datasets,
+      runAs: principalId(p),
     };
     // Armed first: the scheduler never sees a monitor without its state (it would run it at once).
     await this.scheduler.arm(m);
@@ -168,11 +181,30 @@ export class Alerting {
     return this.dropDeletedNotifiers(m);
   }
 
+  /**
+   * An update is checked as the caller, and when it changes what the monitor reads or where it sends, the
+   * runs carry the caller's rights from then on: a monitor never reads or delivers more than whoever last
+   * chose those may (a caller who reads less cannot borrow its maker's rights by rewriting the query).
+   */
   async updateMonitor(p: Principal, id: string, body: unknown): Promise<Monitor> {
     const old = this.visibleMonitor(p, id);
     const fields = readMonitorBody(body);
-    const datasets = await this.checkMonitor(p, fields);
-    const m: Monitor = { ...old, ...fields, datasets, updatedAt: this.nowIso() };
+    const rechosen =
+      old.aplQuery !== fields.aplQuery ||
+      old.notifierIds.length !== fields.notifierIds.length ||
+      old.notifierIds.some((n) => !fields.notifierIds.includes(n));
+    // Otherwise the runs keep their principal: the query is bound as it (a pattern reads what it may),
+    // and the caller must be able to read all of that, or it could learn it through thresholds and history.
+    const keeper = rechosen ? undefined : this.principalOf(runsAs(old));
+    let runAs = principalId(p);
+    let datasets: string[];
+    if (keeper === undefined || typeof keeper === 'string') datasets = await this.checkMonitor(p, fields);
+    else {
+      datasets = await this.checkMonitor(keeper, fields, p);
+      if (!datasets.every((ds) => canDataset(p, ds, 'query', 'read'))) throw hidden(`monitor "${id}"`);
+      runAs = runsAs(old);
+    }
+    const m: Monitor = { ...old, ...fields, datasets, runAs, updatedAt: this.nowIso() };
     // What an alert means changed: its groups and match cursor start over. A new interval starts from the
     // tick it is in. Both before the monitor changes, so that no run sees the new monitor with the old state.
     const restart = old.type !== m.type || old.aplQuery !== m.aplQuery || old.notifyByGroup !== m.notifyByGroup;
@@ -187,6 +219,7 @@ export class Alerting {
       ...current,
       ...fields,
       datasets,
+      runAs,
       updatedAt: m.updatedAt,
     }));
     if (!stored) throw notFound(`monitor "${id}"`);
@@ -212,10 +245,26 @@ export class Alerting {
     await this.scheduler.forget(id);
   }
 
-  /** Binds the query as the caller (403 for a dataset it may not query) and checks it fits the type. */
-  private async checkMonitor(p: Principal, m: ReturnType<typeof readMonitorBody>): Promise<string[]> {
-    for (const id of m.notifierIds)
-      if (!this.notifiers.has(id)) throw new FieldError('notifierIds', `holds "${id}", which is not a notifier`);
+  /**
+   * Binds the query as `p`, whose rights the runs will carry (403 for a dataset it may not query), and
+   * checks it fits the type and that `caller` may use its notifiers.
+   */
+  private async checkMonitor(
+    p: Principal,
+    m: ReturnType<typeof readMonitorBody>,
+    caller: Principal = p,
+  ): Promise<string[]> {
+    if (!canQuerySomething(p))
+      throw new NotAllowed(
+        'a monitor runs its query with the rights of who sets it, and this token holds the query|read capability on no dataset',
+      );
+    for (const id of m.notifierIds) {
+      const n = this.notifiers.get(id);
+      if (!n) throw new FieldError('notifierIds', `holds "${id}", which is not a notifier`);
+      // A monitor sends through another's notifier (and its credentials) only for who may see notifiers.
+      if (n.createdBy !== principalId(caller) && !canOrg(caller, 'notifiers', 'read'))
+        throw new NotAllowed(`sending through notifier "${n.name}", which someone else made, takes notifiers|read`);
+    }
     const end = this.clock.now();
     let prepared;
     try {
@@ -242,6 +291,41 @@ export class Alerting {
     return n;
   }
 
+  /**
+   * What the caller lacks to change or delete a notifier, or undefined. Its maker may (a monitor that sends
+   * through it chose to trust the maker's destination). Anyone else needs every right the maker holds, or
+   * to manage users (users|update), the only way to change a notifier whose maker is gone: a lesser principal
+   * may not point another's notifier, and what it sends, elsewhere. And they must be able to read what flows
+   * through it: every dataset the monitors sending through it read.
+   */
+  notifierExcess(p: Principal, n: Notifier, action: 'update' | 'delete'): string | undefined {
+    if (!canOrg(p, 'notifiers', action)) return `notifiers|${action}`;
+    if (principalId(p) === n.createdBy) return undefined;
+    if (!canOrg(p, 'users', 'update')) {
+      const maker = this.principalOf(n.createdBy);
+      if (typeof maker === 'string') return 'users|update (its maker is gone: only who manages users may change it)';
+      const excess = excessRights(p.rights, maker.rights);
+      if (excess) return `${excess} (a right of its maker; or users|update)`;
+    }
+    if (action === 'delete') return undefined;
+    for (const m of this.monitors.list()) {
+      if (!m.notifierIds.includes(n.id)) continue;
+      const unread = m.datasets.find((ds) => !canDataset(p, ds, 'query', 'read'));
+      if (unread) return `query|read on dataset "${unread}", which monitor "${m.name}" sends through this notifier`;
+    }
+    return undefined;
+  }
+
+  /** Whether the caller may see the notifier whole (URLs that are credentials included). */
+  seesWhole(p: Principal, n: Notifier): boolean {
+    return this.notifierExcess(p, n, 'update') === undefined;
+  }
+
+  private mayManage(p: Principal, n: Notifier, action: 'update' | 'delete'): void {
+    const excess = this.notifierExcess(p, n, action);
+    if (excess) throw new NotAllowed(`to ${action} notifier "${n.name}" this token lacks ${excess}`);
+  }
+
   async createNotifier(p: Principal, body: unknown): Promise<Notifier> {
     const now = this.nowIso();
     return this.notifiers.put({
@@ -253,8 +337,9 @@ export class Alerting {
     });
   }
 
-  async updateNotifier(id: string, body: unknown): Promise<Notifier> {
+  async updateNotifier(p: Principal, id: string, body: unknown): Promise<Notifier> {
     const old = this.getNotifier(id);
+    this.mayManage(p, old, 'update');
     const fields = readNotifierBody(body, this.outbound, old);
     const stored = await this.notifiers.update(id, (cur) => ({ ...cur, ...fields, updatedAt: this.nowIso() }));
     if (!stored) throw notFound(`notifier "${id}"`);
@@ -262,8 +347,8 @@ export class Alerting {
   }
 
   /** Deleting a notifier takes it out of every monitor that named it. */
-  async deleteNotifier(id: string): Promise<void> {
-    this.getNotifier(id);
+  async deleteNotifier(p: Principal, id: string): Promise<void> {
+    this.mayManage(p, this.getNotifier(id), 'delete');
     await this.notifiers.delete(id);
     for (const m of this.monitors.list()) {
       if (m.notifierIds.includes(id))

@@ -40,6 +40,17 @@ export interface Monitor {
   updatedAt: string;
   /** The datasets the query reads, found when it was bound: who may see the monitor. Not shown. */
   datasets: string[];
+  /**
+   * Whose rights the runs carry: whoever last changed what the monitor reads or where it sends (its query,
+   * its notifiers), checked as that principal when they did. Not shown; monitors stored before it run as
+   * their creator.
+   */
+  runAs?: string;
+}
+
+/** The principal a monitor's runs carry the rights of. */
+export function runsAs(m: Pick<Monitor, 'runAs' | 'createdBy'>): string {
+  return m.runAs ?? m.createdBy;
 }
 
 /** What a body may set; everything else (id, createdAt, createdBy, updatedAt, unknown keys) is ignored. */
@@ -90,7 +101,7 @@ export function newMonitorId(): string {
  */
 export function readMonitorBody(
   body: unknown,
-): Omit<Monitor, 'id' | 'createdAt' | 'createdBy' | 'updatedAt' | 'datasets'> {
+): Omit<Monitor, 'id' | 'createdAt' | 'createdBy' | 'updatedAt' | 'datasets' | 'runAs'> {
   const b = canonicalKeys(body, KEYS, { notifierids: 'notifierIds' }, 'monitor');
   const str = (k: string, def = ''): string => {
     const v = b[k];
@@ -203,7 +214,7 @@ export function readMonitorBody(
 
 /** What a client sees: every field, notifierIDs too for clients of the old spelling. */
 export function monitorView(m: Monitor): Record<string, unknown> {
-  const { datasets: _datasets, ...shown } = m;
+  const { datasets: _datasets, runAs: _runAs, ...shown } = m;
   return { ...shown, notifierIDs: m.notifierIds, mplQuery: '' };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { EventStore } from '../store/event-store.js';
+import { keepRunRecords } from '../auth/capabilities.js';
 import { EventLog } from '../store/event-log.js';
 
 export interface RunRecord {
@@ -37,10 +38,11 @@ export interface RunRecord {
 export type RunLog = EventLog<RunRecord>;
 
 export function runLog(store: EventStore, dataset: string, log: Logger): RunLog {
+  keepRunRecords(dataset);
   return new EventLog<RunRecord>(
     store,
     dataset,
-    { description: 'Runs of monitors, one event per run', what: 'monitor runs' },
+    { description: 'Runs of monitors, one event per run', what: 'monitor runs', system: true },
     log,
   );
 }

@@ -24,7 +24,7 @@ import { isSnoozed, type Notifier } from '../notifiers/notifier.js';
 import { type AlertEvent, type GroupState, stepAlerts } from './alert-state.js';
 import { evaluateAnomaly, evaluateThreshold, matchedEvents, type Observation } from './evaluate.js';
 import type { AlertHistory } from './history.js';
-import { isPaused, type Monitor } from './monitor.js';
+import { isPaused, type Monitor, runsAs } from './monitor.js';
 import type { RunLog, RunRecord } from './run-log.js';
 
 /** Per monitor: the last tick claimed, alert groups, the MatchEvent cursor and notification caps. */
@@ -53,8 +53,8 @@ export interface SchedulerDeps {
   states: DocumentTable<MonitorState>;
   notifiers: DocumentTable<Notifier>;
   engine: QueryEngine;
-  /** The identity a monitor runs under (its creator), or why it cannot run. */
-  principalFor(createdBy: string): Principal | string;
+  /** The identity a monitor runs under (runsAs), or why it cannot run. */
+  principalFor(id: string): Principal | string;
   outbound: ChannelContext;
   delivery: DeliveryPolicy;
   history: AlertHistory;
@@ -66,7 +66,15 @@ export interface SchedulerDeps {
 
 type Scheduled = Pick<
   Monitor,
-  'id' | 'type' | 'createdBy' | 'aplQuery' | 'rangeMinutes' | 'secondDelay' | 'intervalMinutes' | 'compareDays'
+  | 'id'
+  | 'type'
+  | 'createdBy'
+  | 'runAs'
+  | 'aplQuery'
+  | 'rangeMinutes'
+  | 'secondDelay'
+  | 'intervalMinutes'
+  | 'compareDays'
 >;
 
 /**
@@ -75,7 +83,7 @@ type Scheduled = Pick<
  */
 export function shareKey(m: Scheduled): string {
   if (m.type === 'MatchEvent') return m.id;
-  return JSON.stringify([m.createdBy, m.aplQuery, m.rangeMinutes, m.secondDelay, m.intervalMinutes, m.compareDays]);
+  return JSON.stringify([runsAs(m), m.aplQuery, m.rangeMinutes, m.secondDelay, m.intervalMinutes, m.compareDays]);
 }
 
 const phases = new WeakMap<Scheduled, number>();
@@ -341,9 +349,10 @@ export class MonitorScheduler {
     const t0 = Date.now();
     let notifications: AlertNotification[] = [];
     try {
-      const who = this.d.principalFor(m.createdBy);
+      const who = this.d.principalFor(runsAs(m));
       if (typeof who === 'string') throw new Error(who);
       const outcome = await this.query(m, who, startNs, endNs, results);
+      await this.noteDatasets(m, outcome.datasets);
       record.rowsMatched = outcome.status.rowsMatched;
       const window = { start: new Date(Number(startNs / NS_PER_MS)), end: new Date(endMs) };
       if (m.type === 'MatchEvent') {
@@ -394,6 +403,16 @@ export class MonitorScheduler {
     this.counts.suppressed += record.suppressed;
     state.lastRun = { time: record._time, state: record.state, value: record.value, error: record.error };
     return { m, state, notifications, record };
+  }
+
+  /**
+   * A pattern (`union d*`, `search`) may read a dataset made since the monitor was saved: who may see the
+   * monitor, its history and its runs' figures follows what it reads, so the datasets it read are added to
+   * its own before anything of the run is recorded. They only grow until its query is chosen again.
+   */
+  private async noteDatasets(m: Monitor, read: readonly string[]): Promise<void> {
+    if (read.every((d) => m.datasets.includes(d))) return;
+    await this.d.monitors.update(m.id, (cur) => ({ ...cur, datasets: [...new Set([...cur.datasets, ...read])] }));
   }
 
   /** The monitor's query over a window, once per batch (the monitors of a batch read the same rows). */

@@ -3,6 +3,7 @@
  * are read and shown, and how it delivers one alert notification. Each channel is one file in channels/,
  * registered by name in channels/index.ts.
  */
+import { STATUS_CODES } from 'node:http';
 import type { HttpAnswer } from '../../util/http-post.js';
 
 /** One alert event, as every channel renders it (the customWebhook template's variables, §2.4). */
@@ -51,6 +52,8 @@ export interface ChannelContext {
   /** Base URLs of the hosted services, overridable for air-gapped hosts, proxies and tests. */
   urls: { pagerduty: string; opsgenie: string; opsgenieEu: string; discord: string };
   smtpConfigured: boolean;
+  /** Why a receiver's host (a name or an address) is refused now, if it is (notifiers/address-policy.ts). */
+  refusal(host: string): string | undefined;
 }
 
 export interface Channel<P = Record<string, unknown>> {
@@ -60,18 +63,24 @@ export interface Channel<P = Record<string, unknown>> {
    * the stored settings, so secrets that a client sends back empty (as GET showed them) are kept.
    */
   read(value: unknown, field: string, ctx: ChannelContext, previous?: P): P;
-  /** The settings as GET shows them: secrets empty. */
-  view(p: P): Record<string, unknown>;
+  /**
+   * The settings as GET shows them: secrets empty, and URLs that are credentials (a Slack webhook) too
+   * unless `full` (the caller may change the notifier).
+   */
+  view(p: P, full: boolean): Record<string, unknown>;
   send(n: AlertNotification, p: P, ctx: ChannelContext): Promise<void>;
 }
 
-/** Checks an answer: 2xx is delivered, 429 and 5xx may be retried, anything else is refused. */
+/**
+ * Checks an answer: 2xx is delivered, 429 and 5xx may be retried, anything else is refused. What a
+ * receiver answers is never kept or shown, only its status: the receiver may be a service the caller could
+ * not otherwise read, and the message would carry its body into the run records.
+ */
 export function expectOk(what: string, a: HttpAnswer): void {
   if (a.status >= 200 && a.status < 300) return;
   const retryAfter = Number(a.headers['retry-after']);
-  const detail = a.text.trim().slice(0, 200);
   throw new DeliveryError(
-    `${what} answered ${a.status}${detail ? `: ${detail}` : ''}`,
+    `${what} answered ${a.status}${STATUS_CODES[a.status] ? ` (${STATUS_CODES[a.status]})` : ''}`,
     a.status === 429 || a.status >= 500,
     Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : undefined,
   );

@@ -12,6 +12,7 @@
  *
  * Pure: parse once (errors name the line), render many times.
  */
+import { lookupTable } from '../../util/lookup.js';
 
 export class TemplateError extends Error {}
 
@@ -462,7 +463,7 @@ function printf(format: string, ...args: unknown[]): string {
   );
 }
 
-const BUILTINS: Record<string, TemplateFunc> = {
+const BUILTINS: Record<string, TemplateFunc> = lookupTable({
   // and/or are evaluated lazily in call(); these entries only make the names known.
   and: () => undefined,
   or: () => undefined,
@@ -510,7 +511,7 @@ const BUILTINS: Record<string, TemplateFunc> = {
       .join('')
       .replace(/[\\'"<>&=\n\r]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`),
   urlquery: (...a) => encodeURIComponent(a.map(goPrint).join('')).replace(/%20/g, '+'),
-};
+});
 
 /** What `range` walks: a slice, a map in key order, or an integer counted up from 0 (Go 1.22), lazily. */
 function rangeEntries(v: unknown, line: number): { size: number; items(): Iterable<[unknown, unknown]> } {
@@ -536,7 +537,7 @@ function rangeEntries(v: unknown, line: number): { size: number; items(): Iterab
 }
 
 export function renderTemplate(t: Template, data: unknown, funcs: Record<string, TemplateFunc> = {}): string {
-  const fns: Record<string, TemplateFunc> = { ...BUILTINS, ...funcs };
+  const fns: Record<string, TemplateFunc> = lookupTable({ ...BUILTINS, ...funcs });
   let out = '';
   let steps = 0;
   const scopes: Map<string, unknown>[] = [new Map([['$', data]])];
@@ -549,7 +550,7 @@ export function renderTemplate(t: Template, data: unknown, funcs: Record<string,
       if (v === null || v === undefined) throw new TemplateError(`line ${line}: nil pointer evaluating .${p}`);
       if (typeof v !== 'object' || Array.isArray(v))
         throw new TemplateError(`line ${line}: can't evaluate field ${p} in type ${goType(v)}`);
-      if (!(p in v)) throw new TemplateError(`line ${line}: can't evaluate field ${p}`);
+      if (!Object.hasOwn(v, p)) throw new TemplateError(`line ${line}: can't evaluate field ${p}`);
       v = (v as Record<string, unknown>)[p];
     }
     return v;

@@ -60,9 +60,10 @@ export function readNotifierBody(
   };
 }
 
-export function notifierView(n: Notifier): Record<string, unknown> {
+/** What a client sees: secrets empty, and URLs that are credentials too unless `full` (it may change the notifier). */
+export function notifierView(n: Notifier, full: boolean): Record<string, unknown> {
   const { key, settings } = channelOf(n);
-  return { ...n, properties: { [key]: CHANNELS.get(key)!.view(settings as never) } };
+  return { ...n, properties: { [key]: CHANNELS.get(key)!.view(settings as never, full) } };
 }
 
 /** A snoozed notifier sends nothing until disabledUntil; its monitors go on running. */

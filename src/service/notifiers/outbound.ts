@@ -4,7 +4,9 @@
  */
 import { createTransport } from 'nodemailer';
 import type { NotifiersConfig } from '../config.js';
+import { isIP } from 'node:net';
 import { HttpPoster } from '../../util/http-post.js';
+import { AddressRefused, addressPolicy } from './address-policy.js';
 import { type ChannelContext, DeliveryError, type MailMessage } from './channel.js';
 
 export interface Outbound extends ChannelContext {
@@ -12,9 +14,15 @@ export interface Outbound extends ChannelContext {
 }
 
 export function outbound(cfg: NotifiersConfig): Outbound {
+  const policy = addressPolicy(cfg.allowNetworks, cfg.denyNetworks);
   const posters = {
-    'http:': new HttpPoster(new URL('http://localhost/'), { connections: 8, idleMs: 30_000 }),
-    'https:': new HttpPoster(new URL('https://localhost/'), { connections: 8, idleMs: 30_000 }),
+    'http:': new HttpPoster(new URL('http://localhost/'), { connections: 8, idleMs: 30_000, lookup: policy.lookup }),
+    'https:': new HttpPoster(new URL('https://localhost/'), { connections: 8, idleMs: 30_000, lookup: policy.lookup }),
+  };
+  /** An address written in a URL is not resolved, so it is checked here; a name, as it is resolved. */
+  const refusal = (host: string) => {
+    const bare = host.replace(/^\[|\]$/g, '');
+    return isIP(bare) ? policy.refusal(bare) : undefined;
   };
   const smtp = cfg.smtp;
   const transport =
@@ -38,16 +46,24 @@ export function outbound(cfg: NotifiersConfig): Outbound {
       discord: cfg.urls.discord,
     },
     smtpConfigured: !!transport,
+    refusal,
     async post(url, body, headers = {}) {
       const poster = posters[url.protocol as 'http:' | 'https:'];
       if (!poster) throw new DeliveryError(`cannot post to ${url.protocol} URLs`, false);
+      const why = refusal(url.hostname);
+      if (why) throw new DeliveryError(`refused to send to ${url.host}: ${why}`, false);
       const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
-      return poster.post(
-        bytes,
-        { 'content-type': 'application/json', 'user-agent': 'ferry-notifier', ...headers },
-        cfg.timeoutMs,
-        url,
-      );
+      try {
+        return await poster.post(
+          bytes,
+          { 'content-type': 'application/json', 'user-agent': 'ferry-notifier', ...headers },
+          cfg.timeoutMs,
+          url,
+        );
+      } catch (e) {
+        if (e instanceof AddressRefused) throw new DeliveryError(`refused to send to ${e.message}`, false);
+        throw e;
+      }
     },
     async mail(m: MailMessage) {
       if (!transport || !smtp) throw new DeliveryError('no SMTP server is configured (service.notifiers.smtp)', false);

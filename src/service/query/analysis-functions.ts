@@ -272,11 +272,17 @@ export function pickPhrases(
   texts: number,
 ): { phrase: string; count: number }[] {
   const kept: { phrase: string; count: number }[] = [];
+  // Every shorter phrase inside a kept one, with its count: a candidate is looked up, not compared with each kept one.
+  const inside = new Set<string>();
   for (const { phrase, count } of ranked) {
     if (kept.length >= max) break;
     if (count <= 1 && texts !== 1) continue;
-    if (kept.some((k) => k.count === count && ` ${k.phrase} `.includes(` ${phrase} `))) continue;
+    if (inside.has(`${count} ${phrase}`)) continue;
     kept.push({ phrase, count });
+    const words = phrase.split(' ');
+    for (let from = 0; from < words.length; from++)
+      for (let to = from + 2; to <= words.length; to++)
+        if (to - from < words.length) inside.add(`${count} ${words.slice(from, to).join(' ')}`);
   }
   return kept;
 }

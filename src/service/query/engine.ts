@@ -256,6 +256,19 @@ export class QueryEngine {
   }
 
   /**
+   * The datasets a query reads, as `canQuery` lets it bind (patterns expand to those); undefined when it
+   * does not bind (a syntax error, a dataset that does not exist). Throws QueryForbidden as prepare does.
+   */
+  async datasetsRead(apl: string, canQuery: (dataset: string) => boolean): Promise<string[] | undefined> {
+    try {
+      return (await this.prepare({ apl, canQuery })).bound.datasets;
+    } catch (e) {
+      if (e instanceof AplError || e instanceof QueryInputError) return undefined;
+      throw e;
+    }
+  }
+
+  /**
    * Runs a prepared query. A batch that adds or widens fields may commit between binding and running: its
    * rows would come back without the new fields, or the SQL would meet a column of another type than it was
    * compiled for. Then the query is bound and run again on the new schema.

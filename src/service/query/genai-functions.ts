@@ -4,7 +4,7 @@
  * conversation is an array of messages {role, content}, the content a string or an array of parts
  * ({type, text} or {type, content}); the newer convention's {role, parts} is read too. Pure functions.
  */
-import { type JsBudget, jsonOpFunction } from './duckdb-function.js';
+import { callLimits, type JsBudget, jsonOpFunction, OverBudget } from './duckdb-function.js';
 import { pricingOf } from './genai-pricing.js';
 
 type Message = Record<string, unknown>;
@@ -90,8 +90,14 @@ export function genaiCall(op: string, args: unknown[]): unknown {
   const ms = messages(args[0]);
   if (!ms) return null;
   switch (op) {
-    case 'concat_contents':
-      return ms.map(contentOf).join(typeof args[1] === 'string' ? args[1] : ' ');
+    case 'concat_contents': {
+      const parts = ms.map(contentOf);
+      const sep = typeof args[1] === 'string' ? args[1] : ' ';
+      // The joined text's length is known before it is made: one past the budget is never built.
+      const length = parts.reduce((n, p) => n + p.length, 0) + sep.length * Math.max(0, parts.length - 1);
+      if (length > callLimits().maxChars) throw new OverBudget('value');
+      return parts.join(sep);
+    }
     case 'conversation_turns':
       return ms.filter((m) => roleOf(m) === 'user').length;
     case 'extract_assistant_response':

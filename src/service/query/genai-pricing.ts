@@ -4,7 +4,8 @@
  * exactly, or as the entry followed by a dated or versioned suffix ("claude-3-opus-20240229",
  * "gpt-4o-2024-08-06"); a provider prefix ("openai/gpt-4o") is dropped; the longest entry wins.
  */
-export const MODEL_PRICES: Record<string, { input: number; output: number }> = {
+import { lookupTable } from '../../util/lookup.js';
+export const MODEL_PRICES: Record<string, { input: number; output: number }> = lookupTable({
   // OpenAI
   'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
   'gpt-4': { input: 30, output: 60 },
@@ -42,7 +43,7 @@ export const MODEL_PRICES: Record<string, { input: number; output: number }> = {
   // Mistral
   'mistral-small': { input: 0.2, output: 0.6 },
   'mistral-large': { input: 2, output: 6 },
-};
+});
 
 const BY_LENGTH = Object.keys(MODEL_PRICES).sort((a, b) => b.length - a.length);
 

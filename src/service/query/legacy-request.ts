@@ -6,6 +6,7 @@
 
 import { parseExpression } from '../../apl/parser/parser.js';
 import { parseDuration } from '../../util/units.js';
+import { lookupTable } from '../../util/lookup.js';
 
 export class LegacyRequestError extends Error {}
 
@@ -59,7 +60,15 @@ export function literal(v: unknown, where: string): string {
   return fail(`${where}: value must be a string, number, boolean or null`);
 }
 
-const COMPARISON: Record<string, string> = {
+/** A value a text operator (contains, startswith…) compares with: a string, or a number or boolean as text. */
+function textOf(v: unknown, where: string): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return fail(`${where}: value must be a string, number or boolean for this operator`);
+}
+
+const COMPARISON: Record<string, string> = lookupTable({
   '==': '==',
   '!=': '!=',
   '>': '>',
@@ -70,7 +79,7 @@ const COMPARISON: Record<string, string> = {
   gte: '>=',
   lt: '<',
   lte: '<=',
-};
+});
 
 export function filterToApl(f: Filter, path = 'filter', depth = 0): string | undefined {
   if (depth > 64) fail(`${path}: filters are nested too deeply (more than 64 levels)`);
@@ -99,21 +108,21 @@ export function filterToApl(f: Filter, path = 'filter', depth = 0): string | und
     case 'not-exists':
       return `isnull(${fieldRef(f.field, path)})`;
     case 'starts-with':
-      return `${fieldRef(f.field, path)} ${cs ? 'startswith_cs' : 'startswith'} ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} ${cs ? 'startswith_cs' : 'startswith'} ${literal(textOf(f.value, path), path)}`;
     case 'not-starts-with':
-      return `${fieldRef(f.field, path)} ${cs ? '!startswith_cs' : '!startswith'} ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} ${cs ? '!startswith_cs' : '!startswith'} ${literal(textOf(f.value, path), path)}`;
     case 'ends-with':
-      return `${fieldRef(f.field, path)} ${cs ? 'endswith_cs' : 'endswith'} ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} ${cs ? 'endswith_cs' : 'endswith'} ${literal(textOf(f.value, path), path)}`;
     case 'not-ends-with':
-      return `${fieldRef(f.field, path)} ${cs ? '!endswith_cs' : '!endswith'} ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} ${cs ? '!endswith_cs' : '!endswith'} ${literal(textOf(f.value, path), path)}`;
     case 'contains':
-      return `${fieldRef(f.field, path)} ${cs ? 'contains_cs' : 'contains'} ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} ${cs ? 'contains_cs' : 'contains'} ${literal(textOf(f.value, path), path)}`;
     case 'not-contains':
-      return `${fieldRef(f.field, path)} ${cs ? '!contains_cs' : '!contains'} ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} ${cs ? '!contains_cs' : '!contains'} ${literal(textOf(f.value, path), path)}`;
     case 'regexp':
-      return `${fieldRef(f.field, path)} matches regex ${literal(String(f.value ?? ''), path)}`;
+      return `${fieldRef(f.field, path)} matches regex ${literal(textOf(f.value, path), path)}`;
     case 'not-regexp':
-      return `not(${fieldRef(f.field, path)} matches regex ${literal(String(f.value ?? ''), path)})`;
+      return `not(${fieldRef(f.field, path)} matches regex ${literal(textOf(f.value, path), path)})`;
     default: {
       const cmp = COMPARISON[op];
       if (!cmp) return fail(`${path}.op: unknown filter op "${op}"`);

@@ -31,6 +31,6 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxStages: 200,
   maxColumns: 2100,
   maxExpressionDepth: MAX_EXPRESSION_DEPTH,
-  maxExpressionTerms: 20_000,
-  maxResultBytes: 64 * 1024 * 1024,
+  maxExpressionTerms: 5_000,
+  maxResultBytes: 32 * 1024 * 1024,
 };

@@ -177,12 +177,23 @@ export function fillConst(x: Series, value: number | null, missing: number | nul
 
 /** Linear interpolation between known points; the edges take the nearest known value unless fillEdges is false. */
 export function fillLinear(x: Series, missing: number | null = null, fillEdges = true): Series {
-  const known = x.map((v, i) => (isMissing(v, missing) ? -1 : i)).filter((i) => i >= 0);
-  if (known.length === 0) return [...x];
+  // The known point before and after each index, found in one pass each way: linear in the series.
+  const n = x.length;
+  const before = new Int32Array(n).fill(-1);
+  const after = new Int32Array(n).fill(-1);
+  for (let i = 0, last = -1; i < n; i++) {
+    before[i] = last;
+    if (!isMissing(x[i]!, missing)) last = i;
+  }
+  for (let i = n - 1, last = -1; i >= 0; i--) {
+    after[i] = last;
+    if (!isMissing(x[i]!, missing)) last = i;
+  }
+  if (!x.some((v) => !isMissing(v, missing))) return [...x];
   return x.map((v, i) => {
     if (!isMissing(v, missing)) return v;
-    const next = known.find((k) => k > i);
-    const prev = [...known].reverse().find((k) => k < i);
+    const next = after[i]! >= 0 ? after[i] : undefined;
+    const prev = before[i]! >= 0 ? before[i] : undefined;
     if (prev !== undefined && next !== undefined) {
       const a = x[prev]!;
       const b = x[next]!;

@@ -2,8 +2,21 @@
 import { parseDatetimeText } from '../../apl/parser/parser.js';
 import { TIMESPAN_UNITS, timespanNs } from '../../apl/lexer/lexer.js';
 
-/** Parses a startTime/endTime value; undefined when absent; throws Error with a message naming the field. */
+/** The nanosecond times a bound can be: what a signed 64-bit count holds (1677-09-21 to 2262-04-11), short of the two DuckDB keeps for infinity. */
+const MIN_NS = -(2n ** 63n) + 2n;
+const MAX_NS = 2n ** 63n - 2n;
+
+/**
+ * Parses a startTime/endTime value; undefined when absent; throws Error with a message naming the field.
+ * A time past what nanoseconds hold (9999-12-31, now-10000000d) is the furthest they do: it bounds the
+ * same events.
+ */
 export function parseTimeBound(field: string, value: unknown, nowNs: bigint): bigint | undefined {
+  const ns = parseBound(field, value, nowNs);
+  return ns === undefined ? undefined : ns < MIN_NS ? MIN_NS : ns > MAX_NS ? MAX_NS : ns;
+}
+
+function parseBound(field: string, value: unknown, nowNs: bigint): bigint | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new Error(`${field} must be a string (RFC 3339, or relative such as now-1h)`);
   const text = value.trim();

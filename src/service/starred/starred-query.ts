@@ -28,6 +28,12 @@ export interface StarredQuery {
   metadata: Record<string, string>;
   dataset?: string;
   createdAt: string;
+  /**
+   * The datasets its query read when it was saved, as the saver could query them: who may see it (the
+   * text of a query says what it looks for). "*" for a query that did not bind. Not shown; absent for one
+   * saved before this was kept.
+   */
+  reads?: string[];
 }
 
 export type StarredInput = Pick<StarredQuery, 'name' | 'query' | 'metadata' | 'dataset'>;

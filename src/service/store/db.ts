@@ -1,5 +1,6 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction, JSDuckDBValueConverter } from '@duckdb/node-api';
 import { DEADLINE_VARIABLE } from '../../sql/deadline.js';
+import { sqlText } from '../../sql/quote.js';
 import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
 
 /** A serialising lock: DuckDB connections run one statement at a time, and some work must not interleave. */
@@ -238,10 +239,12 @@ export class ConnOps {
           }, timeoutMs)
         : undefined;
     try {
-      const { columns, cells } = await Promise.race([statement, stopped]);
-      noteResultCells(cells);
+      const { columns, cells, bytes } = await Promise.race([statement, stopped]);
+      noteResultCells(cells, bytes);
       return columns;
     } catch (e) {
+      // What was read of a result refused for its size is garbage now: given back before the next one.
+      if (e instanceof ResultTooLarge) collectGarbage();
       // A JavaScript function that stopped at the deadline fails the statement before the timer can run.
       if (timedOut || (deadline > 0 && Date.now() >= deadline)) throw new QueryTimeout(timeoutMs!);
       throw e;
@@ -253,7 +256,10 @@ export class ConnOps {
   }
 
   /** Streams a statement's result into columns, counting the bytes of its values as they come. */
-  private async readBounded(sql: string, maxBytes: number): Promise<{ columns: unknown[][]; cells: number }> {
+  private async readBounded(
+    sql: string,
+    maxBytes: number,
+  ): Promise<{ columns: unknown[][]; cells: number; bytes: number }> {
     const result = await this.raw.stream(sql);
     const columns: unknown[][] = Array.from({ length: result.columnCount }, () => []);
     let bytes = 0;
@@ -263,8 +269,9 @@ export class ConnOps {
       cells += chunk.rowCount * part.length;
       part.forEach((values, i) => {
         const into = columns[i]!;
+        // Every value costs a slot and its place in the answer's JSON, an empty string too.
         for (const v of values) {
-          bytes += typeof v === 'string' ? v.length : 8;
+          bytes += typeof v === 'string' ? 8 + v.length : 8;
           into.push(v);
         }
       });
@@ -273,7 +280,7 @@ export class ConnOps {
         throw new ResultTooLarge(maxBytes);
       }
     }
-    return { columns, cells };
+    return { columns, cells, bytes };
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -378,6 +385,22 @@ export interface OpenOptions {
   checkpointThresholdBytes?: number;
   threads?: number;
   tempDir: string;
+  /** The one directory statements may read files from (the ingest spool); none when absent. */
+  readableDir?: string;
+  /**
+   * Leaves settings changeable (external access stays off): only for tests that inject DuckDB's faults
+   * with SET debug_checkpoint_abort.
+   */
+  settingsUnlocked?: boolean;
+}
+
+/**
+ * DuckDB's share of service.memory_limit: the rest is kept for what JavaScript holds for a query (a result
+ * read into the heap and written out as JSON, the text JavaScript functions make), so that DuckDB and
+ * JavaScript together stay within the limit (docs/benchmarks.md).
+ */
+export function duckdbMemory(memoryLimitBytes: number): number {
+  return memoryLimitBytes - Math.min(memoryLimitBytes / 8, 96 * 1024 * 1024);
 }
 
 /** The DuckDB storage format of the files the store writes (see Database.open). */
@@ -416,6 +439,7 @@ export class Database {
     conns: DuckDBConnection[],
     private readonly file: string,
     private readonly config: Record<string, string>,
+    private readonly lockOptions: Pick<OpenOptions, 'readableDir' | 'settingsUnlocked'>,
   ) {
     this.instance = instance;
     this.general = new ConnPool(conns, this.owner);
@@ -424,7 +448,7 @@ export class Database {
 
   static async open(file: string, opts: OpenOptions, poolSize = 4): Promise<Database> {
     const config: Record<string, string> = {
-      memory_limit: `${Math.floor(opts.memoryLimitBytes / (1024 * 1024))}MB`,
+      memory_limit: `${Math.floor(duckdbMemory(opts.memoryLimitBytes) / (1024 * 1024))}MiB`,
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'true',
       temp_directory: opts.tempDir,
@@ -432,6 +456,9 @@ export class Database {
       // storage format. The current one (the pinned binding's) compresses the same data to the same size
       // for less CPU (docs/benchmarks.md). Files written before keep working.
       storage_compatibility_version: STORAGE_VERSION,
+      allocator_background_threads: 'true',
+      allocator_flush_threshold: '16MB',
+      allocator_bulk_deallocation_flush_threshold: '32MB',
     };
     // The event store checkpoints by itself at checkpointThresholdBytes (with every core, see
     // EventStore.maybeCheckpoint); DuckDB's own automatic checkpoint stays as a safety net at twice that.
@@ -440,7 +467,8 @@ export class Database {
       config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
-    return new Database(instance, await connectMany(instance, poolSize), file, config);
+    await lockDown(instance, opts);
+    return new Database(instance, await connectMany(instance, poolSize), file, config, opts);
   }
 
   /** A separate pool of `size` connections (ingest keeps its own, so reads never wait behind it). */
@@ -498,6 +526,7 @@ export class Database {
       this.instance = await DuckDBInstance.create(this.file, this.config);
       // Closed meanwhile (the service stopping): the new opening is closed too, and nothing is handed out.
       if (this.closed) return this.instance.closeSync();
+      await lockDown(this.instance, this.lockOptions);
       for (const p of this.pools) conns.push(await connectMany(this.instance, p.size));
       for (const fn of this.functions) conns[0]![0]!.registerScalarFunction(fn);
       // The hooks run before any connection is handed out: work waiting for one then finds all in place.
@@ -553,11 +582,29 @@ export class Database {
 
 async function connectMany(instance: DuckDBInstance, n: number): Promise<DuckDBConnection[]> {
   const conns: DuckDBConnection[] = [];
-  for (let i = 0; i < n; i++) {
-    const c = await instance.connect();
-    // TIMESTAMPTZ values (strptime with %z) must convert to UTC whatever the host's zone is.
-    await c.run(`SET TimeZone = 'UTC'`);
-    conns.push(c);
-  }
+  for (let i = 0; i < n; i++) conns.push(await instance.connect());
   return conns;
+}
+
+/**
+ * Sets what the store needs, then locks DuckDB down for every connection, before any is handed out: no
+ * statement reads or writes a file outside `readableDir` (COPY, read_csv, ATTACH, INSTALL are refused),
+ * and no statement changes a setting (SET is refused; DuckDB also never lets external access back on).
+ * Whatever SQL a future compiler bug might let through, it cannot reach the file system or undo this.
+ */
+export async function lockDown(
+  instance: DuckDBInstance,
+  o: Pick<OpenOptions, 'readableDir' | 'settingsUnlocked'>,
+): Promise<void> {
+  const c = await instance.connect();
+  try {
+    // TIMESTAMPTZ values (strptime with %z) must convert to UTC whatever the host's zone is.
+    await c.run(`SET GLOBAL TimeZone = 'UTC'`);
+    const dir = o.readableDir;
+    if (dir) await c.run(`SET allowed_directories = [${sqlText(dir.endsWith('/') ? dir : `${dir}/`)}]`);
+    await c.run('SET enable_external_access = false');
+    if (!o.settingsUnlocked) await c.run('SET lock_configuration = true');
+  } finally {
+    c.closeSync();
+  }
 }

@@ -20,7 +20,10 @@ export interface EventLogOptions {
   description: string;
   /** What a record is, for the error logged when a batch cannot be written ("monitor runs"). */
   what: string;
-  /** A system dataset: its name may take the reserved "axiom-" prefix. */
+  /**
+   * A system dataset: kept by the service itself. Its name (in any case) is reserved, it may take the
+   * reserved "axiom-" prefix, and no token writes or changes it.
+   */
   system?: boolean;
 }
 
@@ -39,7 +42,9 @@ export class EventLog<T extends object> {
     readonly dataset: string,
     private readonly opts: EventLogOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    if (opts.system) store.reserveSystemDataset(dataset);
+  }
 
   add(r: T): void {
     this.buffer.push(r);

@@ -6,6 +6,7 @@
  * its write-ahead log, so a crash (even kill -9) after the response loses nothing, and any query started
  * after the response sees the rows (read-your-writes).
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -48,9 +49,10 @@ import { seriesFunction } from '../query/series-functions.js';
 import { genaiFunction } from '../query/genai-functions.js';
 import { analysisFunctions } from '../query/analysis-functions.js';
 import { DEFAULT_JS_BUDGET, type JsBudget } from '../query/js-budget.js';
+import { NotAllowed } from '../auth/capabilities.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
-import { datasetNameProblem } from './dataset-name.js';
+import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
 
 export const DATASET_KINDS = [
   'service:events:v1',
@@ -76,6 +78,8 @@ export interface StoreOptions {
   onBackgroundError?: (err: unknown, what: string) => void;
   /** What a JavaScript function inside a query may do (DEFAULT_JS_BUDGET when not set). */
   jsBudget?: JsBudget;
+  /** DuckDB's settings stay changeable: only for tests that inject its faults (see db.ts). */
+  settingsUnlocked?: boolean;
 }
 
 export interface IngestOptions {
@@ -129,8 +133,9 @@ export class EventStore {
   private schemaSeq = 0;
   private readonly catalogLock = new Mutex();
   private ingestPool!: ConnPool;
-  private tempSeq = 0;
   private readonly activeReads = new Set<ConnOps>();
+  /** Names (lower case) of the datasets the service keeps for itself: the audit trail, the monitor runs. */
+  private readonly systemDatasets = new Set<string>();
   private readsStopped = false;
   private checkpointing: Promise<void> | undefined;
   readonly now: () => bigint;
@@ -149,7 +154,7 @@ export class EventStore {
     if (!existsSync(opts.dataDir)) mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
-    mkdirSync(tempDir, { recursive: true });
+    mkdirSync(join(tempDir, 'spool'), { recursive: true });
     const budget = opts.jsBudget ?? DEFAULT_JS_BUDGET;
     const functions = [
       await geoInfoFunction(budget),
@@ -163,6 +168,8 @@ export class EventStore {
       checkpointThresholdBytes: opts.checkpointThresholdBytes,
       threads: opts.threads,
       tempDir: join(tempDir, 'duckdb'),
+      readableDir: join(tempDir, 'spool'),
+      settingsUnlocked: opts.settingsUnlocked,
     });
     for (const fn of functions) db.registerScalarFunction(fn);
     const store = new EventStore(db, opts, tempDir);
@@ -238,17 +245,11 @@ export class EventStore {
   /** Folds the WAL into the file with every core; one at a time (a caller during one waits for it). */
   private checkpoint(): Promise<void> {
     if (this.checkpointing) return this.checkpointing;
-    const threads = this.opts.threads ?? availableParallelism();
     const running = this.db.use(async (c) => {
       // A checkpoint short of memory is fatal to the database (it is then reopened, see db.ts): results
       // V8 has not collected yet give theirs back first.
       collectGarbage();
-      await c.run(`SET threads = ${Math.max(threads, availableParallelism())}`);
-      try {
-        await c.run('CHECKPOINT');
-      } finally {
-        await c.run(`SET threads = ${threads}`);
-      }
+      await c.run('CHECKPOINT');
     });
     this.checkpointing = running.catch(() => undefined).finally(() => (this.checkpointing = undefined));
     return running;
@@ -302,6 +303,10 @@ export class EventStore {
     const { name } = input;
     const problem = datasetNameProblem(name, input.system);
     if (problem) throw invalid(problem);
+    if (!input.system && this.systemDatasets.has(name.toLowerCase()))
+      throw invalid(
+        `invalid dataset name "${name}": the service keeps a dataset of that name (in any case) for itself`,
+      );
     const kind = input.kind || 'service:events:v1';
     if (!DATASET_KINDS.includes(kind))
       throw invalid(`invalid dataset kind "${kind}": one of ${DATASET_KINDS.join(', ')}`);
@@ -347,6 +352,7 @@ export class EventStore {
   async updateDataset(
     name: string,
     patch: { description?: string; retentionDays?: number; useRetentionPeriod?: boolean },
+    mayShorten = true,
   ): Promise<DatasetRecord> {
     const d = this.state(name);
     return this.alone(d, async () => {
@@ -354,6 +360,13 @@ export class EventStore {
         patch.retentionDays === undefined && patch.useRetentionPeriod === undefined
           ? { retentionDays: d.record.retentionDays, useRetentionPeriod: d.record.useRetentionPeriod }
           : checkRetention(patch.retentionDays, patch.useRetentionPeriod);
+      // Checked against the retention now, under the dataset's lock: 0 keeps events forever.
+      const before = this.retentionDays(d.record);
+      const after = this.retentionDays({ ...d.record, ...retention });
+      if (!mayShorten && after > 0 && (before === 0 || after < before))
+        throw new NotAllowed(
+          `a retention of ${after} days (now ${before === 0 ? 'forever' : `${before} days`}) deletes the older events of dataset "${name}": it takes the trim|update or data|delete capability on it`,
+        );
       const record: DatasetRecord = {
         ...d.record,
         description: patch.description ?? d.record.description,
@@ -487,7 +500,8 @@ export class EventStore {
 
   /** A fresh path for an ingest body file, inside the data dir so DuckDB reads it from the same disk. */
   tempFile(ext: string): string {
-    return join(this.tempDir, `ingest-${process.pid}-${++this.tempSeq}.${ext}`);
+    // The one directory DuckDB may read (see db.ts lockDown), under names nobody can guess.
+    return join(this.tempDir, 'spool', `ingest-${randomUUID()}.${ext}`);
   }
 
   /**
@@ -750,6 +764,16 @@ export class EventStore {
         this.activeReads.delete(c);
       }
     });
+  }
+
+  /** Keeps a dataset for the service itself: no token writes or changes it, and no other takes its name in any case. */
+  reserveSystemDataset(name: string): void {
+    this.systemDatasets.add(name.toLowerCase());
+  }
+
+  /** Whether a name is a system dataset's (or takes the reserved prefix), in any case. */
+  isSystemDataset(name: string): boolean {
+    return this.systemDatasets.has(name.toLowerCase()) || hasReservedPrefix(name);
   }
 
   /**

@@ -10,9 +10,12 @@ import { runInNewContext } from 'node:vm';
 
 /** Result cells read before a collection: with a cell at 16 bytes and more for strings, some tens of MB. */
 const CELLS_PER_COLLECTION = 2_000_000;
+/** Result text read before a collection: a few rows of long strings hold as much as millions of cells. */
+const BYTES_PER_COLLECTION = 64 * 1024 * 1024;
 
 let collect: (() => void) | undefined;
 let cellsSince = 0;
+let bytesSince = 0;
 
 /** A full garbage collection, without starting Node with --expose-gc. */
 export function collectGarbage(): void {
@@ -22,12 +25,14 @@ export function collectGarbage(): void {
   }
   collect();
   cellsSince = 0;
+  bytesSince = 0;
 }
 
-/** Notes a result read; collects once enough has been read since the last collection. */
-export function noteResultCells(cells: number): void {
+/** Notes a result read (its cells, and the bytes of its values); collects once enough has been read since the last collection. */
+export function noteResultCells(cells: number, bytes = 0): void {
   cellsSince += cells;
-  if (cellsSince >= CELLS_PER_COLLECTION) collectGarbage();
+  bytesSince += bytes;
+  if (cellsSince >= CELLS_PER_COLLECTION || bytesSince >= BYTES_PER_COLLECTION) collectGarbage();
 }
 
 /** DuckDB's ways of saying it is short of memory: an allocation, or a block it could not pin (at commit). */

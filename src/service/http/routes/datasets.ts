@@ -1,6 +1,6 @@
 /** Dataset management: /v2/datasets (id = name) and the older /v1/datasets, plus fields and map fields. */
 import type { FastifyInstance } from 'fastify';
-import { canSeeDataset, principalId } from '../../auth/capabilities.js';
+import { canDataset, canSeeDataset, principalId } from '../../auth/capabilities.js';
 import type { EventStore } from '../../store/event-store.js';
 import { parseDuration } from '../../../util/units.js';
 import { badRequest } from '../errors.js';
@@ -55,7 +55,11 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
       `${base}/:id`,
       { schema: { body: updateBody } },
       async (req) => {
-        return datasetView(await store.updateDataset(req.params.id, req.body ?? {}));
+        // A shorter retention deletes the older events at once: it takes the right to delete them.
+        const mayShorten =
+          canDataset(req.principal, req.params.id, 'trim', 'update') ||
+          canDataset(req.principal, req.params.id, 'data', 'delete');
+        return datasetView(await store.updateDataset(req.params.id, req.body ?? {}, mayShorten));
       },
     );
 

@@ -8,7 +8,7 @@ import {
   principalId,
   validateCapabilities,
 } from '../../auth/capabilities.js';
-import type { TokenStore } from '../../auth/token-store.js';
+import type { TokenRecord, TokenStore } from '../../auth/token-store.js';
 import { badRequest, forbidden, notFoundError } from '../errors.js';
 import { tokenView } from '../views.js';
 
@@ -55,6 +55,21 @@ function checkLifetime(creator: Principal, expiresAt: string | null, what: strin
   }
 }
 
+/**
+ * Acting on a token (deleting it, regenerating it, setting its old secret's expiry) needs every right the
+ * token holds, as making it did: else a holder of apiTokens rights alone could cut off, or keep alive,
+ * tokens more powerful than itself.
+ */
+function checkHolds(caller: Principal, t: TokenRecord, what: string): void {
+  const excess = excessRights(caller.rights, {
+    all: false,
+    datasetCapabilities: t.datasetCapabilities,
+    orgCapabilities: t.orgCapabilities,
+  });
+  if (excess)
+    throw forbidden(`Forbidden: to ${what} this token takes every right it holds, and the caller lacks ${excess}`);
+}
+
 export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
   const create = async (creatorReq: FastifyRequest, body: CreateToken) => {
     const problem = validateCapabilities(body.datasetCapabilities, body.orgCapabilities);
@@ -91,6 +106,9 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
   });
 
   app.delete<{ Params: { id: string } }>('/v2/tokens/:id', async (req, reply) => {
+    const t = tokens.get(req.params.id);
+    if (!t) throw notFoundError(`token "${req.params.id}" not found`);
+    checkHolds(req.principal, t, 'delete');
     if (!(await tokens.delete(req.params.id))) throw notFoundError(`token "${req.params.id}" not found`);
     return reply.code(204).send();
   });
@@ -116,6 +134,7 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
     async (req) => {
       const old = tokens.get(req.params.id);
       if (!old) throw notFoundError(`token "${req.params.id}" not found`);
+      checkHolds(req.principal, old, 'regenerate');
       const base: CreateToken = req.body.newToken ?? {
         name: old.name,
         description: old.description,
@@ -123,7 +142,9 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
         orgCapabilities: old.orgCapabilities,
       };
       const body = { ...base, expiresAt: req.body.newToken?.expiresAt ?? req.body.newTokenExpiresAt ?? null };
-      const oldExpiry = expiry(req.body.existingTokenExpiresAt, 'existingTokenExpiresAt') ?? new Date().toISOString();
+      // The old secret's time may be shortened, never lengthened: an expired token stays expired.
+      const asked = expiry(req.body.existingTokenExpiresAt, 'existingTokenExpiresAt') ?? new Date().toISOString();
+      const oldExpiry = old.expiresAt !== null && Date.parse(old.expiresAt) < Date.parse(asked) ? old.expiresAt : asked;
       checkLifetime(req.principal, oldExpiry, "the regenerated token's old secret");
       const { record, secret } = await create(req, body);
       await tokens.setExpiry(old.id, oldExpiry);

@@ -66,7 +66,7 @@ function headerMap(v: unknown, field: string, previous?: Record<string, string>)
 
 export const customWebhook: Channel<CustomWebhook> = {
   key: 'customWebhook',
-  read(v, field, _ctx, previous) {
+  read(v, field, ctx, previous) {
     const s = settings(v, field, ['url', 'body', 'headers', 'secretHeaders']);
     const body = text(s, 'body', field, { required: true });
     try {
@@ -76,15 +76,20 @@ export const customWebhook: Channel<CustomWebhook> = {
         throw new FieldError(`${field}.body`, `is not a template this service can render: ${e.message}`);
       throw e;
     }
-    return {
-      url: httpUrl(s, 'url', field),
-      body,
-      headers: headerMap(s.headers, `${field}.headers`),
-      secretHeaders: headerMap(s.secretHeaders, `${field}.secretHeaders`, previous?.secretHeaders),
-    };
+    const url = httpUrl(s, 'url', field, ctx, previous?.url);
+    // A stored secret goes only where it went: a new URL takes its secrets sent again.
+    const keep = previous && previous.url === url ? previous.secretHeaders : undefined;
+    const secretHeaders = headerMap(s.secretHeaders, `${field}.secretHeaders`, keep);
+    for (const [k, val] of Object.entries(secretHeaders))
+      if (val === '' && previous && !keep)
+        throw new FieldError(
+          `${field}.secretHeaders.${k}`,
+          'is empty, and the url changed: a stored secret is not sent to a new URL; send its value again',
+        );
+    return { url, body, headers: headerMap(s.headers, `${field}.headers`), secretHeaders };
   },
-  view: (p) => ({
-    url: p.url,
+  view: (p, full) => ({
+    url: full ? p.url : '',
     body: p.body,
     headers: p.headers,
     secretHeaders: Object.fromEntries(Object.keys(p.secretHeaders).map((k) => [k, ''])),

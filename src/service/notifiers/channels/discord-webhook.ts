@@ -11,10 +11,17 @@ export const DISCORD_MAX_CONTENT = 2000;
 
 export const discordWebhook: Channel<DiscordWebhook> = {
   key: 'discordWebhook',
-  read: (v, field) => ({
-    discordWebhookUrl: httpUrl(settings(v, field, ['discordWebhookUrl']), 'discordWebhookUrl', field),
+  read: (v, field, ctx, previous) => ({
+    discordWebhookUrl: httpUrl(
+      settings(v, field, ['discordWebhookUrl']),
+      'discordWebhookUrl',
+      field,
+      ctx,
+      previous?.discordWebhookUrl,
+    ),
   }),
-  view: (p) => ({ ...p }),
+  // The webhook's URL is its credential.
+  view: (p, full) => ({ discordWebhookUrl: full ? p.discordWebhookUrl : '' }),
   async send(n, p, ctx) {
     expectOk(
       'Discord',

@@ -11,10 +11,17 @@ interface Teams {
 
 export const microsoftTeams: Channel<Teams> = {
   key: 'microsoftTeams',
-  read: (v, field) => ({
-    microsoftTeamsUrl: httpUrl(settings(v, field, ['microsoftTeamsUrl']), 'microsoftTeamsUrl', field),
+  read: (v, field, ctx, previous) => ({
+    microsoftTeamsUrl: httpUrl(
+      settings(v, field, ['microsoftTeamsUrl']),
+      'microsoftTeamsUrl',
+      field,
+      ctx,
+      previous?.microsoftTeamsUrl,
+    ),
   }),
-  view: (p) => ({ ...p }),
+  // The webhook's URL is its credential.
+  view: (p, full) => ({ microsoftTeamsUrl: full ? p.microsoftTeamsUrl : '' }),
   async send(n, p, ctx) {
     const facts = [
       { title: 'Monitor', value: n.monitorId },

@@ -9,8 +9,9 @@ interface Webhook {
 
 export const webhook: Channel<Webhook> = {
   key: 'webhook',
-  read: (v, field) => ({ url: httpUrl(settings(v, field, ['url']), 'url', field) }),
-  view: (p) => ({ ...p }),
+  read: (v, field, ctx, previous) => ({ url: httpUrl(settings(v, field, ['url']), 'url', field, ctx, previous?.url) }),
+  // A webhook's URL often carries its token (a path or a query string).
+  view: (p, full) => ({ url: full ? p.url : '' }),
   async send(n, p, ctx) {
     expectOk('the webhook', await ctx.post(new URL(p.url), defaultPayload(n)));
   },
