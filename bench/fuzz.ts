@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { compress as zstdCompress } from 'zstd-napi';
+import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { seededRandom } from './torture.js';
 
 const MAIN = fileURLToPath(
@@ -366,9 +367,10 @@ async function serve(
     config,
     `log:\n  level: debug\nservice:\n  memory_limit: ${MEMORY_LIMIT_MB}MB\n  query_timeout: ${QUERY_TIMEOUT_MS / 1000}s\n`,
   );
+  // Started as the daemon is (npm start, systemd, the image): its memory is what the watch holds to a bound.
   const child = spawn(
     process.execPath,
-    [MAIN, 'serve', '--config', config, '--listen', '127.0.0.1:0', '--data-dir', dir],
+    [...DAEMON_NODE_FLAGS, MAIN, 'serve', '--config', config, '--listen', '127.0.0.1:0', '--data-dir', dir],
     { env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

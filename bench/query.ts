@@ -6,7 +6,7 @@
  *
  * Usage: npm run bench:query -- [--events N] [--runs R] [--data-dir DIR (reused when it holds the data)]
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryEngine } from '../src/service/query/engine.js';
@@ -89,14 +89,15 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-async function load(store: EventStore, dir: string): Promise<void> {
+async function load(store: EventStore): Promise<void> {
   if (store.hasDataset('access') && (await store.count('access')) >= total) return;
   if (!store.hasDataset('access')) await store.createDataset({ name: 'access', who: 'bench' });
   const gen = new AccessLogGenerator(11);
   const chunk = 200_000;
   const t0 = performance.now();
   for (let done = 0; done < total; done += chunk) {
-    const file = join(dir, 'chunk.ndjson');
+    // The spool: the one directory the store lets DuckDB read files from.
+    const file = store.tempFile('ndjson');
     writeFileSync(file, gen.ndjson(Math.min(chunk, total - done)));
     const r = await store.ingestFile('access', file, 'ndjson');
     if (r.failed) throw new Error(`load failed: ${JSON.stringify(r.failures.slice(0, 3))}`);
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
     checkpointThresholdBytes: 256 * 1024 * 1024,
   });
   try {
-    await load(store, existsSync(dataDir) ? dataDir : tmpdir());
+    await load(store);
     await store.db.run('CHECKPOINT');
     const engine = new QueryEngine(store);
     const table = `"${store.schema('access').table}"`;

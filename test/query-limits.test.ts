@@ -10,7 +10,7 @@ let svc: TestService;
 let loose: TestService;
 let shallow: TestService;
 beforeAll(async () => {
-  // 200 nested operators take DuckDB's planner some 220 MB: more than DuckDB's share of 256 MB.
+  // 200 nested operators take DuckDB's planner some 220 MB: more than DuckDB's share of 256 MB (192 MiB).
   svc = await startTestService({ memoryLimitBytes: 512 * 1024 * 1024 });
   await svc.createDataset('e');
   // Limits raised past what the engine can plan, to see the engine's own refusal.

@@ -400,7 +400,7 @@ export interface OpenOptions {
  * JavaScript together stay within the limit (docs/benchmarks.md).
  */
 export function duckdbMemory(memoryLimitBytes: number): number {
-  return memoryLimitBytes - Math.min(memoryLimitBytes / 8, 96 * 1024 * 1024);
+  return memoryLimitBytes - Math.min(memoryLimitBytes / 4, 128 * 1024 * 1024);
 }
 
 /** The DuckDB storage format of the files the store writes (see Database.open). */
@@ -456,12 +456,14 @@ export class Database {
       // storage format. The current one (the pinned binding's) compresses the same data to the same size
       // for less CPU (docs/benchmarks.md). Files written before keep working.
       storage_compatibility_version: STORAGE_VERSION,
+      // Freed memory goes back to the system in the background and after large frees, so the process's
+      // resident memory follows what queries use (with cli/main.ts's DUCKDB_JE_MALLOC_CONF).
       allocator_background_threads: 'true',
       allocator_flush_threshold: '16MB',
       allocator_bulk_deallocation_flush_threshold: '32MB',
     };
-    // The event store checkpoints by itself at checkpointThresholdBytes (with every core, see
-    // EventStore.maybeCheckpoint); DuckDB's own automatic checkpoint stays as a safety net at twice that.
+    // The event store checkpoints by itself at checkpointThresholdBytes (see EventStore.maybeCheckpoint);
+    // DuckDB's own automatic checkpoint stays as a safety net at twice that.
     // KiB, not MB: a threshold under 1 MB must not round down to 0, which checkpoints on every commit.
     if (opts.checkpointThresholdBytes)
       config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;

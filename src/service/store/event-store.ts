@@ -225,9 +225,9 @@ export class EventStore {
   }
 
   /**
-   * Folds the WAL into the compressed database file once it passes the threshold. A checkpoint holds up
-   * commits while it runs, so it gets every core for its duration (ingest queries run with one DuckDB
-   * worker each, see service.threads); the WAL file size is a cheap stat after each commit.
+   * Folds the WAL into the compressed database file once it passes the threshold; the WAL file size is a
+   * cheap stat after each commit. It runs on service.threads workers: DuckDB's settings are locked once the
+   * store is open (db.ts lockDown), so it no longer takes every core for its duration.
    */
   private maybeCheckpoint(): void {
     const threshold = this.opts.checkpointThresholdBytes;
@@ -242,7 +242,7 @@ export class EventStore {
     void this.checkpoint().catch((err: unknown) => this.opts.onBackgroundError?.(err, 'checkpoint'));
   }
 
-  /** Folds the WAL into the file with every core; one at a time (a caller during one waits for it). */
+  /** Folds the WAL into the file; one at a time (a caller during one waits for it). */
   private checkpoint(): Promise<void> {
     if (this.checkpointing) return this.checkpointing;
     const running = this.db.use(async (c) => {
