@@ -276,18 +276,21 @@ export class QueryEngine {
   async execute(p: PreparedQuery): Promise<QueryOutcome> {
     const t0 = process.hrtime.bigint();
     const deadline = Date.now() + this.timeoutMs;
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1; attempt < MAX_SCHEMA_RETRIES; attempt++) {
       let outcome: QueryOutcome;
       try {
         outcome = await this.executeOnce(p, t0, deadline);
       } catch (e) {
-        if (attempt === MAX_SCHEMA_RETRIES || e instanceof QueryTimeout || this.schemasUnchanged(p)) throw e;
+        if (e instanceof QueryTimeout || this.schemasUnchanged(p)) throw e;
         p = await this.prepareAgain(p);
         continue;
       }
-      if (attempt === MAX_SCHEMA_RETRIES || this.schemasUnchanged(p)) return outcome;
+      if (this.schemasUnchanged(p)) return outcome;
       p = await this.prepareAgain(p);
     }
+    // Fields keep arriving: the last run holds the schemas still (appends go on), bound and run on them.
+    const held = p.schemasSeen.keys();
+    return this.store.withSchemasHeld(held, async () => this.executeOnce(await this.prepare(p.request), t0, deadline));
   }
 
   private schemasUnchanged(p: PreparedQuery): boolean {

@@ -255,12 +255,17 @@ export class ConnOps {
     }
   }
 
-  /** Streams a statement's result into columns, counting the bytes of its values as they come. */
+  /**
+   * Reads a statement's result into columns a chunk at a time, counting the bytes of its values as they
+   * come. The statement itself runs to its end first (DuckDB holds its result, within memory_limit): a
+   * streamed result read while another connection altered the table came back with values of other
+   * columns (test/dataset-races.test.ts found it).
+   */
   private async readBounded(
     sql: string,
     maxBytes: number,
   ): Promise<{ columns: unknown[][]; cells: number; bytes: number }> {
-    const result = await this.raw.stream(sql);
+    const result = await this.raw.run(sql);
     const columns: unknown[][] = Array.from({ length: result.columnCount }, () => []);
     let bytes = 0;
     let cells = 0;

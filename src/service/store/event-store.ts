@@ -717,6 +717,19 @@ export class EventStore {
     return d?.schemaVersion === seen && !d?.schemaChanging;
   }
 
+  /**
+   * Runs `fn` while no schema of these datasets changes (appends go on beside it): a query's last run, so
+   * that fields arriving without end cannot leave its rows without theirs. Taken in name order.
+   */
+  async withSchemasHeld<T>(datasets: Iterable<string>, fn: () => Promise<T>): Promise<T> {
+    const locks = [...new Set(datasets)].sort().flatMap((name) => {
+      const d = this.datasets.get(name);
+      return d ? [d.lock] : [];
+    });
+    const hold = (i: number): Promise<T> => (i === locks.length ? fn() : locks[i]!.shared(() => hold(i + 1)));
+    return hold(0);
+  }
+
   /** Resolves once the schema changes under way on these datasets are published. */
   async schemaSettled(datasets: Iterable<string>): Promise<void> {
     for (const name of datasets) await this.datasets.get(name)?.lock.shared(() => Promise.resolve());
