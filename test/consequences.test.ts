@@ -451,31 +451,12 @@ describe('what an action makes happen carries no more than its actor may (issue 
 
   it('a starred query is seen by who may query what it reads, whatever its dataset label', async () => {
     const reader = await userWith('webreader', { web: { query: ['read'] }, '*': { starredQueries: ['read'] } }, {});
-    const hidden = await json(
-      svc.call('POST', '/v2/apl-starred-queries', {
-        kind: 'apl',
-        name: 'pins',
-        dataset: 'web',
-        query: { apl: "['secret'] | where pin == '1234'" },
-      }),
-    );
-    const open = await json(
-      svc.call('POST', '/v2/apl-starred-queries', {
-        kind: 'apl',
-        name: 'web',
-        dataset: 'web',
-        query: { apl: "['web']" },
-      }),
-    );
+    const save = (name: string, apl: string) =>
+      json(svc.call('POST', '/v2/apl-starred-queries', { kind: 'apl', name, dataset: 'web', query: { apl } }));
+    const hidden = await save('pins', "['secret'] | where pin == '1234'");
+    const open = await save('web', "['web']");
     // One whose query does not bind (a typo) may mean anything: seen by who may query every dataset.
-    const typo = await json(
-      svc.call('POST', '/v2/apl-starred-queries', {
-        kind: 'apl',
-        name: 'typo',
-        dataset: 'web',
-        query: { apl: "['secret'] | where pinn == '1234'" },
-      }),
-    );
+    const typo = await save('typo', "['secret'] | where pinn == '1234'");
     const listed = (await json(svc.call('GET', '/v2/apl-starred-queries?who=all', undefined, reader))) as unknown as {
       id: string;
     }[];
