@@ -300,6 +300,33 @@ describe('time', () => {
     expect(ev).toMatchObject({ _time: '2024-05-01T08:00:00Z', ts: '1/May/2024:10:00:00 +0200', msg: 'a' });
   });
 
+  it('keeps the timestamp-field in a dataset that already has fields, top-level and nested, batch after batch', async () => {
+    const ds = await freshDataset();
+    await ingest(ds, '[{"v":1,"o":{"x":1}}]', { 'content-type': 'application/json' });
+    for (const v of [2, 3]) {
+      const { json } = await ingest(
+        ds,
+        `[{"when":"2026-11-25T10:00:0${v}Z","v":${v}}]`,
+        { 'content-type': 'application/json' },
+        '?timestamp-field=when',
+      );
+      expect(json).toMatchObject({ ingested: 1, failed: 0 });
+    }
+    await ingest(
+      ds,
+      '[{"o":{"x":4,"t":"2026-11-25T11:00:00Z"}}]',
+      { 'content-type': 'application/json' },
+      '?timestamp-field=o.t',
+    );
+    // In time order: the first event took the receive time, after the others'.
+    const events = await svc.store.readEvents(ds, { order: 'asc' });
+    expect(events.slice(0, 3)).toEqual([
+      expect.objectContaining({ _time: '2026-11-25T10:00:02Z', when: '2026-11-25T10:00:02Z', v: 2 }),
+      expect.objectContaining({ _time: '2026-11-25T10:00:03Z', when: '2026-11-25T10:00:03Z', v: 3 }),
+      expect.objectContaining({ _time: '2026-11-25T11:00:00Z', 'o.t': '2026-11-25T11:00:00Z', 'o.x': 4 }),
+    ]);
+  });
+
   it('gives events without a time the receive time, and every event an ingest time', async () => {
     const ds = await freshDataset();
     const before = Date.now();

@@ -190,7 +190,9 @@ export class BatchShape {
     for (const o of knownObjects) this.objects.add(o);
     const typed = [...new Set([...this.known.leaves, ...knownObjects])];
     if (this.known.leaves.size === 0) return discoveryQuery(['', ...knownObjects], typed);
-    const timeOnly = timePointers(this.opts.timestampField).filter((p) => !typed.includes(p));
+    // `_time` read as the event time is the one key that is not a field: counted so that its presence is
+    // not taken for a new key. A timestamp-field is a field like any other, typed and discovered as such.
+    const timeOnly = timePointers(this.opts.timestampField).filter((p) => p === '/_time' && !typed.includes(p));
     return countsQuery(['', ...knownObjects], typed, timeOnly);
   }
 
