@@ -6,6 +6,11 @@
  * deletion of drained rotations, kill -9 and restart of the agent, and receiver restarts; then every line
  * written is looked for at the receiver. Used by `npm test` (about a minute) and `npm run soak`.
  *
+ * The seed also draws the topology: the file straight to the sink, through a parse transform, a diamond
+ * (the sink reads the file directly and through multiline → parse → enrich, which tags its copies), or a
+ * fan-out (one sink reads the file, another its multiline-joined lines). Each copy of a line, one per
+ * path, must arrive: a multiline transform holds a line back while the other copy is acknowledged.
+ *
  * What the README allows and this checks: no line lost; no line torn or merged (each arrives as written);
  * duplicates only from a kill -9 (what was read since the last checkpoint save, and the batches in flight)
  * or a receiver that went away mid-request (the batches in flight). copytruncate and truncation happen
@@ -73,7 +78,7 @@ export interface TortureOptions {
 
 export interface TortureReport {
   seed: number;
-  mode: 'passthrough' | 'parse';
+  mode: Topology;
   written: number;
   delivered: number;
   lost: number;
@@ -88,6 +93,40 @@ export interface TortureReport {
   tornSample: string[];
 }
 
+type Topology = 'passthrough' | 'parse' | 'diamond' | 'fanout';
+
+/** The copies of each line a topology delivers: `dataset/via` (the enrich tag, `-` for none). */
+const COPIES: Record<Topology, string[]> = {
+  passthrough: ['torture/-'],
+  parse: ['torture/-'],
+  diamond: ['torture/-', 'torture/joined'],
+  fanout: ['torture/-', 'torture-b/-'],
+};
+
+/** The transforms and sinks of each topology (the sinks' common settings are added to each). */
+function topologyConfig(mode: Topology): { transforms: string; sinks: Record<string, string> } {
+  const multiline = `  joined: { type: multiline, inputs: [app], start: '^\\{' }\n`;
+  switch (mode) {
+    case 'passthrough':
+      return { transforms: '', sinks: { out: 'inputs: [app], dataset: torture' } };
+    case 'parse':
+      return {
+        transforms: '  parse: { type: parse, inputs: [app], parser: json }\n',
+        sinks: { out: 'inputs: [parse], dataset: torture' },
+      };
+    case 'diamond':
+      return {
+        transforms: `${multiline}  parsed: { type: parse, inputs: [joined], parser: json }\n  tagged: { type: enrich, inputs: [parsed], fields: { via: joined } }\n`,
+        sinks: { out: 'inputs: [tagged, app], dataset: torture' },
+      };
+    case 'fanout':
+      return {
+        transforms: multiline,
+        sinks: { out: 'inputs: [app], dataset: torture', out_b: 'inputs: [joined], dataset: torture-b' },
+      };
+  }
+}
+
 const BATCH_EVENTS = 200;
 const CONCURRENCY = 3;
 const CHECKPOINT_MS = 200;
@@ -99,7 +138,8 @@ function lineOf(seq: number, padLen: number): string {
 
 /** The receiver: counts each line by id, checks it is whole, and can go away and come back on its port. */
 class Receiver {
-  readonly seen = new Map<number, number>();
+  /** Arrivals of each line's sequence number, per copy (`dataset/via`). */
+  readonly seen = new Map<string, Map<number, number>>();
   readonly torn: string[] = [];
   private server: Server | undefined;
   port = 0;
@@ -124,12 +164,13 @@ class Receiver {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
     const body = req.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw;
+    const dataset = decodeURIComponent(/\/v1\/ingest\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '?');
     const lines = body
       .toString('utf8')
       .split('\n')
       .filter((l) => l.length > 0);
     for (const l of lines) {
-      let e: { seq?: unknown; len?: unknown; pad?: unknown; id?: unknown };
+      let e: { seq?: unknown; len?: unknown; pad?: unknown; id?: unknown; via?: unknown };
       try {
         e = JSON.parse(l) as typeof e;
       } catch {
@@ -146,7 +187,10 @@ class Receiver {
         this.torn.push(l.slice(0, 200));
         continue;
       }
-      this.seen.set(e.seq, (this.seen.get(e.seq) ?? 0) + 1);
+      const copy = `${dataset}/${typeof e.via === 'string' ? e.via : '-'}`;
+      let counts = this.seen.get(copy);
+      if (!counts) this.seen.set(copy, (counts = new Map()));
+      counts.set(e.seq, (counts.get(e.seq) ?? 0) + 1);
     }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
@@ -232,7 +276,9 @@ function sleep(ms: number): Promise<void> {
 export async function torture(o: TortureOptions): Promise<TortureReport> {
   const rnd = seededRandom(o.seed);
   const pick = (n: number) => Math.floor(rnd() * n);
-  const mode = rnd() < 0.5 ? 'passthrough' : 'parse';
+  const mode = (['passthrough', 'parse', 'diamond', 'fanout'] as const)[pick(4)]!;
+  const expected = COPIES[mode];
+  const topology = topologyConfig(mode);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-torture-'));
   const logs = join(dir, 'logs');
   const copies = join(dir, 'copies');
@@ -259,17 +305,16 @@ sources:
     poll_interval: 50ms
     rotate_wait: 1s
     checkpoint_interval: ${CHECKPOINT_MS}ms
-${mode === 'parse' ? 'transforms:\n  parse: { type: parse, inputs: [app], parser: json }\n' : ''}
+${topology.transforms ? `transforms:\n${topology.transforms}` : ''}
 sinks:
-  out:
-    type: axiom
-    inputs: [${mode === 'parse' ? 'parse' : 'app'}]
-    url: http://127.0.0.1:${receiver.port}
-    token: xaat-torture
-    dataset: torture
-    concurrency: ${CONCURRENCY}
-    batch: { max_events: ${BATCH_EVENTS}, timeout: 50ms }
-    retry: { initial_backoff: 20ms, max_backoff: 500ms }
+${Object.entries(topology.sinks)
+  .map(
+    ([name, wiring]) => `  ${name}: {
+    ${wiring}, type: axiom, url: "http://127.0.0.1:${receiver.port}", token: xaat-torture,
+    concurrency: ${CONCURRENCY}, batch: { max_events: ${BATCH_EVENTS}, timeout: 50ms },
+    retry: { initial_backoff: 20ms, max_backoff: 500ms } }`,
+  )
+  .join('\n')}
 `,
   );
   const agent = new AgentProcess(config);
@@ -288,7 +333,10 @@ sinks:
     appendFileSync(file, out);
   };
   const delivered = (upTo: number) => {
-    for (let s = 0; s < upTo; s++) if (!receiver.seen.has(s)) return false;
+    for (const copy of expected) {
+      const counts = receiver.seen.get(copy);
+      for (let s = 0; s < upTo; s++) if (!counts?.has(s)) return false;
+    }
     return true;
   };
   const waitDelivered = async (ms: number): Promise<boolean> => {
@@ -370,7 +418,8 @@ sinks:
         const readSince = current === undefined ? (samples.at(-1)?.lines ?? 0) : current - (before?.lines ?? 0);
         await agent.kill();
         samples = [];
-        allowedDuplicates += Math.max(0, readSince) + CONCURRENCY * BATCH_EVENTS;
+        // Every copy repeats, plus the line a multiline transform held back.
+        allowedDuplicates += expected.length * (Math.max(0, readSince) + 1 + CONCURRENCY * BATCH_EVENTS);
         writeLines(pick(100));
         await sleep(pick(300));
         await agent.start();
@@ -380,12 +429,12 @@ sinks:
         writeLines(pick(100));
         await sleep(pick(1000));
         await receiver.up();
-        allowedDuplicates += CONCURRENCY * BATCH_EVENTS;
+        allowedDuplicates += Object.keys(topology.sinks).length * CONCURRENCY * BATCH_EVENTS;
       }
       await sleep(pick(60));
       if (o.log && Date.now() - lastLog > 10_000) {
         lastLog = Date.now();
-        o.log(`  ${seq} lines written, ${receiver.seen.size} delivered so far`);
+        o.log(`  ${seq} lines written, ${receiver.seen.get(expected[0]!)?.size ?? 0} delivered so far`);
       }
     }
     await waitDelivered(60_000);
@@ -398,24 +447,28 @@ sinks:
   }
   const lost: string[] = [];
   let duplicated = 0;
-  for (let s = 0; s < seq; s++) {
-    const n = receiver.seen.get(s) ?? 0;
-    if (n === 0) lost.push(`w${s}`);
-    else duplicated += n - 1;
+  for (const copy of expected) {
+    const counts = receiver.seen.get(copy);
+    for (let s = 0; s < seq; s++) {
+      const n = counts?.get(s) ?? 0;
+      if (n === 0) lost.push(expected.length > 1 ? `w${s} (${copy})` : `w${s}`);
+      else duplicated += n - 1;
+    }
   }
+  const strays = [...receiver.seen.keys()].filter((c) => !expected.includes(c));
   rmSync(dir, { recursive: true, force: true });
   return {
     seed: o.seed,
     mode,
     written: seq,
-    delivered: receiver.seen.size,
+    delivered: Math.min(...expected.map((c) => receiver.seen.get(c)?.size ?? 0)),
     lost: lost.length,
     duplicated,
     allowedDuplicates,
-    torn: receiver.torn.length,
+    torn: receiver.torn.length + strays.length,
     ops,
     lostSample: lost.slice(0, 20),
-    tornSample: receiver.torn.slice(0, 5),
+    tornSample: [...receiver.torn.slice(0, 5), ...strays.map((c) => `a copy no path makes: ${c}`)],
   };
 }
 

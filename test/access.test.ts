@@ -63,6 +63,17 @@ describe('users', () => {
     expect((await ok(svc.call('POST', '/v2/users', { email: 'y@example.com', role: 'user' }), 400)).message).toMatch(
       /^name is required/,
     );
+    // CreateUserRequest is {name, email, role}: no user without an email.
+    for (const email of [undefined, '', '  ']) {
+      const r = await ok(svc.call('POST', '/v2/users', { name: 'Nomail', email, role: 'user' }), 400);
+      expect(r).toEqual({ code: 400, message: 'email is required (the address of the user)' });
+    }
+    // axiom-go's Users.Update renames a user: PUT /v2/users/{id} {name}.
+    const renamed = await ok(svc.call('PUT', `/v2/users/${made.id}`, { name: 'Ada Lovelace' }));
+    expect(renamed).toEqual({ ...made, name: 'Ada Lovelace' });
+    expect(await client.users.get(made.id)).toEqual(renamed);
+    expect((await ok(svc.call('PUT', `/v2/users/${made.id}`, { name: '' }), 400)).message).toMatch(/^name/);
+    await ok(svc.call('PUT', '/v2/users/nobody', { name: 'x' }), 404);
     await ok(svc.call('DELETE', `/v2/users/${made.id}`), 204);
     await ok(svc.call('GET', `/v2/users/${made.id}`), 404);
     // The first owner stays: its token is the admin token.

@@ -405,6 +405,65 @@ sinks: { local: { type: local, inputs: [parse], dataset: logs } }
     expect(await agent.exited).toBe(0);
   });
 
+  it('a diamond (a sink reading a source directly and through multiline) acknowledges each copy: the held copy survives kill -9', async () => {
+    const { dir, receiver } = await remoteSetup();
+    const config = join(dir, 'agent.yaml');
+    // The multiline path tags its copies; its long timeout holds the last line back while the direct copy
+    // of every line is delivered.
+    writeFileSync(
+      config,
+      `
+log: { level: info }
+service: { enabled: false }
+agent:
+  data_dir: ${join(dir, 'state')}
+  api: { listen: 127.0.0.1:0 }
+  shutdown_timeout: 5s
+sources:
+  app:
+    type: file
+    include: ["${join(dir, 'logs')}/*.log"]
+    poll_interval: 50ms
+    checkpoint_interval: 100ms
+transforms:
+  joined: { type: multiline, inputs: [app], start: '^\\{', timeout: 60s }
+  parsed: { type: parse, inputs: [joined], parser: json }
+  tagged: { type: enrich, inputs: [parsed], fields: { via: multiline } }
+sinks:
+  out:
+    type: axiom
+    inputs: [tagged, app]
+    url: ${receiver.url}
+    token: xaat-test
+    dataset: logs
+    batch: { max_events: 200, timeout: 50ms }
+    retry: { initial_backoff: 20ms, max_backoff: 300ms }
+`,
+    );
+    const file = join(dir, 'logs', 'app.log');
+    writeFileSync(file, Array.from({ length: 20 }, (_, i) => line(i)).join(''));
+    const copies = (via: 'multiline' | 'direct') =>
+      new Set(receiver.events.filter((e) => (e.via === 'multiline') === (via === 'multiline')).map((e) => e.id));
+    const first = startAgent(config);
+    await first.waitLog('agent running');
+    await until('the direct copy of every line and the joined copy of all but the held last', () => {
+      return copies('direct').size === 20 && copies('multiline').size === 19;
+    });
+    // Several checkpoint saves go by: none may cover the held line.
+    await new Promise((r) => setTimeout(r, 500));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(copies('multiline').has('e19')).toBe(false);
+    const second = startAgent(config);
+    await second.waitLog('agent running');
+    // The held line is read again and held again; stopping flushes the join, so its copy is delivered.
+    await until('the last line read again', () => (receiver.seen.get('e19') ?? 0) >= 2);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(copies('multiline').size, 'every line has its joined copy').toBe(20);
+    expect(copies('direct').size).toBe(20);
+  });
+
   it('SIGHUP reloads the config: lines after the reload take the new settings, none lost or repeated', async () => {
     const { dir, receiver } = await remoteSetup();
     const file = join(dir, 'logs', 'app.log');

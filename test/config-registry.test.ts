@@ -174,8 +174,8 @@ describe('component registries', () => {
 describe('topology', () => {
   const t = (name: string, inputs: string[]) => ({ name, inputs });
 
-  it('orders transforms with the flow, whatever order the config lists them in, and knows which sinks each source reaches', () => {
-    // a → enrich → (parse, both) → sinks; b → sink2 only; a diamond reaches sink1 twice but counts once.
+  it('orders transforms with the flow, whatever order the config lists them in, and counts each path of a source to a sink as a copy', () => {
+    // a → enrich → (parse, both) → sinks; b → sink2 only; every path is a copy, diamonds included.
     const g = Topology.of(
       [{ name: 'a' }, { name: 'b' }],
       [t('parse', ['enrich']), t('both', ['enrich', 'parse']), t('enrich', ['a'])],
@@ -184,8 +184,21 @@ describe('topology', () => {
     expect(g.transformOrder).toEqual(['enrich', 'parse', 'both']);
     expect(g.readersOf('enrich')).toEqual(['parse', 'both']);
     expect(g.readersOf('both')).toEqual(['sink1', 'sink2']);
-    expect(g.sinksReachedFrom('a')).toEqual(['sink1', 'sink2']);
-    expect(g.sinksReachedFrom('b')).toEqual(['sink2']);
+    // a: enrich→parse→sink1, enrich→parse→both→sink1, enrich→parse→both→sink2, enrich→both→sink1, enrich→both→sink2.
+    expect(g.copiesOf('a')).toBe(5);
+    expect(g.copiesOf('b')).toBe(1);
+    // Following the routes as the pipeline does, each of a's copies arrives at its sink with a route of its own.
+    const arrivals: string[] = [];
+    const follow = (name: string, route: number) => {
+      if (name.startsWith('sink')) return void arrivals.push(`${name}:${route}`);
+      const readers = g.readersOf(name);
+      if (readers.length === 1) return follow(readers[0]!, route);
+      const routes = g.forkRoutes(name, route);
+      readers.forEach((r, i) => follow(r, routes[i]!));
+    };
+    follow('a', 0);
+    expect(arrivals).toHaveLength(5);
+    expect(new Set(arrivals.map((a) => a.split(':')[1])).size).toBe(5);
     expect(g.isReadByTransform('a')).toBe(true);
     expect(g.isReadByTransform('b')).toBe(false);
   });

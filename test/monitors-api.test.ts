@@ -60,10 +60,12 @@ describe('monitors, notifiers and annotations API', () => {
       datasets: ['web'],
       title: 'v1.2',
       description: 'rollout',
-      url: 'https://example.com/r/1',
+      // What axiom-js's own integration test sends: Axiom takes any text here.
+      url: 'some-url',
     });
     expect(ann.id).toMatch(/^ann_/);
     expect(ann.title).toBe('v1.2');
+    expect(ann.url).toBe('some-url');
     expect((await client.annotations.update(ann.id, { description: 'rolled back' })).description).toBe('rolled back');
     expect((await client.annotations.get(ann.id)).title).toBe('v1.2');
     expect((await client.annotations.list({ datasets: ['web'] })).map((a) => a.id)).toContain(ann.id);
@@ -169,6 +171,15 @@ describe('monitors, notifiers and annotations API', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.message, JSON.stringify(body)).toMatch(message);
     }
+    for (const type of ['Deploy', 'deploy now', 'déploiement', 'deploy_1', ' deploy', '']) {
+      const r = await json(await svc.call('POST', '/v2/annotations', { type, datasets: ['web'] }));
+      expect(r.status, type).toBe(400);
+      expect(r.body.message, type).toMatch(
+        type ? /^type may hold only lowercase letters, digits and hyphens/ : /^type is required/,
+      );
+    }
+    const slug = await json(await svc.call('POST', '/v2/annotations', { type: 'prod-deploy-2', datasets: ['web'] }));
+    expect(slug.status).toBe(200);
     const ann = await json(await svc.call('POST', '/v2/annotations', { type: 'deploy', datasets: ['nope'] }));
     expect(ann).toEqual({ status: 400, body: { code: 400, message: 'datasets holds "nope", which is not a dataset' } });
     const backwards = await json(

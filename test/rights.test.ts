@@ -233,6 +233,9 @@ const SPECS: Record<string, RouteSpec> = {
   },
   'GET /v2/users/:id': { make: async (fx) => ({ path: `/v2/users/${fx.user}` }) },
   'DELETE /v2/users/:id': { make: async (fx, f) => ({ path: `/v2/users/${f ? await freshUser() : fx.user}` }) },
+  'PUT /v2/users/:id': {
+    make: async (fx, f) => ({ path: `/v2/users/${f ? await freshUser() : fx.user}`, body: { name: uniq() } }),
+  },
   'PUT /v2/users/:id/role': {
     make: async (fx, f) => ({ path: `/v2/users/${f ? await freshUser() : fx.user}/role`, body: { role: 'none' } }),
   },

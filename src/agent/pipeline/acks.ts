@@ -1,18 +1,19 @@
 /**
- * Acknowledges a stream's offsets once every sink its source feeds holds them durably: with two sinks,
- * a file's checkpoint advances to the lower of the two offsets they have queued.
+ * Acknowledges a stream's offsets once every copy of its lines is held durably: a source whose lines reach
+ * sinks by several paths (two sinks, or one sink both directly and through a transform that holds lines
+ * back) has one copy per path, and a file's checkpoint advances to the lowest offset they have queued.
  */
 import type { Mark } from './batcher.js';
 
 export class AckGate {
   private readonly pending = new WeakMap<Mark['stream'], { generation: number; offsets: Map<number, number> }>();
 
-  /** @param sinksOf the indices of the sinks a source's lines reach */
-  constructor(private readonly sinksOf: (source: string) => readonly number[]) {}
+  /** @param copiesOf how many paths a source's lines take to sinks (Topology.copiesOf) */
+  constructor(private readonly copiesOf: (source: string) => number) {}
 
-  durable(sink: number, mark: Mark): void {
+  durable(mark: Mark): void {
     const { stream } = mark;
-    const needed = this.sinksOf(stream.source).length;
+    const needed = this.copiesOf(stream.source);
     if (needed <= 1) {
       stream.acknowledge(mark.offset, mark.generation);
       return;
@@ -20,7 +21,8 @@ export class AckGate {
     let p = this.pending.get(stream);
     if (!p || p.generation !== mark.generation)
       this.pending.set(stream, (p = { generation: mark.generation, offsets: new Map() }));
-    p.offsets.set(sink, Math.max(p.offsets.get(sink) ?? 0, mark.offset));
+    const route = mark.route ?? 0;
+    p.offsets.set(route, Math.max(p.offsets.get(route) ?? 0, mark.offset));
     if (p.offsets.size === needed) stream.acknowledge(Math.min(...p.offsets.values()), mark.generation);
   }
 }

@@ -23,6 +23,8 @@ export interface Mark {
   stream: Stream;
   offset: number;
   generation: number;
+  /** The copy of the stream's lines it stands for (SourceLine.route). */
+  route?: number;
 }
 
 export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
@@ -70,7 +72,8 @@ export class Batcher {
   private sealed = 0;
   private count = 0;
   /** The last mark of each stream in the batch being gathered (offsets only grow within a stream). */
-  private marks = new Map<Mark['stream'], Mark>();
+  /** Keyed by stream, or by stream and route for one of several copies of a stream's lines. */
+  private marks = new Map<Mark['stream'] | string, Mark>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly handing: Promise<void>[] = [];
@@ -121,7 +124,7 @@ export class Batcher {
 
   private added(mark: Mark | undefined): Promise<void> | undefined {
     this.count++;
-    if (mark) this.marks.set(mark.stream, mark);
+    if (mark) this.marks.set(mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream, mark);
     if (this.count >= this.limits.maxEvents || this.sealed + this.used >= this.limits.maxBytes) return this.cut();
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
     return undefined;

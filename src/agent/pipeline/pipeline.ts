@@ -48,24 +48,27 @@ export class Pipeline {
     const book = deps.counters ?? new CounterBook();
     // What takes each transform's and sink's input; a component's readers are all made before it is.
     const takes = new Map<string, Emit>();
+    // At a fork each reader gets its own copy, marked with its route: copies are acknowledged apart.
     const emitterOf = (name: string): Emit => {
       const list = cfg.topology.readersOf(name).map((r) => takes.get(r)!);
       if (list.length === 1) return list[0]!;
       return async (e: Envelope) => {
+        const routes = cfg.topology.forkRoutes(name, e.route ?? 0);
         for (let i = 0; i < list.length; i++) {
           const last = i === list.length - 1;
-          await list[i]!(last ? e : { ...e, event: e.event?.clone() });
+          const copy = last ? e : { ...e, event: e.event?.clone() };
+          copy.route = routes[i];
+          await list[i]!(copy);
         }
       };
     };
 
-    // A checkpoint waits for every sink a source reaches.
-    const sinkIndex = new Map(cfg.sinks.map((s, i) => [s.name, i]));
-    const acks = new AckGate((source) => cfg.topology.sinksReachedFrom(source).map((s) => sinkIndex.get(s)!));
+    // A checkpoint waits for every copy of a source's lines.
+    const acks = new AckGate((source) => cfg.topology.copiesOf(source));
 
     const sinks: SinkRunner[] = [];
     try {
-      for (const [idx, s] of cfg.sinks.entries()) {
+      for (const s of cfg.sinks) {
         const runner = await SinkRunner.open(
           {
             name: s.name,
@@ -73,7 +76,7 @@ export class Pipeline {
             queue: s.queue,
             concurrency: s.concurrency,
             queueDir: join(cfg.dataDir, 'queues', s.name),
-            onDurable: (m) => acks.durable(idx, m),
+            onDurable: (m) => acks.durable(m),
             onError: (err) => deps.onSinkError?.(s.name, err),
             counters: book.get(`runner:${s.name}`, newRunnerCounters),
           },

@@ -1,7 +1,7 @@
 /**
  * The agent's graph, built once from the config's names and `inputs`: sources → transforms → sinks.
  * Building it checks the wiring (unique names, inputs that exist and are not sinks, no cycles, no source
- * nobody reads); the pipeline then reads the flow order and what each source reaches from it. Pure.
+ * nobody reads); the pipeline then reads the flow order and the routes of each source's copies from it. Pure.
  */
 import { ComponentError } from '../../config/options.js';
 
@@ -17,7 +17,8 @@ export class Topology {
     /** Transforms in the order of the flow: each after every transform it reads from. */
     readonly transformOrder: readonly string[],
     private readonly readers: ReadonlyMap<string, readonly string[]>,
-    private readonly reach: ReadonlyMap<string, readonly string[]>,
+    private readonly forks: ReadonlyMap<string, ReadonlyMap<number, readonly number[]>>,
+    private readonly copies: ReadonlyMap<string, number>,
     private readonly transformsFed: ReadonlySet<string>,
   ) {}
 
@@ -88,21 +89,9 @@ export class Topology {
         );
     }
 
-    // The sinks each source reaches, in the sinks' order: a line is safe once all of them hold it.
-    const reach = new Map<string, string[]>();
-    for (const sink of sinks) {
-      const seen = new Set<string>();
-      const walk = (name: string) => {
-        if (seen.has(name)) return;
-        seen.add(name);
-        const t = byName.get(name);
-        if (t) t.inputs.forEach(walk);
-        else reach.set(name, [...(reach.get(name) ?? []), sink.name]);
-      };
-      sink.inputs.forEach(walk);
-    }
+    const { forks, copies } = routesOf(sources, readers, new Set(sinks.map((k) => k.name)));
     const transformsFed = new Set(transforms.flatMap((t) => t.inputs));
-    return new Topology(order, readers, reach, transformsFed);
+    return new Topology(order, readers, forks, copies, transformsFed);
   }
 
   /** The transforms and sinks that read a component's output, in the config's order. */
@@ -110,13 +99,69 @@ export class Topology {
     return this.readers.get(name) ?? [];
   }
 
-  /** The sinks a source's lines end up in. */
-  sinksReachedFrom(source: string): readonly string[] {
-    return this.reach.get(source) ?? [];
+  /**
+   * How many copies of a source's lines reach sinks: one per path, so a sink that reads a source both
+   * directly and through a transform counts twice. A line is acknowledged once every copy is durable.
+   */
+  copiesOf(source: string): number {
+    return this.copies.get(source) ?? 0;
+  }
+
+  /**
+   * The routes of the copies a component hands its readers (in readersOf's order), given the route of
+   * what it received; only for a component with several readers.
+   */
+  forkRoutes(name: string, route: number): readonly number[] {
+    const routes = this.forks.get(name)?.get(route);
+    if (!routes) throw new Error(`no route ${route} through ${name}`);
+    return routes;
   }
 
   /** Whether a transform reads a source's lines (if not, they go to sinks undecoded). */
   isReadByTransform(source: string): boolean {
     return this.transformsFed.has(source);
   }
+}
+
+/** Paths walked from the sources at most: a config whose paths multiply past it is refused. */
+const MAX_PATH_STEPS = 100_000;
+
+/**
+ * Numbers the paths from each source to the sinks. A line keeps its route along a component with one
+ * reader and gets a new one per reader at a fork, so the routes arriving at sinks tell a source's copies
+ * apart. Route 0 is every source's own: routes only need to differ among one source's paths.
+ */
+function routesOf(
+  sources: readonly { name: string }[],
+  readers: ReadonlyMap<string, readonly string[]>,
+  sinks: ReadonlySet<string>,
+): { forks: Map<string, Map<number, number[]>>; copies: Map<string, number> } {
+  const forks = new Map<string, Map<number, number[]>>();
+  const copies = new Map<string, number>();
+  let next = 1;
+  let steps = 0;
+  for (const source of sources) {
+    let ends = 0;
+    const walk = (name: string, route: number) => {
+      if (++steps > MAX_PATH_STEPS)
+        throw new ComponentError(
+          `sources.${source.name}`,
+          `its lines take more than ${MAX_PATH_STEPS} steps along the paths of the topology; join fewer transforms to each other`,
+        );
+      if (sinks.has(name)) {
+        ends++;
+        return;
+      }
+      const rs = readers.get(name) ?? [];
+      if (rs.length === 1) return walk(rs[0]!, route);
+      let byRoute = forks.get(name);
+      if (!byRoute) forks.set(name, (byRoute = new Map()));
+      let outs = byRoute.get(route);
+      if (!outs) byRoute.set(route, (outs = rs.map(() => next++)));
+      rs.forEach((r, i) => walk(r, outs[i]!));
+    };
+    walk(source.name, 0);
+    copies.set(source.name, ends);
+  }
+  return { forks, copies };
 }

@@ -29,6 +29,11 @@ export interface SourceLine {
   stream: Stream;
   offset: number;
   generation: number;
+  /**
+   * Which copy of the line this is, where the topology gives a source's lines several paths to sinks (set
+   * by the pipeline at each fork; absent, the source's only path): each copy is acknowledged on its own.
+   */
+  route?: number;
 }
 
 export interface SourceCounters {

@@ -102,10 +102,12 @@ export class MultilineTransform implements Transform {
   ) {}
 
   async process(e: Envelope): Promise<void> {
-    let m = this.joiners.get(e.stream.id);
+    // Two copies of a stream's lines (a diamond in the topology) are joined apart, each as its own stream.
+    const key = e.route ? `${e.stream.id}\u0000${e.route}` : e.stream.id;
+    let m = this.joiners.get(key);
     if (!m) {
       m = new Multiline<Envelope>(this.cfg, async (text, last) => this.next({ ...last, text, event: undefined }));
-      this.joiners.set(e.stream.id, m);
+      this.joiners.set(key, m);
     }
     // A cut line is not matched against patterns: it closes what is pending and goes on alone.
     if (e.truncated) {

@@ -21,8 +21,10 @@ export class ParseTransform implements Transform {
   ) {}
 
   async process(e: Envelope): Promise<void> {
-    let parser = this.parsers.get(e.stream.id);
-    if (!parser) this.parsers.set(e.stream.id, (parser = this.cfg.parser.create(this.cfg.settings)));
+    // A parser may hold a partial line: each copy of a stream's lines (a diamond) has its own.
+    const key = e.route ? `${e.stream.id}\u0000${e.route}` : e.stream.id;
+    let parser = this.parsers.get(key);
+    if (!parser) this.parsers.set(key, (parser = this.cfg.parser.create(this.cfg.settings)));
     const event = parser.parse(e.text);
     if (event === undefined) return; // a partial line, held until its end arrives
     if (e.truncated) event.truncated = true;

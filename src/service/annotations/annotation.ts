@@ -1,6 +1,7 @@
 /**
  * Annotations: marks on datasets' timelines (a deploy, an incident), with a time and an optional end.
- * Create takes {type, datasets, title?, description?, url?, time?, endTime?}; update takes any subset.
+ * Create takes {type, datasets, title?, description?, url?, time?, endTime?}; update takes any subset. A type is
+ * lowercase letters, digits and hyphens; url is any text.
  */
 import { randomBytes } from 'node:crypto';
 import { canonicalKeys, FieldError, optionalTime } from '../http/body-fields.js';
@@ -36,8 +37,14 @@ export function readAnnotationBody(body: unknown, nowIso: string, base?: Annotat
     if (typeof v !== 'string') throw new FieldError(k, 'must be a string');
     return v;
   };
-  const type = str('type').trim();
+  const type = str('type');
   if (!type) throw new FieldError('type', 'is required (for example "deploy")');
+  // Axiom's rule: a type is a slug, so it groups annotations the same way wherever it is typed.
+  if (!/^[a-z0-9-]+$/.test(type))
+    throw new FieldError(
+      'type',
+      `may hold only lowercase letters, digits and hyphens (for example "production-deploy"), not ${JSON.stringify(type)}`,
+    );
   let datasets = base?.datasets ?? [];
   if (b.datasets !== undefined) {
     if (!Array.isArray(b.datasets) || b.datasets.some((d) => typeof d !== 'string' || !d))
@@ -45,14 +52,8 @@ export function readAnnotationBody(body: unknown, nowIso: string, base?: Annotat
     datasets = [...new Set(b.datasets as string[])];
   }
   if (!datasets.length) throw new FieldError('datasets', 'is required: the datasets the annotation marks');
+  // Any text, as Axiom takes it: a link is the usual content, but clients send other references too.
   const url = str('url');
-  if (url) {
-    try {
-      new URL(url);
-    } catch {
-      throw new FieldError('url', `must be a URL, not "${url}"`);
-    }
-  }
   const time = b.time !== undefined ? (optionalTime(b.time, 'time') ?? nowIso) : (base?.time ?? nowIso);
   const endTime = b.endTime !== undefined ? optionalTime(b.endTime, 'endTime') : (base?.endTime ?? null);
   if (endTime !== null && Date.parse(endTime) < Date.parse(time))

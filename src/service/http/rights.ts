@@ -91,6 +91,7 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'POST /v2/users': org('users', 'create'),
   'GET /v2/users/:id': org('users', 'read'),
   'DELETE /v2/users/:id': org('users', 'delete'),
+  'PUT /v2/users/:id': org('users', 'update'),
   'PUT /v2/users/:id/role': org('users', 'update'),
   'GET /v2/users/:id/tokens': org('users', 'read'),
   'POST /v2/users/:id/tokens': org('users', 'update'),

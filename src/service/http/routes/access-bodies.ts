@@ -67,6 +67,8 @@ export function readGroup(body: unknown): GroupInput {
 export function readUser(body: unknown): { name: string; email: string; role: string } {
   const b = canonicalKeys(body, ['name', 'email', 'role'], {}, 'user');
   const email = optionalString(b.email, 'email').trim();
-  if (email && !/^[^\s@]+@[^\s@]+$/.test(email)) throw new FieldError('email', `is not an email address: "${email}"`);
+  // CreateUserRequest is {name, email, role}: the email is who the user is, and unique among users.
+  if (!email) throw new FieldError('email', 'is required (the address of the user)');
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new FieldError('email', `is not an email address: "${email}"`);
   return { name: requiredName(b.name), email, role: roleId(b.role) };
 }

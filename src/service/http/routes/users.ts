@@ -67,6 +67,14 @@ export function userRoutes(app: FastifyInstance, directory: Directory): void {
     return reply.code(204).send();
   });
 
+  // axiom-go's Users.Update: {name}; acting on a user takes every right it holds, as for its role.
+  app.put<{ Params: { id: string } }>('/v2/users/:id', async (req) => {
+    const user = existing(req.params.id);
+    const b = canonicalKeys(req.body, ['name'], {}, 'user');
+    mayActOn(req, user);
+    return view(await directory.updateUser(user.id, { name: requiredName(b.name) }));
+  });
+
   app.put<{ Params: { id: string } }>('/v2/users/:id/role', async (req) => {
     const user = existing(req.params.id);
     const role = roleId(canonicalKeys(req.body, ['role'], {}, 'role change').role);
