@@ -16,7 +16,11 @@ const GRANTS = {
   betaQuery: { datasetCapabilities: { beta: { query: ['read'] } } },
   anyQuery: { datasetCapabilities: { '*': { query: ['read'] } } },
   notifiersRead: { orgCapabilities: { notifiers: ['read'] } },
+  auditRead: { orgCapabilities: { auditLog: ['read'] } },
 } as const;
+/** The service's own datasets, there from the start: the audit trail, and the monitor runs. */
+const AUDIT = 'axiom-audit';
+const RUNS = 'ferry-monitor-runs';
 type Grant = keyof typeof GRANTS;
 /** What the built-in roles give, as far as these checks see. */
 const BUILTIN: Record<string, Grant[]> = {
@@ -122,17 +126,21 @@ describe('access control, at random', () => {
       for (const u of users) {
         const want = grantsOf(model, u.id);
         const state = `step ${step}, user ${u.id}: model ${[...want].join(',') || 'nothing'}; ${replay}`;
-        for (const d of DATASETS) {
+        const mayRead = (d: string) =>
+          d === AUDIT
+            ? want.has('auditRead')
+            : d === RUNS
+              ? want.has('auditRead') && want.has('anyQuery')
+              : want.has('anyQuery') || want.has(d === 'alpha' ? 'alphaQuery' : 'betaQuery');
+        for (const d of [...DATASETS, AUDIT, RUNS]) {
           const r = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: `['${d}'] | count` }, u.pat);
-          const may = want.has('anyQuery') || want.has(d === 'alpha' ? 'alphaQuery' : 'betaQuery');
-          expect(r.status, `query ${d} at ${state}`).toBe(may ? 200 : 403);
+          const body = await r.text();
+          expect(r.status, `query ${d} at ${state}: ${body}`).toBe(mayRead(d) ? 200 : 403);
         }
         const n = await svc.call('GET', '/v2/notifiers', undefined, u.pat);
         expect(n.status, `notifiers at ${state}`).toBe(want.has('notifiersRead') ? 200 : 403);
         const listed = (await (await svc.call('GET', '/v2/datasets', undefined, u.pat)).json()) as { name: string }[];
-        const visible = DATASETS.filter(
-          (d) => want.has('anyQuery') || want.has(d === 'alpha' ? 'alphaQuery' : 'betaQuery'),
-        );
+        const visible = [...DATASETS, AUDIT, RUNS].filter(mayRead).sort();
         expect(listed.map((d) => d.name).sort(), `datasets listed at ${state}`).toEqual(visible);
       }
     }

@@ -31,6 +31,23 @@ async function until(apl: string, n: number): Promise<Row[]> {
 }
 
 describe('audit trail', () => {
+  it('exists from the start: a fresh service answers an empty trail to auditLog:read, and 403 without it', async () => {
+    // A service of its own: the one below records what this test does.
+    const fresh = await startTestService();
+    try {
+      const auditor = await fresh.apiToken({}, { auditLog: ['read'] });
+      const plain = await fresh.apiToken({ '*': { query: ['read'] } });
+      const query = (apl: string, token: string) => fresh.call('POST', '/v1/query/_apl?format=tabular', { apl }, token);
+      const r = await query("['axiom-audit'] | count", auditor);
+      const body = (await r.json()) as { tables: { columns: unknown[][] }[] };
+      expect(r.status, JSON.stringify(body)).toBe(200);
+      expect(body.tables[0]!.columns).toEqual([[0]]);
+      expect((await query("['axiom-audit']", plain)).status).toBe(403);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
   it('records who changed what and how it ended, refusals included, and never a secret', async () => {
     const made = await svc.call('POST', '/v2/users', { name: 'Eve', email: 'eve@example.com', role: 'none' });
     const eve = ((await made.json()) as { id: string }).id;

@@ -102,6 +102,9 @@ export async function startService(
   });
   const retention = new RetentionTask(store, cfg.retention.checkIntervalMs, log);
   try {
+    // The service's own datasets exist from the start: a query on them answers empty, not 404.
+    await audit.ensureDataset();
+    await alerting.scheduler.runLog.ensureDataset();
     await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
   } catch (e) {
     await store.close();

@@ -65,21 +65,23 @@ export class EventLog<T extends object> {
     return this.writing;
   }
 
+  /**
+   * Creates the dataset if it is missing: at start, so that it can be queried (empty) before its first
+   * record, and again before each batch, in case it was deleted meanwhile.
+   */
+  async ensureDataset(): Promise<void> {
+    if (this.store.hasDataset(this.dataset)) return;
+    await this.store
+      .createDataset({ name: this.dataset, description: this.opts.description, who: 'ferry', system: this.opts.system })
+      .catch((e: unknown) => {
+        if (!this.store.hasDataset(this.dataset)) throw e;
+      });
+  }
+
   private async write(batch: T[]): Promise<void> {
     const file = this.store.tempFile('ndjson');
     try {
-      if (!this.store.hasDataset(this.dataset)) {
-        await this.store
-          .createDataset({
-            name: this.dataset,
-            description: this.opts.description,
-            who: 'ferry',
-            system: this.opts.system,
-          })
-          .catch((e: unknown) => {
-            if (!this.store.hasDataset(this.dataset)) throw e;
-          });
-      }
+      await this.ensureDataset();
       await writeFile(file, batch.map((r) => JSON.stringify(r)).join('\n'));
       await this.store.ingestFile(this.dataset, file, 'ndjson');
       this.retries = 0;
