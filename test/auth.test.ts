@@ -281,6 +281,43 @@ describe('tokens', () => {
   });
 });
 
+describe('viewCapabilities', () => {
+  it('are stored and returned by create, get, list and regenerate, across a restart; a bad one is a 400', async () => {
+    const dir = tempDir();
+    let s = await startTestService({}, dir);
+    try {
+      const views = { errors: { query: ['read'] }, '*': { share: ['read', 'create'] } };
+      const made = (await (
+        await s.call('POST', '/v2/tokens', { name: 'viewer', datasetCapabilities: {}, viewCapabilities: views })
+      ).json()) as { id: string; viewCapabilities: unknown };
+      expect(made.viewCapabilities).toEqual(views);
+      const plain = (await (await s.call('POST', '/v2/tokens', { name: 'plain' })).json()) as {
+        viewCapabilities: unknown;
+      };
+      expect(plain.viewCapabilities).toEqual({});
+      const regen = (await (
+        await s.call('POST', `/v2/tokens/${made.id}/regenerate`, { existingTokenExpiresAt: new Date().toISOString() })
+      ).json()) as { id: string; viewCapabilities: unknown };
+      expect(regen.viewCapabilities).toEqual(views);
+      await s.close();
+      s = await startTestService({}, dir);
+      expect(
+        ((await (await s.call('GET', `/v2/tokens/${regen.id}`)).json()) as { viewCapabilities: unknown })
+          .viewCapabilities,
+      ).toEqual(views);
+      const listed = (await (await s.call('GET', '/v2/tokens')).json()) as { id: string; viewCapabilities: unknown }[];
+      expect(listed.find((t) => t.id === regen.id)?.viewCapabilities).toEqual(views);
+      for (const bad of [{ v: { query: ['write'] } }, { v: { constructor: ['read'] } }, { v: [] }]) {
+        const r = await s.call('POST', '/v2/tokens', { name: 'bad', viewCapabilities: bad });
+        expect(r.status, JSON.stringify(bad)).toBe(400);
+        expect(((await r.json()) as { message: string }).message).toMatch(/^viewCapabilities\.v/);
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('owner token', () => {
   it('is generated on first start into <data-dir>/admin-token with mode 0600, and reused', async () => {
     const dir = tempDir();

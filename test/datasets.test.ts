@@ -60,6 +60,24 @@ describe('datasets', () => {
     }
   });
 
+  it('keeps edgeDeployment and names its creator in who, whatever the credential', async () => {
+    const tokenSecret = await svc.apiToken({}, { datasets: ['create', 'read'] }, { name: 'terraform' });
+    const viaToken = (await (
+      await svc.call('POST', '/v2/datasets', { name: 'edge-a', edgeDeployment: 'cloud.eu-central-1.aws' }, tokenSecret)
+    ).json()) as Record<string, unknown>;
+    expect(viaToken).toMatchObject({ who: 'terraform', edgeDeployment: 'cloud.eu-central-1.aws' });
+    const user = await svc.userWithPat('admin', 'Grace');
+    const viaPat = (await (await svc.call('POST', '/v2/datasets', { name: 'edge-b' }, user.pat)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(viaPat.who).toBe('Grace');
+    expect(viaPat).not.toHaveProperty('edgeDeployment');
+    const bad = await svc.call('POST', '/v2/datasets', { name: 'edge-c', edgeDeployment: 5 });
+    expect(bad.status).toBe(400);
+    expect(await (await svc.call('GET', '/v2/datasets/edge-a')).json()).toEqual(viaToken);
+  });
+
   it('creates, gets, lists, updates and deletes on /v2 with every Dataset field', async () => {
     const created = await svc.call('POST', '/v2/datasets', { name: 'web-logs', description: 'nginx' });
     expect(created.status).toBe(200);
@@ -74,8 +92,11 @@ describe('datasets', () => {
       retentionDays: 0,
       useRetentionPeriod: false,
       mapFields: [],
-      who: 'owner',
+      // The spec's who: the name of the creator (the owner's user is named Owner).
+      who: 'Owner',
     });
+    // No edgeDeployment given: the key is omitted (the spec: omitted when empty).
+    expect(d).not.toHaveProperty('edgeDeployment');
 
     const got = await (await svc.call('GET', '/v2/datasets/web-logs')).json();
     expect(got).toEqual(d);

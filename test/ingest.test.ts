@@ -344,6 +344,31 @@ describe('time', () => {
   });
 });
 
+describe('the grouped event form', () => {
+  it('takes the time from time, the fields from data and each label as a field; other shapes stay events', async () => {
+    const ds = await freshDataset();
+    const body = [
+      { time: '2026-11-25T10:00:00Z', data: { msg: 'a', n: 1, o: { x: 2 } }, labels: { env: 'prod', n: 9 } },
+      { data: { msg: 'b' } },
+      { time: 1764064800, data: { msg: 'c' } },
+      { data: 'not an object', time: '2026-11-25T10:00:00Z' },
+      { data: { msg: 'e' }, extra: 1 },
+    ];
+    const { json } = await ingest(ds, JSON.stringify(body), { 'content-type': 'application/json' });
+    expect(json).toMatchObject({ ingested: 5, failed: 0 });
+    const events = await svc.store.readEvents(ds, { order: 'asc' });
+    const strip = (e: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(e).filter(([k, v]) => v !== null && !['_rowId', '_sysTime'].includes(k)));
+    const byMsg = new Map(events.map((e) => [e.msg ?? e['data.msg'] ?? e.data, strip(e)]));
+    // A label replaces a field of the same name, as X-Axiom-Event-Labels does.
+    expect(byMsg.get('a')).toEqual({ _time: '2026-11-25T10:00:00Z', msg: 'a', n: 9, 'o.x': 2, env: 'prod' });
+    expect(byMsg.get('b')).toMatchObject({ msg: 'b' });
+    expect(byMsg.get('c')).toEqual({ _time: '2025-11-25T10:00:00Z', msg: 'c' });
+    expect(byMsg.get('not an object')).toMatchObject({ data: 'not an object', time: '2026-11-25T10:00:00Z' });
+    expect(byMsg.get('e')).toMatchObject({ 'data.msg': 'e', extra: 1 });
+  });
+});
+
 describe('labels and processedBytes', () => {
   it('adds X-Axiom-Event-Labels to every event and counts their bytes', async () => {
     const ds = await freshDataset();

@@ -148,10 +148,6 @@ describe('monitors, notifiers and annotations API', () => {
         /^properties.slack.slackUrl must be an http or https URL/,
       ],
       [
-        { name: 'x', properties: { email: { emails: ['ops@example.com'] } } },
-        /^properties.email needs an SMTP server: set service.notifiers.smtp/,
-      ],
-      [
         { name: 'x', properties: { email: { emails: ['not an address'] } } },
         /^properties.email.emails has "not an address"/,
       ],
@@ -298,6 +294,21 @@ describe('monitors, notifiers and annotations API', () => {
     expect(svc.alerting.notifiers.get(pd.body.id as string)!.properties).toEqual({
       pagerduty: { routingKey: 'R-123', token: 'T-9' },
     });
+    // A snooze that has passed reads null (the spec: null when enabled), on every read.
+    const soon = new Date(Date.now() + 1500).toISOString();
+    const snoozed = await json(
+      await svc.call('POST', '/v2/notifiers', {
+        name: 'snoozed',
+        properties: { slack: { slackUrl: 'https://hooks.example.com/s' } },
+        disabledUntil: soon,
+      }),
+    );
+    expect(snoozed.body.disabledUntil).toBe(soon);
+    await new Promise((r) => setTimeout(r, 1600));
+    const sid = snoozed.body.id as string;
+    expect((await json(await svc.call('GET', `/v2/notifiers/${sid}`))).body.disabledUntil).toBeNull();
+    const all = (await json(await svc.call('GET', '/v2/notifiers'))).body as unknown as Record<string, unknown>[];
+    expect(all.find((n) => n.id === sid)?.disabledUntil).toBeNull();
     const m = await json(
       await svc.call('POST', '/v2/monitors', threshold({ name: 'kept', notifierIds: [pd.body.id, hook.body.id] })),
     );

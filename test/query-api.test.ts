@@ -104,6 +104,36 @@ describe('pagination over 10,000 events with equal timestamps', () => {
     });
   }
 
+  it("timestamp paging by the spec's rule (the bound moved 1 ns past the last row) ends with an empty page, even when the last row sits on the range's bound", async () => {
+    // Whole seconds here: the next bound is the last row's second plus or minus one nanosecond.
+    const step = (t: string, dir: 'asc' | 'desc') =>
+      dir === 'asc'
+        ? t.replace(/Z$/, '.000000001Z')
+        : `${new Date(Date.parse(t) - 1000).toISOString().slice(0, 19)}.999999999Z`;
+    const first = new Date(BASE).toISOString();
+    const last = new Date(BASE + (N / PER_TIMESTAMP - 1) * 1000).toISOString();
+    for (const dir of ['asc', 'desc'] as const) {
+      const seen: number[] = [];
+      let range = { startTime: first, endTime: last };
+      let pages = 0;
+      for (; pages < 100; pages++) {
+        const p = await page(`['pages'] | sort by _time ${dir} | take 1000`, range);
+        if (p.ids.length === 0) break;
+        seen.push(...p.ids);
+        const bound = step(p.times[p.times.length - 1]!, dir);
+        range = dir === 'asc' ? { ...range, startTime: bound } : { ...range, endTime: bound };
+      }
+      expect(pages, dir).toBe(N / 1000);
+      expect(new Set(seen).size, dir).toBe(N);
+      // The request that found the end had its start after its end.
+      const ns = (t: string) => {
+        const frac = /\.(\d+)Z$/.exec(t)?.[1] ?? '';
+        return BigInt(Date.parse(t.replace(/\.\d+Z$/, 'Z'))) * 1_000_000n + BigInt(frac.padEnd(9, '0') || '0');
+      };
+      expect(ns(range.startTime) > ns(range.endTime), `${dir}: ${JSON.stringify(range)}`).toBe(true);
+    }
+  });
+
   it('the cursor is also accepted as a query parameter, and includeCursor includes its row', async () => {
     const first = await page("['pages'] | take 5", RANGE);
     const r = await svc.call('POST', `/v1/datasets/_apl?format=tabular&cursor=${first.minCursor}`, {
@@ -117,9 +147,17 @@ describe('pagination over 10,000 events with equal timestamps', () => {
     expect(incl.ids).toEqual([9995, 9994, 9993, 9992, 9991]);
   });
 
-  it('the page size is the lowest of the query limit and the server default of 1000', async () => {
+  it('the page size is the lowest of the query limit, the request limit and the server default of 1000', async () => {
     expect((await page("['pages']", RANGE)).ids).toHaveLength(1000);
     expect((await page("['pages'] | take 20", RANGE)).ids).toHaveLength(20);
+    expect((await page("['pages'] | take 20", { ...RANGE, limit: 7 })).ids).toHaveLength(7);
+    expect((await page("['pages'] | take 5", { ...RANGE, limit: 7 })).ids).toHaveLength(5);
+    expect((await page("['pages']", { ...RANGE, limit: 2500 })).ids).toHaveLength(2500);
+    for (const limit of [0, -1, 1.5, '10', true]) {
+      const bad = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages']", ...RANGE, limit });
+      expect(bad.status, JSON.stringify(limit)).toBe(400);
+      expect(((await bad.json()) as { message: string }).message).toMatch(/^limit must be a positive integer/);
+    }
     const r = await svc.call('POST', '/v1/datasets/_apl?format=tabular', { apl: "['pages']", ...RANGE });
     const res = (await r.json()) as { status: { messages?: { code: string }[] } };
     expect(res.status.messages?.map((m) => m.code)).toContain('default_limit_warning');

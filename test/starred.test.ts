@@ -32,7 +32,8 @@ describe('starred queries', () => {
       dataset: 'http',
       who: 'someone-else',
       query: { apl: "['http'] | where ms > 500", startTime: 'now-1h', defaultOrder: [{ field: '_time', desc: true }] },
-      metadata: { color: 'red' },
+      // Any JSON object: nested values, numbers, booleans, null and lists come back as sent.
+      metadata: { color: 'red', pinned: true, order: 3, view: { chart: 'line', series: ['a', null] }, note: null },
     });
     expect(mine).toEqual({
       id: mine.id,
@@ -47,7 +48,7 @@ describe('starred queries', () => {
         libraries: null,
         queryOptions: {},
       },
-      metadata: { color: 'red' },
+      metadata: { color: 'red', pinned: true, order: 3, view: { chart: 'line', series: ['a', null] }, note: null },
     });
     const hers = await save(
       { name: 'errors', dataset: 'app', query: { apl: "['app'] | where level == 'error'" } },
@@ -121,7 +122,8 @@ describe('starred queries', () => {
       [{ query: { apl: 'print 1' } }, /^name is required/],
       [{ name: 'x', kind: 'stream', query: { apl: 'print 1' } }, /^kind must be "apl"/],
       [{ name: 'x', query: { apl: 'print 1', defaultLimit: 'ten' } }, /^query.defaultLimit must be a number/],
-      [{ name: 'x', query: { apl: 'print 1' }, metadata: { n: 1 } }, /^metadata must be an object of strings/],
+      [{ name: 'x', query: { apl: 'print 1' }, metadata: [1] }, /^metadata must be an object/],
+      [{ name: 'x', query: { apl: 'print 1' }, metadata: 'red' }, /^metadata must be an object/],
     ];
     for (const [body, message] of cases) {
       const r = await svc.call('POST', '/v2/apl-starred-queries', body);

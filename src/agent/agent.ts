@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { AgentConfig } from './config.js';
 import type { ServiceConfig } from '../service/config.js';
 import type { DatabaseHealth, RecordFailure, RunningService } from '../service/service.js';
+import { reloadSmtp } from '../service/smtp-reload.js';
 import { CounterBook } from './counters.js';
 import { renderMetrics } from './metrics.js';
 import { Pipeline } from './pipeline/pipeline.js';
@@ -153,12 +154,14 @@ export class Agent {
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed')
         ? 'failing'
         : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
-          // and so is alerting when a monitor cannot run, a notification could not be delivered or runs fall behind,
+          // and so is alerting when a monitor cannot run, a notification could not be delivered (mail held in the
+          // outbox included) or runs fall behind,
           // and the service when it could not write its audit trail or monitor runs, or reopens its database.
           sinks.some((s) => s.state === 'retrying') ||
             sources.some((s) => s.files === 0) ||
             !!monitors?.failing.length ||
             !!monitors?.lastNotificationFailure ||
+            !!monitors?.outbox ||
             !!monitors?.lastSkippedTick ||
             records.length > 0 ||
             !!database?.reopening
@@ -197,14 +200,22 @@ export class Agent {
     return this.pipeline.finished();
   }
 
-  /** Replaces the pipeline with the one of `next`. The service section needs a restart to change. */
+  /**
+   * Replaces the pipeline with the one of `next`, and the service's SMTP server (mail held in the outbox
+   * is then sent). The rest of the service section needs a restart to change.
+   */
   async reload(next: DaemonConfig): Promise<void> {
+    const withoutSmtp = (s: DaemonConfig['service']) => ({ ...s, notifiers: { ...s.notifiers, smtp: undefined } });
     if (
-      JSON.stringify(next.service) !== JSON.stringify(this.cfg.service) ||
+      JSON.stringify(withoutSmtp(next.service)) !== JSON.stringify(withoutSmtp(this.cfg.service)) ||
       JSON.stringify(next.agent.api) !== JSON.stringify(this.cfg.agent.api)
     ) {
-      this.log.warn('service and agent.api settings change only with a restart; reloading the pipeline only');
+      this.log.warn(
+        'service and agent.api settings change only with a restart (service.notifiers.smtp excepted); reloading the pipeline only',
+      );
     }
+    if (this.service && JSON.stringify(next.service.notifiers.smtp) !== JSON.stringify(this.cfg.service.notifiers.smtp))
+      await reloadSmtp(this.service, next.service.notifiers.smtp, this.log);
     await this.pipeline.stop(Date.now() + next.agent.shutdownTimeoutMs, false);
     try {
       this.pipeline = await Pipeline.start(next.agent, {
@@ -221,7 +232,10 @@ export class Agent {
       });
       throw e;
     }
-    this.cfg = { ...next, service: this.cfg.service };
+    this.cfg = {
+      ...next,
+      service: { ...this.cfg.service, notifiers: { ...this.cfg.service.notifiers, smtp: next.service.notifiers.smtp } },
+    };
     this.log.info({ sources: next.agent.sources.length, sinks: next.agent.sinks.length }, 'config reloaded');
   }
 

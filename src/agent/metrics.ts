@@ -130,6 +130,13 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
       {},
       c.suppressed,
     );
+    add(
+      'ferry_notifier_outbox_mails',
+      'gauge',
+      'Mails held in the outbox: no SMTP server is configured, or it refused them',
+      {},
+      alerting.outbound.outbox.count,
+    );
   }
   const mem = process.memoryUsage();
   const cpu = process.cpuUsage();

@@ -154,7 +154,8 @@ async function serve(argv: string[]): Promise<void> {
     allowPositionals: true,
     strict: true,
   });
-  const cfg = loadConfig(configArg('serve', values, positionals));
+  const file = configArg('serve', values, positionals);
+  const cfg = loadConfig(file);
   started = cfg;
   const listen = values.listen ?? process.env.FERRY_LISTEN;
   if (listen) cfg.service.listen = parseListen(listen, values.listen ? '--listen' : 'FERRY_LISTEN');
@@ -184,6 +185,24 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // service.notifiers.smtp is read again; the rest of the service section takes a restart.
+  const { reloadSmtp } = await import('../service/smtp-reload.js');
+  let reloading = Promise.resolve();
+  process.on('SIGHUP', () => {
+    reloading = reloading.then(async () => {
+      if (!file) return void log.warn('SIGHUP: ferry serve was started without a config file; nothing to reload');
+      let next: FerryConfig;
+      try {
+        next = loadConfigFile(file);
+      } catch (e) {
+        log.error({ err: e }, 'SIGHUP: the config is invalid; going on with the running one');
+        return;
+      }
+      await reloadSmtp(service, next.service.notifiers.smtp, log).catch((err: unknown) =>
+        log.error({ err }, 'SIGHUP: the SMTP server could not be set'),
+      );
+    });
+  });
 }
 
 async function agent(argv: string[]): Promise<void> {

@@ -1,4 +1,5 @@
 /** Starts and stops the embedded event service: store, tokens, retention and the HTTP listener. */
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from './config.js';
@@ -86,6 +87,7 @@ export async function startService(
   const alerting = await Alerting.open(store, engine, tokens, directory, log, {
     monitors: cfg.monitors,
     notifiers: cfg.notifiers,
+    outboxPath: join(cfg.dataDir, 'outbox', 'mail.ndjson'),
     clock: o.clock,
   });
   const app = buildServer({

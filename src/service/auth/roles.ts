@@ -10,6 +10,7 @@ import {
   type OrgCapabilities,
   type Rights,
 } from './capabilities.js';
+import { lookupTable } from '../../util/lookup.js';
 
 export type ViewCapabilities = Record<string, { query?: string[]; share?: string[] }>;
 
@@ -119,7 +120,7 @@ export function roleRights(r: RoleRecord): Rights {
 export function validateViewCapabilities(v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'object' || Array.isArray(v)) return 'viewCapabilities must be an object keyed by view name';
-  const allowed: Record<string, string[]> = { query: ['read'], share: ['create', 'read', 'delete'] };
+  const allowed = lookupTable<string[]>({ query: ['read'], share: ['create', 'read', 'delete'] });
   for (const [view, entry] of Object.entries(v as Record<string, unknown>)) {
     if (!entry || typeof entry !== 'object' || Array.isArray(entry))
       return `viewCapabilities.${view} must be an object`;

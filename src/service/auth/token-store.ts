@@ -6,6 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ConnOps, Database } from '../store/db.js';
 import type { DatasetCapabilities, OrgCapabilities } from './capabilities.js';
+import type { ViewCapabilities } from './roles.js';
 
 export interface TokenRecord {
   id: string;
@@ -13,6 +14,8 @@ export interface TokenRecord {
   description: string;
   datasetCapabilities: DatasetCapabilities;
   orgCapabilities: OrgCapabilities;
+  /** Stored and returned as given; Ferry has no views, so they grant nothing here. */
+  viewCapabilities: ViewCapabilities;
   /** RFC 3339, or null for no expiry. */
   expiresAt: string | null;
   createdAt: string;
@@ -22,6 +25,8 @@ export interface TokenRecord {
 const DDL = `CREATE TABLE IF NOT EXISTS ferry_tokens (
   id VARCHAR, name VARCHAR, description VARCHAR, hash VARCHAR, dataset_caps VARCHAR, org_caps VARCHAR,
   expires_at VARCHAR, created_at VARCHAR, created_by VARCHAR)`;
+/** Tokens made before viewCapabilities were kept have none. */
+const ADD_VIEW_CAPS = 'ALTER TABLE ferry_tokens ADD COLUMN IF NOT EXISTS view_caps VARCHAR';
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
@@ -47,6 +52,7 @@ export class TokenStore {
 
   private async load(c: ConnOps): Promise<void> {
     await c.run(DDL);
+    await c.run(ADD_VIEW_CAPS);
     const rows = await c.all('SELECT * FROM ferry_tokens');
     // Swapped in at once: a request checked meanwhile sees the tokens before or after, never none.
     this.byHash.clear();
@@ -59,6 +65,7 @@ export class TokenStore {
           description: (r.description as string) ?? '',
           datasetCapabilities: JSON.parse(r.dataset_caps as string),
           orgCapabilities: JSON.parse(r.org_caps as string),
+          viewCapabilities: r.view_caps ? JSON.parse(r.view_caps as string) : {},
           expiresAt: (r.expires_at as string | null) ?? null,
           createdAt: r.created_at as string,
           createdBy: r.created_by as string,
@@ -94,17 +101,22 @@ export class TokenStore {
     const secret = `xaat-${randomUUID()}`;
     const record: TokenRecord = { ...input, id: randomUUID(), createdAt: new Date().toISOString() };
     const hash = hashSecret(secret);
-    await this.db.run(`INSERT INTO ferry_tokens VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
-      record.id,
-      record.name,
-      record.description,
-      hash,
-      JSON.stringify(record.datasetCapabilities),
-      JSON.stringify(record.orgCapabilities),
-      record.expiresAt,
-      record.createdAt,
-      record.createdBy,
-    ]);
+    await this.db.run(
+      `INSERT INTO ferry_tokens (id, name, description, hash, dataset_caps, org_caps, expires_at, created_at, created_by, view_caps)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        record.id,
+        record.name,
+        record.description,
+        hash,
+        JSON.stringify(record.datasetCapabilities),
+        JSON.stringify(record.orgCapabilities),
+        record.expiresAt,
+        record.createdAt,
+        record.createdBy,
+        JSON.stringify(record.viewCapabilities),
+      ],
+    );
     this.remember(record, hash);
     return { record, secret };
   }

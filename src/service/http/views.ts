@@ -17,6 +17,7 @@ export function datasetView(d: DatasetRecord) {
     retentionDays: d.retentionDays,
     useRetentionPeriod: d.useRetentionPeriod,
     mapFields: d.mapFields,
+    ...(d.edgeDeployment ? { edgeDeployment: d.edgeDeployment } : {}),
   };
 }
 
@@ -38,6 +39,7 @@ export function tokenView(t: TokenRecord, secret?: string) {
     expiresAt: t.expiresAt,
     datasetCapabilities: t.datasetCapabilities,
     orgCapabilities: t.orgCapabilities,
+    viewCapabilities: t.viewCapabilities,
     samlAuthenticated: false,
     ...(secret ? { token: secret } : {}),
   };

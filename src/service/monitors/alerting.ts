@@ -36,6 +36,8 @@ import { type Clock, latestTick, MonitorScheduler, type MonitorState, systemCloc
 export interface AlertingOptions {
   monitors: MonitorsConfig;
   notifiers: NotifiersConfig;
+  /** Where mail waits while no SMTP server is configured. */
+  outboxPath: string;
   clock?: Clock;
 }
 
@@ -73,7 +75,7 @@ export class Alerting {
       AlertHistory.open(db),
     ]);
     const clock = o.clock ?? systemClock;
-    const out = outbound(o.notifiers);
+    const out = outbound(o.notifiers, o.outboxPath);
     const principalOf = (id: string) => principalFor(id, tokens, directory, clock.now());
     const stopping = new AbortController();
     const scheduler = new MonitorScheduler({
@@ -108,6 +110,13 @@ export class Alerting {
 
   start(): void {
     if (this.runsEnabled) this.scheduler.start();
+    // Mail held before a restart goes out once a server is there.
+    void this.outbound.flushOutbox().catch(() => undefined);
+  }
+
+  /** service.notifiers.smtp from a reloaded config: mail held meanwhile is sent through the new server. */
+  async setSmtp(smtp: NotifiersConfig['smtp']): Promise<void> {
+    await this.outbound.setSmtp(smtp);
   }
 
   /** Stops scheduling, ends retries, and waits for the runs in progress to be recorded. */
@@ -131,6 +140,7 @@ export class Alerting {
     failing: { id: string; name: string; error: string; since: string }[];
     lastNotificationFailure?: { time: string; monitorId: string; error: string };
     lastSkippedTick?: { time: string; monitorId: string; skippedTicks: number; delayMs: number };
+    outbox?: { mails: number; since: string; path: string; reason: string };
   } {
     const failing = this.monitors.list().flatMap((m) => {
       const last = this.states.get(m.id)?.lastRun;
@@ -145,6 +155,16 @@ export class Alerting {
       failing,
       ...(recent ? { lastNotificationFailure: recent } : {}),
       ...(behind ? { lastSkippedTick: behind } : {}),
+      ...(this.outbound.outbox.count > 0
+        ? {
+            outbox: {
+              mails: this.outbound.outbox.count,
+              since: this.outbound.outbox.since!,
+              path: this.outbound.outbox.path,
+              reason: 'not sent: no SMTP server is configured (service.notifiers.smtp), or it refused them',
+            },
+          }
+        : {}),
     };
   }
 

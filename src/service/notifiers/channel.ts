@@ -47,11 +47,10 @@ export interface MailMessage {
 /** What channels reach the world through; the service builds it from its config (service.notifiers). */
 export interface ChannelContext {
   post(url: URL, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
-  /** Sends a mail through service.notifiers.smtp; rejects when no SMTP server is set. */
+  /** Sends a mail through service.notifiers.smtp; without one, keeps it in the outbox and rejects saying so. */
   mail(m: MailMessage): Promise<void>;
   /** Base URLs of the hosted services, overridable for air-gapped hosts, proxies and tests. */
   urls: { pagerduty: string; opsgenie: string; opsgenieEu: string; discord: string };
-  smtpConfigured: boolean;
   /** Why a receiver's host (a name or an address) is refused now, if it is (notifiers/address-policy.ts). */
   refusal(host: string): string | undefined;
 }

@@ -60,10 +60,17 @@ export function readNotifierBody(
   };
 }
 
-/** What a client sees: secrets empty, and URLs that are credentials too unless `full` (it may change the notifier). */
-export function notifierView(n: Notifier, full: boolean): Record<string, unknown> {
+/**
+ * What a client sees: secrets empty, and URLs that are credentials too unless `full` (it may change the
+ * notifier); disabledUntil null once the snooze is over (the spec: null when enabled).
+ */
+export function notifierView(n: Notifier, full: boolean, nowMs: number): Record<string, unknown> {
   const { key, settings } = channelOf(n);
-  return { ...n, properties: { [key]: CHANNELS.get(key)!.view(settings as never, full) } };
+  return {
+    ...n,
+    disabledUntil: isSnoozed(n, nowMs) ? n.disabledUntil : null,
+    properties: { [key]: CHANNELS.get(key)!.view(settings as never, full) },
+  };
 }
 
 /** A snoozed notifier sends nothing until disabledUntil; its monitors go on running. */

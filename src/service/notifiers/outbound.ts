@@ -1,6 +1,7 @@
 /**
  * How notifiers reach the world: HTTP POSTs over kept-alive connections and mail through the configured
- * SMTP server (nodemailer: SMTP with STARTTLS, auth and pooling is a solved problem).
+ * SMTP server (nodemailer: SMTP with STARTTLS, auth and pooling is a solved problem), or into the outbox
+ * while none is configured.
  */
 import { createTransport } from 'nodemailer';
 import type { NotifiersConfig } from '../config.js';
@@ -8,12 +9,21 @@ import { isIP } from 'node:net';
 import { HttpPoster } from '../../util/http-post.js';
 import { AddressRefused, addressPolicy } from './address-policy.js';
 import { type ChannelContext, DeliveryError, type MailMessage } from './channel.js';
+import { MAX_HELD_MAILS, MailOutbox } from './outbox.js';
 
 export interface Outbound extends ChannelContext {
+  /** Mail held while no SMTP server is configured. */
+  outbox: MailOutbox;
+  /** A new SMTP server (on SIGHUP); once there is one, what the outbox holds is sent. */
+  setSmtp(smtp: NotifiersConfig['smtp']): Promise<void>;
+  /** Sends what the outbox holds, when an SMTP server is configured. */
+  flushOutbox(): Promise<{ sent: number; kept: number }>;
   close(): Promise<void>;
 }
 
-export function outbound(cfg: NotifiersConfig): Outbound {
+/** @param outboxPath where mail waits while no SMTP server is configured (in the data directory) */
+export function outbound(cfg: NotifiersConfig, outboxPath: string): Outbound {
+  const outbox = MailOutbox.open(outboxPath);
   const policy = addressPolicy(cfg.allowNetworks, cfg.denyNetworks);
   const posters = {
     'http:': new HttpPoster(new URL('http://localhost/'), { connections: 8, idleMs: 30_000, lookup: policy.lookup }),
@@ -24,9 +34,8 @@ export function outbound(cfg: NotifiersConfig): Outbound {
     const bare = host.replace(/^\[|\]$/g, '');
     return isIP(bare) ? policy.refusal(bare) : undefined;
   };
-  const smtp = cfg.smtp;
-  const transport =
-    smtp &&
+  type Smtp = NonNullable<NotifiersConfig['smtp']>;
+  const transportFor = (smtp: Smtp) =>
     createTransport({
       host: smtp.host,
       port: smtp.port,
@@ -38,6 +47,21 @@ export function outbound(cfg: NotifiersConfig): Outbound {
       greetingTimeout: cfg.timeoutMs,
       socketTimeout: cfg.timeoutMs,
     });
+  let smtp = cfg.smtp;
+  let transport = smtp && transportFor(smtp);
+  const send = async (m: MailMessage) => {
+    if (!transport || !smtp) throw new DeliveryError('no SMTP server is configured (service.notifiers.smtp)', false);
+    try {
+      await transport.sendMail({ from: smtp.from, to: m.to, subject: m.subject, text: m.text });
+    } catch (e) {
+      const code = (e as { responseCode?: number }).responseCode;
+      // 5xx replies are permanent (a refused recipient, failed auth); the rest may pass.
+      throw new DeliveryError(
+        `SMTP ${smtp.host}:${smtp.port}: ${(e as Error).message}`,
+        !(code !== undefined && code >= 500),
+      );
+    }
+  };
   return {
     urls: {
       pagerduty: cfg.urls.pagerduty,
@@ -45,7 +69,6 @@ export function outbound(cfg: NotifiersConfig): Outbound {
       opsgenieEu: cfg.urls.opsgenie_eu,
       discord: cfg.urls.discord,
     },
-    smtpConfigured: !!transport,
     refusal,
     async post(url, body, headers = {}) {
       const poster = posters[url.protocol as 'http:' | 'https:'];
@@ -66,17 +89,29 @@ export function outbound(cfg: NotifiersConfig): Outbound {
       }
     },
     async mail(m: MailMessage) {
-      if (!transport || !smtp) throw new DeliveryError('no SMTP server is configured (service.notifiers.smtp)', false);
-      try {
-        await transport.sendMail({ from: smtp.from, to: m.to, subject: m.subject, text: m.text });
-      } catch (e) {
-        const code = (e as { responseCode?: number }).responseCode;
-        // 5xx replies are permanent (a refused recipient, failed auth); the rest may pass.
+      if (transport) return send(m);
+      // Kept, not lost: sent once an SMTP server is configured (setSmtp).
+      if (!(await outbox.hold(m, new Date().toISOString())))
         throw new DeliveryError(
-          `SMTP ${smtp.host}:${smtp.port}: ${(e as Error).message}`,
-          !(code !== undefined && code >= 500),
+          `no SMTP server is configured (service.notifiers.smtp), and the outbox already holds ${MAX_HELD_MAILS} mails: not kept`,
+          false,
         );
-      }
+      throw new DeliveryError(
+        `not sent: no SMTP server is configured (service.notifiers.smtp); kept in the outbox (${outbox.path}), sent once one is`,
+        false,
+      );
+    },
+    outbox,
+    async setSmtp(next) {
+      if (JSON.stringify(next) === JSON.stringify(smtp)) return;
+      transport?.close();
+      smtp = next;
+      transport = next && transportFor(next);
+      if (transport) await this.flushOutbox();
+    },
+    async flushOutbox() {
+      if (!transport || outbox.count === 0) return { sent: 0, kept: outbox.count };
+      return outbox.flush(send);
     },
     async close() {
       await Promise.all([posters['http:'].close(), posters['https:'].close()]);

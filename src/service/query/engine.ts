@@ -173,8 +173,8 @@ export class QueryEngine {
     } catch (e) {
       throw new QueryInputError((e as Error).message);
     }
-    if (startNs !== undefined && endNs !== undefined && startNs > endNs)
-      throw new QueryInputError('startTime is after endTime');
+    // A start after the end is an empty range, not an error: timestamp paging asks for one once the last
+    // row it got sat on the bound (the spec's paging ends with an empty page).
     let cursor: Cursor | undefined;
     if (request.cursor) {
       cursor = decodeCursor(request.cursor);
@@ -216,11 +216,12 @@ export class QueryEngine {
             .map((d) => d.name)
             .filter((d) => request.canQuery(d)),
       });
-    let bound = bindWith(effectiveEnd - (startNs ?? effectiveEnd - 86_400_000_000_000n));
+    const rangeOf = (from: bigint) => (effectiveEnd > from ? effectiveEnd - from : 0n);
+    let bound = bindWith(rangeOf(startNs ?? effectiveEnd - 86_400_000_000_000n));
     if (startNs === undefined && bound.datasets.length > 0 && bound.usesRangeLength) {
       // No start: bin_auto and rate span the data actually there.
       const ex = await this.store.examine(bound.datasets, undefined, effectiveEnd);
-      if (ex.minNs !== undefined) bound = bindWith(effectiveEnd - ex.minNs);
+      if (ex.minNs !== undefined) bound = bindWith(rangeOf(ex.minNs));
     }
     for (const ds of bound.datasets) if (!request.canQuery(ds)) throw new QueryForbidden(ds);
     for (const st of [...bound.stages, ...(bound.totals ?? [])]) {

@@ -25,7 +25,7 @@ export interface StarredQuery {
   /** The id of the user (or API token) that saved it: set by the server from the caller. */
   who: string;
   query: AplRequest;
-  metadata: Record<string, string>;
+  metadata: Record<string, unknown>;
   dataset?: string;
   createdAt: string;
   /**
@@ -88,19 +88,15 @@ export function readStarredBody(body: unknown): StarredInput {
     throw new FieldError('kind', `must be "apl", not ${JSON.stringify(b.kind)}`);
   if (typeof b.name !== 'string' || b.name.trim() === '') throw new FieldError('name', 'is required');
   if (b.query === undefined) throw new FieldError('query', 'is required: {apl, startTime?, endTime?, …}');
+  // Any JSON object (the spec's metadata: object): clients keep their own settings in it.
   const metadata = b.metadata ?? {};
-  if (
-    typeof metadata !== 'object' ||
-    Array.isArray(metadata) ||
-    Object.values(metadata as object).some((x) => typeof x !== 'string')
-  )
-    throw new FieldError('metadata', 'must be an object of strings');
+  if (typeof metadata !== 'object' || Array.isArray(metadata)) throw new FieldError('metadata', 'must be an object');
   if (b.dataset !== undefined && b.dataset !== null && (typeof b.dataset !== 'string' || b.dataset === ''))
     throw new FieldError('dataset', 'must be a dataset name');
   return {
     name: b.name.trim(),
     query: readQuery(b.query),
-    metadata: metadata as Record<string, string>,
+    metadata: metadata as Record<string, unknown>,
     ...(typeof b.dataset === 'string' ? { dataset: b.dataset } : {}),
   };
 }

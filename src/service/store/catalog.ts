@@ -12,6 +12,8 @@ export const CATALOG_DDL = [
      name VARCHAR, tbl VARCHAR, description VARCHAR, kind VARCHAR, who VARCHAR,
      created VARCHAR, updated VARCHAR, retention_days INTEGER, use_retention BOOLEAN,
      map_fields VARCHAR, next_col INTEGER)`,
+  // Catalogs made before datasets kept their edge deployment gain the column, empty.
+  `ALTER TABLE ferry_datasets ADD COLUMN IF NOT EXISTS edge_deployment VARCHAR`,
   `CREATE TABLE IF NOT EXISTS ferry_fields (
      dataset VARCHAR, name VARCHAR, col VARCHAR, type VARCHAR, description VARCHAR, unit VARCHAR, hidden BOOLEAN)`,
 ];
@@ -37,6 +39,8 @@ export interface DatasetRecord {
   useRetentionPeriod: boolean;
   mapFields: string[];
   nextColumn: number;
+  /** Where the dataset's data is kept, as its creator named it ('' when not given). */
+  edgeDeployment: string;
 }
 
 export async function loadDatasets(c: ConnOps): Promise<DatasetRecord[]> {
@@ -53,6 +57,7 @@ export async function loadDatasets(c: ConnOps): Promise<DatasetRecord[]> {
     useRetentionPeriod: Boolean(r.use_retention),
     mapFields: JSON.parse((r.map_fields as string) || '[]') as string[],
     nextColumn: Number(r.next_col ?? 1),
+    edgeDeployment: (r.edge_deployment as string | null) ?? '',
   }));
 }
 
@@ -69,19 +74,24 @@ export async function loadFields(c: ConnOps, dataset: string): Promise<FieldReco
 }
 
 export async function insertDataset(c: ConnOps, d: DatasetRecord): Promise<void> {
-  await c.run(`INSERT INTO ferry_datasets VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
-    d.name,
-    d.table,
-    d.description,
-    d.kind,
-    d.who,
-    d.created,
-    d.updatedAt,
-    d.retentionDays,
-    d.useRetentionPeriod,
-    JSON.stringify(d.mapFields),
-    d.nextColumn,
-  ]);
+  await c.run(
+    `INSERT INTO ferry_datasets (name, tbl, description, kind, who, created, updated, retention_days, use_retention,
+       map_fields, next_col, edge_deployment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [
+      d.name,
+      d.table,
+      d.description,
+      d.kind,
+      d.who,
+      d.created,
+      d.updatedAt,
+      d.retentionDays,
+      d.useRetentionPeriod,
+      JSON.stringify(d.mapFields),
+      d.nextColumn,
+      d.edgeDeployment,
+    ],
+  );
 }
 
 export async function updateDataset(c: ConnOps, d: DatasetRecord): Promise<void> {

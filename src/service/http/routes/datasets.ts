@@ -1,6 +1,6 @@
 /** Dataset management: /v2/datasets (id = name) and the older /v1/datasets, plus fields and map fields. */
 import type { FastifyInstance } from 'fastify';
-import { canDataset, canSeeDataset, principalId } from '../../auth/capabilities.js';
+import { canDataset, canSeeDataset } from '../../auth/capabilities.js';
 import type { EventStore } from '../../store/event-store.js';
 import { parseDuration } from '../../../util/units.js';
 import { badRequest } from '../errors.js';
@@ -17,6 +17,7 @@ const createBody = {
     kind: { type: 'string' },
     retentionDays: { type: 'integer', minimum: 0 },
     useRetentionPeriod: { type: 'boolean' },
+    edgeDeployment: { type: 'string', maxLength: 256 },
   },
 } as const;
 
@@ -41,9 +42,17 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
     );
 
     app.post<{
-      Body: { name: string; description?: string; kind?: string; retentionDays?: number; useRetentionPeriod?: boolean };
+      Body: {
+        name: string;
+        description?: string;
+        kind?: string;
+        retentionDays?: number;
+        useRetentionPeriod?: boolean;
+        edgeDeployment?: string;
+      };
     }>(base, { schema: { body: createBody } }, async (req) => {
-      const d = await store.createDataset({ ...req.body, who: principalId(req.principal) });
+      // The spec's who: the name of the creator, as it was when the dataset was made.
+      const d = await store.createDataset({ ...req.body, who: req.principal.name });
       return datasetView(d);
     });
 

@@ -10,7 +10,8 @@ import { type Notifier, notifierView } from '../../notifiers/notifier.js';
 type IdParams = { Params: { id: string } };
 
 export function notifierRoutes(app: FastifyInstance, alerting: Alerting): void {
-  const view = (req: FastifyRequest, n: Notifier) => notifierView(n, alerting.seesWhole(req.principal, n));
+  const view = (req: FastifyRequest, n: Notifier) =>
+    notifierView(n, alerting.seesWhole(req.principal, n), Date.parse(alerting.nowIso()));
   app.get('/v2/notifiers', async (req) => {
     return alerting.notifiers
       .list()

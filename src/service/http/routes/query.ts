@@ -43,8 +43,13 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
     if (typeof body !== 'object' || Array.isArray(body))
       throw badRequest('the body must be a JSON object with an "apl" field');
     const cursor = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : q.cursor || undefined;
+    // The request's own page size: the rows are the lowest of it, the query's limit and the server's.
+    const limit = body.limit;
+    if (limit !== undefined && limit !== null && !(Number.isSafeInteger(limit) && (limit as number) > 0))
+      throw badRequest(`limit must be a positive integer (rows per page), not ${JSON.stringify(limit)}`);
     const request: QueryRequest = {
       apl: body.apl as string,
+      limit: typeof limit === 'number' ? limit : undefined,
       startTime: body.startTime,
       endTime: body.endTime,
       cursor,

@@ -8,6 +8,7 @@ import {
   principalId,
   validateCapabilities,
 } from '../../auth/capabilities.js';
+import { validateViewCapabilities, type ViewCapabilities } from '../../auth/roles.js';
 import type { TokenRecord, TokenStore } from '../../auth/token-store.js';
 import { badRequest, forbidden, notFoundError } from '../errors.js';
 import { tokenView } from '../views.js';
@@ -18,7 +19,7 @@ interface CreateToken {
   expiresAt?: string | null;
   datasetCapabilities?: DatasetCapabilities;
   orgCapabilities?: OrgCapabilities;
-  viewCapabilities?: unknown;
+  viewCapabilities?: ViewCapabilities | null;
 }
 
 const createSchema = {
@@ -72,7 +73,9 @@ function checkHolds(caller: Principal, t: TokenRecord, what: string): void {
 
 export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
   const create = async (creatorReq: FastifyRequest, body: CreateToken) => {
-    const problem = validateCapabilities(body.datasetCapabilities, body.orgCapabilities);
+    const problem =
+      validateCapabilities(body.datasetCapabilities, body.orgCapabilities) ??
+      validateViewCapabilities(body.viewCapabilities);
     if (problem) throw badRequest(problem);
     const datasetCapabilities = body.datasetCapabilities ?? {};
     const orgCapabilities = body.orgCapabilities ?? {};
@@ -85,6 +88,7 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
       description: body.description ?? '',
       datasetCapabilities,
       orgCapabilities,
+      viewCapabilities: body.viewCapabilities ?? {},
       expiresAt,
       createdBy: principalId(creatorReq.principal),
     });
@@ -140,6 +144,7 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenStore): void {
         description: old.description,
         datasetCapabilities: old.datasetCapabilities,
         orgCapabilities: old.orgCapabilities,
+        viewCapabilities: old.viewCapabilities,
       };
       const body = { ...base, expiresAt: req.body.newToken?.expiresAt ?? req.body.newTokenExpiresAt ?? null };
       // The old secret's time may be shortened, never lengthened: an expired token stays expired.

@@ -1,0 +1,144 @@
+/**
+ * E-mail notifiers without an SMTP server: accepted, their mail held in an outbox file in the data
+ * directory, counted in /health and /metrics and shown as not sent in the monitor's history, then sent once
+ * a server is configured: on SIGHUP (service.notifiers.smtp reloaded) or at the next start.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../src/cli/config.js';
+import { renderMetrics } from '../src/agent/metrics.js';
+import { tickPhaseMs } from '../src/service/monitors/scheduler.js';
+import { reloadSmtp } from '../src/service/smtp-reload.js';
+import { smtpReceiver } from './monitor-receivers.js';
+import { ADMIN, startTestService, tempDir, type TestService, walkingClock } from './helpers.js';
+
+const T0 = Date.parse('2026-03-01T00:00:00Z');
+const MIN = 60_000;
+const clock = walkingClock(T0);
+let smtp: Awaited<ReturnType<typeof smtpReceiver>>;
+let svc: TestService;
+const dir = tempDir();
+
+beforeAll(async () => {
+  smtp = await smtpReceiver();
+  const cfg = buildConfig({ service: { monitors: { enabled: false } } }, {});
+  svc = await startTestService({ monitors: cfg.service.monitors, notifiers: cfg.service.notifiers }, dir, { clock });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await smtp?.close();
+});
+
+describe('the mail outbox', () => {
+  it('holds mail while no SMTP server is set, says so everywhere, and sends it once one is configured', async () => {
+    await svc.createDataset('app');
+    const token = await svc.apiToken({ app: { ingest: ['create'] } });
+    const mail = await svc.call('POST', '/v2/notifiers', {
+      name: 'oncall',
+      properties: { email: { emails: ['oncall@example.com'] } },
+    });
+    const notifier = (await mail.json()) as { id: string };
+    expect(mail.status, JSON.stringify(notifier)).toBe(200);
+    await svc.call('POST', '/v1/ingest/app', [{ _time: new Date(T0).toISOString(), level: 'error' }], token);
+    clock.t = T0;
+    const m = (await (
+      await svc.call('POST', '/v2/monitors', {
+        name: 'errors',
+        type: 'Threshold',
+        aplQuery: "['app'] | summarize count() by bin(_time, 1m)",
+        operator: 'Above',
+        threshold: 0,
+        intervalMinutes: 1,
+        rangeMinutes: 5,
+        notifierIds: [notifier.id],
+      })
+    ).json()) as { id: string };
+    const phase = tickPhaseMs(svc.alerting.monitors.get(m.id)!);
+    clock.t = T0 + phase;
+    await svc.alerting.scheduler.arm(svc.alerting.monitors.get(m.id)!);
+    clock.t = T0 + MIN + phase;
+    await svc.alerting.scheduler.runDue();
+
+    // Not sent, and said so: the monitor's runs, /health's alerting, /metrics and the file in the data directory.
+    await svc.alerting.scheduler.runLog.flush();
+    const r = await svc.call('POST', '/v1/query/_apl?format=legacy', {
+      apl: `['ferry-monitor-runs'] | where monitorId == '${m.id}'`,
+      startTime: '2020-01-01T00:00:00Z',
+      endTime: '2030-01-01T00:00:00Z',
+    });
+    const run = ((await r.json()) as { matches: { data: Record<string, unknown> }[] }).matches[0]!.data;
+    expect(run, JSON.stringify(run)).toMatchObject({ state: 'triggered', notified: 0, notificationsFailed: 1 });
+    expect(run.notificationError).toMatch(/not sent: no SMTP server is configured .*kept in the outbox/);
+    const health = svc.alerting.health();
+    expect(health.outbox).toMatchObject({ mails: 1, path: join(dir, 'outbox', 'mail.ndjson') });
+    expect(health.lastNotificationFailure?.error).toMatch(/kept in the outbox/);
+    expect(renderMetrics(undefined, svc)).toMatch(/^ferry_notifier_outbox_mails 1$/m);
+    const held = readFileSync(join(dir, 'outbox', 'mail.ndjson'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(held).toHaveLength(1);
+    expect(JSON.parse(held[0]!)).toMatchObject({ to: ['oncall@example.com'], subject: '[Triggered] errors' });
+    expect(smtp.mails).toHaveLength(0);
+
+    // The server arrives (what SIGHUP does with service.notifiers.smtp): the held mail goes out.
+    const server = {
+      host: '127.0.0.1',
+      port: smtp.port,
+      secure: false,
+      starttls: 'off' as const,
+      from: 'ferry@example.com',
+    };
+    await reloadSmtp(svc, server, pino({ level: 'silent' }));
+    expect(smtp.mails).toHaveLength(1);
+    expect(smtp.mails[0]!).toMatchObject({ from: 'ferry@example.com', to: ['oncall@example.com'] });
+    expect(smtp.mails[0]!.data).toMatch(/Subject: \[Triggered\] errors/);
+    expect(svc.alerting.health().outbox).toBeUndefined();
+    expect(existsSync(join(dir, 'outbox', 'mail.ndjson'))).toBe(false);
+    expect(renderMetrics(undefined, svc)).toMatch(/^ferry_notifier_outbox_mails 0$/m);
+  });
+
+  it('ferry serve sends what the outbox held once SIGHUP brings an SMTP server, and says how many', async () => {
+    const data = tempDir();
+    mkdirSync(join(data, 'outbox'), { recursive: true });
+    const mail = {
+      at: '2026-03-01T00:00:00.000Z',
+      to: ['night@example.com'],
+      subject: '[Triggered] disk',
+      text: 'full\n',
+    };
+    writeFileSync(join(data, 'outbox', 'mail.ndjson'), `${JSON.stringify(mail)}\n`);
+    const config = join(data, 'ferry.yaml');
+    const base = `service:\n  listen: 127.0.0.1:0\n  data_dir: ${data}\n  memory_limit: 256MB\n`;
+    writeFileSync(config, base);
+    const child = spawn(process.execPath, ['dist/src/cli/main.js', 'serve', '-c', config], {
+      env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const until = async (what: string, cond: () => boolean) => {
+      for (let i = 0; i < 300 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(cond(), `${what}: ${out}`).toBe(true);
+    };
+    try {
+      await until('listening', () => out.includes('event service listening'));
+      const before = smtp.mails.length;
+      writeFileSync(
+        config,
+        `${base}  notifiers:\n    smtp: { host: 127.0.0.1, port: ${smtp.port}, from: ferry@example.com, starttls: "off" }\n`,
+      );
+      child.kill('SIGHUP');
+      await until('the held mail sent', () => smtp.mails.length > before);
+      expect(smtp.mails.at(-1)!).toMatchObject({ to: ['night@example.com'] });
+      await until('the reload logged', () => out.includes('service.notifiers.smtp reloaded'));
+      expect(out).toMatch(/"outboxSent":1,"outboxHeld":0/);
+      expect(existsSync(join(data, 'outbox', 'mail.ndjson'))).toBe(false);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+});
