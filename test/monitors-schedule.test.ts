@@ -54,7 +54,7 @@ beforeAll(async () => {
   await start();
   for (const d of ['t1', 't2', 't3', 't4', 't5', 't6']) await svc.createDataset(d);
   ingestToken = await svc.apiToken({ '*': { ingest: ['create'] } });
-  // The fields the monitors name exist before the monitors (a query naming an unknown field is refused).
+  // The fields most monitors name exist before them (one test makes a monitor before its field).
   const long = new Date(T0 - 30 * 86_400_000).toISOString();
   await ingest('t2', [{ _time: long, host: 'old' }]);
   await ingest('t4', [{ _time: long, level: 'debug', msg: 'old' }]);
@@ -288,6 +288,51 @@ describe('monitor schedule', () => {
       ['Closed', 'Current value of 1 is no longer above the threshold value of 100'],
     ]);
     expect(fromHook('/nodata-quiet').map((r) => (r.json() as { action: string }).action)).toEqual(['Open']);
+  });
+
+  it('a monitor made before its data (the dataset exists, the field not yet) is accepted; its runs report the missing field until it arrives', async () => {
+    await svc.createDataset('later');
+    const wh = await post('/v2/notifiers', { name: 'later', properties: { webhook: { url: `${hook.url}/later` } } });
+    const { id, tick } = await monitor({
+      name: 'slow requests',
+      type: 'Threshold',
+      aplQuery: "['later'] | where duration_ms > 500 | summarize avg(duration_ms) by bin(_time, 1m)",
+      operator: 'Above',
+      threshold: 0,
+      notifierIds: [wh.id],
+    });
+    await tick.run(1);
+    const first = (await runs(id)).at(-1)!;
+    expect(first).toMatchObject({ state: 'error' });
+    expect(first.error).toMatch(/unknown column or variable "duration_ms"/);
+    expect(svc.alerting.health().failing.map((f) => f.id)).toContain(id);
+    await ingest('later', [{ _time: new Date(tick.at(2) - 5000).toISOString(), duration_ms: 900 }]);
+    await tick.run(2);
+    const second = (await runs(id)).at(-1)!;
+    expect(second).toMatchObject({ state: 'triggered', value: 900, error: null });
+    expect(fromHook('/later').map((r) => (r.json() as { action: string }).action)).toEqual(['Open']);
+    // What a type cannot take is still refused at once, naming what it may use.
+    const r = await svc.call('POST', '/v2/monitors', {
+      name: 'bad',
+      type: 'MatchEvent',
+      aplQuery: "['later'] | where not_yet == 1 | summarize count()",
+      intervalMinutes: 1,
+      rangeMinutes: 1,
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { message: string }).message).toMatch(
+      /^aplQuery does not fit a MatchEvent monitor: .*may only use where, extend, project/,
+    );
+    const missing = await svc.call('POST', '/v2/monitors', {
+      name: 'nowhere',
+      type: 'Threshold',
+      aplQuery: "['not-made-yet'] | summarize count()",
+      threshold: 1,
+      operator: 'Above',
+      intervalMinutes: 1,
+      rangeMinutes: 1,
+    });
+    expect(missing.status).toBe(400);
   });
 
   it('MatchEvent: each matching event is notified once, windows neither overlap nor leave gaps, and the caps hold', async () => {

@@ -119,6 +119,7 @@ export class Expressions {
     if (letValue?.kind === 'scalar') return letValue.expr;
     if (letValue) this.scope.fail(`"${e.name}" is a table, not a scalar`, e.pos);
     if (!e.quoted && e.name === 'null') return { k: 'lit', type: 'dynamic', value: null };
+    if (this.scope.opts.unknownNames === 'null') return { k: 'lit', type: 'dynamic', value: null };
     return this.scope.fail(`unknown column or variable "${e.name}"`, e.pos);
   }
 

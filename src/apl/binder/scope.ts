@@ -27,6 +27,11 @@ export interface BindOptions {
    * millions of terms or operators. Each is refused naming `setting` (the caller's name for the limit).
    */
   limits?: BindLimits;
+  /**
+   * A name that is no column and no let: an error (a query), or a dynamic null (a monitor saved before its
+   * data arrived: its runs report the missing field until it exists).
+   */
+  unknownNames?: 'error' | 'null';
 }
 
 export interface BindLimits {

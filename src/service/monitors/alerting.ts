@@ -288,11 +288,14 @@ export class Alerting {
     const end = this.clock.now();
     let prepared;
     try {
+      // Fields the datasets do not have yet bind as null here: terraform makes datasets, then monitors, and
+      // the data comes later. Runs bind strictly and report a missing field until it exists.
       prepared = await this.engine.prepare({
         apl: m.aplQuery,
         startTime: new Date(end - m.rangeMinutes * 60_000).toISOString(),
         endTime: new Date(end).toISOString(),
         canQuery: (ds) => canDataset(p, ds, 'query', 'read'),
+        unknownNames: 'null',
       });
     } catch (e) {
       if (e instanceof AplError || e instanceof QueryInputError)

@@ -71,8 +71,10 @@ export interface QueryRequest {
   endTime?: unknown;
   cursor?: string;
   includeCursor?: boolean;
-  /** A page size given by the request (legacy endpoint `limit`). */
+  /** A page size given by the request (the body's `limit`). */
   limit?: number;
+  /** Names that are no column bound as null instead of refused (checking a monitor saved before its data). */
+  unknownNames?: 'null';
   /** The result shows each event's _sysTime (legacy format). */
   sysTime?: boolean;
   /**
@@ -205,6 +207,7 @@ export class QueryEngine {
         nowNs,
         binAutoNs: binAutoSize(rangeNs),
         rangeNs,
+        unknownNames: request.unknownNames,
         limits: {
           terms: { max: this.limits.maxExpressionTerms, setting: 'service.query_limits.max_expression_terms' },
           depth: { max: this.limits.maxExpressionDepth, setting: 'service.query_limits.max_expression_depth' },
