@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /**
  * Every route, walked with identities holding each built-in role and API tokens each missing one
  * capability: the route answers 401 for a bad token, 403 where its entry in ROUTE_RIGHTS is not met (and
@@ -541,6 +542,254 @@ describe('the table of rights', () => {
     // What was accepted reads back: every list still answers.
     for (const list of LISTS) expect((await svc.call('GET', list)).status, `${list}, ${replay}`).toBe(200);
   }, 120_000);
+});
+
+/**
+ * Valid but unusual values of every documented request field, route by route: each is sent on its own into
+ * the route's ordinary body and must be taken (2xx), and, where the answer carries the field, come back as
+ * sent (or as `back` says it is normalised). Wrong types are the hostile walk's; these are values a
+ * careful client sends and Axiom takes. A field the README documents for a route must have an entry.
+ */
+interface Unusual {
+  send: unknown | (() => unknown);
+  /** What the answer holds for it, when not what was sent (undefined: not checked). */
+  back?: unknown;
+  /** Compare the answer's field (default: when the answer is a resource with an id, or has the field). */
+  check?: boolean;
+}
+const FAR = '2999-01-01T00:00:00Z';
+const PAST = '2001-01-01T00:00:00Z';
+const same = (...values: unknown[]): Unusual[] => values.map((send) => ({ send }));
+const DATASET_FIELDS: Record<string, Unusual[]> = {
+  name: [
+    { send: () => `a${uniq()}-x_y.z`, check: false },
+    { send: () => `${uniq()}${'n'.repeat(60)}`, check: false },
+  ],
+  description: same('', 'ünïcode 💥 "quoted" \\ back', 'x'.repeat(5000)),
+  kind: same('axiom:events:v1', 'otel:logs:v1', 'otel:traces:v1', 'otel:metrics:v1'),
+  retentionDays: same(0, 3650),
+  useRetentionPeriod: same(false),
+  edgeDeployment: [{ send: 'cloud.eu-central-1.aws' }, { send: '', check: false }],
+};
+const UPDATE_FIELDS: Record<string, Unusual[]> = {
+  description: same('', '💥'),
+  retentionDays: same(0, 3650),
+  useRetentionPeriod: same(false),
+};
+const UNUSUAL: Record<string, Record<string, Unusual[]>> = {
+  'POST /v2/datasets': DATASET_FIELDS,
+  'POST /v1/datasets': DATASET_FIELDS,
+  'PUT /v2/datasets/:id': UPDATE_FIELDS,
+  'PUT /v1/datasets/:id': UPDATE_FIELDS,
+  'POST /v2/datasets/:id/trim': { maxDuration: same('1ns', '0s', '87600h', '1h30m') },
+  'POST /v1/datasets/:id/trim': { maxDuration: same('1ns', '87600h') },
+  'PUT /v2/datasets/:id/fields/:field': {
+    description: same('', '💥'),
+    unit: same('', 'ms', 'By/s'),
+    hidden: same(true, false),
+  },
+  'POST /v2/datasets/:id/mapfields': { name: same('a.b', 'Attrs', 'x-y') },
+  'POST /v1/query/_apl': {
+    apl: same('print x = 1', "['logs'] | where msg == '💥' | take 1"),
+    startTime: same('now-1d', '1970-01-01T00:00:00Z', FAR),
+    endTime: same('now', FAR),
+    cursor: same(''),
+    includeCursor: same(false, true),
+    limit: same(1, 50_000),
+  },
+  'POST /v1/datasets/:dataset/query': {
+    startTime: same('2020-01-01T00:00:00Z', 'now-1h'),
+    endTime: same('2100-01-01T00:00:00Z', 'now'),
+    limit: same(1, 0),
+    order: same([{ field: '_time', desc: false }], []),
+    project: same([{ field: 'msg', alias: 'm' }], []),
+    filter: same({ op: 'and', children: [] }, { op: 'contains', field: 'msg', value: 'ell' }),
+    aggregations: same([{ op: 'count', alias: 'n' }], []),
+    groupBy: same([], ['msg']),
+    resolution: same('auto', '1m'),
+    virtualFields: same([{ alias: 'v', expr: 'strlen(msg)' }], []),
+    cursor: same(''),
+    includeCursor: same(false),
+  },
+  'PUT /v2/user': { name: same('Zoë 💥', 'x'.repeat(200)) },
+  'POST /v2/users': {
+    name: same('Zoë 💥', "O'Brien"),
+    email: [{ send: () => `first.last+${uniq()}@sub.example.co.uk`, check: false }],
+    role: [
+      { send: 'read-only', check: false },
+      { send: 'none', check: false },
+    ],
+  },
+  'PUT /v2/users/:id': { name: same('Zoë 💥', 'x'.repeat(200)) },
+  'PUT /v2/users/:id/role': { role: [{ send: 'read-only', check: false }] },
+  'POST /v2/users/:id/tokens': {
+    name: same('💥'),
+    expiresAt: [{ send: FAR, back: '2999-01-01T00:00:00.000Z' }, { send: null }],
+  },
+  'POST /v2/tokens': {
+    name: same('💥 token', 'x'.repeat(200)),
+    description: same('', 'for terraform'),
+    expiresAt: [
+      { send: FAR, back: '2999-01-01T00:00:00.000Z' },
+      { send: null },
+      { send: '0001-01-01T00:00:00Z', back: null },
+    ],
+    datasetCapabilities: same({}, { '*': { query: ['read'] } }, { logs: { ingest: ['create'], query: ['read'] } }),
+    orgCapabilities: same({}, { annotations: ['read'] }),
+    viewCapabilities: same({}, { errors: { query: ['read'] } }),
+  },
+  'POST /v2/tokens/:id/regenerate': {
+    existingTokenExpiresAt: [{ send: () => new Date().toISOString(), check: false }],
+    newTokenExpiresAt: [
+      { send: FAR, check: false },
+      { send: null, check: false },
+    ],
+  },
+  'POST /v2/rbac/roles': {
+    name: [{ send: () => `Role ${uniq()} 💥` }],
+    description: same('', '💥'),
+    members: same([]),
+    datasetCapabilities: same({}, { '*': { query: ['read'] } }),
+    orgCapabilities: same({}, { monitors: ['read'] }),
+    viewCapabilities: same({}, { errors: { query: ['read'] } }),
+  },
+  'POST /v2/rbac/groups': {
+    name: [{ send: () => `Group ${uniq()} 💥` }],
+    description: same('', '💥'),
+    members: same([]),
+    roles: same([], ['read-only']),
+  },
+  'POST /v2/monitors': {
+    name: same('💥 monitor', 'x'.repeat(200)),
+    description: same('', '💥'),
+    aplQuery: same(
+      "['logs'] | where msg contains 'x' | summarize count()",
+      "['logs'] | summarize count() by bin(_time, 1m)",
+    ),
+    operator: same('Below', 'BelowOrEqual', 'AboveOrEqual'),
+    threshold: same(0, -1.5, 1e9),
+    columnName: same(''),
+    alertOnNoData: same(true),
+    notifyByGroup: same(true),
+    notifyEveryRun: same(true),
+    resolvable: same(false),
+    skipResolved: same(true),
+    notifierIds: same([]),
+    intervalMinutes: same(1, 43_200),
+    rangeMinutes: same(1, 43_200),
+    secondDelay: same(0, 86_400),
+    triggerFromNRuns: same(1, 100),
+    triggerAfterNPositiveResults: same(1),
+    compareDays: same(0),
+    tolerance: same(0, 100),
+    disabled: same(true, false),
+    disabledUntil: [
+      { send: FAR, back: '2999-01-01T00:00:00.000Z' },
+      { send: null },
+      { send: '0001-01-01T00:00:00Z', back: null },
+    ],
+    type: [{ send: 'Threshold' }],
+    mplQuery: [{ send: '' }],
+  },
+  'POST /v2/notifiers': {
+    name: same('💥 notifier', 'x'.repeat(200)),
+    properties: [
+      { send: { email: { emails: ['oncall+alerts@example.com', 'lead@example.com'] } } },
+      { send: { webhook: { url: 'https://hooks.example.com/a?b=c' } } },
+      { send: { discord: { discordChannel: '123', discordToken: 'bot-x' } }, check: false },
+      { send: { opsgenie: { apiKey: 'k', isEU: true } }, check: false },
+    ],
+    disabledUntil: [{ send: FAR, back: '2999-01-01T00:00:00.000Z' }, { send: PAST, back: null }, { send: null }],
+  },
+  'POST /v2/annotations': {
+    type: same('deploy', 'production-deploy-2', 'a'),
+    datasets: same(['logs']),
+    title: same('', '💥 v1.2.3'),
+    description: same('', 'x'.repeat(5000)),
+    url: same('some-url', 'https://example.com/r/1?x=y#z', ''),
+    time: [{ send: '2020-01-01T00:00:00Z', back: '2020-01-01T00:00:00.000Z' }],
+    endTime: [{ send: FAR, back: '2999-01-01T00:00:00.000Z' }, { send: null }],
+  },
+  'POST /v2/apl-starred-queries': {
+    kind: same('apl'),
+    name: same('💥 saved', 'x'.repeat(200)),
+    query: [
+      { send: { apl: "['logs'] | take 1", startTime: 'now-1h', endTime: 'now' }, check: false },
+      { send: { apl: "['logs'] | count", defaultOrder: [{ field: '_time', desc: true }] }, check: false },
+    ],
+    metadata: same({}, { color: 'red', pinned: true, n: 3, nested: { list: [1, 'a', null] } }),
+    dataset: same('logs'),
+  },
+};
+// Updates take what creates take.
+for (const base of [
+  '/v2/rbac/roles',
+  '/v2/rbac/groups',
+  '/v2/monitors',
+  '/v2/notifiers',
+  '/v2/annotations',
+  '/v2/apl-starred-queries',
+])
+  UNUSUAL[`PUT ${base}/:id`] = UNUSUAL[`POST ${base}`]!;
+
+describe('valid but unusual values', () => {
+  it('every documented field of every route with a body takes valid but unusual values, and gives them back', async () => {
+    const wrong: string[] = [];
+    let sent = 0;
+    for (const [route, fields] of Object.entries(UNUSUAL)) {
+      const [method] = route.split(' ') as [string];
+      for (const [field, values] of Object.entries(fields)) {
+        for (const v of values) {
+          const t = await SPECS[route]!.make(fx, true);
+          const value = typeof v.send === 'function' ? (v.send as () => unknown)() : v.send;
+          const body = { ...(t.body as Record<string, unknown>), [field]: value };
+          const r = await send(ADMIN, method, { ...t, body });
+          sent++;
+          const text = await r.text();
+          const what = `${route} with ${field} = ${JSON.stringify(value).slice(0, 80)}`;
+          if (r.status >= 300) {
+            wrong.push(`${what}: ${r.status} ${text.slice(0, 200)}`);
+            continue;
+          }
+          if (v.check === false || !text) continue;
+          const answer = JSON.parse(text) as Record<string, unknown>;
+          // A resource (it has an id) gives back every field it took; other answers only those they echo.
+          if (!Object.hasOwn(answer, field) && !(v.check ?? typeof answer.id === 'string')) continue;
+          const expected = Object.hasOwn(v, 'back') ? v.back : value;
+          if (JSON.stringify(answer[field]) !== JSON.stringify(expected))
+            wrong.push(`${what}: answered ${JSON.stringify(answer[field])?.slice(0, 120)}`);
+        }
+      }
+    }
+    expect(sent).toBeGreaterThan(200);
+    expect(wrong).toEqual([]);
+  }, 180_000);
+
+  it("covers every field the README's table of routes documents", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const missing: string[] = [];
+    for (const line of readme.split('\n').filter((l) => l.startsWith('| `'))) {
+      const cell = line.split(' | ')[0]!;
+      // "`POST /v2/datasets` `{name, description?, …}`": each route with the body written right after it.
+      for (const m of cell.matchAll(/`([A-Z/]+) ([^`\s]+)`(?: `\{([^}`]*)\}`)?/g)) {
+        if (!m[3]) continue;
+        const names = m[3]
+          .split(',')
+          .map((f) => /^\s*([A-Za-z]+)/.exec(f)?.[1])
+          .filter((f): f is string => !!f);
+        const path = m[2]!.replace(/\{(\w+)\}/g, ':$1');
+        for (const method of m[1]!.split('/').filter((x) => x === 'POST' || x === 'PUT')) {
+          const route = Object.keys(UNUSUAL).find((r) => r === `${method} ${path}`);
+          if (!route) {
+            if (SPECS[`${method} ${path}`]) missing.push(`${method} ${path} (no entry)`);
+            continue;
+          }
+          for (const n of names) if (!UNUSUAL[route]![n]) missing.push(`${route} ${n}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
 });
 
 /** A value of any JSON kind a client might send by mistake or malice. */

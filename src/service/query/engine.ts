@@ -73,6 +73,11 @@ export interface QueryRequest {
   includeCursor?: boolean;
   /** A page size given by the request (the body's `limit`). */
   limit?: number;
+  /**
+   * 64-bit integers beyond 2^53 come back as BigInt (written as exact JSON number text by the HTTP
+   * answer, util/exact-json.ts), not rounded to the nearest double. Off for JavaScript consumers (monitors).
+   */
+  exactIntegers?: boolean;
   /** Names that are no column bound as null instead of refused (checking a monitor saved before its data). */
   unknownNames?: 'null';
   /** The result shows each event's _sysTime (legacy format). */
@@ -374,13 +379,14 @@ export class QueryEngine {
     }
     const rowCount = cols[0]?.length ?? 0;
     const truncated = rowCount > limit;
-    const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last);
+    const exact = p.request.exactIntegers === true;
+    const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last, exact);
     const tables = [table];
     if (bound.totals) {
       const totals = compile(bound.totals, { ...runOpts, limit: MAX_ROWS });
       const tcols = await this.read(totals.sql, deadline);
       const tl = bound.totals[bound.totals.length - 1]!.out;
-      tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, true));
+      tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, exact, true));
     }
     if (truncated && defaulted) {
       messages.push({
@@ -474,9 +480,10 @@ export class QueryEngine {
     n: number,
     rowIdentity: boolean,
     rel: BoundStage['out'],
+    exact: boolean,
     totals = false,
   ): ResultTable {
-    const values = columns.map((c, i) => (cols[i] ?? []).slice(0, n).map((v) => jsonValue(v, c)));
+    const values = columns.map((c, i) => (cols[i] ?? []).slice(0, n).map((v) => jsonValue(v, c, exact)));
     let rows: ResultTable['rows'];
     if (rowIdentity) {
       const base = columns.length;
@@ -563,14 +570,16 @@ function timeOrderOf(stages: BoundStage[]): boolean | undefined {
   return undefined;
 }
 
-/** A DuckDB value as JSON carries it in results. */
-function jsonValue(v: unknown, c: BoundColumn): unknown {
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A DuckDB value as JSON carries it in results; `exact` keeps a 64-bit integer past 2^53 a BigInt. */
+function jsonValue(v: unknown, c: BoundColumn, exact: boolean): unknown {
   if (v === null || v === undefined) return null;
   switch (c.type) {
     case 'datetime':
       return formatRfc3339Nano(BigInt(v as bigint));
     case 'long':
-      return Number(v);
+      return exact && typeof v === 'bigint' && (v > MAX_EXACT || v < -MAX_EXACT) ? v : Number(v);
     case 'real':
       return typeof v === 'number' && !Number.isFinite(v) ? null : Number(v);
     case 'dynamic':

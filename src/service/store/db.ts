@@ -2,6 +2,7 @@ import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction, JSDuckDBVa
 import { DEADLINE_VARIABLE } from '../../sql/deadline.js';
 import { sqlText } from '../../sql/quote.js';
 import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
+import './duckdb-text.js';
 
 /** A serialising lock: DuckDB connections run one statement at a time, and some work must not interleave. */
 export class Mutex {

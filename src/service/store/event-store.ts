@@ -39,6 +39,7 @@ import {
   sqlString,
   type SchemaField,
   TBIT_MACRO,
+  collisionsQuery,
 } from './ingest-plan.js';
 import { sqlIdent } from '../../sql/quote.js';
 import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
@@ -110,6 +111,8 @@ export interface IngestResult {
   ingested: number;
   failed: number;
   failures: IngestFailure[];
+  /** Events stored with a value set aside: two inputs named one field (README: Fields and types). */
+  collisions: number;
 }
 
 export interface ReadOptions {
@@ -605,6 +608,7 @@ export class EventStore {
     const first = shape.firstQuery();
     shape.absorb(first, await c.all(first.sql), true);
     for (let q = shape.nextQuery(); q; q = shape.nextQuery()) shape.absorb(q, await c.all(q.sql), false);
+    await this.widenOverflowingIntegers(c, shape);
 
     const { total, malformed, notObject } = shape.counts;
     const objects = total - malformed - notObject;
@@ -613,7 +617,9 @@ export class EventStore {
     if (inserted > 0) this.maybeCheckpoint();
     const failed = total - inserted;
     const failures = failed > 0 ? await this.listFailures(c, opts, receivedNs) : [];
-    return { ingested: inserted, failed, failures };
+    const collisionsSql = inserted > 0 ? collisionsQuery(shape) : undefined;
+    const collisions = collisionsSql ? Number((await c.all(collisionsSql))[0]?.n ?? 0) : 0;
+    return { ingested: inserted, failed, failures, collisions };
   }
 
   /**
@@ -650,6 +656,26 @@ export class EventStore {
   }
 
   /** Holding the dataset's lock alone: adds and widens the columns the batch needs, in one transaction. */
+  /**
+   * json_type() calls every non-negative integer UBIGINT, so an integer past int64 (a uint64 id, 2^63) is
+   * typed integer and its BIGINT cast would store null. A batch whose text holds a run of 19 digits is
+   * asked which integer paths overflow; those are stored as floats, as a JSON parser would read them.
+   */
+  private async widenOverflowingIntegers(c: ConnOps, shape: BatchShape): Promise<void> {
+    const ints = [...shape.leaves.values()].filter((l) => l.type === 'integer');
+    if (ints.length === 0) return;
+    const long = await c.all(`SELECT 1 FROM raw WHERE regexp_matches(j::VARCHAR, '[0-9]{19}') LIMIT 1`);
+    if (long.length === 0) return;
+    const checks = ints.map((l, i) => {
+      const p = sqlString(l.ptr);
+      return `bool_or(json_type(j, ${p}) = 'UBIGINT' AND TRY_CAST(json_extract_string(j, ${p}) AS BIGINT) IS NULL) AS o${i}`;
+    });
+    const [row] = await c.all(`SELECT ${checks.join(', ')} FROM raw`);
+    ints.forEach((l, i) => {
+      if (row?.[`o${i}`] === true) l.type = 'float';
+    });
+  }
+
   private async extendSchema(c: ConnOps, d: DatasetState, shape: BatchShape, opts: PlanOptions): Promise<void> {
     this.checkLive(d);
     let nextCol = d.record.nextColumn;

@@ -165,6 +165,8 @@ export class BatchShape {
   private pendingObjects: string[] = [];
   private pendingLeaves: string[] = [];
   counts = { total: 0, malformed: 0, notObject: 0 };
+  /** Some event holds a key twice in one object (json_keys lists it twice): its first value is stored. */
+  sawDuplicateKeys = false;
 
   /** The dataset's known paths as this batch began: a concurrent batch extends the shared set meanwhile. */
   private readonly known: KnownPaths;
@@ -222,6 +224,7 @@ export class BatchShape {
         q.leaves.forEach((_, i) => (bits[i]! |= Number(row[`t${i}`] ?? 0)));
         const ks = (row.ks as (string[] | null)[] | null) ?? [];
         ks.forEach((list, i) => list?.forEach((k) => keys[i]!.add(k)));
+        if (ks.some((list) => list !== null && new Set(list).size !== list.length)) this.sawDuplicateKeys = true;
       }
     }
     if (first) this.counts = { total, malformed, notObject };
@@ -278,6 +281,16 @@ export class BatchShape {
       this.objects.add(ptr);
       this.pendingObjects.push(ptr);
     }
+  }
+
+  /**
+   * Fields that several paths of this batch name (`{"a.b":1,"a":{"b":2}}`), with those paths in the order
+   * their values are preferred: the fewest levels of nesting first (the key that holds the dots itself).
+   */
+  sharedFields(): LeafInfo[][] {
+    const byField = new Map<string, LeafInfo[]>();
+    for (const leaf of this.leaves.values()) byField.set(leaf.field, [...(byField.get(leaf.field) ?? []), leaf]);
+    return [...byField.values()].filter((l) => l.length > 1).map(preferred);
   }
 
   /** The pointers this batch holds, to remember for the next batch. */
@@ -340,6 +353,7 @@ export function planColumns(
   const widened: SchemaField[] = [];
   const writes: ColumnWrite[] = [];
   for (const [name, { type, sources, label }] of byField) {
+    preferred(sources);
     const existing = schema.get(name);
     let field: SchemaField;
     if (!existing) {
@@ -559,4 +573,31 @@ export function failuresSql(opts: PlanOptions): string {
   return `SELECT rid, jt, tv FROM (${extracted(timePtrs, undefined, true, opts.timestampFormat)})
     WHERE jt IS NULL OR jt <> 'OBJECT' OR (tv IS NOT NULL AND t IS NULL)
     ORDER BY rid LIMIT ${MAX_LISTED_FAILURES}`;
+}
+
+/** Orders the paths naming one field as their values are preferred: fewest levels first, then by pointer. */
+function preferred(sources: LeafInfo[]): LeafInfo[] {
+  const depth = (l: LeafInfo) => pointerSegments(l.ptr).length;
+  return sources.sort((a, b) => depth(a) - depth(b) || (a.ptr < b.ptr ? -1 : a.ptr > b.ptr ? 1 : 0));
+}
+
+/**
+ * Counts the events in which two inputs named one field and one value was set aside: a key held twice in
+ * one object (`objects` are the batch's object pointers), or several paths of one field holding values.
+ * Undefined when the batch can have none (no query needed).
+ */
+export function collisionsQuery(shape: BatchShape): string | undefined {
+  const conds: string[] = [];
+  if (shape.sawDuplicateKeys) {
+    const objects = [...shape.objects];
+    conds.push(`list_bool_or([len(k) != len(list_distinct(k)) for k in json_keys(j, ${sqlList(objects)})])`);
+  }
+  for (const leaves of shape.sharedFields()) {
+    const present = leaves.map(
+      (l) => `(coalesce(json_type(j, ${sqlString(l.ptr)}), 'NULL') NOT IN ('NULL', 'OBJECT'))::INT`,
+    );
+    conds.push(`${present.join(' + ')} > 1`);
+  }
+  if (conds.length === 0) return undefined;
+  return `SELECT count(*) AS n FROM raw WHERE json_type(j) = 'OBJECT' AND (${conds.map((c) => `coalesce(${c}, false)`).join(' OR ')})`;
 }

@@ -57,7 +57,7 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
     }
     const { labels, bytes: labelBytes } = parseLabels(req.headers['x-axiom-event-labels']);
     const q = req.query;
-    const csvStats: CsvStats = { skipped: [] };
+    const csvStats: CsvStats = { skipped: [], collisions: 0 };
     const convert = isCsv
       ? csvToNdjson(
           {
@@ -98,6 +98,10 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
         processedBytes: body.bytes + labelBytes,
         blocksCreated: 0,
         walLength: 0,
+        // Present when two inputs named one field in some events (one value kept, README: Fields and types).
+        ...(result.collisions + csvStats.collisions > 0
+          ? { fieldCollisions: result.collisions + csvStats.collisions }
+          : {}),
       };
     } finally {
       await rm(file, { force: true });

@@ -2,8 +2,9 @@
  * Queries: POST /v1/query/_apl and /v1/datasets/_apl (?format=tabular|legacy), and the legacy
  * POST /v1/datasets/{dataset}/query. A query needs query|read on every dataset it reads.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { QueryEngine, QueryRequest } from '../../query/engine.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { exactJson, holdsBigInts } from '../../../util/exact-json.js';
+import type { QueryEngine, QueryOutcome, QueryRequest } from '../../query/engine.js';
 import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
 import { LegacyRequestError, legacyToApl, type LegacyQuery } from '../../query/legacy-request.js';
@@ -30,10 +31,16 @@ function checkFlags(q: Record<string, string | undefined>): void {
   }
 }
 
+/** The answer as JSON, 64-bit integers past 2^53 written exactly (they come back as they were sent). */
+function answer(reply: FastifyReply, body: unknown, tables: QueryOutcome['tables']): unknown {
+  if (!holdsBigInts(tables)) return body;
+  return reply.header('content-type', 'application/json; charset=utf-8').send(exactJson(body));
+}
+
 export function queryRoutes(app: FastifyInstance, store: EventStore, engine: QueryEngine): void {
   const meta = (ds: string) => store.listFields(ds);
 
-  const apl = async (req: AplRequest) => {
+  const apl = async (req: AplRequest, reply: FastifyReply) => {
     const q = req.query;
     const format = q.format ?? 'tabular';
     if (format !== 'tabular' && format !== 'legacy')
@@ -55,13 +62,16 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
       cursor,
       includeCursor: body.includeCursor === true,
       sysTime: format === 'legacy',
+      exactIntegers: true,
       canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
     };
     const prepared = await engine.prepare(request); // checks query|read on every dataset the query reads
     const outcome = await engine.execute(prepared);
-    return format === 'tabular'
-      ? tabularResult(outcome, meta)
-      : legacyResult(outcome, meta, { apl: request.apl, startTime: body.startTime, endTime: body.endTime });
+    const result =
+      format === 'tabular'
+        ? tabularResult(outcome, meta)
+        : legacyResult(outcome, meta, { apl: request.apl, startTime: body.startTime, endTime: body.endTime });
+    return answer(reply, result, outcome.tables);
   };
   app.post('/v1/query/_apl', apl);
   app.post('/v1/datasets/_apl', apl);
@@ -75,6 +85,7 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
         Querystring: Record<string, string | undefined>;
         Body: LegacyQuery | undefined;
       }>,
+      reply: FastifyReply,
     ) => {
       checkFlags(req.query);
       if (req.query.saveAsKind === 'apl') throw badRequest('saveAsKind=apl is not valid on the legacy query endpoint');
@@ -97,11 +108,12 @@ export function queryRoutes(app: FastifyInstance, store: EventStore, engine: Que
         includeCursor: body.includeCursor === true,
         limit: typeof body.limit === 'number' && body.limit > 0 ? body.limit : undefined,
         sysTime: true,
+        exactIntegers: true,
         canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
       };
       const prepared = await engine.prepare(request);
       const outcome = await engine.execute(prepared);
-      return legacyResult(outcome, meta);
+      return answer(reply, legacyResult(outcome, meta), outcome.tables);
     },
   );
 }
