@@ -22,6 +22,7 @@ const HELP: Record<string, string> = {
     --config, -c FILE     config file (YAML); default: built-in defaults (also: ferry serve FILE)
     --data-dir DIR        data directory (env FERRY_DATA_DIR; config service.data_dir)
     --listen HOST:PORT    listen address (env FERRY_LISTEN; config service.listen)
+    SIGHUP reads service.notifiers.smtp from FILE again (mail held in the outbox is then sent)
 `,
   agent: `ferry agent --config FILE      (or: ferry agent FILE)
   run the agent: the config's sources, transforms and sinks, and the embedded service if enabled
