@@ -464,6 +464,58 @@ sinks:
     expect(copies('direct').size).toBe(20);
   });
 
+  it("a container log's partial line held by the parser is not acknowledged by a line after it: kill -9 loses no part", async () => {
+    const { dir, receiver } = await remoteSetup();
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(
+      config,
+      `
+log: { level: info }
+service: { enabled: false }
+agent:
+  data_dir: ${join(dir, 'state')}
+  api: { listen: 127.0.0.1:0 }
+sources:
+  app:
+    type: file
+    include: ["${join(dir, 'logs')}/*.log"]
+    poll_interval: 50ms
+    checkpoint_interval: 100ms
+transforms:
+  parsed: { type: parse, inputs: [app], parser: docker }
+sinks:
+  out:
+    type: axiom
+    inputs: [parsed]
+    url: ${receiver.url}
+    token: xaat-test
+    dataset: logs
+    batch: { max_events: 200, timeout: 50ms }
+    retry: { initial_backoff: 20ms, max_backoff: 300ms }
+`,
+    );
+    const file = join(dir, 'logs', 'app.log');
+    const entry = (log: string, stream: string) =>
+      `${JSON.stringify({ log, stream, time: '2026-11-26T00:00:00.000000000Z' })}\n`;
+    // stdout's line split by the runtime; its first part is held while a stderr line goes by.
+    writeFileSync(file, entry('first\n', 'stdout') + entry('hello-part1 ', 'stdout') + entry('oops\n', 'stderr'));
+    const first = startAgent(config);
+    await first.waitLog('agent running');
+    await until('the complete lines', () => receiver.events.some((e) => e.message === 'oops'));
+    await new Promise((r) => setTimeout(r, 500)); // checkpoint saves go by
+    first.child.kill('SIGKILL');
+    await first.exited;
+    appendFileSync(file, entry('part2\n', 'stdout'));
+    const second = startAgent(config);
+    await second.waitLog('agent running');
+    await until('the joined line', () => receiver.events.some((e) => String(e.message).includes('part2')));
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    const stdout = receiver.events.filter((e) => e.stream === 'stdout').map((e) => e.message);
+    expect(stdout).toContain('hello-part1 part2');
+    expect(stdout).not.toContain('part2');
+  });
+
   it('SIGHUP reloads the config: lines after the reload take the new settings, none lost or repeated', async () => {
     const { dir, receiver } = await remoteSetup();
     const file = join(dir, 'logs', 'app.log');

@@ -353,9 +353,11 @@ describe('the grouped event form', () => {
       { time: 1764064800, data: { msg: 'c' } },
       { data: 'not an object', time: '2026-11-25T10:00:00Z' },
       { data: { msg: 'e' }, extra: 1 },
+      // A time that is no time (true, an object) is not the form: the event keeps every key as sent.
+      { data: { msg: 'f' }, time: true },
     ];
     const { json } = await ingest(ds, JSON.stringify(body), { 'content-type': 'application/json' });
-    expect(json).toMatchObject({ ingested: 5, failed: 0 });
+    expect(json).toMatchObject({ ingested: 6, failed: 0 });
     const events = await svc.store.readEvents(ds, { order: 'asc' });
     const strip = (e: Record<string, unknown>) =>
       Object.fromEntries(Object.entries(e).filter(([k, v]) => v !== null && !['_rowId', '_sysTime'].includes(k)));
@@ -366,6 +368,8 @@ describe('the grouped event form', () => {
     expect(byMsg.get('c')).toEqual({ _time: '2025-11-25T10:00:00Z', msg: 'c' });
     expect(byMsg.get('not an object')).toMatchObject({ data: 'not an object', time: '2026-11-25T10:00:00Z' });
     expect(byMsg.get('e')).toMatchObject({ 'data.msg': 'e', extra: 1 });
+    // Its time shares a field with event 4's string time: widened to text.
+    expect(byMsg.get('f')).toMatchObject({ 'data.msg': 'f', time: 'true' });
   });
 });
 

@@ -4,7 +4,8 @@
  * a server is configured: on SIGHUP (service.notifiers.smtp reloaded) or at the next start.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +93,8 @@ describe('the mail outbox', () => {
       from: 'ferry@example.com',
     };
     await reloadSmtp(svc, server, pino({ level: 'silent' }));
+    // Sent in the background: the reload does not wait for the server.
+    for (let i = 0; i < 100 && svc.alerting.outbound.outbox.count > 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(smtp.mails).toHaveLength(1);
     expect(smtp.mails[0]!).toMatchObject({ from: 'ferry@example.com', to: ['oncall@example.com'] });
     expect(smtp.mails[0]!.data).toMatch(/Subject: \[Triggered\] errors/);
@@ -100,11 +103,138 @@ describe('the mail outbox', () => {
     expect(renderMetrics(undefined, svc)).toMatch(/^ferry_notifier_outbox_mails 0$/m);
   });
 
+  it('a held mail goes where its notifier says when it is sent, and not at all once the notifier or monitor is gone', async () => {
+    const fresh = await startTestService(
+      { monitors: buildConfig({ service: { monitors: { enabled: false } } }, {}).service.monitors },
+      undefined,
+      { clock },
+    );
+    try {
+      await fresh.createDataset('app');
+      const token = await fresh.apiToken({ app: { ingest: ['create'] } });
+      const notifier = async (emails: string[]) =>
+        (
+          (await (
+            await fresh.call('POST', '/v2/notifiers', { name: emails[0], properties: { email: { emails } } })
+          ).json()) as {
+            id: string;
+          }
+        ).id;
+      const kept = await notifier(['old@example.com']);
+      const gone = await notifier(['gone@example.com']);
+      const monitorOf = async (name: string, notifierId: string) => {
+        clock.t = T0;
+        const m = (await (
+          await fresh.call('POST', '/v2/monitors', {
+            name,
+            type: 'MatchEvent',
+            aplQuery: "['app'] | where level == 'error'",
+            intervalMinutes: 1,
+            rangeMinutes: 5,
+            notifierIds: [notifierId],
+          })
+        ).json()) as { id: string };
+        const phase = tickPhaseMs(fresh.alerting.monitors.get(m.id)!);
+        clock.t = T0 + phase;
+        await fresh.alerting.scheduler.arm(fresh.alerting.monitors.get(m.id)!);
+        return { id: m.id, phase };
+      };
+      const a = await monitorOf('readdressed', kept);
+      const b = await monitorOf('orphaned', gone);
+      await fresh.call(
+        'POST',
+        '/v1/ingest/app',
+        [{ _time: new Date(T0 + 30_000).toISOString(), level: 'error' }],
+        token,
+      );
+      clock.t = T0 + MIN + Math.max(a.phase, b.phase);
+      await fresh.alerting.scheduler.runDue();
+      expect(fresh.alerting.outbound.outbox.count).toBe(2);
+      // Meanwhile the admin points one notifier elsewhere and deletes the other.
+      const put = await fresh.call('PUT', `/v2/notifiers/${kept}`, {
+        name: 'new',
+        properties: { email: { emails: ['new@example.com'] } },
+      });
+      expect(put.status).toBe(200);
+      expect((await fresh.call('DELETE', `/v2/notifiers/${gone}`)).status).toBe(204);
+      const before = smtp.mails.length;
+      const server = {
+        host: '127.0.0.1',
+        port: smtp.port,
+        secure: false,
+        starttls: 'off' as const,
+        from: 'ferry@example.com',
+      };
+      await reloadSmtp(fresh, server, pino({ level: 'silent' }));
+      for (let i = 0; i < 100 && fresh.alerting.outbound.outbox.count > 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const got = smtp.mails.slice(before);
+      expect(got.map((m) => m.to)).toEqual([['new@example.com']]);
+      expect(fresh.alerting.outbound.outbox.count).toBe(0);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it('bounds the outbox: a mail past the size cut says so, and a file too large to read is moved aside at start', async () => {
+    const { MailOutbox, MAX_HELD_TEXT_BYTES, MAX_OUTBOX_BYTES } = await import('../src/service/notifiers/outbox.js');
+    const where = join(tempDir(), 'outbox', 'mail.ndjson');
+    const box = MailOutbox.open(where);
+    expect(
+      await box.hold(
+        { to: ['a@example.com'], subject: 's', text: 'x'.repeat(MAX_HELD_TEXT_BYTES * 2) },
+        new Date().toISOString(),
+      ),
+    ).toBe(true);
+    const line = readFileSync(where, 'utf8');
+    expect(line.length).toBeLessThan(MAX_HELD_TEXT_BYTES + 1000);
+    expect(line).toContain('cut: the mail was longer than');
+    // Filling it: holds are refused before the file passes its cap.
+    let held = 1;
+    while (
+      await box.hold(
+        { to: ['a@example.com'], subject: 's', text: 'y'.repeat(MAX_HELD_TEXT_BYTES) },
+        new Date().toISOString(),
+      )
+    )
+      held++;
+    expect(held).toBeLessThan(MAX_OUTBOX_BYTES / MAX_HELD_TEXT_BYTES + 2);
+    expect(statSync(where).size).toBeLessThanOrEqual(MAX_OUTBOX_BYTES);
+    // A file made by hand, larger than Ferry writes, is not read: moved aside, the outbox empty.
+    writeFileSync(where, 'z'.repeat(2 * MAX_OUTBOX_BYTES + 1));
+    const reopened = MailOutbox.open(where);
+    expect(reopened.count).toBe(0);
+    expect(reopened.movedAside).toMatch(/mail\.ndjson\.too-large-\d+$/);
+    expect(existsSync(reopened.movedAside!)).toBe(true);
+  });
+
+  it('setting an SMTP server that never answers returns at once: held mail goes out in the background', async () => {
+    const { outbound } = await import('../src/service/notifiers/outbound.js');
+    const sockets: Socket[] = [];
+    const silent = createServer((sock) => void sockets.push(sock)); // accepts, never greets
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const cfg = buildConfig({ service: { notifiers: { timeout: '30s' } } }, {}).service.notifiers;
+    const out = outbound(cfg, { path: join(tempDir(), 'outbox', 'mail.ndjson'), resolve: (m) => m });
+    try {
+      for (const to of ['a@example.com', 'b@example.com'])
+        await out.mail({ to: [to], subject: 's', text: 't' }).catch(() => undefined);
+      expect(out.outbox.count).toBe(2);
+      const port = (silent.address() as AddressInfo).port;
+      await out.setSmtp({ host: '127.0.0.1', port, secure: false, starttls: 'off', from: 'f@example.com' });
+      // Returned while the first mail still waits for the greeting: the reload was not held up.
+      expect(out.outbox.count).toBe(2);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      silent.close();
+      await out.close();
+    }
+  });
+
   it('ferry serve sends what the outbox held once SIGHUP brings an SMTP server, and says how many', async () => {
     const data = tempDir();
     mkdirSync(join(data, 'outbox'), { recursive: true });
     const mail = {
-      at: '2026-03-01T00:00:00.000Z',
+      at: new Date().toISOString(),
       to: ['night@example.com'],
       subject: '[Triggered] disk',
       text: 'full\n',
@@ -134,7 +264,8 @@ describe('the mail outbox', () => {
       await until('the held mail sent', () => smtp.mails.length > before);
       expect(smtp.mails.at(-1)!).toMatchObject({ to: ['night@example.com'] });
       await until('the reload logged', () => out.includes('service.notifiers.smtp reloaded'));
-      expect(out).toMatch(/"outboxSent":1,"outboxHeld":0/);
+      await until('the flush logged', () => out.includes('mail held in the outbox: sent through the SMTP server'));
+      expect(out).toMatch(/"sent":1,"kept":0,"setAside":0/);
       expect(existsSync(join(data, 'outbox', 'mail.ndjson'))).toBe(false);
     } finally {
       child.kill('SIGTERM');

@@ -215,7 +215,9 @@ export class Agent {
       );
     }
     if (this.service && JSON.stringify(next.service.notifiers.smtp) !== JSON.stringify(this.cfg.service.notifiers.smtp))
-      await reloadSmtp(this.service, next.service.notifiers.smtp, this.log);
+      await reloadSmtp(this.service, next.service.notifiers.smtp, this.log).catch((err: unknown) =>
+        this.log.error({ err }, 'SIGHUP: the SMTP server could not be set; reloading the pipeline still'),
+      );
     await this.pipeline.stop(Date.now() + next.agent.shutdownTimeoutMs, false);
     try {
       this.pipeline = await Pipeline.start(next.agent, {

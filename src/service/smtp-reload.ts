@@ -7,17 +7,18 @@ import type { Logger } from 'pino';
 import type { ServiceConfig } from './config.js';
 import type { RunningService } from './service.js';
 
-/** Applies a reloaded service.notifiers.smtp and says what became of the mail held in the outbox. */
+/**
+ * Applies a reloaded service.notifiers.smtp. What the outbox holds is sent in the background (logged when
+ * done), so a slow server holds up no later reload.
+ */
 export async function reloadSmtp(
   service: Pick<RunningService, 'alerting'>,
   smtp: ServiceConfig['notifiers']['smtp'],
   log: Logger,
 ): Promise<void> {
-  const before = service.alerting.outbound.outbox.count;
   await service.alerting.setSmtp(smtp);
-  const after = service.alerting.outbound.outbox.count;
   log.info(
-    { smtp: smtp ? `${smtp.host}:${smtp.port}` : 'none', outboxSent: Math.max(0, before - after), outboxHeld: after },
+    { smtp: smtp ? `${smtp.host}:${smtp.port}` : 'none', outboxHeld: service.alerting.outbound.outbox.count },
     'SIGHUP: service.notifiers.smtp reloaded',
   );
 }

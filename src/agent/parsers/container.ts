@@ -17,6 +17,10 @@ export class ContainerParser implements Parser {
     return this.format === 'docker' ? this.docker(line) : this.cri(line);
   }
 
+  holding(): boolean {
+    return this.partial.size > 0;
+  }
+
   private docker(line: string): LogEvent | undefined {
     let v: { log?: unknown; stream?: unknown; time?: unknown };
     try {

@@ -10,6 +10,8 @@ export type LogEvent = Record<string, unknown>;
 export interface Parser {
   /** The event of a line, or undefined while a partial line waits for its end (docker, cri). */
   parse(line: string): LogEvent | undefined;
+  /** Whether a partial line waits for its end (its offset must not be acknowledged meanwhile). */
+  holding?(): boolean;
 }
 
 /** The largest line a container parser joins from partial lines; the rest is cut and marked. */

@@ -10,9 +10,17 @@ export interface ParseSettings {
   settings: unknown;
 }
 
+/** A stream's parser, where its last line ended, and where the partial line it holds began. */
+interface StreamParser {
+  parser: Parser;
+  generation?: number;
+  lastEnd?: number;
+  heldFrom?: number;
+}
+
 export class ParseTransform implements Transform {
   // Container parsers join partial lines, so each stream (file) needs its own parser state.
-  private readonly parsers = new Map<string, Parser>();
+  private readonly parsers = new Map<string, StreamParser>();
 
   constructor(
     readonly name: string,
@@ -23,10 +31,26 @@ export class ParseTransform implements Transform {
   async process(e: Envelope): Promise<void> {
     // A parser may hold a partial line: each copy of a stream's lines (a diamond) has its own.
     const key = e.route ? `${e.stream.id}\u0000${e.route}` : e.stream.id;
-    let parser = this.parsers.get(key);
-    if (!parser) this.parsers.set(key, (parser = this.cfg.parser.create(this.cfg.settings)));
-    const event = parser.parse(e.text);
-    if (event === undefined) return; // a partial line, held until its end arrives
+    let st = this.parsers.get(key);
+    if (!st) this.parsers.set(key, (st = { parser: this.cfg.parser.create(this.cfg.settings) }));
+    // A truncated file starts its offsets over.
+    if (st.generation !== e.generation) st = { parser: st.parser, generation: e.generation };
+    this.parsers.set(key, st);
+    // Where this line began: the end of the one before (the first one seen: its own length back).
+    const start = st.lastEnd ?? Math.max(0, e.offset - Buffer.byteLength(e.text) - 1);
+    st.lastEnd = e.offset;
+    const event = st.parser.parse(e.text);
+    if (event === undefined) {
+      // A partial line, held until its end arrives: no line after it is acknowledged past its start.
+      st.heldFrom ??= start;
+      return;
+    }
+    if (st.heldFrom !== undefined) {
+      // Another stream's line of the file (stderr beside a held stdout part) goes on, acknowledging no
+      // further than the held part's start, until nothing is held.
+      if (st.parser.holding?.()) e.offset = Math.min(e.offset, st.heldFrom);
+      else st.heldFrom = undefined;
+    }
     if (e.truncated) event.truncated = true;
     // A JSON line parsed as it is keeps its text, so the sink need not serialise it again.
     e.event = Event.of(

@@ -25,7 +25,8 @@ import { hidden, notFound } from '../store/errors.js';
 import type { Directory } from '../auth/directory.js';
 import { tokenPrincipal, userPrincipal } from '../auth/principals.js';
 import type { Annotation } from '../annotations/annotation.js';
-import { newNotifierId, type Notifier, readNotifierBody } from '../notifiers/notifier.js';
+import { channelOf, newNotifierId, type Notifier, readNotifierBody } from '../notifiers/notifier.js';
+import { MAX_HELD_AGE_MS, type Resolve } from '../notifiers/outbox.js';
 import { outbound, type Outbound } from '../notifiers/outbound.js';
 import { AlertHistory } from './history.js';
 import { type Monitor, newMonitorId, readMonitorBody, runsAs } from './monitor.js';
@@ -75,7 +76,36 @@ export class Alerting {
       AlertHistory.open(db),
     ]);
     const clock = o.clock ?? systemClock;
-    const out = outbound(o.notifiers, o.outboxPath);
+    // A held mail goes out as its notifier says when it can go: to its addresses then, and not at all once
+    // the notifier or the monitor is gone, or the mail is too old to matter.
+    const resolveHeld: Resolve = (m) => {
+      if (Date.now() - Date.parse(m.at) > MAX_HELD_AGE_MS)
+        return { setAside: `held since ${m.at}, longer than ${MAX_HELD_AGE_MS / 86_400_000} days` };
+      if (m.notifierId === undefined) return m;
+      const n = notifiers.get(m.notifierId);
+      if (!n) return { setAside: `its notifier ${m.notifierId} was deleted` };
+      const { key, settings } = channelOf(n);
+      if (key !== 'email') return { setAside: `its notifier ${n.name} no longer sends e-mail` };
+      if (m.monitorId && !monitors.get(m.monitorId)) return { setAside: `its monitor ${m.monitorId} was deleted` };
+      return { ...m, to: (settings as { emails: string[] }).emails };
+    };
+    const out = outbound(o.notifiers, {
+      path: o.outboxPath,
+      resolve: resolveHeld,
+      onFlushed: ({ sent, kept, setAside }) => {
+        log.info({ sent, kept, setAside: setAside.length }, 'mail held in the outbox: sent through the SMTP server');
+        for (const { mail, why } of setAside.slice(0, 20))
+          log.warn(
+            { subject: mail.subject, heldAt: mail.at, why },
+            'a mail held in the outbox was set aside, not sent',
+          );
+      },
+    });
+    if (out.outbox.movedAside)
+      log.error(
+        { movedTo: out.outbox.movedAside },
+        'the mail outbox was larger than Ferry ever writes it, so it was moved aside unread',
+      );
     const principalOf = (id: string) => principalFor(id, tokens, directory, clock.now());
     const stopping = new AbortController();
     const scheduler = new MonitorScheduler({

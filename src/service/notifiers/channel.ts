@@ -42,6 +42,9 @@ export interface MailMessage {
   to: string[];
   subject: string;
   text: string;
+  /** Who sends it (set by delivery): a mail held in the outbox goes out only as its notifier says then. */
+  notifierId?: string;
+  monitorId?: string;
 }
 
 /** What channels reach the world through; the service builds it from its config (service.notifiers). */

@@ -35,10 +35,15 @@ export async function deliver(
   const { key, settings } = channelOf(notifier);
   const channel = CHANNELS.get(key)!;
   const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  // A mail says who sends it, so one held in the outbox is checked against the notifier when it goes out.
+  const withOrigin: ChannelContext = {
+    ...ctx,
+    mail: (m) => ctx.mail({ ...m, notifierId: notifier.id, monitorId: n.monitorId }),
+  };
   let error = '';
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     try {
-      await channel.send(n, settings as never, ctx);
+      await channel.send(n, settings as never, withOrigin);
       return { notifierId: notifier.id, channel: key, delivered: true, attempts: attempt };
     } catch (e) {
       const retry = e instanceof DeliveryError ? e.retry : true; // network errors may pass

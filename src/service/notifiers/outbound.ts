@@ -9,21 +9,33 @@ import { isIP } from 'node:net';
 import { HttpPoster } from '../../util/http-post.js';
 import { AddressRefused, addressPolicy } from './address-policy.js';
 import { type ChannelContext, DeliveryError, type MailMessage } from './channel.js';
-import { MAX_HELD_MAILS, MailOutbox } from './outbox.js';
+import { type FlushOutcome, MailOutbox, type Resolve } from './outbox.js';
 
 export interface Outbound extends ChannelContext {
   /** Mail held while no SMTP server is configured. */
   outbox: MailOutbox;
   /** A new SMTP server (on SIGHUP); once there is one, what the outbox holds is sent. */
   setSmtp(smtp: NotifiersConfig['smtp']): Promise<void>;
-  /** Sends what the outbox holds, when an SMTP server is configured. */
-  flushOutbox(): Promise<{ sent: number; kept: number }>;
+  /**
+   * Sends what the outbox holds, when an SMTP server is configured, in the background of whoever asks;
+   * mail the server did not take is tried again a minute later.
+   */
+  flushOutbox(): Promise<FlushOutcome | undefined>;
   close(): Promise<void>;
 }
 
-/** @param outboxPath where mail waits while no SMTP server is configured (in the data directory) */
-export function outbound(cfg: NotifiersConfig, outboxPath: string): Outbound {
-  const outbox = MailOutbox.open(outboxPath);
+export interface OutboxOptions {
+  /** Where mail waits while no SMTP server is configured (in the data directory). */
+  path: string;
+  /** What a held mail is when it can go: to its notifier's addresses now, or set aside (and why). */
+  resolve: Resolve;
+  /** Told what each flush did (the service logs it). */
+  onFlushed?: (outcome: FlushOutcome) => void;
+}
+
+export function outbound(cfg: NotifiersConfig, o: OutboxOptions): Outbound {
+  const outbox = MailOutbox.open(o.path);
+  let retry: NodeJS.Timeout | undefined;
   const policy = addressPolicy(cfg.allowNetworks, cfg.denyNetworks);
   const posters = {
     'http:': new HttpPoster(new URL('http://localhost/'), { connections: 8, idleMs: 30_000, lookup: policy.lookup }),
@@ -93,7 +105,7 @@ export function outbound(cfg: NotifiersConfig, outboxPath: string): Outbound {
       // Kept, not lost: sent once an SMTP server is configured (setSmtp).
       if (!(await outbox.hold(m, new Date().toISOString())))
         throw new DeliveryError(
-          `no SMTP server is configured (service.notifiers.smtp), and the outbox already holds ${MAX_HELD_MAILS} mails: not kept`,
+          'no SMTP server is configured (service.notifiers.smtp), and the outbox is full: not kept',
           false,
         );
       throw new DeliveryError(
@@ -107,13 +119,19 @@ export function outbound(cfg: NotifiersConfig, outboxPath: string): Outbound {
       transport?.close();
       smtp = next;
       transport = next && transportFor(next);
-      if (transport) await this.flushOutbox();
+      // In the background: a slow server must not hold up the reload that set it.
+      void this.flushOutbox();
     },
     async flushOutbox() {
-      if (!transport || outbox.count === 0) return { sent: 0, kept: outbox.count };
-      return outbox.flush(send);
+      clearTimeout(retry);
+      if (!transport || outbox.count === 0) return undefined;
+      const outcome = await outbox.flush(send, o.resolve).catch(() => undefined);
+      if (outcome) o.onFlushed?.(outcome);
+      if (outbox.count > 0 && transport) retry = setTimeout(() => void this.flushOutbox(), 60_000).unref();
+      return outcome;
     },
     async close() {
+      clearTimeout(retry);
       await Promise.all([posters['http:'].close(), posters['https:'].close()]);
       transport?.close();
     },

@@ -2,42 +2,76 @@
  * Mail held while no SMTP server is configured: e-mail notifiers are accepted without one (the spec lists
  * e-mail among the channels), and what they would send waits in a file in the data directory, one JSON
  * line per mail, until a server is configured (at start, or on SIGHUP). Nothing is dropped quietly: the
- * mails held are counted in /health and /metrics, and each delivery that was held says so in the history.
+ * mails held are counted in /health and /metrics, each delivery that was held says so in the run, and a
+ * mail set aside when it is finally sent (its notifier or monitor deleted, or too old) is logged.
+ *
+ * The outbox is bounded in mails and in bytes, and each mail's text in bytes: whoever can make events
+ * match a monitor must not be able to fill the disk, or a file too large to read at the next start.
  */
 import { appendFile, rename, rm, writeFile } from 'node:fs/promises';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { MailMessage } from './channel.js';
 
 /** Mails held at most: past it a delivery fails as any other would, rather than the file growing forever. */
 export const MAX_HELD_MAILS = 10_000;
+/** Bytes the outbox file may hold. */
+export const MAX_OUTBOX_BYTES = 64 * 1024 * 1024;
+/** A held mail's text is cut past this many bytes (a matched event can be large), saying so. */
+export const MAX_HELD_TEXT_BYTES = 256 * 1024;
+/** A mail held longer than this is set aside when a server comes: an alert of last month is noise. */
+export const MAX_HELD_AGE_MS = 7 * 86_400_000;
 
-interface HeldMail extends MailMessage {
+export interface HeldMail extends MailMessage {
   /** When it was held (RFC 3339). */
   at: string;
 }
 
+/** What becomes of a held mail when it can be sent: the mail to send now, or why it is set aside. */
+export type Resolve = (m: HeldMail) => MailMessage | { setAside: string };
+
+export interface FlushOutcome {
+  sent: number;
+  kept: number;
+  setAside: { mail: HeldMail; why: string }[];
+}
+
 export class MailOutbox {
   private held: number;
+  private bytes: number;
   private oldest: string | undefined;
   /** Appends and the hand-over of the file to a flush, one after another. */
   private chain: Promise<unknown> = Promise.resolve();
-  private flushing: Promise<{ sent: number; kept: number }> | undefined;
+  private flushing: Promise<FlushOutcome> | undefined;
+  /** A file found too large to read at start, moved aside (its path), if any. */
+  readonly movedAside: string | undefined;
 
   private constructor(
     readonly path: string,
     mails: HeldMail[],
+    movedAside: string | undefined,
   ) {
     this.held = mails.length;
+    this.bytes = mails.reduce((n, m) => n + lineOf(m).length, 0);
     this.oldest = mails[0]?.at;
+    this.movedAside = movedAside;
   }
 
-  /** Opens the outbox at `path`, taking back what a flush cut short (by a crash) had not sent. */
+  /**
+   * Opens the outbox at `path`, taking back what a flush cut short (by a crash) had not sent. A file larger
+   * than the outbox ever writes (made by hand) is not read: it is moved aside, and /health says where.
+   */
   static open(path: string): MailOutbox {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const sending = `${path}.sending`;
-    const mails = [...readMails(sending), ...readMails(path)];
-    return new MailOutbox(path, mails);
+    let movedAside: string | undefined;
+    for (const file of [path, `${path}.sending`]) {
+      if (existsSync(file) && statSync(file).size > 2 * MAX_OUTBOX_BYTES) {
+        movedAside = `${file}.too-large-${Date.now()}`;
+        renameSync(file, movedAside);
+      }
+    }
+    const mails = [...readMails(`${path}.sending`), ...readMails(path)];
+    return new MailOutbox(path, mails, movedAside);
   }
 
   get count(): number {
@@ -52,12 +86,12 @@ export class MailOutbox {
   /** Keeps a mail; false when the outbox is full (then the delivery fails and says so). */
   hold(m: MailMessage, at: string): Promise<boolean> {
     const next = this.chain.then(async () => {
-      if (this.held >= MAX_HELD_MAILS) return false;
-      await appendFile(this.path, `${JSON.stringify({ at, to: m.to, subject: m.subject, text: m.text })}\n`, {
-        mode: 0o600,
-      });
+      const line = lineOf({ ...m, text: cut(m.text), at });
+      if (this.held >= MAX_HELD_MAILS || this.bytes + line.length > MAX_OUTBOX_BYTES) return false;
+      await appendFile(this.path, line, { mode: 0o600 });
       if (this.held === 0) this.oldest = at;
       this.held++;
+      this.bytes += line.length;
       return true;
     });
     this.chain = next.catch(() => undefined);
@@ -65,15 +99,15 @@ export class MailOutbox {
   }
 
   /**
-   * Sends what is held, oldest first; a mail that fails stays held (in order, before those held meanwhile).
-   * One flush at a time: a second call while one runs gets the first one's result.
+   * Sends what is held, oldest first, as `resolve` says it is to be sent now; a mail that fails stays held
+   * (in order, before those held meanwhile). One flush at a time: a second call gets the first one's result.
    */
-  flush(send: (m: MailMessage) => Promise<void>): Promise<{ sent: number; kept: number }> {
-    this.flushing ??= this.flushOnce(send).finally(() => (this.flushing = undefined));
+  flush(send: (m: MailMessage) => Promise<void>, resolve: Resolve): Promise<FlushOutcome> {
+    this.flushing ??= this.flushOnce(send, resolve).finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
-  private async flushOnce(send: (m: MailMessage) => Promise<void>): Promise<{ sent: number; kept: number }> {
+  private async flushOnce(send: (m: MailMessage) => Promise<void>, resolve: Resolve): Promise<FlushOutcome> {
     const sending = `${this.path}.sending`;
     // The file is handed over whole; mails held from now on start a new one.
     const taken = this.chain.then(async () => {
@@ -87,27 +121,42 @@ export class MailOutbox {
     this.chain = taken.catch(() => undefined);
     const mails = await taken;
     const kept: HeldMail[] = [];
+    const setAside: FlushOutcome['setAside'] = [];
     let sent = 0;
     for (const m of mails) {
+      const now = resolve(m);
+      if ('setAside' in now) {
+        setAside.push({ mail: m, why: now.setAside });
+        continue;
+      }
       try {
-        await send(m);
+        await send(now);
         sent++;
       } catch {
         kept.push(m);
       }
     }
     const done = this.chain.then(async () => {
-      const later = readMails(this.path);
-      const all = [...kept, ...later];
+      const all = [...kept, ...readMails(this.path)];
       await writeLines(this.path, all);
       await rm(sending, { force: true });
       this.held = all.length;
+      this.bytes = all.reduce((n, x) => n + lineOf(x).length, 0);
       this.oldest = all[0]?.at;
     });
     this.chain = done.catch(() => undefined);
     await done;
-    return { sent, kept: kept.length };
+    return { sent, kept: kept.length, setAside };
   }
+}
+
+function lineOf(m: HeldMail): string {
+  return `${JSON.stringify(m)}\n`;
+}
+
+function cut(text: string): string {
+  if (Buffer.byteLength(text) <= MAX_HELD_TEXT_BYTES) return text;
+  return `${Buffer.from(text).subarray(0, MAX_HELD_TEXT_BYTES).toString('utf8')}\n[… cut: the mail was longer than ${MAX_HELD_TEXT_BYTES} bytes while it waited for an SMTP server]\n`;
 }
 
 function readMails(path: string): HeldMail[] {
@@ -131,6 +180,6 @@ async function writeLines(path: string, mails: HeldMail[]): Promise<void> {
     return;
   }
   const tmp = `${path}.tmp`;
-  await writeFile(tmp, mails.map((m) => `${JSON.stringify(m)}\n`).join(''), { mode: 0o600 });
+  await writeFile(tmp, mails.map(lineOf).join(''), { mode: 0o600 });
   await rename(tmp, path);
 }

@@ -91,6 +91,9 @@ export function readStarredBody(body: unknown): StarredInput {
   // Any JSON object (the spec's metadata: object): clients keep their own settings in it.
   const metadata = b.metadata ?? {};
   if (typeof metadata !== 'object' || Array.isArray(metadata)) throw new FieldError('metadata', 'must be an object');
+  // Stored and sent back through JSON.stringify, which recurses: the nesting is bounded.
+  if (depthOf(metadata, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH)
+    throw new FieldError('metadata', `nests deeper than ${MAX_METADATA_DEPTH} levels`);
   if (b.dataset !== undefined && b.dataset !== null && (typeof b.dataset !== 'string' || b.dataset === ''))
     throw new FieldError('dataset', 'must be a dataset name');
   return {
@@ -111,4 +114,21 @@ export function starredView(s: StarredQuery) {
     metadata: s.metadata,
     ...(s.dataset !== undefined ? { dataset: s.dataset } : {}),
   };
+}
+
+/** How deep a starred query's metadata may nest. */
+export const MAX_METADATA_DEPTH = 32;
+
+/** The nesting of a JSON value, counted without recursion and no further than `max` + 1. */
+function depthOf(value: unknown, max: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > deepest) deepest = d;
+    if (deepest > max) return deepest;
+    for (const x of Object.values(v)) stack.push([x, d + 1]);
+  }
+  return deepest;
 }

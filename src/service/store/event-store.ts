@@ -57,7 +57,7 @@ import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
 
 /**
  * The spec's grouped event form, `{"time": …, "data": {…}, "labels": {…}}` (those keys only, `data` an
- * object): the event is `data`'s fields, each label a field beside them (replacing a field of the same
+ * object, `time` a string, a number or null): the event is `data`'s fields, each label a field beside them (replacing a field of the same
  * name, as X-Axiom-Event-Labels does) and `time` its _time. A byte search screens the rows first, so a
  * batch without the form costs no extra JSON parse.
  */
@@ -66,7 +66,8 @@ const UNGROUP_SQL = `UPDATE raw SET j = json_merge_patch(j->'data',
     CASE WHEN json_type(j, '$.time') IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE') THEN json_object('_time', j->'time') ELSE '{}' END)
   WHERE contains(j::VARCHAR, '"data"') AND json_type(j, '$.data') = 'OBJECT'
     AND list_has_all(['time', 'data', 'labels'], json_keys(j))
-    AND coalesce(json_type(j, '$.labels'), 'OBJECT') = 'OBJECT'`;
+    AND coalesce(json_type(j, '$.labels'), 'OBJECT') = 'OBJECT'
+    AND coalesce(json_type(j, '$.time'), 'NULL') IN ('NULL', 'VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')`;
 
 export const DATASET_KINDS = [
   'service:events:v1',
