@@ -344,6 +344,32 @@ describe('time', () => {
   });
 });
 
+describe('a batch larger than memory allows', () => {
+  it('is a 413 saying to send smaller requests, nothing of it stored, and the service goes on', async () => {
+    const small = await startTestService({
+      memoryLimitBytes: 96 * 1024 * 1024,
+      maxBodyBytes: 256 * 1024 * 1024,
+      maxDecompressedBytes: 256 * 1024 * 1024,
+    });
+    try {
+      await small.createDataset('big');
+      const t = await small.apiToken({ big: { ingest: ['create'], query: ['read'] } });
+      const body = Array.from({ length: 10 }, (_, i) => JSON.stringify({ i, blob: 'x'.repeat(8 * 1024 * 1024) })).join(
+        '\n',
+      );
+      const r = await small.call('POST', '/v1/ingest/big', body, t, NDJSON);
+      const answer = (await r.json()) as { code?: number; message?: string; ingested?: number };
+      expect(r.status, JSON.stringify(answer).slice(0, 300)).toBe(413);
+      expect(answer.message).toMatch(/needs more memory than service.memory_limit .*send it in smaller requests/);
+      expect(await small.store.readEvents('big')).toEqual([]);
+      const ok = await small.call('POST', '/v1/ingest/big', '{"i":1}', t, NDJSON);
+      expect(ok.status).toBe(200);
+    } finally {
+      await small.stop();
+    }
+  }, 60_000);
+});
+
 describe('the grouped event form', () => {
   it('takes the time from time, the fields from data and each label as a field; other shapes stay events', async () => {
     const ds = await freshDataset();

@@ -4,6 +4,7 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
+import { StoreError } from '../../service/store/errors.js';
 import { decode } from './encoding.js';
 import type { SendOutcome, Sink, SinkSpec } from './sink.js';
 
@@ -21,7 +22,12 @@ export class LocalSink implements Sink {
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {
-      const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options);
+      const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options).catch((e: unknown) => {
+        // More than memory_limit leaves one batch: split, as after an HTTP 413.
+        if (e instanceof StoreError && e.kind === 'too_large') return undefined;
+        throw e;
+      });
+      if (!r) return { kind: 'too-large' };
       const events = r.ingested + r.failed;
       return r.failures.length
         ? { kind: 'partly-refused', events, failures: r.failures.map((f) => f.error) }

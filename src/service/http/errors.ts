@@ -23,7 +23,12 @@ export const forbidden = (m = 'Forbidden') => new HttpError(403, m);
 export const notFoundError = (m: string) => new HttpError(404, m);
 export const tooLarge = (m: string) => new HttpError(413, m);
 
-const STORE_STATUS: Record<StoreError['kind'], number> = { not_found: 404, conflict: 409, invalid: 400 };
+const STORE_STATUS: Record<StoreError['kind'], number> = {
+  not_found: 404,
+  conflict: 409,
+  invalid: 400,
+  too_large: 413,
+};
 
 /** The status and message to answer for any thrown value. Unknown errors are 500 and their text is not leaked. */
 export function toHttp(err: unknown): {

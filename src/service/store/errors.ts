@@ -1,5 +1,5 @@
 /** Errors the store raises; the HTTP layer maps each kind to its status. */
-export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid';
+export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid' | 'too_large';
 
 export class StoreError extends Error {
   constructor(

@@ -556,7 +556,16 @@ export class EventStore {
         // batch refused for memory before it was inserted is tried once more after a checkpoint.
         if (progress.inserted || !isOutOfMemory(e)) throw e;
         await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
-        return this.ingestOnce(c, d, file, format, options, receivedNs, progress);
+        try {
+          return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
+        } catch (again) {
+          // Nothing of it was stored: the client is told to send it in smaller parts (the agent splits on 413).
+          if (progress.inserted || !isOutOfMemory(again)) throw again;
+          throw new StoreError(
+            'too_large',
+            `the batch for dataset "${dataset}" needs more memory than service.memory_limit leaves it; nothing of it was stored: send it in smaller requests`,
+          );
+        }
       }
     });
   }
