@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryEngine } from '../src/service/query/engine.js';
+import { queryFunctions } from '../src/service/query/functions.js';
 import { EventStore } from '../src/service/store/event-store.js';
 import { AccessLogGenerator } from './access-log.js';
 import { benchArgs } from './args.js';
@@ -118,6 +119,7 @@ async function main(): Promise<void> {
     defaultRetentionDays: 0,
     maxObjectBytes: 16 * 1024 * 1024,
     checkpointThresholdBytes: 256 * 1024 * 1024,
+    functions: await queryFunctions(),
   });
   try {
     await load(store);

@@ -1,5 +1,6 @@
 /** Starts and stops the embedded event service: store, tokens, retention and the HTTP listener. */
 import { join } from 'node:path';
+import { queryFunctions } from './query/functions.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from './config.js';
@@ -65,7 +66,7 @@ export async function startService(
     maxFieldsPerDataset: cfg.maxFieldsPerDataset,
     defaultRetentionDays: cfg.retention.defaultDays,
     maxObjectBytes: 16 * 1024 * 1024,
-    jsBudget: cfg.jsBudget,
+    functions: await queryFunctions(cfg.jsBudget),
     settingsUnlocked: o.settingsUnlocked,
     onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });

@@ -4,7 +4,7 @@
  * lowercase letters, digits and hyphens; url is any text.
  */
 import { randomBytes } from 'node:crypto';
-import { canonicalKeys, FieldError, optionalTime } from '../http/body-fields.js';
+import { canonicalKeys, FieldError, optionalTime } from '../bodies/fields.js';
 
 export interface Annotation {
   id: string;

@@ -1,7 +1,8 @@
 /** HTTP errors: every error response is JSON {code, message} with the status as code. */
 import { AplError } from '../../apl/errors.js';
 import { NotAllowed } from '../auth/capabilities.js';
-import { FieldError } from './body-fields.js';
+import { FieldError } from '../bodies/fields.js';
+import { IngestBodyError } from '../ingest/errors.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { HiddenError, StoreError } from '../store/errors.js';
 import { DatabaseReopening, QueryTimeout, ResultTooLarge, ServiceStopping } from '../store/db.js';
@@ -28,7 +29,10 @@ const STORE_STATUS: Record<StoreError['kind'], number> = {
   conflict: 409,
   invalid: 400,
   too_large: 413,
+  forbidden: 403,
 };
+
+const INGEST_STATUS: Record<IngestBodyError['kind'], number> = { invalid: 400, too_large: 413, unsupported: 415 };
 
 /** The status and message to answer for any thrown value. Unknown errors are 500 and their text is not leaked. */
 export function toHttp(err: unknown): {
@@ -42,6 +46,7 @@ export function toHttp(err: unknown): {
   if (err instanceof HiddenError) return { status: 404, message: err.message, headers: {}, hidden: true };
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof FieldError) return { status: 400, message: err.message, headers: {} };
+  if (err instanceof IngestBodyError) return { status: INGEST_STATUS[err.kind], message: err.message, headers: {} };
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
   if (err instanceof AplError)
     return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };

@@ -9,7 +9,7 @@ import { Transform, type Readable, type TransformCallback, type Writable } from 
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import { DecompressStream } from 'zstd-napi';
-import { badRequest, HttpError, tooLarge } from '../http/errors.js';
+import { IngestBodyError, invalidBody } from './errors.js';
 
 export interface BodyLimits {
   maxBodyBytes: number;
@@ -35,7 +35,7 @@ class Counter extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) {
-      cb(tooLarge(`${this.what} exceeds the limit of ${this.limit} bytes`));
+      cb(new IngestBodyError('too_large', `${this.what} exceeds the limit of ${this.limit} bytes`));
       return;
     }
     if (this.firstChar === undefined) {
@@ -67,7 +67,10 @@ export function decompressor(encoding: string | undefined): Transform | undefine
     case 'zstd':
       return new DecompressStream() as unknown as Transform;
     default:
-      throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (use gzip, zstd, deflate or none)`);
+      throw new IngestBodyError(
+        'unsupported',
+        `unsupported Content-Encoding "${encoding}" (use gzip, zstd, deflate or none)`,
+      );
   }
 }
 
@@ -92,17 +95,17 @@ export async function decodeBody(
     const stages = [source, wire, ...(inflate ? [inflate] : []), plain, ...sinks] as unknown as [Readable, Writable];
     await pipeline(stages);
   } catch (e) {
-    if (e instanceof HttpError) throw e;
+    if (e instanceof IngestBodyError) throw e;
     const err = e as NodeJS.ErrnoException;
     // csv-parse's fatal errors (a quote never closed, bad characters after a quote) are the body's fault.
-    if (err.code?.startsWith('CSV_')) throw badRequest(`invalid CSV body: ${err.message}`);
+    if (err.code?.startsWith('CSV_')) throw invalidBody(`invalid CSV body: ${err.message}`);
     if (
       inflate &&
       (e === inflateError ||
         err.code?.startsWith('Z_') ||
         /zstd|incorrect header|unexpected end|invalid/i.test(err.message))
     ) {
-      throw badRequest(`cannot decompress ${encoding} body: ${err.message}`);
+      throw invalidBody(`cannot decompress ${encoding} body: ${err.message}`);
     }
     throw e;
   }

@@ -9,7 +9,7 @@
  */
 import { parse } from 'csv-parse';
 import { Transform, type TransformCallback } from 'node:stream';
-import { badRequest } from '../http/errors.js';
+import { invalidBody } from './errors.js';
 
 export interface CsvOptions {
   delimiter?: string;
@@ -31,7 +31,7 @@ interface ParsedRecord {
 
 export function csvToNdjson(opts: CsvOptions, stats: CsvStats): Transform[] {
   const delimiter = opts.delimiter ?? ',';
-  if ([...delimiter].length !== 1) throw badRequest(`csv-delimiter must be a single character, got "${delimiter}"`);
+  if ([...delimiter].length !== 1) throw invalidBody(`csv-delimiter must be a single character, got "${delimiter}"`);
   const parser = parse({
     delimiter,
     bom: true,

@@ -16,7 +16,7 @@ import {
   principalId,
 } from '../auth/capabilities.js';
 import { isExpired, type TokenStore } from '../auth/token-store.js';
-import { FieldError } from '../http/body-fields.js';
+import { FieldError } from '../bodies/fields.js';
 import type { QueryEngine } from '../query/engine.js';
 import { QueryInputError } from '../query/engine.js';
 import { DocumentTable } from '../store/documents.js';

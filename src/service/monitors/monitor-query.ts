@@ -6,7 +6,7 @@
 import { AplError } from '../../apl/errors.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { BoundColumn, BoundQuery } from '../../apl/binder/bound.js';
-import { FieldError } from '../http/body-fields.js';
+import { FieldError } from '../bodies/fields.js';
 import type { MonitorType } from './monitor.js';
 
 /** The operators a MatchEvent query may use: each keeps events one for one. */

@@ -4,7 +4,7 @@
  * the caller (monitor-query.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { canonicalKeys, FieldError, optionalTime } from '../http/body-fields.js';
+import { canonicalKeys, FieldError, optionalTime } from '../bodies/fields.js';
 
 export const MONITOR_TYPES = ['Threshold', 'MatchEvent', 'AnomalyDetection'] as const;
 export type MonitorType = (typeof MONITOR_TYPES)[number];

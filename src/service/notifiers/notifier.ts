@@ -3,7 +3,7 @@
  * snooze (disabledUntil). Pure; channels read and show their own settings.
  */
 import { randomBytes } from 'node:crypto';
-import { canonicalKeys, FieldError, optionalTime } from '../http/body-fields.js';
+import { canonicalKeys, FieldError, optionalTime } from '../bodies/fields.js';
 import type { ChannelContext } from './channel.js';
 import { CHANNELS } from './channels/index.js';
 

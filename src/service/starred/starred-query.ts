@@ -2,7 +2,7 @@
  * Starred (saved) APL queries (management.md §5): the stored shape and the reading of a request body.
  * Pure; the routes store them in a document table.
  */
-import { canonicalKeys, FieldError } from '../http/body-fields.js';
+import { canonicalKeys, FieldError } from '../bodies/fields.js';
 
 export interface AplRequest {
   apl: string;

@@ -1,5 +1,5 @@
 /** Errors the store raises; the HTTP layer maps each kind to its status. */
-export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid' | 'too_large';
+export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid' | 'too_large' | 'forbidden';
 
 export class StoreError extends Error {
   constructor(

@@ -6,6 +6,7 @@
  * its write-ahead log, so a crash (even kill -9) after the response loses nothing, and any query started
  * after the response sees the rows (read-your-writes).
  */
+import type { DuckDBScalarFunction } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -44,13 +45,6 @@ import {
 import { sqlIdent } from '../../sql/quote.js';
 import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
-import { geoInfoFunction } from '../query/geoip.js';
-import { jsFunctions } from '../query/js-functions.js';
-import { seriesFunction } from '../query/series-functions.js';
-import { genaiFunction } from '../query/genai-functions.js';
-import { analysisFunctions } from '../query/analysis-functions.js';
-import { DEFAULT_JS_BUDGET, type JsBudget } from '../query/js-budget.js';
-import { NotAllowed } from '../auth/capabilities.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
@@ -91,8 +85,11 @@ export interface StoreOptions {
   now?: () => bigint;
   /** Called with errors of background work (checkpoints), which has no caller to throw to. */
   onBackgroundError?: (err: unknown, what: string) => void;
-  /** What a JavaScript function inside a query may do (DEFAULT_JS_BUDGET when not set). */
-  jsBudget?: JsBudget;
+  /**
+   * JavaScript functions for queries to call (query/functions.ts), registered on every connection and
+   * again after a reopen; none when the store is opened for ingest alone.
+   */
+  functions?: DuckDBScalarFunction[];
   /** DuckDB's settings stay changeable: only for tests that inject its faults (see db.ts). */
   settingsUnlocked?: boolean;
 }
@@ -172,14 +169,6 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(join(tempDir, 'spool'), { recursive: true });
-    const budget = opts.jsBudget ?? DEFAULT_JS_BUDGET;
-    const functions = [
-      await geoInfoFunction(budget),
-      seriesFunction(budget),
-      genaiFunction(budget),
-      ...analysisFunctions(budget),
-      ...(await jsFunctions(budget)),
-    ];
     const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
       memoryLimitBytes: opts.memoryLimitBytes,
       checkpointThresholdBytes: opts.checkpointThresholdBytes,
@@ -188,7 +177,7 @@ export class EventStore {
       readableDir: join(tempDir, 'spool'),
       settingsUnlocked: opts.settingsUnlocked,
     });
-    for (const fn of functions) db.registerScalarFunction(fn);
+    for (const fn of opts.functions ?? []) db.registerScalarFunction(fn);
     const store = new EventStore(db, opts, tempDir);
     try {
       await store.init();
@@ -383,7 +372,8 @@ export class EventStore {
       const before = this.retentionDays(d.record);
       const after = this.retentionDays({ ...d.record, ...retention });
       if (!mayShorten && after > 0 && (before === 0 || after < before))
-        throw new NotAllowed(
+        throw new StoreError(
+          'forbidden',
           `a retention of ${after} days (now ${before === 0 ? 'forever' : `${before} days`}) deletes the older events of dataset "${name}": it takes the trim|update or data|delete capability on it`,
         );
       const record: DatasetRecord = {

@@ -5,7 +5,7 @@
 import { validateCapabilities, type DatasetCapabilities, type OrgCapabilities } from '../../auth/capabilities.js';
 import type { GroupInput, RoleInput } from '../../auth/directory.js';
 import { validateViewCapabilities, type ViewCapabilities } from '../../auth/roles.js';
-import { canonicalKeys, FieldError } from '../body-fields.js';
+import { canonicalKeys, FieldError } from '../../bodies/fields.js';
 import { badRequest } from '../errors.js';
 
 export function requiredName(v: unknown, field = 'name'): string {

@@ -15,7 +15,7 @@ import {
 import type { Alerting } from '../../monitors/alerting.js';
 import type { EventStore } from '../../store/event-store.js';
 import { notFound } from '../../store/errors.js';
-import { FieldError, optionalTime } from '../body-fields.js';
+import { FieldError, optionalTime } from '../../bodies/fields.js';
 import { forbidden } from '../errors.js';
 
 type IdParams = { Params: { id: string } };

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Alerting } from '../../monitors/alerting.js';
 import { monitorView } from '../../monitors/monitor.js';
-import { FieldError, optionalTime } from '../body-fields.js';
+import { FieldError, optionalTime } from '../../bodies/fields.js';
 
 type IdParams = { Params: { id: string } };
 

@@ -10,7 +10,7 @@ import { type Action, canDataset, canOrg, principalId } from '../../auth/capabil
 import type { DocumentTable } from '../../store/documents.js';
 import type { QueryEngine } from '../../query/engine.js';
 import { readStarredBody, type StarredQuery, starredView } from '../../starred/starred-query.js';
-import { FieldError } from '../body-fields.js';
+import { FieldError } from '../../bodies/fields.js';
 import { hidden } from '../../store/errors.js';
 import { forbidden, notFoundError } from '../errors.js';
 

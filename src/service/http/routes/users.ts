@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { excessRights } from '../../auth/capabilities.js';
 import type { Directory, UserRecord } from '../../auth/directory.js';
 import { roleRights } from '../../auth/roles.js';
-import { canonicalKeys, optionalTime } from '../body-fields.js';
+import { canonicalKeys, optionalTime } from '../../bodies/fields.js';
 import { forbidden, notFoundError } from '../errors.js';
 import { patView, userView } from '../views.js';
 import { readUser, requiredName, roleId } from './access-bodies.js';

@@ -3,7 +3,7 @@
  * jsonArray), posted as application/json with `headers` and `secretHeaders`. Secret header values are never
  * shown; an update that sends one empty keeps the stored value.
  */
-import { FieldError } from '../../http/body-fields.js';
+import { FieldError } from '../../bodies/fields.js';
 import { type AlertNotification, type Channel, DeliveryError, expectOk } from '../channel.js';
 import { parseTemplate, renderTemplate, type Template, TemplateError } from '../go-template.js';
 import { httpUrl, settings, text } from './settings.js';

@@ -2,7 +2,7 @@
 import { type Channel, expectOk, plainText } from '../channel.js';
 import { DISCORD_MAX_CONTENT } from './discord-webhook.js';
 import { settings, text } from './settings.js';
-import { FieldError } from '../../http/body-fields.js';
+import { FieldError } from '../../bodies/fields.js';
 
 interface Discord {
   discordChannel: string;

@@ -1,5 +1,5 @@
 /** E-mail (emails) through the SMTP server of service.notifiers.smtp (held in the outbox while none is set). */
-import { FieldError } from '../../http/body-fields.js';
+import { FieldError } from '../../bodies/fields.js';
 import { type Channel, headline, plainText } from '../channel.js';
 import { settings } from './settings.js';
 

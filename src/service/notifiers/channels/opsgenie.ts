@@ -3,7 +3,7 @@
  * alias. `isEU` sends to the EU host.
  */
 import { type Channel, expectOk, headline } from '../channel.js';
-import { FieldError } from '../../http/body-fields.js';
+import { FieldError } from '../../bodies/fields.js';
 import { withSlash } from './pagerduty.js';
 import { settings, text } from './settings.js';
 

@@ -1,5 +1,5 @@
 /** Reading a channel's settings: case-insensitive keys, required strings and URLs named by their field path. */
-import { canonicalKeys, FieldError } from '../../http/body-fields.js';
+import { canonicalKeys, FieldError } from '../../bodies/fields.js';
 import type { ChannelContext } from '../channel.js';
 
 export function settings(value: unknown, field: string, keys: readonly string[]): Record<string, unknown> {

@@ -1,0 +1,12 @@
+/** Why an ingest body cannot be read; the HTTP layer answers each kind with its status (400, 413, 415). */
+export class IngestBodyError extends Error {
+  constructor(
+    readonly kind: 'invalid' | 'too_large' | 'unsupported',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'IngestBodyError';
+  }
+}
+
+export const invalidBody = (message: string) => new IngestBodyError('invalid', message);
