@@ -13,7 +13,7 @@ import { decode, encodingOf } from '../src/agent/sinks/encoding.js';
 import { LocalSink } from '../src/agent/sinks/local.js';
 import { ndjson } from '../src/agent/sinks/sink.js';
 import { SinkHealth } from '../src/agent/sinks/sink-health.js';
-import { backoffMs, requestedWaitMs } from '../src/agent/sinks/retry.js';
+import { backoffMs, requestedWaitMs } from '../src/util/retry.js';
 import { ADMIN, startTestService, tempDir } from './helpers.js';
 
 type Handler = (req: IncomingMessage, body: string[], res: ServerResponse) => void;

@@ -13,7 +13,7 @@ import { Pipeline } from '../agent/pipeline/pipeline.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
 import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
 import { decode } from '../agent/sinks/encoding.js';
-import { isConfigRefusal } from '../agent/sinks/retry.js';
+import { isConfigRefusal } from '../util/retry.js';
 import { splitLines } from '../agent/sinks/sink.js';
 import { parsers } from '../agent/parsers/index.js';
 import { PRESETS } from '../agent/transforms/multiline.js';

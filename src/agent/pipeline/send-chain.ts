@@ -16,7 +16,7 @@
  */
 import type { DeadLetterFile } from '../sinks/dead-letter.js';
 import { decode, encodingOf } from '../sinks/encoding.js';
-import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from '../sinks/retry.js';
+import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from '../../util/retry.js';
 import {
   countLines,
   newSinkCounters,

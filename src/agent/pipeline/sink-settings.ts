@@ -7,7 +7,7 @@ import type { Options, OptionSpecs } from '../../config/options.js';
 import type { WhenFull } from '../queue/disk-queue.js';
 import { type BatchLimits, DEFAULT_BATCH } from './batcher.js';
 import { DEFAULT_SINK_CONCURRENCY } from './delivery.js';
-import { DEFAULT_BACKOFF, type BackoffOptions } from '../sinks/retry.js';
+import { DEFAULT_BACKOFF, type BackoffOptions } from '../../util/retry.js';
 
 export interface SinkSettings {
   dataset: string;

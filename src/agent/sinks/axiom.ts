@@ -7,7 +7,7 @@
  * refused; other 4xx refuse the batch. A request that cannot be made at all (a header value that cannot be
  * sent, a URL the client cannot use) throws with its cause.
  */
-import { isConfigRefusal, isRetryable, requestedWaitMs } from './retry.js';
+import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { encode, encodingOf, type Encoding } from './encoding.js';
 import { HttpPoster } from '../../util/http-post.js';
 import { PermanentSinkError, type SendOutcome, type Sink, type SinkSpec } from './sink.js';

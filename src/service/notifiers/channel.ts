@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpAnswer } from '../../util/http-post.js';
+import { isRetryable, requestedWaitMs } from '../../util/retry.js';
 
 /** One alert event, as every channel renders it (the customWebhook template's variables, §2.4). */
 export interface AlertNotification {
@@ -74,17 +75,17 @@ export interface Channel<P = Record<string, unknown>> {
 }
 
 /**
- * Checks an answer: 2xx is delivered, 429 and 5xx may be retried, anything else is refused. What a
+ * Checks an answer: 2xx is delivered, 408, 429 and 5xx may be retried (util/retry.ts, as for sinks), anything
+ * else is refused. What a
  * receiver answers is never kept or shown, only its status: the receiver may be a service the caller could
  * not otherwise read, and the message would carry its body into the run records.
  */
 export function expectOk(what: string, a: HttpAnswer): void {
   if (a.status >= 200 && a.status < 300) return;
-  const retryAfter = Number(a.headers['retry-after']);
   throw new DeliveryError(
     `${what} answered ${a.status}${STATUS_CODES[a.status] ? ` (${STATUS_CODES[a.status]})` : ''}`,
-    a.status === 429 || a.status >= 500,
-    Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : undefined,
+    isRetryable(a.status),
+    requestedWaitMs(a.headers, Date.now()),
   );
 }
 

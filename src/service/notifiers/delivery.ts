@@ -1,9 +1,11 @@
 /**
- * Delivering one notification through one notifier: retried with exponential backoff (or the receiver's
- * Retry-After) while the failure may pass, given up at once when it will not.
+ * Delivering one notification through one notifier: retried with the sinks' policy (util/retry.ts:
+ * exponential backoff with full jitter, or the receiver's Retry-After) while the failure may pass, given
+ * up at once when it will not.
  */
 import { type AlertNotification, type ChannelContext, DeliveryError } from './channel.js';
 import { CHANNELS } from './channels/index.js';
+import { backoffMs } from '../../util/retry.js';
 import { channelOf, type Notifier } from './notifier.js';
 
 export interface DeliveryPolicy {
@@ -52,7 +54,12 @@ export async function deliver(
         return { notifierId: notifier.id, channel: key, delivered: false, attempts: attempt, error };
       const hinted = e instanceof DeliveryError ? e.retryAfterMs : undefined;
       await Promise.race([
-        sleep(Math.min(policy.maxDelayMs, hinted ?? policy.firstDelayMs * 2 ** (attempt - 1))),
+        sleep(
+          Math.min(
+            policy.maxDelayMs,
+            hinted ?? backoffMs(attempt, { initialMs: policy.firstDelayMs, maxMs: policy.maxDelayMs }),
+          ),
+        ),
         new Promise<void>((r) => policy.signal?.addEventListener('abort', () => r(), { once: true })),
       ]);
       if (policy.signal?.aborted)

@@ -1,7 +1,8 @@
 /**
- * When to try a failed delivery again: exponential backoff with full jitter (a random wait up to the
- * exponential bound, so that many agents do not retry in step), capped, and overridden by the receiver's
- * own Retry-After or rate-limit reset. Pure functions.
+ * When to try a failed delivery again, for the agent's sinks and the service's notifiers alike:
+ * exponential backoff with full jitter (a random wait up to the exponential bound, so that many senders do
+ * not retry in step), capped, and overridden by the receiver's own Retry-After (seconds or an HTTP date) or
+ * rate-limit reset; network errors, 408, 429 and 5xx are tried again. Pure functions.
  */
 
 export interface BackoffOptions {
