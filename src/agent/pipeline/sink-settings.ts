@@ -67,7 +67,7 @@ export const SINK_OPTIONS: OptionSpecs = {
       },
     },
     doc: '`max_events`, `max_bytes`, `timeout`: a batch is cut at whichever comes first',
-    default: `\`${DEFAULT_BATCH.maxEvents}\`, \`5MB\`, \`1s\``,
+    default: `\`${DEFAULT_BATCH.maxEvents}\`, \`5MiB\`, \`1s\``,
   },
   queue: {
     schema: {
