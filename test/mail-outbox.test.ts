@@ -33,6 +33,14 @@ afterAll(async () => {
   await smtp?.close();
 });
 
+/** What SIGHUP does with service.notifiers.smtp, pointing at the test's SMTP receiver. */
+const setSmtp = (service: TestService) =>
+  reloadSmtp(
+    service,
+    { host: '127.0.0.1', port: smtp.port, secure: false, starttls: 'off', from: 'ferry@example.com' },
+    pino({ level: 'silent' }),
+  );
+
 describe('the mail outbox', () => {
   it('holds mail while no SMTP server is set, says so everywhere, and sends it once one is configured', async () => {
     await svc.createDataset('app');
@@ -85,14 +93,7 @@ describe('the mail outbox', () => {
     expect(smtp.mails).toHaveLength(0);
 
     // The server arrives (what SIGHUP does with service.notifiers.smtp): the held mail goes out.
-    const server = {
-      host: '127.0.0.1',
-      port: smtp.port,
-      secure: false,
-      starttls: 'off' as const,
-      from: 'ferry@example.com',
-    };
-    await reloadSmtp(svc, server, pino({ level: 'silent' }));
+    await setSmtp(svc);
     // Sent in the background: the reload does not wait for the server.
     for (let i = 0; i < 100 && svc.alerting.outbound.outbox.count > 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(smtp.mails).toHaveLength(1);
@@ -158,14 +159,7 @@ describe('the mail outbox', () => {
       expect(put.status).toBe(200);
       expect((await fresh.call('DELETE', `/v2/notifiers/${gone}`)).status).toBe(204);
       const before = smtp.mails.length;
-      const server = {
-        host: '127.0.0.1',
-        port: smtp.port,
-        secure: false,
-        starttls: 'off' as const,
-        from: 'ferry@example.com',
-      };
-      await reloadSmtp(fresh, server, pino({ level: 'silent' }));
+      await setSmtp(fresh);
       for (let i = 0; i < 100 && fresh.alerting.outbound.outbox.count > 0; i++)
         await new Promise((r) => setTimeout(r, 50));
       const got = smtp.mails.slice(before);

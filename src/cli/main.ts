@@ -2,7 +2,7 @@
 /** The ferry command line. */
 import { exitProcess, shutdownWatchdog } from './exit.js';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { parsers } from '../agent/parsers/index.js';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from './config.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
@@ -188,10 +188,18 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   // service.notifiers.smtp is read again; the rest of the service section takes a restart.
   const { reloadSmtp } = await import('../service/smtp-reload.js');
+  onReload(file, log, (next) => reloadSmtp(service, next.service.notifiers.smtp, log));
+}
+
+/**
+ * On SIGHUP, reads `file` again and hands the config to `apply`, one reload after another; an invalid
+ * file, or one `apply` fails on, is logged and the running config kept.
+ */
+function onReload(file: string | undefined, log: Logger, apply: (next: FerryConfig) => Promise<void>): void {
   let reloading = Promise.resolve();
   process.on('SIGHUP', () => {
     reloading = reloading.then(async () => {
-      if (!file) return void log.warn('SIGHUP: ferry serve was started without a config file; nothing to reload');
+      if (!file) return void log.warn('SIGHUP: started without a config file; nothing to reload');
       let next: FerryConfig;
       try {
         next = loadConfigFile(file);
@@ -199,9 +207,8 @@ async function serve(argv: string[]): Promise<void> {
         log.error({ err: e }, 'SIGHUP: the config is invalid; going on with the running one');
         return;
       }
-      await reloadSmtp(service, next.service.notifiers.smtp, log).catch((err: unknown) =>
-        log.error({ err }, 'SIGHUP: the SMTP server could not be set'),
-      );
+      log.info({ file }, 'SIGHUP: reloading the config');
+      await apply(next).catch((err: unknown) => log.error({ err }, 'SIGHUP: the reload failed'));
     });
   });
 }
@@ -258,20 +265,7 @@ async function agent(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  let reloading = Promise.resolve();
-  process.on('SIGHUP', () => {
-    reloading = reloading.then(async () => {
-      let next: FerryConfig;
-      try {
-        next = loadConfigFile(file);
-      } catch (e) {
-        log.error({ err: e }, 'SIGHUP: the config is invalid; going on with the running one');
-        return;
-      }
-      log.info({ file }, 'SIGHUP: reloading the config');
-      await running.reload(next).catch(() => undefined);
-    });
-  });
+  onReload(file, log, (next) => running.reload(next));
   // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
   if (stdinOnly) {
     await running.finished();
