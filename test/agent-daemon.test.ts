@@ -222,7 +222,7 @@ describe('ferry validate', () => {
     expect(r.stderr).toContain('sinks.out.inputs.0: unknown input "nope"');
     writeFileSync(bad, 'sources:\n  a: { type: file, include: ["/x"], start_at: middle }\n');
     const r2 = spawnSync(process.execPath, [CLI, 'validate', '-c', bad], { encoding: 'utf8' });
-    expect(r2.stderr).toContain('sources.a.start_at: must be equal to one of the allowed values');
+    expect(r2.stderr).toContain('sources.a.start_at: must be one of beginning, end');
   });
 
   it('accepts every example config in config/', () => {

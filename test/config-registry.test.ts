@@ -8,8 +8,8 @@ import { transforms } from '../src/agent/transforms/index.js';
 import { componentsMarkdown, componentsText } from '../src/cli/components.js';
 import { buildConfig } from '../src/cli/config.js';
 import { documentValidator } from '../src/config/document.js';
-import { Options } from '../src/config/options.js';
-import { Registry, type ComponentSpec } from '../src/config/registry.js';
+import { int, Options, str } from '../src/config/options.js';
+import { configureComponent, Registry, type ComponentSpec } from '../src/config/registry.js';
 
 const base = { service: { enabled: false } };
 const axiom = (inputs: string[]) => ({ type: 'axiom', inputs, dataset: 'd', url: 'http://127.0.0.1:9', token: 't' });
@@ -26,21 +26,29 @@ describe('component registries', () => {
   });
 
   it('a component registered is in the schema, with its own required keys, and its keys only on its type', () => {
-    const echo: ComponentSpec<{ word: string }> = {
+    const ECHO = { word: str().required().doc('the word'), times: int(1, { min: 1 }).doc('how often') };
+    const echo: ComponentSpec<{ word: string; times: number }, typeof ECHO> = {
       type: 'echo',
       summary: 'says a word',
-      options: { word: { schema: { type: 'string' }, doc: 'the word' } },
-      required: ['word'],
-      configure: (o) => ({ word: o.get<string>('word')! }),
+      options: ECHO,
+      configure: (v) => ({ word: v.word, times: v.times }),
     };
     const quiet: ComponentSpec = { type: 'quiet', summary: 'says nothing', options: {}, configure: () => undefined };
-    const r = new Registry('thing', [echo, quiet]);
-    const validate = documentValidator(r.schema('type', {}, ['type']));
+    const r = new Registry('thing', [echo as ComponentSpec, quiet]);
+    const validate = documentValidator(r.schema('type', {}));
     expect(validate({ type: 'echo', word: 'hi' })).toEqual({ type: 'echo', word: 'hi' });
+    expect(configureComponent(echo, new Options({ type: 'echo', word: 'hi' }, 'things.e'))).toEqual({
+      word: 'hi',
+      times: 1,
+    });
     expect(() => validate({ type: 'echo' })).toThrow(/must have required property 'word'/);
-    expect(() => validate({ type: 'loud' })).toThrow(/type: must be equal to one of the allowed values/);
+    expect(() => validate({ type: 'loud' })).toThrow(/type: must be one of echo, quiet/);
+    expect(() => validate({ type: 'echo', word: 'hi', tims: 2 })).toThrow(/tims: unknown key; did you mean times\?/);
     expect(() => r.checkKeys(new Options({ type: 'quiet', word: 'x' }, 'things.q'), 'quiet', ['type'])).toThrow(
       'things.q.word: not a key of a quiet thing (only of echo)',
+    );
+    expect(() => r.checkKeys(new Options({ type: 'echo', wrd: 'x' }, 'things.e'), 'echo', ['type'])).toThrow(
+      'things.e.wrd: not a key of a echo thing; did you mean word?',
     );
     expect(() => new Registry('thing', [echo, echo])).toThrow(/two things named echo/);
   });

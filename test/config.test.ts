@@ -137,7 +137,7 @@ describe('units', () => {
     expect(buildConfig({ service: { query_timeout: '1m30s' } }, {}).service.queryTimeoutMs).toBe(90_000);
     expect(buildConfig({}, {}).service.queryTimeoutMs).toBe(60_000);
     expect(() => buildConfig({ service: { query_timeout: 'soon' } }, {})).toThrow(
-      /^service.query_timeout: invalid duration "soon"/,
+      /^invalid config:\n  service.query_timeout: invalid duration "soon"/,
     );
   });
 

@@ -3,8 +3,20 @@
  * keys, defaults and checks come from its spec in the registries; the wiring is checked by building the
  * topology once. Pure: no I/O. Every error names the key path.
  */
-import { ComponentError, Options, type JsonSchema, type OptionSpecs } from '../config/options.js';
-import type { ComponentSpec, Registry } from '../config/registry.js';
+import {
+  bool,
+  ComponentError,
+  duration,
+  group,
+  listen,
+  names,
+  objectSchema,
+  Options,
+  str,
+  type JsonSchema,
+  type OptionSpecs,
+} from '../config/options.js';
+import { configureComponent, type ComponentSpec, type Registry } from '../config/registry.js';
 import { configureSink, SINK_OPTIONS, type SinkSettings } from './pipeline/sink-settings.js';
 import { Topology } from './pipeline/topology.js';
 import { sinks as sinkRegistry } from './sinks/index.js';
@@ -47,12 +59,23 @@ type Raw = Record<string, unknown>;
 /** Names of sources, transforms and sinks: they become metric labels and file names. */
 const COMPONENT_NAME = '^[A-Za-z0-9_][A-Za-z0-9_.-]*$';
 
-const TRANSFORM_OPTIONS: OptionSpecs = {
-  inputs: {
-    schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
-    doc: 'the sources or transforms it reads from',
-  },
-};
+const TRANSFORM_OPTIONS = {
+  inputs: names().required().doc('the sources or transforms it reads from'),
+} satisfies OptionSpecs;
+
+/** The `agent:` section. */
+export const AGENT_OPTIONS = {
+  data_dir: str('./data/agent').doc(
+    'queues (`queues/<sink>`), checkpoints (`checkpoints/<source>.json`), dead-letter files (`dead-letter/<sink>.ndjson`)',
+  ),
+  api: group({
+    enabled: bool(true).doc("the agent's HTTP API: `GET /metrics`, `GET /health`"),
+    listen: listen('127.0.0.1:8078').doc("where the agent's HTTP API listens (`host:port`)"),
+  }),
+  shutdown_timeout: duration('10s').doc(
+    'how long SIGTERM waits for queues to be delivered; the process ends by then whatever is still running (`serve` too)',
+  ),
+} satisfies OptionSpecs;
 
 /** The component sections: the registry of each, and the keys every component of it takes. */
 export const COMPONENT_SECTIONS = [
@@ -60,44 +83,29 @@ export const COMPONENT_SECTIONS = [
     key: 'sources',
     registry: sourceRegistry as Registry<ComponentSpec>,
     common: {} as OptionSpecs,
-    required: ['type'],
   },
   {
     key: 'transforms',
     registry: transformRegistry as Registry<ComponentSpec>,
-    common: TRANSFORM_OPTIONS,
-    required: ['type', 'inputs'],
+    common: TRANSFORM_OPTIONS as OptionSpecs,
   },
   {
     key: 'sinks',
     registry: sinkRegistry as Registry<ComponentSpec>,
-    common: SINK_OPTIONS,
-    required: ['type', 'inputs', 'dataset'],
+    common: SINK_OPTIONS as OptionSpecs,
   },
 ] as const;
 
 /** The schema of the agent's sections, assembled from the registries. */
 export const agentSchema: Readonly<Record<string, JsonSchema>> = {
-  agent: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      data_dir: { type: 'string', minLength: 1 },
-      api: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { enabled: { type: 'boolean' }, listen: { type: 'string', pattern: '^.+:\\d+$' } },
-      },
-      shutdown_timeout: { type: 'string' },
-    },
-  },
+  agent: objectSchema(AGENT_OPTIONS),
   ...Object.fromEntries(
     COMPONENT_SECTIONS.map((s) => [
       s.key,
       {
         type: 'object',
         propertyNames: { pattern: COMPONENT_NAME },
-        additionalProperties: s.registry.schema('type', s.common, s.required),
+        additionalProperties: s.registry.schema('type', s.common),
       },
     ]),
   ),
@@ -111,32 +119,28 @@ function entries(doc: Raw, key: string): [string, Options][] {
 }
 
 /** The agent section and the topology, from the validated document. */
-export function buildAgentConfig(
-  doc: Raw,
-  serviceEnabled: boolean,
-  parseListen: (text: string, path: string) => { host: string; port: number },
-): AgentConfig {
-  const a = new Options((doc.agent as Raw | undefined) ?? {}, 'agent');
-  const api = a.nested('api');
+export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig {
+  const a = new Options((doc.agent as Raw | undefined) ?? {}, 'agent').read(AGENT_OPTIONS);
   const sources = entries(doc, 'sources').map(([name, o]): SourceConfig => {
-    const type = o.get<string>('type')!;
+    const type = o.raw.type as string;
     sourceRegistry.checkKeys(o, type, ['type']);
     const spec = sourceRegistry.get(type);
-    return { name, type, spec, settings: spec.configure(o) };
+    return { name, type, spec, settings: configureComponent(spec, o) };
   });
   const transforms = entries(doc, 'transforms').map(([name, o]): TransformConfig => {
-    const type = o.get<string>('type')!;
+    const type = o.raw.type as string;
     transformRegistry.checkKeys(o, type, ['type', ...Object.keys(TRANSFORM_OPTIONS)]);
     const spec = transformRegistry.get(type);
-    return { name, type, inputs: o.get<string[]>('inputs')!, spec, settings: spec.configure(o) };
+    const { inputs } = o.read(TRANSFORM_OPTIONS);
+    return { name, type, inputs, spec, settings: configureComponent(spec, o) };
   });
   const sinks = entries(doc, 'sinks').map(([name, o]): SinkConfig => {
-    const type = o.get<string>('type')!;
+    const type = o.raw.type as string;
     sinkRegistry.checkKeys(o, type, ['type', ...Object.keys(SINK_OPTIONS)]);
     const spec = sinkRegistry.get(type);
     if (spec.needsService && !serviceEnabled)
       o.fail('type', `a ${type} sink writes into the embedded service: it needs service.enabled: true`);
-    return { name, type, inputs: o.get<string[]>('inputs')!, spec, settings: spec.configure(o), ...configureSink(o) };
+    return { name, type, spec, settings: configureComponent(spec, o), ...configureSink(o) };
   });
   for (const spec of sourceRegistry.specs) {
     if (spec.single && sources.filter((s) => s.spec === spec).length > 1)
@@ -144,12 +148,9 @@ export function buildAgentConfig(
   }
   const topology = Topology.of(sources, transforms, sinks);
   return {
-    dataDir: a.or('data_dir', './data/agent'),
-    api: {
-      enabled: api.or('enabled', true),
-      listen: parseListen(api.or('listen', '127.0.0.1:8078'), 'agent.api.listen'),
-    },
-    shutdownTimeoutMs: a.ms('shutdown_timeout', 10_000),
+    dataDir: a.data_dir,
+    api: a.api,
+    shutdownTimeoutMs: a.shutdown_timeout,
     sources,
     transforms,
     sinks,

@@ -1,10 +1,14 @@
 /**
  * `ferry components`: the sources, parsers, transforms and sinks this build knows, with their keys, read
- * from the registries. `--markdown` prints the README's table of component keys, which a test keeps equal
- * to this output.
+ * from the registries. `--markdown` prints the README's table of component keys, and `--markdown
+ * --section agent|service` the table of that section's keys; a test keeps the README's tables equal to them.
  */
 import type { ComponentSpec, Registry } from '../config/registry.js';
-import { COMPONENT_SECTIONS } from '../agent/config.js';
+import { keyRows, TABLE_HEAD } from '../config/key-table.js';
+import type { Option } from '../config/options.js';
+import { AGENT_OPTIONS, COMPONENT_SECTIONS } from '../agent/config.js';
+import { SERVICE_OPTIONS } from '../service/config.js';
+import { LOG_OPTIONS } from './config.js';
 import { parsers } from '../agent/parsers/index.js';
 import type { SourceSpec } from '../agent/sources/source.js';
 
@@ -13,40 +17,37 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /** The table rows of the component keys, as Markdown. */
 export function componentsMarkdown(): string {
-  const rows: string[] = ['| key | meaning | default |', '|---|---|---|'];
+  const rows: string[] = [...TABLE_HEAD];
   for (const s of COMPONENT_SECTIONS) {
     const types = s.registry.specs.map(
       (c) => `${code(c.type)}: ${c.summary}${(c as SourceSpec).single ? ' (at most one)' : ''}`,
     );
     rows.push(`| ${code(`${s.key}.<name>.type`)} | ${cell(types.join('; '))} | required |`);
-    for (const [k, o] of Object.entries(s.common)) {
-      rows.push(
-        `| ${code(`${s.key}.<name>.${k}`)} | ${cell(o.doc)} | ${(s.required as readonly string[]).includes(k) ? 'required' : cell(o.default ?? 'none')} |`,
-      );
-    }
+    rows.push(...keyRows(`${s.key}.<name>.`, s.common));
     // A key several types take alike (max_line_bytes) is one row naming them all.
-    const byKey = new Map<string, { doc: string; default?: string; types: string[]; required: boolean }>();
+    const byKey = new Map<string, { option: Option<unknown>; types: string[] }>();
     for (const c of s.registry.specs) {
       for (const [k, o] of Object.entries(c.options)) {
         const row = byKey.get(k);
-        if (row && row.doc === o.doc) row.types.push(c.type);
-        else
-          byKey.set(row ? `${k} (${c.type})` : k, {
-            doc: o.doc,
-            default: o.default,
-            types: [c.type],
-            required: c.required?.includes(k) ?? false,
-          });
+        if (row && row.option === o) row.types.push(c.type);
+        else byKey.set(row ? `${k} (${c.type})` : k, { option: o, types: [c.type] });
       }
     }
     for (const [k, r] of byKey) {
       const key = k.replace(/ \(.*\)$/, '');
-      rows.push(
-        `| ${code(`${s.key}.<name>.${key}`)} (${r.types.map(code).join(', ')}) | ${cell(r.doc)} | ${r.required ? 'required' : cell(r.default ?? 'none')} |`,
-      );
+      rows.push(...keyRows(`${s.key}.<name>.`, { [key]: r.option }, ` (${r.types.map(code).join(', ')})`));
     }
   }
   return `${rows.join('\n')}\n`;
+}
+
+/** The README's table of one section's keys: `agent`, or `service` (with `log`). */
+export function sectionMarkdown(section: 'agent' | 'service'): string {
+  const rows =
+    section === 'agent'
+      ? keyRows('agent.', AGENT_OPTIONS)
+      : [...keyRows('log.', LOG_OPTIONS), ...keyRows('service.', SERVICE_OPTIONS)];
+  return `${[...TABLE_HEAD, ...rows].join('\n')}\n`;
 }
 
 /** The registered components, for a terminal. */

@@ -13,18 +13,22 @@ import {
   readSection,
 } from '../config/document.js';
 import { buildServiceConfig, serviceSchema } from '../service/config.js';
+import { objectSchema, oneOf, readOptions, type OptionSpecs } from '../config/options.js';
 
 export type FerryConfig = DaemonConfig;
+
+/** The `log:` section. */
+export const LOG_OPTIONS = {
+  level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info').doc(
+    'the lowest level logged (`silent`: none)',
+  ),
+} satisfies OptionSpecs;
 
 const validate = documentValidator({
   type: 'object',
   additionalProperties: false,
   properties: {
-    log: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] } },
-    },
+    log: objectSchema(LOG_OPTIONS),
     ...agentSchema,
     service: serviceSchema,
   },
@@ -34,8 +38,9 @@ const validate = documentValidator({
 export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env): FerryConfig {
   const raw = validate(interpolate(doc ?? {}, env));
   const service = buildServiceConfig(raw.service);
-  const agent = readSection(() => buildAgentConfig(raw, service.enabled, parseListen));
-  return { logLevel: (raw.log as { level?: string } | undefined)?.level ?? 'info', service, agent };
+  const agent = readSection(() => buildAgentConfig(raw, service.enabled));
+  const log = readSection(() => readOptions(LOG_OPTIONS, raw.log, 'log'));
+  return { logLevel: log.level, service, agent };
 }
 
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): FerryConfig {

@@ -64,9 +64,10 @@ const HELP: Record<string, string> = {
     remove USER           removes the user and revokes its tokens
     --url URL, --token T, --config, -c FILE   as for ferry query (the owner token by default)
 `,
-  components: `ferry components [--markdown]
+  components: `ferry components [--markdown [--section agent|service]]
   the sources, parsers, transforms and sinks this build knows, with their keys
     --markdown            the README's table of component keys
+    --section S           with --markdown: the README's table of the agent's or the service's keys
 `,
   pipe: `app | ferry pipe --dataset NAME [--parser P] [--url URL --token T | --local]
   ship the lines of stdin; exit 0 once every line is acknowledged (or stored, with --local),
@@ -378,11 +379,16 @@ async function main(): Promise<void> {
     case 'components': {
       const { values } = parseArgs({
         args: rest,
-        options: { markdown: { type: 'boolean', default: false } },
+        options: { markdown: { type: 'boolean', default: false }, section: { type: 'string' } },
         strict: true,
       });
-      const { componentsMarkdown, componentsText } = await import('./components.js');
-      process.stdout.write(values.markdown ? componentsMarkdown() : componentsText());
+      const { componentsMarkdown, componentsText, sectionMarkdown } = await import('./components.js');
+      const section = values.section;
+      if (section !== undefined && ((section !== 'agent' && section !== 'service') || !values.markdown))
+        fail('--section takes agent or service, with --markdown');
+      process.stdout.write(
+        section ? sectionMarkdown(section) : values.markdown ? componentsMarkdown() : componentsText(),
+      );
       return;
     }
     case 'monitors': {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { ComponentError, type JsonSchema } from './options.js';
+import { closest, ComponentError, parseHostPort, type JsonSchema } from './options.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -27,10 +27,18 @@ function keyPath(instancePath: string, extra?: string): string {
   return parts.join('.') || '(root)';
 }
 
+/** One schema error in words; an unknown key names the closest known one, a wrong word lists the allowed ones. */
 function describe(err: ErrorObject): string {
   if (err.keyword === 'additionalProperties') {
     const key = (err.params as { additionalProperty: string }).additionalProperty;
-    return `${keyPath(err.instancePath, key)}: unknown key`;
+    const known = Object.keys((err.parentSchema?.properties as Record<string, unknown> | undefined) ?? {});
+    const meant = closest(key, known);
+    return `${keyPath(err.instancePath, key)}: unknown key${meant ? `; did you mean ${meant}?` : ''}`;
+  }
+  if (err.keyword === 'enum') {
+    const allowed = (err.params as { allowedValues: unknown[] }).allowedValues.map((v) => String(v));
+    const meant = typeof err.data === 'string' ? closest(err.data, allowed) : undefined;
+    return `${keyPath(err.instancePath)}: must be one of ${allowed.join(', ')}${meant ? ` (did you mean ${meant}?)` : ''}`;
   }
   return `${keyPath(err.instancePath)}: ${err.message ?? 'invalid'}`;
 }
@@ -59,7 +67,7 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): 
 
 /** A validator for documents of one schema: answers the document, or throws naming every bad key. */
 export function documentValidator(schema: JsonSchema): (doc: unknown) => Record<string, unknown> {
-  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
   return (doc) => {
     if (validate(doc)) return doc as Record<string, unknown>;
     // An if/then failure is also reported by the keyword that failed inside `then`: say that one only.
@@ -80,11 +88,11 @@ export function readSection<T>(read: () => T): T {
 
 /** `host:port`, an IPv6 host in brackets. */
 export function parseListen(text: string, path: string): { host: string; port: number } {
-  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(text.trim());
-  if (!m) throw new ConfigError(`${path}: expected host:port, got "${text}"`, path);
-  const port = Number(m[2]);
-  if (port > 65535) throw new ConfigError(`${path}: port ${port} out of range`, path);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  try {
+    return parseHostPort(text);
+  } catch (e) {
+    throw new ConfigError(`${path}: ${(e as Error).message}`, path);
+  }
 }
 
 /** The YAML document of a config file; errors name the file. */

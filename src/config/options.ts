@@ -1,21 +1,18 @@
 /**
- * A component's settings as the config file has them, with the key path every error names, and the
- * conversions every component needs (durations, sizes, patterns). Generic: it knows no component.
+ * A config key, declared once: its JSON schema, its documentation, its default (as the README shows it and
+ * as the code uses it, from the same literal), how its value is read (units parsed, checks beyond the
+ * schema) and its TypeScript type. The schema the document is validated against, the values a component
+ * or section is configured with, and the README's key tables all come from these declarations.
+ * Generic: it knows no component.
+ *
+ *   rotate_wait: duration('5s').doc('a rotated file is released after this long without new data')
+ *   compression: oneOf(['gzip', 'zstd', 'none'], 'gzip').doc('…')
+ *   url: url().required().doc('…')
  */
 import { parseBytes, parseDuration } from '../util/units.js';
 
 /** A fragment of JSON schema, as ajv takes it. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
-
-/** One key a component takes: its schema, and what the README says of it. */
-export interface OptionSpec {
-  readonly schema: JsonSchema;
-  readonly doc: string;
-  /** The default as a reader sees it (`1s`, `gzip`); absent when there is none. */
-  readonly default?: string;
-}
-
-export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
 /** A setting that is wrong, with the key path that names it (`sinks.out.token`). */
 export class ComponentError extends Error {
@@ -27,6 +24,332 @@ export class ComponentError extends Error {
   }
 }
 
+interface OptionParts<T> {
+  readonly schema: JsonSchema;
+  readonly doc: string;
+  /** The default as a reader sees it (`` `1s` ``, "detected"); absent when there is none. */
+  readonly shown?: string;
+  readonly required: boolean;
+  /** The value of the key as the schema let it through (undefined when absent), read; errors name `path`. */
+  readonly read: (raw: unknown, path: string) => T;
+  /** A group's own keys. */
+  readonly keys?: OptionSpecs;
+}
+
+/** One key's declaration. Immutable: each refinement answers a new one. */
+export class Option<T> {
+  constructor(private readonly parts: OptionParts<T>) {}
+
+  get schema(): JsonSchema {
+    return this.parts.schema;
+  }
+
+  get description(): string {
+    return this.parts.doc;
+  }
+
+  get shownDefault(): string | undefined {
+    return this.parts.shown;
+  }
+
+  get isRequired(): boolean {
+    return this.parts.required;
+  }
+
+  /** The keys of a group (`batch`, `query_limits`), for the README's rows. */
+  get keys(): OptionSpecs | undefined {
+    return this.parts.keys;
+  }
+
+  read(raw: unknown, path: string): T {
+    return this.parts.read(raw, path);
+  }
+
+  /** What the README says the key does. */
+  doc(text: string): Option<T> {
+    return new Option({ ...this.parts, doc: text });
+  }
+
+  /** The default in words, where it is not a literal (`detected`, `<data_dir>/dead-letter/<sink>.ndjson`). */
+  shown(text: string): Option<T> {
+    return new Option({ ...this.parts, shown: text });
+  }
+
+  /** The key must be set. */
+  required(): Option<Exclude<T, undefined>> {
+    return new Option({ ...this.parts, required: true }) as unknown as Option<Exclude<T, undefined>>;
+  }
+
+  /** The same key, not required (a parser's key offered on the parse transform, required by that parser only). */
+  optional(): Option<T | undefined> {
+    return new Option<T | undefined>({ ...this.parts, required: false });
+  }
+
+  /** A check beyond the schema, on a value that is set: a problem named by the key path. */
+  check(problem: (v: Exclude<T, undefined>) => string | undefined): Option<T> {
+    const read = this.parts.read;
+    return new Option({
+      ...this.parts,
+      read: (raw, path) => {
+        const v = read(raw, path);
+        if (v !== undefined) {
+          const p = problem(v as Exclude<T, undefined>);
+          if (p) throw new ComponentError(path, p);
+        }
+        return v;
+      },
+    });
+  }
+}
+
+export type OptionSpecs = Readonly<Record<string, Option<unknown>>>;
+
+/** The values a set of declarations reads to. */
+export type Values<S extends OptionSpecs> = { -readonly [K in keyof S]: S[K] extends Option<infer T> ? T : never };
+
+const code = (v: unknown) => `\`${Array.isArray(v) ? JSON.stringify(v) : String(v)}\``;
+
+/**
+ * A key whose value is converted (a duration to ms, a size to bytes): the default literal goes through
+ * the same conversion at declaration, so what the README shows is what the code uses.
+ */
+function converted<Raw, T>(schema: JsonSchema, convert: (raw: Raw) => T, def: Raw | undefined): Option<T> {
+  const read = (raw: unknown, path: string): T => {
+    try {
+      return convert(raw as Raw);
+    } catch (e) {
+      throw new ComponentError(path, (e as Error).message);
+    }
+  };
+  const fallback = def === undefined ? undefined : read(def, '(default)');
+  return new Option<T>({
+    schema,
+    doc: '',
+    shown: def === undefined ? undefined : code(def),
+    required: false,
+    read: (raw, path) => (raw === undefined ? (fallback as T) : read(raw, path)),
+  });
+}
+
+const asIs = <T>(v: T): T => v;
+
+function msOf(text: string): number {
+  const ns = parseDuration(text);
+  if (ns < 0n) throw new Error(`negative duration "${text}"`);
+  return Number(ns / 1_000_000n);
+}
+
+/** A duration (`250ms`, `1h30m`, Go's syntax plus `d` and `w`), read in milliseconds. */
+export function duration(): Option<number | undefined>;
+export function duration(def: string): Option<number>;
+export function duration(def?: string): Option<number | undefined> {
+  return converted({ type: 'string' }, msOf, def);
+}
+
+/** A size (`1MiB`, `5MB`, a byte count), read in bytes. */
+export function bytes(): Option<number | undefined>;
+export function bytes(def: string | number): Option<number>;
+export function bytes(def?: string | number): Option<number | undefined> {
+  return converted({ type: ['string', 'integer'] }, parseBytes, def);
+}
+
+/** An integer within bounds. */
+export function int(def?: undefined, range?: { min?: number; max?: number }): Option<number | undefined>;
+export function int(def: number, range?: { min?: number; max?: number }): Option<number>;
+export function int(def?: number, range: { min?: number; max?: number } = {}): Option<number | undefined> {
+  return converted(
+    {
+      type: 'integer',
+      ...(range.min === undefined ? {} : { minimum: range.min }),
+      ...(range.max === undefined ? {} : { maximum: range.max }),
+    },
+    asIs<number>,
+    def,
+  );
+}
+
+export function bool(): Option<boolean | undefined>;
+export function bool(def: boolean): Option<boolean>;
+export function bool(def?: boolean): Option<boolean | undefined> {
+  return converted({ type: 'boolean' }, asIs<boolean>, def);
+}
+
+/** A non-empty string (or one matching `pattern`). */
+export function str(): Option<string | undefined>;
+export function str(def: string, o?: { pattern?: string; minLength?: number }): Option<string>;
+export function str(def: undefined, o: { pattern?: string; minLength?: number }): Option<string | undefined>;
+export function str(def?: string, o: { pattern?: string; minLength?: number } = {}): Option<string | undefined> {
+  return converted(
+    { type: 'string', minLength: o.minLength ?? 1, ...(o.pattern ? { pattern: o.pattern } : {}) },
+    asIs<string>,
+    def,
+  );
+}
+
+/** One of a few words; an error lists them. */
+export function oneOf<const V extends string>(values: readonly V[]): Option<V | undefined>;
+export function oneOf<const V extends string>(values: readonly V[], def: NoInfer<V>): Option<V>;
+export function oneOf<const V extends string>(values: readonly V[], def?: V): Option<V | undefined> {
+  return converted({ enum: [...values] }, asIs<V>, def);
+}
+
+function stringList(def: string[] | undefined, minItems: number): Option<string[] | undefined> {
+  return converted(
+    { type: 'array', items: { type: 'string', minLength: 1 }, ...(minItems ? { minItems } : {}) },
+    (v: string[]) => [...v],
+    def,
+  );
+}
+
+/** A list of non-empty strings. */
+export function strings(): Option<string[] | undefined>;
+export function strings(def: string[]): Option<string[]>;
+export function strings(def?: string[]): Option<string[] | undefined> {
+  return stringList(def, 0);
+}
+
+/** Names that must be at least one (`inputs`). */
+export function names(): Option<string[] | undefined> {
+  return stringList(undefined, 1);
+}
+
+/** File globs (`*`, `**`, `{a,b}`): at least one when set. */
+export function globs(): Option<string[] | undefined>;
+export function globs(def: string[]): Option<string[]>;
+export function globs(def?: string[]): Option<string[] | undefined> {
+  return stringList(def, def === undefined ? 1 : 0);
+}
+
+/** An http:// or https:// URL. */
+export function url(): Option<string | undefined>;
+export function url(def: string): Option<string>;
+export function url(def?: string): Option<string | undefined> {
+  return converted(
+    { type: 'string', minLength: 1 },
+    (v: string) => {
+      let u: URL;
+      try {
+        u = new URL(v);
+      } catch {
+        throw new Error(`"${v}" is not a valid URL`);
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:')
+        throw new Error(`"${v}" must start with http:// or https://`);
+      if (!u.hostname) throw new Error(`"${v}" has no host`);
+      return v;
+    },
+    def,
+  );
+}
+
+/** A regular expression (RE2's `(?P<name>…)` taken as JavaScript's `(?<name>…)`), compiled to check it. */
+export function regex(): Option<string | undefined> {
+  return converted(
+    { type: 'string', minLength: 1 },
+    (pattern: string) => {
+      try {
+        new RegExp(pattern.replace(/\(\?P</g, '(?<'));
+      } catch (e) {
+        throw new Error(`invalid regular expression: ${(e as Error).message}`);
+      }
+      return pattern;
+    },
+    undefined,
+  );
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+export function listen(def: string): Option<{ host: string; port: number }> {
+  return converted({ type: 'string', pattern: '^.+:\\d+$' }, parseHostPort, def);
+}
+
+export function parseHostPort(text: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(text.trim());
+  if (!m) throw new Error(`expected host:port, got "${text}"`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new Error(`port ${port} out of range`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** Fields and their values (`labels`, `fields`): strings, numbers or booleans. */
+export function scalarMap(): Option<Record<string, string | number | boolean>> {
+  return converted(
+    { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+    (v: Record<string, string | number | boolean>) => ({ ...v }),
+    {},
+  ).shown('none');
+}
+
+/** A value of any schema, taken as the schema let it through (a key that is a boolean or a name). */
+export function value<T>(schema: JsonSchema): Option<T | undefined> {
+  return converted(schema, asIs<T>, undefined);
+}
+
+/** Keys under one key (`batch`, `query_limits`): absent, each takes its default. */
+export function group<S extends OptionSpecs>(keys: S): Option<Values<S>> {
+  return new Option({ ...groupParts(keys), read: (raw, path) => readOptions(keys, raw ?? {}, path) });
+}
+
+/** Keys under one key that is absent as a whole unless set (`smtp`: without it, no mail server). */
+export function optionalGroup<S extends OptionSpecs>(keys: S): Option<Values<S> | undefined> {
+  return new Option({
+    ...groupParts(keys),
+    read: (raw, path) => (raw === undefined ? undefined : readOptions(keys, raw, path)),
+  });
+}
+
+function groupParts(keys: OptionSpecs) {
+  return { schema: objectSchema(keys), doc: '', required: false, keys };
+}
+
+/** The schema of an object holding these keys and no others. */
+export function objectSchema(keys: OptionSpecs): JsonSchema {
+  const required = Object.entries(keys)
+    .filter(([, o]) => o.isRequired)
+    .map(([k]) => k);
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: Object.fromEntries(Object.entries(keys).map(([k, o]) => [k, o.schema])),
+    ...(required.length ? { required } : {}),
+  };
+}
+
+/** Reads every declared key of `raw` (which the schema has checked); errors name `path.key`. */
+export function readOptions<S extends OptionSpecs>(specs: S, raw: unknown, path: string): Values<S> {
+  const obj = (raw ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, o] of Object.entries(specs)) out[k] = o.read(obj[k], path ? `${path}.${k}` : k);
+  return out as Values<S>;
+}
+
+/** The word of `candidates` closest to `word` (a misspelt key), when one is close enough to be meant. */
+export function closest(word: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+/** Levenshtein distance with transpositions counted as one edit (`tiemout`). */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
+}
+
+/** A component's settings as the config file has them, with the key path every error names. */
 export class Options {
   constructor(
     readonly raw: Readonly<Record<string, unknown>>,
@@ -42,54 +365,9 @@ export class Options {
     return this.raw[key] !== undefined;
   }
 
-  /** A value as the schema checked it (the caller names its type). */
-  get<T>(key: string): T | undefined {
-    return this.raw[key] as T | undefined;
-  }
-
-  or<T>(key: string, fallback: T): T {
-    return (this.raw[key] as T | undefined) ?? fallback;
-  }
-
-  /** A duration (`250ms`, `1h30m`) in milliseconds. */
-  ms(key: string, fallback: number): number {
-    const v = this.raw[key];
-    if (v === undefined) return fallback;
-    try {
-      const ns = parseDuration(v as string);
-      if (ns < 0n) throw new Error(`negative duration "${v as string}"`);
-      return Number(ns / 1_000_000n);
-    } catch (e) {
-      throw new ComponentError(this.at(key), (e as Error).message);
-    }
-  }
-
-  /** A size (`1MiB`, `5MB`, a byte count) in bytes. */
-  bytes(key: string, fallback: number): number {
-    const v = this.raw[key];
-    if (v === undefined) return fallback;
-    try {
-      return parseBytes(v as string | number);
-    } catch (e) {
-      throw new ComponentError(this.at(key), (e as Error).message);
-    }
-  }
-
-  /** A regular expression (RE2's `(?P<name>…)` taken as JavaScript's `(?<name>…)`), checked now. */
-  regex(key: string): string | undefined {
-    const pattern = this.raw[key] as string | undefined;
-    if (pattern === undefined) return undefined;
-    try {
-      new RegExp(pattern.replace(/\(\?P</g, '(?<'));
-    } catch (e) {
-      throw new ComponentError(this.at(key), `invalid regular expression: ${(e as Error).message}`);
-    }
-    return pattern;
-  }
-
-  /** The settings under one key (`batch`, `retry`), empty when absent. */
-  nested(key: string): Options {
-    return new Options((this.raw[key] as Record<string, unknown> | undefined) ?? {}, this.at(key));
+  /** The values of these declared keys. */
+  read<S extends OptionSpecs>(specs: S): Values<S> {
+    return readOptions(specs, this.raw, this.path);
   }
 
   /** Stops with an error naming the key (or the component itself). */

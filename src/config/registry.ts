@@ -5,18 +5,31 @@
  * schema, its key checks, the pipeline and the README's tables all read from here, so adding a component
  * is one file and its registration.
  */
-import { Options, type JsonSchema, type OptionSpecs } from './options.js';
+import { closest, Options, type JsonSchema, type OptionSpecs, type Values } from './options.js';
 
-export interface ComponentSpec<Settings = unknown> {
+export interface ComponentSpec<Settings = unknown, Keys extends OptionSpecs = OptionSpecs> {
   readonly type: string;
   /** What it does, in a line: the README's tables and the CLI's help. */
   readonly summary: string;
-  /** The keys this type takes beyond those every component of its kind takes. */
-  readonly options: OptionSpecs;
-  /** Keys of `options` that must be set. */
-  readonly required?: readonly string[];
-  /** The settings, with defaults applied and units parsed; errors name the key path. */
-  configure(o: Options): Settings;
+  /** The keys this type takes beyond those every component of its kind takes, each declared once. */
+  readonly options: Keys;
+  /**
+   * The settings from the keys' values (defaults applied, units parsed), with the checks that span keys;
+   * errors name the key path through `o`.
+   */
+  configure(values: Values<Keys>, o: Options): Settings;
+}
+
+/** The keys of a declaration set that must be set. */
+export function requiredKeys(options: OptionSpecs): string[] {
+  return Object.entries(options)
+    .filter(([, o]) => o.isRequired)
+    .map(([k]) => k);
+}
+
+/** A component's settings: its keys read, then its own configure. */
+export function configureComponent<Settings>(spec: ComponentSpec<Settings>, o: Options): Settings {
+  return spec.configure(o.read(spec.options), o);
 }
 
 export class Registry<Spec extends ComponentSpec> {
@@ -52,20 +65,20 @@ export class Registry<Spec extends ComponentSpec> {
    * Every key any type takes (the schema allows their union, typed by the first type that declares a
    * key); `discriminator` picks the type, and each type's required keys apply when it is picked.
    */
-  schema(discriminator: string, common: OptionSpecs, commonRequired: readonly string[]): JsonSchema {
+  schema(discriminator: string, common: OptionSpecs): JsonSchema {
     const properties: Record<string, JsonSchema> = { [discriminator]: { enum: this.types } };
     for (const [k, o] of Object.entries(common)) properties[k] = o.schema;
     for (const s of this.specs) for (const [k, o] of Object.entries(s.options)) properties[k] ??= o.schema;
     const rules = this.specs
-      .filter((s) => s.required?.length)
+      .filter((s) => requiredKeys(s.options).length)
       .map((s) => ({
         if: { properties: { [discriminator]: { const: s.type } }, required: [discriminator] },
-        then: { required: s.required },
+        then: { required: requiredKeys(s.options) },
       }));
     return {
       type: 'object',
       additionalProperties: false,
-      required: [...commonRequired],
+      required: [discriminator, ...requiredKeys(common)],
       properties,
       ...(rules.length ? { allOf: rules } : {}),
     };
@@ -77,7 +90,11 @@ export class Registry<Spec extends ComponentSpec> {
     for (const k of Object.keys(o.raw)) {
       if (allowed.has(k)) continue;
       const owners = this.specs.filter((s) => k in s.options).map((s) => s.type);
-      o.fail(k, `not a key of a ${type} ${this.kind}${owners.length ? ` (only of ${owners.join(', ')})` : ''}`);
+      const meant = closest(k, allowed);
+      o.fail(
+        k,
+        `not a key of a ${type} ${this.kind}${owners.length ? ` (only of ${owners.join(', ')})` : ''}${meant ? `; did you mean ${meant}?` : ''}`,
+      );
     }
   }
 }

@@ -1,14 +1,30 @@
 /**
- * The service's part of the config (`service:`): its schema, and its settings after defaults and unit
- * parsing. Pure: no I/O. Every error names the key path.
+ * The service's part of the config (`service:`): its keys, each declared once (schema, default,
+ * documentation, reader), and its settings after defaults and unit parsing. Pure: no I/O. Every error
+ * names the key path.
  */
-import { ConfigError, parseListen } from '../config/document.js';
-import type { JsonSchema } from '../config/options.js';
-import { DEFAULT_QUERY_LIMITS, MAX_EXPRESSION_DEPTH, type QueryLimits } from './query/limits.js';
-import { DEFAULT_JS_BUDGET, type JsBudget } from './query/js-budget.js';
+import { ConfigError, readSection } from '../config/document.js';
+import {
+  bool,
+  bytes,
+  duration,
+  group,
+  int,
+  listen,
+  objectSchema,
+  oneOf,
+  optionalGroup,
+  readOptions,
+  str,
+  strings,
+  url,
+  type JsonSchema,
+  type OptionSpecs,
+} from '../config/options.js';
+import { QUERY_LIMIT_OPTIONS, queryLimitsOf, type QueryLimits } from './query/limits.js';
+import { jsBudgetOf, type JsBudget } from './query/js-budget.js';
 import { datasetNameProblem } from './store/dataset-name.js';
 import { cidrProblem } from './notifiers/address-policy.js';
-import { parseBytes, parseDuration } from '../util/units.js';
 
 /** The service section after defaults and unit parsing. */
 export interface ServiceConfig {
@@ -65,280 +81,131 @@ export interface NotifiersConfig {
 /** memory_limit a dataset needs per field: what an insert pins per column, and as much for the rest (see buildServiceConfig). */
 const FIELD_MEMORY_BYTES = 1024 * 1024;
 
-export const serviceSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    enabled: { type: 'boolean' },
-    listen: { type: 'string', pattern: '^.+:\\d+$' },
-    data_dir: { type: 'string', minLength: 1 },
-    memory_limit: { type: ['string', 'integer'] },
-    checkpoint_threshold: { type: ['string', 'integer'] },
-    threads: { type: 'integer', minimum: 1 },
-    max_body_bytes: { type: ['string', 'integer'] },
-    max_decompressed_bytes: { type: ['string', 'integer'] },
-    max_fields_per_dataset: { type: 'integer', minimum: 1 },
-    query_timeout: { type: 'string' },
-    query_limits: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        max_query_bytes: { type: ['string', 'integer'] },
-        max_stages: { type: 'integer', minimum: 1 },
-        max_columns: { type: 'integer', minimum: 1 },
-        max_expression_depth: { type: 'integer', minimum: 1, maximum: MAX_EXPRESSION_DEPTH },
-        max_expression_terms: { type: 'integer', minimum: 1 },
-        max_result_bytes: { type: ['string', 'integer'] },
-        max_js_value_bytes: { type: ['string', 'integer'] },
-        max_js_chunk_bytes: { type: ['string', 'integer'] },
-        max_js_chunk_time: { type: 'string' },
-      },
-    },
-    retention: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        default_days: { type: 'integer', minimum: 0 },
-        check_interval: { type: 'string' },
-      },
-    },
-    monitors: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        enabled: { type: 'boolean' },
-        concurrency: { type: 'integer', minimum: 1, maximum: 64 },
-        runs_dataset: { type: 'string', minLength: 1 },
-      },
-    },
-    notifiers: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        timeout: { type: 'string' },
-        attempts: { type: 'integer', minimum: 1, maximum: 20 },
-        pagerduty_url: { type: 'string', minLength: 1 },
-        opsgenie_url: { type: 'string', minLength: 1 },
-        opsgenie_eu_url: { type: 'string', minLength: 1 },
-        discord_url: { type: 'string', minLength: 1 },
-        allow_networks: { type: 'array', items: { type: 'string' } },
-        deny_networks: { type: 'array', items: { type: 'string' } },
-        smtp: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['host', 'from'],
-          properties: {
-            host: { type: 'string', minLength: 1 },
-            port: { type: 'integer', minimum: 1, maximum: 65535 },
-            secure: { type: 'boolean' },
-            starttls: { enum: ['required', 'opportunistic', 'off'] },
-            user: { type: 'string' },
-            password: { type: 'string' },
-            from: { type: 'string', minLength: 3 },
-          },
-        },
-      },
-    },
-  },
-};
+const cidrList = () => strings([]).check((v) => cidrProblem(v));
 
-/** A list of CIDRs (10.0.0.0/8, fd00::/8), each checked; a bad one names the key. */
-function cidrs(path: string, raw: string[] | undefined): string[] {
-  const list = raw ?? [];
-  const problem = cidrProblem(list, path);
-  if (problem) throw new ConfigError(problem, path);
-  return list;
-}
+export const SERVICE_OPTIONS = {
+  enabled: bool(true).doc('run the embedded service'),
+  listen: listen('127.0.0.1:8077').doc('`host:port`'),
+  data_dir: str('./data').doc('where the database (`ferry.duckdb`), temp files and `admin-token` live'),
+  memory_limit: bytes('512MiB').doc('DuckDB memory limit (`512MB`, `1GiB`)'),
+  checkpoint_threshold: bytes('256MiB').doc('WAL size at which DuckDB folds it into the compressed file'),
+  // One DuckDB worker: requests already run in parallel on their own connections, and on 2 cores extra
+  // DuckDB workers cost more in contention than they give (docs/benchmarks.md).
+  threads: int(1, { min: 1 }).doc(
+    'DuckDB worker threads per query (concurrent requests run in parallel anyway; on 2 cores more workers slowed ingest by a third)',
+  ),
+  max_body_bytes: bytes('100MiB').doc('largest ingest body on the wire (413 above)'),
+  max_decompressed_bytes: bytes('1GiB').doc('largest ingest body once decompressed (413 above)'),
+  max_fields_per_dataset: int(undefined, { min: 1 })
+    .doc(
+      'a batch that would add more fields is refused (400); a dataset needs 1 MiB of `memory_limit` per field (an insert pins half a MiB per column, and its own work needs the rest), so the value may not exceed `memory_limit` / 1 MiB (refused at start, naming both keys)',
+    )
+    .shown('2048, or what `memory_limit` allows (512 at 512MiB)'),
+  query_timeout: duration('60s').doc(
+    'a query running longer is interrupted and answered 408 (Go duration; `0` = no limit); it also bounds how long a shutdown waits for a query inside a JavaScript function such as `series_fir`',
+  ),
+  query_limits: group(QUERY_LIMIT_OPTIONS),
+  retention: group({
+    default_days: int(0, { min: 0 }).doc('retention of datasets without their own (`0` = forever)'),
+    check_interval: duration('1h').doc('how often retention runs (Go duration)'),
+  }),
+  monitors: group({
+    enabled: bool(true).doc('run monitors on their schedule (the API works either way)'),
+    concurrency: int(1, { min: 1, max: 64 }).doc('monitor queries running at once'),
+    runs_dataset: str('ferry-monitor-runs')
+      .doc('the dataset every monitor run is recorded in')
+      .check((v) => datasetNameProblem(v)),
+  }),
+  notifiers: group({
+    timeout: duration('10s').doc('one notification request or SMTP session may take this long'),
+    attempts: int(5, { min: 1, max: 20 }).doc(
+      "tries per notification while failures may pass (network, 408, 429, 5xx), with exponential backoff and full jitter from 1 s (or the receiver's `Retry-After`)",
+    ),
+    pagerduty_url: url('https://events.pagerduty.com').doc(
+      'base URL of PagerDuty, for proxies, air-gapped hosts and tests',
+    ),
+    opsgenie_url: url('https://api.opsgenie.com').doc('base URL of Opsgenie'),
+    opsgenie_eu_url: url('https://api.eu.opsgenie.com').doc("base URL of Opsgenie's EU region"),
+    discord_url: url('https://discord.com').doc('base URL of Discord'),
+    allow_networks: cidrList()
+      .doc("CIDRs (`10.0.0.0/8`, `fd00::/8`) a notifier's receiver must be in, when set (see Monitors and notifiers)")
+      .shown('any'),
+    deny_networks: cidrList()
+      .doc("CIDRs a notifier's receiver may not be in (link-local and metadata addresses are refused always)")
+      .shown('none'),
+    smtp: optionalGroup({
+      host: str().required().doc('the SMTP server'),
+      port: int(undefined, { min: 1, max: 65535 }).doc('its port').shown('`587`, or `465` with `secure`'),
+      secure: bool(false).doc('TLS from the first byte (port 465)'),
+      starttls: oneOf(['required', 'opportunistic', 'off'], 'opportunistic').doc(
+        'upgrade a plain connection with STARTTLS: always, when offered, or never',
+      ),
+      user: str(undefined, { minLength: 0 }).doc('login').shown('none'),
+      password: str(undefined, { minLength: 0 }).doc('password').shown('none'),
+      from: str(undefined, { minLength: 3 }).required().doc('the sender address'),
+    }).doc(
+      'the server e-mail notifiers send through; without it their mail waits in the outbox (`<data_dir>/outbox/mail.ndjson`) and is sent once it is set. SIGHUP reads it again (`ferry agent` and `ferry serve -c FILE`), the one service key that changes without a restart',
+    ),
+  }),
+} satisfies OptionSpecs;
 
-function withUnit<T>(path: string, raw: unknown, parse: (v: never) => T, fallback: T): T {
-  if (raw === undefined) return fallback;
-  try {
-    return parse(raw as never);
-  } catch (e) {
-    throw new ConfigError(`${path}: ${(e as Error).message}`, path);
-  }
-}
-
-function baseUrl(path: string, v: string): string {
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new ConfigError(`${path}: "${v}" is not a URL`, path);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw new ConfigError(`${path}: "${v}" is not an http or https URL`, path);
-  return u.toString();
-}
-
-function datasetName(path: string, v: string): string {
-  const problem = datasetNameProblem(v);
-  if (problem) throw new ConfigError(`${path}: ${problem}`, path);
-  return v;
-}
-
-type RawService = Record<string, unknown> & {
-  retention?: { default_days?: number; check_interval?: string };
-  query_limits?: {
-    max_query_bytes?: string | number;
-    max_stages?: number;
-    max_columns?: number;
-    max_expression_depth?: number;
-    max_expression_terms?: number;
-    max_result_bytes?: string | number;
-    max_js_value_bytes?: string | number;
-    max_js_chunk_bytes?: string | number;
-    max_js_chunk_time?: string;
-  };
-  monitors?: { enabled?: boolean; concurrency?: number; runs_dataset?: string };
-  notifiers?: {
-    timeout?: string;
-    attempts?: number;
-    pagerduty_url?: string;
-    opsgenie_url?: string;
-    opsgenie_eu_url?: string;
-    discord_url?: string;
-    allow_networks?: string[];
-    deny_networks?: string[];
-    smtp?: {
-      host: string;
-      port?: number;
-      secure?: boolean;
-      starttls?: 'required' | 'opportunistic' | 'off';
-      user?: string;
-      password?: string;
-      from: string;
-    };
-  };
-};
+export const serviceSchema: JsonSchema = objectSchema(SERVICE_OPTIONS);
 
 /** The service section of a validated document. */
 export function buildServiceConfig(section: unknown): ServiceConfig {
-  const s = (section ?? {}) as RawService;
-  const memoryLimitBytes = withUnit('service.memory_limit', s.memory_limit, parseBytes, 512 * 1024 * 1024);
+  const s = readSection(() => readOptions(SERVICE_OPTIONS, section, 'service'));
   // An insert pins about half a MiB per column of the table (DuckDB blocks of 256 KiB, data and validity),
   // and the batch's own work needs room beside them (docs/benchmarks.md): a dataset may only get as wide
   // as half the memory limit can write.
-  const widest = Math.max(1, Math.floor(memoryLimitBytes / FIELD_MEMORY_BYTES));
-  const asked = s.max_fields_per_dataset as number | undefined;
+  const widest = Math.max(1, Math.floor(s.memory_limit / FIELD_MEMORY_BYTES));
+  const asked = s.max_fields_per_dataset;
   if (asked !== undefined && asked > widest) {
     throw new ConfigError(
       `invalid config:\n  service.max_fields_per_dataset: ${asked} fields cannot be written with service.memory_limit ` +
-        `${Math.round(memoryLimitBytes / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`,
+        `${Math.round(s.memory_limit / 1048576)}MiB (at most ${widest}: 1 MiB per field); raise memory_limit or lower max_fields_per_dataset`,
       'service.max_fields_per_dataset',
     );
   }
+  const n = s.notifiers;
   return {
-    enabled: (s.enabled as boolean | undefined) ?? true,
-    listen: parseListen((s.listen as string | undefined) ?? '127.0.0.1:8077', 'service.listen'),
-    dataDir: (s.data_dir as string | undefined) ?? './data',
-    memoryLimitBytes,
-    checkpointThresholdBytes: withUnit(
-      'service.checkpoint_threshold',
-      s.checkpoint_threshold,
-      parseBytes,
-      256 * 1024 * 1024,
-    ),
-    // One DuckDB worker: requests already run in parallel on their own connections, and on 2 cores extra
-    // DuckDB workers cost more in contention than they give (docs/benchmarks.md).
-    threads: (s.threads as number | undefined) ?? 1,
-    maxBodyBytes: withUnit('service.max_body_bytes', s.max_body_bytes, parseBytes, 100 * 1024 * 1024),
-    maxDecompressedBytes: withUnit(
-      'service.max_decompressed_bytes',
-      s.max_decompressed_bytes,
-      parseBytes,
-      1024 * 1024 * 1024,
-    ),
+    enabled: s.enabled,
+    listen: s.listen,
+    dataDir: s.data_dir,
+    memoryLimitBytes: s.memory_limit,
+    checkpointThresholdBytes: s.checkpoint_threshold,
+    threads: s.threads,
+    maxBodyBytes: s.max_body_bytes,
+    maxDecompressedBytes: s.max_decompressed_bytes,
     maxFieldsPerDataset: asked ?? Math.min(2048, widest),
-    queryTimeoutMs: withUnit(
-      'service.query_timeout',
-      s.query_timeout as string | undefined,
-      (v: string) => Number(parseDuration(v) / 1_000_000n),
-      60_000,
-    ),
-    queryLimits: {
-      maxQueryBytes: withUnit(
-        'service.query_limits.max_query_bytes',
-        s.query_limits?.max_query_bytes,
-        parseBytes,
-        DEFAULT_QUERY_LIMITS.maxQueryBytes,
-      ),
-      maxStages: s.query_limits?.max_stages ?? DEFAULT_QUERY_LIMITS.maxStages,
-      maxColumns: s.query_limits?.max_columns ?? DEFAULT_QUERY_LIMITS.maxColumns,
-      maxExpressionDepth: s.query_limits?.max_expression_depth ?? DEFAULT_QUERY_LIMITS.maxExpressionDepth,
-      maxExpressionTerms: s.query_limits?.max_expression_terms ?? DEFAULT_QUERY_LIMITS.maxExpressionTerms,
-      maxResultBytes: withUnit(
-        'service.query_limits.max_result_bytes',
-        s.query_limits?.max_result_bytes,
-        parseBytes,
-        DEFAULT_QUERY_LIMITS.maxResultBytes,
-      ),
-    },
-    jsBudget: {
-      valueChars: withUnit(
-        'service.query_limits.max_js_value_bytes',
-        s.query_limits?.max_js_value_bytes,
-        parseBytes,
-        DEFAULT_JS_BUDGET.valueChars,
-      ),
-      chunkChars: withUnit(
-        'service.query_limits.max_js_chunk_bytes',
-        s.query_limits?.max_js_chunk_bytes,
-        parseBytes,
-        DEFAULT_JS_BUDGET.chunkChars,
-      ),
-      chunkMs: withUnit(
-        'service.query_limits.max_js_chunk_time',
-        s.query_limits?.max_js_chunk_time,
-        (v: string) => Math.max(1, Number(parseDuration(v) / 1_000_000n)),
-        DEFAULT_JS_BUDGET.chunkMs,
-      ),
-    },
+    queryTimeoutMs: s.query_timeout,
+    queryLimits: queryLimitsOf(s.query_limits),
+    jsBudget: jsBudgetOf(s.query_limits),
     monitors: {
-      enabled: s.monitors?.enabled ?? true,
-      concurrency: s.monitors?.concurrency ?? 1,
-      runsDataset: datasetName('service.monitors.runs_dataset', s.monitors?.runs_dataset ?? 'ferry-monitor-runs'),
+      enabled: s.monitors.enabled,
+      concurrency: s.monitors.concurrency,
+      runsDataset: s.monitors.runs_dataset,
     },
     notifiers: {
-      timeoutMs: withUnit(
-        'service.notifiers.timeout',
-        s.notifiers?.timeout,
-        (v: string) => Number(parseDuration(v) / 1_000_000n),
-        10_000,
-      ),
-      attempts: s.notifiers?.attempts ?? 5,
+      timeoutMs: n.timeout,
+      attempts: n.attempts,
       urls: {
-        pagerduty: baseUrl(
-          'service.notifiers.pagerduty_url',
-          s.notifiers?.pagerduty_url ?? 'https://events.pagerduty.com',
-        ),
-        opsgenie: baseUrl('service.notifiers.opsgenie_url', s.notifiers?.opsgenie_url ?? 'https://api.opsgenie.com'),
-        opsgenie_eu: baseUrl(
-          'service.notifiers.opsgenie_eu_url',
-          s.notifiers?.opsgenie_eu_url ?? 'https://api.eu.opsgenie.com',
-        ),
-        discord: baseUrl('service.notifiers.discord_url', s.notifiers?.discord_url ?? 'https://discord.com'),
+        pagerduty: new URL(n.pagerduty_url).toString(),
+        opsgenie: new URL(n.opsgenie_url).toString(),
+        opsgenie_eu: new URL(n.opsgenie_eu_url).toString(),
+        discord: new URL(n.discord_url).toString(),
       },
-      allowNetworks: cidrs('service.notifiers.allow_networks', s.notifiers?.allow_networks),
-      denyNetworks: cidrs('service.notifiers.deny_networks', s.notifiers?.deny_networks),
-      smtp: s.notifiers?.smtp && {
-        host: s.notifiers.smtp.host,
-        port: s.notifiers.smtp.port ?? (s.notifiers.smtp.secure ? 465 : 587),
-        secure: s.notifiers.smtp.secure ?? false,
-        starttls: s.notifiers.smtp.starttls ?? 'opportunistic',
-        user: s.notifiers.smtp.user,
-        password: s.notifiers.smtp.password,
-        from: s.notifiers.smtp.from,
+      allowNetworks: n.allow_networks,
+      denyNetworks: n.deny_networks,
+      smtp: n.smtp && {
+        host: n.smtp.host,
+        port: n.smtp.port ?? (n.smtp.secure ? 465 : 587),
+        secure: n.smtp.secure,
+        starttls: n.smtp.starttls,
+        user: n.smtp.user,
+        password: n.smtp.password,
+        from: n.smtp.from,
       },
     },
-    retention: {
-      defaultDays: s.retention?.default_days ?? 0,
-      checkIntervalMs: withUnit(
-        'service.retention.check_interval',
-        s.retention?.check_interval,
-        (v: string) => Number(parseDuration(v) / 1_000_000n),
-        3_600_000,
-      ),
-    },
+    retention: { defaultDays: s.retention.default_days, checkIntervalMs: s.retention.check_interval },
   };
 }

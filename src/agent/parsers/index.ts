@@ -1,6 +1,6 @@
 /** The parsers by name, as the config names them. A new parser is one file, registered here. */
 import { Options } from '../../config/options.js';
-import { Registry } from '../../config/registry.js';
+import { configureComponent, Registry } from '../../config/registry.js';
 import { criParser, dockerParser } from './container.js';
 import { jsonParser } from './json.js';
 import { logfmtParser } from './logfmt.js';
@@ -23,7 +23,7 @@ export const parsers = new Registry<ParserSpec>('parser', [
 export function createParser(cfg: { type: string } & Record<string, unknown>): Parser {
   const { type, ...rest } = cfg;
   const spec = parsers.get(type);
-  return spec.create(spec.configure(new Options(rest, `parser ${type}`)));
+  return spec.create(configureComponent(spec, new Options(rest, `parser ${type}`)));
 }
 
 export type { LogEvent, Parser, ParserSpec } from './parser.js';

@@ -3,6 +3,7 @@
  * (`parser: {type: json}`), as in Vector or the OpenTelemetry Collector. Parsing is pure except for the
  * container formats, which join partial lines and so keep state per stream: make one parser per source.
  */
+import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 
 export type LogEvent = Record<string, unknown>;
@@ -18,7 +19,10 @@ export interface Parser {
 export const MAX_JOINED_BYTES = 1024 * 1024;
 
 /** A parser as the config names it (`parser: json` on a parse transform, `--parser` of `ferry pipe`). */
-export interface ParserSpec<Settings = unknown> extends ComponentSpec<Settings> {
+export interface ParserSpec<Settings = unknown, Keys extends OptionSpecs = OptionSpecs> extends ComponentSpec<
+  Settings,
+  Keys
+> {
   /** A new parser, with its own partial-line state. */
   create(settings: Settings): Parser;
   /** Its events are the line's JSON text parsed, nothing added: the sink may ship the text itself. */

@@ -1,3 +1,4 @@
+import { str, type OptionSpecs } from '../../config/options.js';
 import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 /**
@@ -27,18 +28,15 @@ export class RegexParser implements Parser {
   }
 }
 
-export const regexParser: ParserSpec<string> = {
+const REGEX_OPTIONS = {
+  pattern: str().required().doc('the expression, with named groups (`(?<level>\\w+)` or `(?P<level>…)`)'),
+} satisfies OptionSpecs;
+
+export const regexParser: ParserSpec<string, typeof REGEX_OPTIONS> = {
   type: 'regex',
   summary: 'a regular expression with named groups (`pattern`), each group a field',
-  options: {
-    pattern: {
-      schema: { type: 'string', minLength: 1 },
-      doc: 'the expression, with named groups (`(?<level>\\w+)` or `(?P<level>…)`)',
-    },
-  },
-  required: ['pattern'],
-  configure(o) {
-    const pattern = o.get<string>('pattern')!;
+  options: REGEX_OPTIONS,
+  configure({ pattern }, o) {
     try {
       new RegexParser(pattern);
     } catch (e) {

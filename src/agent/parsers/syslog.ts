@@ -1,3 +1,4 @@
+import { oneOf, str, type OptionSpecs } from '../../config/options.js';
 import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 const SEVERITY = ['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug'];
@@ -186,32 +187,27 @@ function setIf(o: LogEvent, k: string, v: string | undefined): void {
 
 type Rfc = '3164' | '5424' | 'auto';
 
-export const syslogParser: ParserSpec<{ rfc: Rfc; timezone: string }> = {
+const SYSLOG_OPTIONS = {
+  rfc: oneOf(['3164', '5424', 'auto'], 'auto').doc('which RFC: `5424`, `3164`, or `auto` (5424 first)'),
+  timezone: str('local').doc(
+    "the zone of RFC 3164 stamps, which carry none: an IANA name, `UTC` or `local` (the host's); the year is inferred across New Year",
+  ),
+} satisfies OptionSpecs;
+
+export const syslogParser: ParserSpec<{ rfc: Rfc; timezone: string }, typeof SYSLOG_OPTIONS> = {
   type: 'syslog',
   summary:
     'RFC 5424 or RFC 3164 lines, as sent (`<13>Nov 23 19:05:01 host app[1]: text`) or as rsyslog and syslog-ng write files (without `<PRI>`, or with an RFC 3339 stamp)',
-  options: {
-    rfc: {
-      schema: { enum: ['3164', '5424', 'auto'] },
-      doc: 'which RFC: `5424`, `3164`, or `auto` (5424 first)',
-      default: '`auto`',
-    },
-    timezone: {
-      schema: { type: 'string', minLength: 1 },
-      doc: "the zone of RFC 3164 stamps, which carry none: an IANA name, `UTC` or `local` (the host's); the year is inferred across New Year",
-      default: '`local`',
-    },
-  },
-  configure(o) {
-    const timezone = o.or('timezone', 'local');
-    if (timezone !== 'local') {
+  options: SYSLOG_OPTIONS,
+  configure(v, o) {
+    if (v.timezone !== 'local') {
       try {
-        new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+        new Intl.DateTimeFormat('en-US', { timeZone: v.timezone });
       } catch {
-        o.fail('timezone', `unknown time zone "${timezone}" (an IANA name such as Europe/Paris, UTC, or local)`);
+        o.fail('timezone', `unknown time zone "${v.timezone}" (an IANA name such as Europe/Paris, UTC, or local)`);
       }
     }
-    return { rfc: o.or<Rfc>('rfc', 'auto'), timezone };
+    return { rfc: v.rfc, timezone: v.timezone };
   },
   create: (s) => new SyslogParser(s.rfc, undefined, s.timezone),
 };

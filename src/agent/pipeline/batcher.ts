@@ -27,8 +27,6 @@ export interface Mark {
   route?: number;
 }
 
-export const DEFAULT_BATCH: BatchLimits = { maxEvents: 10_000, maxBytes: 5 * 1024 * 1024, timeoutMs: 1000 };
-
 /**
  * The size of a stage. Each compressed stage restarts the compressor's dictionary, which costs a little
  * ratio; smaller stages lower the agent's peak memory at the same throughput (docs/benchmarks.md).

@@ -3,13 +3,25 @@
  * queued in front of it, how many batches are in flight and how failed ones are retried. Read here once
  * for all sinks: the send chain around every sink applies them.
  */
-import type { Options, OptionSpecs } from '../../config/options.js';
+import {
+  bytes,
+  duration,
+  group,
+  int,
+  names,
+  oneOf,
+  scalarMap,
+  str,
+  type Options,
+  type OptionSpecs,
+} from '../../config/options.js';
 import type { WhenFull } from '../queue/disk-queue.js';
-import { type BatchLimits, DEFAULT_BATCH } from './batcher.js';
+import type { BatchLimits } from './batcher.js';
 import { DEFAULT_SINK_CONCURRENCY } from './delivery.js';
 import { DEFAULT_BACKOFF, type BackoffOptions } from '../../util/retry.js';
 
 export interface SinkSettings {
+  inputs: string[];
   dataset: string;
   /** Batches in flight at once (acknowledged in order). */
   concurrency: number;
@@ -23,99 +35,58 @@ export interface SinkSettings {
   retry: BackoffOptions & { maxAttempts: number };
 }
 
-const DEFAULT_QUEUE_BYTES = 256 * 1024 * 1024;
-
-export const SINK_OPTIONS: OptionSpecs = {
-  inputs: {
-    schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
-    doc: 'the sources or transforms it ships',
-  },
-  dataset: { schema: { type: 'string', minLength: 1 }, doc: 'where it ships to' },
-  concurrency: {
-    schema: { type: 'integer', minimum: 1, maximum: 64 },
-    doc: 'batches in flight at once (one compresses while others are on the wire); the queue is acknowledged in order, so a batch still retrying holds back the ones after it',
-    default: `\`${DEFAULT_SINK_CONCURRENCY}\``,
-  },
-  timestamp_field: {
-    schema: { type: 'string', minLength: 1 },
-    doc: "where the receiver takes each event's time from (ingest API parameter)",
-    default: '`_time`',
-  },
-  timestamp_format: {
-    schema: { type: 'string', minLength: 1 },
-    doc: 'the format of that field (ingest API parameter)',
-    default: 'detected',
-  },
-  labels: {
-    schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
-    doc: 'fields the receiver adds to every event (`X-Axiom-Event-Labels`)',
-    default: 'none',
-  },
-  dead_letter: {
-    schema: { type: 'string', minLength: 1 },
-    doc: 'file for events the receiver refused (4xx other than 401/403/404/408/413/429, or listed as failed), with status and error',
-    default: '`<data_dir>/dead-letter/<sink>.ndjson`',
-  },
-  batch: {
-    schema: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        max_events: { type: 'integer', minimum: 1 },
-        max_bytes: { type: ['string', 'integer'] },
-        timeout: { type: 'string' },
-      },
-    },
-    doc: '`max_events`, `max_bytes`, `timeout`: a batch is cut at whichever comes first',
-    default: `\`${DEFAULT_BATCH.maxEvents}\`, \`5MiB\`, \`1s\``,
-  },
-  queue: {
-    schema: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { max_bytes: { type: ['string', 'integer'] }, when_full: { enum: ['block', 'drop_newest'] } },
-    },
-    doc: "`max_bytes`, `when_full`: the disk queue's cap (in queued, so compressed, bytes), and `block` or `drop_newest`",
-    default: '`256MiB`, `block`',
-  },
-  retry: {
-    schema: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        initial_backoff: { type: 'string' },
-        max_backoff: { type: 'string' },
-        max_attempts: { type: 'integer', minimum: 0 },
-      },
-    },
-    doc: '`initial_backoff`, `max_backoff`, `max_attempts`: what the receiver may take later (for `axiom`: network errors, 401, 403, 404, 408, 429 and 5xx) is retried with exponential backoff and full jitter, honouring `Retry-After` and `X-RateLimit-Reset`; what is too large (413) is split; `0` attempts = forever',
-    default: '`250ms`, `30s`, `0`',
-  },
-};
+export const SINK_OPTIONS = {
+  inputs: names().required().doc('the sources or transforms it ships'),
+  dataset: str().required().doc('where it ships to'),
+  concurrency: int(DEFAULT_SINK_CONCURRENCY, { min: 1, max: 64 }).doc(
+    'batches in flight at once (one compresses while others are on the wire); the queue is acknowledged in order, so a batch still retrying holds back the ones after it',
+  ),
+  timestamp_field: str()
+    .doc("where the receiver takes each event's time from (ingest API parameter)")
+    .shown("the receiver's (`_time`)"),
+  timestamp_format: str().doc('the format of that field (ingest API parameter)').shown('detected'),
+  labels: scalarMap().doc('fields the receiver adds to every event (`X-Axiom-Event-Labels`)'),
+  dead_letter: str()
+    .doc(
+      'file for events the receiver refused (4xx other than 401/403/404/408/413/429, or listed as failed), with status and error',
+    )
+    .shown('`<data_dir>/dead-letter/<sink>.ndjson`'),
+  batch: group({
+    max_events: int(10_000, { min: 1 }).doc('a batch is cut at this many events'),
+    max_bytes: bytes('5MiB').doc('… or at this size (before compression)'),
+    timeout: duration('1s').doc('… or when its first event has waited this long'),
+  }),
+  queue: group({
+    max_bytes: bytes('256MiB').doc("the disk queue's cap, in queued (so compressed) bytes"),
+    when_full: oneOf(['block', 'drop_newest'], 'block').doc(
+      'when the queue is full: `block` (backpressure reaches the sources, the files stay the buffer) or `drop_newest` (the new batch is dropped and counted)',
+    ),
+  }),
+  retry: group({
+    initial_backoff: duration(`${DEFAULT_BACKOFF.initialMs}ms`).doc(
+      'what the receiver may take later (for `axiom`: network errors, 401, 403, 404, 408, 429 and 5xx) is retried with exponential backoff and full jitter from this wait, honouring `Retry-After` and `X-RateLimit-Reset`; what is too large (413) is split',
+    ),
+    max_backoff: duration(`${DEFAULT_BACKOFF.maxMs / 1000}s`).doc('the longest wait between attempts'),
+    max_attempts: int(0, { min: 0 }).doc('attempts per batch before delivery stops; `0` = forever'),
+  }),
+} satisfies OptionSpecs;
 
 export function configureSink(o: Options): SinkSettings {
-  const b = o.nested('batch');
-  const q = o.nested('queue');
-  const r = o.nested('retry');
+  const v = o.read(SINK_OPTIONS);
   return {
-    dataset: o.get<string>('dataset')!,
-    concurrency: o.or('concurrency', DEFAULT_SINK_CONCURRENCY),
-    timestampField: o.get('timestamp_field'),
-    timestampFormat: o.get('timestamp_format'),
-    labels: Object.fromEntries(
-      Object.entries(o.or<Record<string, unknown>>('labels', {})).map(([k, v]) => [k, String(v)]),
-    ),
-    deadLetter: o.get('dead_letter'),
-    batch: {
-      maxEvents: b.or('max_events', DEFAULT_BATCH.maxEvents),
-      maxBytes: b.bytes('max_bytes', DEFAULT_BATCH.maxBytes),
-      timeoutMs: b.ms('timeout', DEFAULT_BATCH.timeoutMs),
-    },
-    queue: { maxBytes: q.bytes('max_bytes', DEFAULT_QUEUE_BYTES), whenFull: q.or<WhenFull>('when_full', 'block') },
+    inputs: v.inputs,
+    dataset: v.dataset,
+    concurrency: v.concurrency,
+    timestampField: v.timestamp_field,
+    timestampFormat: v.timestamp_format,
+    labels: Object.fromEntries(Object.entries(v.labels).map(([k, x]) => [k, String(x)])),
+    deadLetter: v.dead_letter,
+    batch: { maxEvents: v.batch.max_events, maxBytes: v.batch.max_bytes, timeoutMs: v.batch.timeout },
+    queue: { maxBytes: v.queue.max_bytes, whenFull: v.queue.when_full },
     retry: {
-      initialMs: r.ms('initial_backoff', DEFAULT_BACKOFF.initialMs),
-      maxMs: r.ms('max_backoff', DEFAULT_BACKOFF.maxMs),
-      maxAttempts: r.or('max_attempts', 0),
+      initialMs: v.retry.initial_backoff,
+      maxMs: v.retry.max_backoff,
+      maxAttempts: v.retry.max_attempts,
     },
   };
 }

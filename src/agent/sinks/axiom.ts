@@ -7,6 +7,7 @@
  * refused; other 4xx refuse the batch. A request that cannot be made at all (a header value that cannot be
  * sent, a URL the client cannot use) throws with its cause.
  */
+import { duration, oneOf, readOptions, str, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { encode, encodingOf, type Encoding } from './encoding.js';
 import { HttpPoster } from '../../util/http-post.js';
@@ -39,9 +40,6 @@ const UNSENDABLE = new Set([
   'ERR_UNESCAPED_CHARACTERS',
   'ERR_HTTP_INVALID_HEADER_VALUE',
 ]);
-
-/** A request gets a minute: a large batch to a far receiver. */
-const DEFAULT_TIMEOUT_MS = 60_000;
 
 export class AxiomSink implements Sink {
   private readonly http: HttpPoster;
@@ -170,37 +168,29 @@ export function urlProblem(url: string): string | undefined {
 
 type AxiomSettings = Pick<AxiomSinkOptions, 'url' | 'token' | 'compression' | 'timeoutMs'>;
 
-export const axiomSink: SinkSpec<AxiomSettings> = {
+const AXIOM_OPTIONS = {
+  url: str(undefined, { pattern: '^https?://' })
+    .required()
+    .doc(
+      'the API root (`http://` or `https://`, no query; a private CA is trusted with `NODE_EXTRA_CA_CERTS=/path/ca.pem` in the environment); 4 keep-alive connections',
+    )
+    .check(urlProblem),
+  token: str().required().doc('an API token (printable ASCII, no spaces)').check(tokenProblem),
+  compression: oneOf(['gzip', 'zstd', 'none'], 'gzip').doc(
+    '`gzip` (level 1, off the event loop), `zstd`, `none`; batches are compressed once, as they are gathered, in 512 KiB stages (one gzip member or zstd frame each, which any decoder reads as one body), before they are queued, so the queue on disk holds compressed batches (about an eighth of the bytes), retries do not compress again, and no batch is held uncompressed in full',
+  ),
+  // A request gets a minute: a large batch to a far receiver.
+  timeout: duration('60s').doc('per request'),
+} satisfies OptionSpecs;
+
+/** A request's time limit when the sink is built without one (tests, tools). */
+const DEFAULT_TIMEOUT_MS = readOptions(AXIOM_OPTIONS, { url: 'http://x', token: 'x' }, 'axiom').timeout;
+
+export const axiomSink: SinkSpec<AxiomSettings, typeof AXIOM_OPTIONS> = {
   type: 'axiom',
   summary: 'any Axiom-compatible ingest API (Axiom, or another Ferry)',
-  options: {
-    url: {
-      schema: { type: 'string', pattern: '^https?://' },
-      doc: 'the API root (`http://` or `https://`, no query; a private CA is trusted with `NODE_EXTRA_CA_CERTS=/path/ca.pem` in the environment); 4 keep-alive connections',
-    },
-    token: { schema: { type: 'string', minLength: 1 }, doc: 'an API token (printable ASCII, no spaces)' },
-    compression: {
-      schema: { enum: ['gzip', 'zstd', 'none'] },
-      doc: '`gzip` (level 1, off the event loop), `zstd`, `none`; batches are compressed once, as they are gathered, in 512 KiB stages (one gzip member or zstd frame each, which any decoder reads as one body), before they are queued, so the queue on disk holds compressed batches (about an eighth of the bytes), retries do not compress again, and no batch is held uncompressed in full',
-      default: '`gzip`',
-    },
-    timeout: { schema: { type: 'string' }, doc: 'per request', default: '`60s`' },
-  },
-  required: ['url', 'token'],
-  configure(o) {
-    const token = o.get<string>('token')!;
-    const url = o.get<string>('url')!;
-    const bad = tokenProblem(token);
-    if (bad) o.fail('token', bad);
-    const badUrl = urlProblem(url);
-    if (badUrl) o.fail('url', badUrl);
-    return {
-      url,
-      token,
-      compression: o.or<Encoding>('compression', 'gzip'),
-      timeoutMs: o.ms('timeout', DEFAULT_TIMEOUT_MS),
-    };
-  },
+  options: AXIOM_OPTIONS,
+  configure: (v) => ({ url: v.url, token: v.token, compression: v.compression, timeoutMs: v.timeout }),
   describe: (s) => ({ url: s.url }),
   create: (s, ctx) =>
     new AxiomSink({

@@ -6,6 +6,7 @@
  * health and counters) is the same for every sink and lives once, in the pipeline's send chain.
  */
 import type { Logger } from 'pino';
+import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 import type { EventStore } from '../../service/store/event-store.js';
 import type { Trouble } from './sink-health.js';
@@ -75,7 +76,10 @@ export interface SinkContext {
 }
 
 /** A sink as the config names it (`type: axiom`). */
-export interface SinkSpec<Settings = unknown> extends ComponentSpec<Settings> {
+export interface SinkSpec<Settings = unknown, Keys extends OptionSpecs = OptionSpecs> extends ComponentSpec<
+  Settings,
+  Keys
+> {
   create(settings: Settings, ctx: SinkContext): Sink | Promise<Sink>;
   /** It writes into the embedded service, so it needs service.enabled. */
   readonly needsService?: boolean;

@@ -7,7 +7,7 @@
  * checkpoints it: a restart resumes after the last line known to be safe (at least once).
  */
 import type { Logger } from 'pino';
-import type { OptionSpec } from '../../config/options.js';
+import { bytes, type OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 
 export interface Stream {
@@ -90,16 +90,14 @@ export interface SourceContext {
 }
 
 /** A source as the config names it (`type: file`). */
-export interface SourceSpec<Settings = unknown> extends ComponentSpec<Settings> {
+export interface SourceSpec<Settings = unknown, Keys extends OptionSpecs = OptionSpecs> extends ComponentSpec<
+  Settings,
+  Keys
+> {
   create(settings: Settings, ctx: SourceContext): Source;
   /** At most one source of this type in a config (standard input). */
   readonly single?: boolean;
 }
 
 /** Every source cuts lines at a size. */
-export const MAX_LINE_BYTES_OPTION: OptionSpec = {
-  schema: { type: ['string', 'integer'] },
-  doc: 'longer lines are cut and marked `truncated: true`',
-  default: '`1MiB`',
-};
-export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+export const MAX_LINE_BYTES_OPTION = bytes('1MiB').doc('longer lines are cut and marked `truncated: true`');

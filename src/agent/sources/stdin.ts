@@ -6,7 +6,6 @@
 import type { Readable } from 'node:stream';
 import { forEachLine } from './lines.js';
 import {
-  DEFAULT_MAX_LINE_BYTES,
   MAX_LINE_BYTES_OPTION,
   newSourceCounters,
   type Source,
@@ -58,13 +57,15 @@ export class StdinSource implements Source {
   async close(): Promise<void> {}
 }
 
-export const stdinSource: SourceSpec<{ maxLineBytes: number }> = {
+const STDIN_OPTIONS = { max_line_bytes: MAX_LINE_BYTES_OPTION };
+
+export const stdinSource: SourceSpec<{ maxLineBytes: number }, typeof STDIN_OPTIONS> = {
   type: 'stdin',
   summary:
     'the lines of standard input (`app | ferry agent -c config/stdin.yaml`); the agent exits once they are delivered',
-  options: { max_line_bytes: MAX_LINE_BYTES_OPTION },
+  options: STDIN_OPTIONS,
   single: true,
-  configure: (o) => ({ maxLineBytes: o.bytes('max_line_bytes', DEFAULT_MAX_LINE_BYTES) }),
+  configure: (v) => ({ maxLineBytes: v.max_line_bytes }),
   create: (s, ctx) =>
     new StdinSource(ctx.name, s.maxLineBytes, undefined, ctx.counters(newSourceCounters), () =>
       ctx.log.info({ source: ctx.name }, 'source started: reading standard input'),

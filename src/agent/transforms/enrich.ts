@@ -1,4 +1,5 @@
 /** The `enrich` transform: adds the host name, the source file's path and static fields to each event. */
+import { scalarMap, value, type OptionSpecs } from '../../config/options.js';
 import { hostname } from 'node:os';
 import { addedField, type AddedField } from '../event.js';
 import { eventOf, type Emit, type Envelope, type Transform, type TransformSpec } from './transform.js';
@@ -50,31 +51,25 @@ function fieldName(v: unknown, otel: string): string | undefined {
   return v === true ? otel : typeof v === 'string' && v ? v : undefined;
 }
 
-export const enrichTransform: TransformSpec<EnrichConfig> = {
+const ENRICH_OPTIONS = {
+  host: value<boolean | string>({ type: ['boolean', 'string'] })
+    .doc('the host name: `true` → field `host.name`, or a field name')
+    .shown('off'),
+  source_path: value<boolean | string>({ type: ['boolean', 'string'] })
+    .doc("the file's path: `true` → `log.file.path`, or a field name")
+    .shown('off'),
+  fields: scalarMap().doc('static fields'),
+} satisfies OptionSpecs;
+
+export const enrichTransform: TransformSpec<EnrichConfig, typeof ENRICH_OPTIONS> = {
   type: 'enrich',
   summary: "adds the host name, the file's path and static fields to each event",
-  options: {
-    host: {
-      schema: { type: ['boolean', 'string'] },
-      doc: 'the host name: `true` → field `host.name`, or a field name',
-      default: 'off',
-    },
-    source_path: {
-      schema: { type: ['boolean', 'string'] },
-      doc: "the file's path: `true` → `log.file.path`, or a field name",
-      default: 'off',
-    },
-    fields: {
-      schema: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
-      doc: 'static fields',
-      default: 'none',
-    },
-  },
-  configure: (o) => ({
+  options: ENRICH_OPTIONS,
+  configure: (v) => ({
     // OpenTelemetry's names: plain `host` would overwrite a field many logs have (the HTTP Host).
-    hostField: fieldName(o.get('host'), 'host.name'),
-    pathField: fieldName(o.get('source_path'), 'log.file.path'),
-    fields: o.or<Record<string, string | number | boolean>>('fields', {}),
+    hostField: fieldName(v.host, 'host.name'),
+    pathField: fieldName(v.source_path, 'log.file.path'),
+    fields: v.fields,
   }),
   create: (s, ctx) => new EnrichTransform(ctx.name, s, ctx.next),
 };

@@ -5,6 +5,7 @@
  * a new line, so the last trace of a quiet file is not held back. An event longer than `maxLines` or
  * `maxBytes` is emitted as it is and the rest starts over (nothing is dropped).
  */
+import { bytes, duration, int, oneOf, readOptions, regex, type OptionSpecs } from '../../config/options.js';
 import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
 
 export interface MultilineConfig {
@@ -16,9 +17,6 @@ export interface MultilineConfig {
   maxBytes?: number;
 }
 
-/** The limits unless configured: a trace's lines come within a second, and a trace is not a book. */
-export const MULTILINE_DEFAULTS = { timeoutMs: 1000, maxLines: 500, maxBytes: 1024 * 1024 };
-
 /** Continuation patterns for common stack traces. */
 export const PRESETS = {
   // "\tat com.x.Y.z(Y.java:10)", "\t... 12 more", "Caused by: …", "\tSuppressed: …"
@@ -29,6 +27,22 @@ export const PRESETS = {
   // goroutine dumps after "panic:": indented frames, "goroutine N [state]:", "created by", blank lines
   go: '^(?:\\s+|goroutine \\d+ \\[|created by |$|[\\w./*()-]+\\(.*\\)$|\\[signal )',
 } as const;
+
+const MULTILINE_OPTIONS = {
+  preset: oneOf(Object.keys(PRESETS) as (keyof typeof PRESETS)[]).doc(
+    `continuation lines of ${Object.keys(PRESETS)
+      .map((p) => `\`${p}\``)
+      .join(', ')} stack traces`,
+  ),
+  start: regex().doc('a line matching it begins an event; the others join it'),
+  continuation: regex().doc('a line matching it joins the previous one; the others begin events'),
+  timeout: duration('1s').doc('a pending event is emitted after this long without a new line'),
+  max_lines: int(500, { min: 1 }).doc('a longer event is emitted as it is and the rest starts over'),
+  max_bytes: bytes('1MiB').doc('likewise, in bytes'),
+} satisfies OptionSpecs;
+
+/** The limits unless configured (a trace's lines come within a second, and a trace is not a book), as declared. */
+const DEFAULTS = readOptions(MULTILINE_OPTIONS, {}, 'multiline');
 
 /** `M`: what travels with each line (its source position); an event carries that of its last line. */
 export class Multiline<M = undefined> {
@@ -56,9 +70,9 @@ export class Multiline<M = undefined> {
     } catch (e) {
       throw new Error(`invalid multiline pattern: ${(e as Error).message}`);
     }
-    this.timeoutMs = cfg.timeoutMs ?? MULTILINE_DEFAULTS.timeoutMs;
-    this.maxLines = cfg.maxLines ?? MULTILINE_DEFAULTS.maxLines;
-    this.maxBytes = cfg.maxBytes ?? MULTILINE_DEFAULTS.maxBytes;
+    this.timeoutMs = cfg.timeoutMs ?? DEFAULTS.timeout;
+    this.maxLines = cfg.maxLines ?? DEFAULTS.max_lines;
+    this.maxBytes = cfg.maxBytes ?? DEFAULTS.max_bytes;
   }
 
   /** Adds a line; resolves once any event it completes has been emitted. */
@@ -121,47 +135,24 @@ export class MultilineTransform implements Transform {
   }
 }
 
-export const multilineTransform: TransformSpec<MultilineConfig> = {
+export const multilineTransform: TransformSpec<MultilineConfig, typeof MULTILINE_OPTIONS> = {
   type: 'multiline',
   summary: 'joins the lines of one event (stack traces) per file, before parsing',
-  options: {
-    preset: {
-      schema: { enum: Object.keys(PRESETS) },
-      doc: `continuation lines of ${Object.keys(PRESETS)
-        .map((p) => `\`${p}\``)
-        .join(', ')} stack traces`,
-    },
-    start: { schema: { type: 'string', minLength: 1 }, doc: 'a line matching it begins an event; the others join it' },
-    continuation: {
-      schema: { type: 'string', minLength: 1 },
-      doc: 'a line matching it joins the previous one; the others begin events',
-    },
-    timeout: {
-      schema: { type: 'string' },
-      doc: 'a pending event is emitted after this long without a new line',
-      default: '`1s`',
-    },
-    max_lines: {
-      schema: { type: 'integer', minimum: 1 },
-      doc: 'a longer event is emitted as it is and the rest starts over',
-      default: '`500`',
-    },
-    max_bytes: { schema: { type: ['string', 'integer'] }, doc: 'likewise, in bytes', default: '`1MiB`' },
-  },
-  configure(o) {
-    const set = ['preset', 'start', 'continuation'].filter((k) => o.has(k));
+  options: MULTILINE_OPTIONS,
+  configure(v, o) {
+    const set = (['preset', 'start', 'continuation'] as const).filter((k) => v[k] !== undefined);
     if (set.length !== 1)
       o.fail(
         undefined,
         `a multiline transform takes exactly one of preset, start and continuation${set.length ? ` (got ${set.join(', ')})` : ''}`,
       );
     return {
-      preset: o.get<keyof typeof PRESETS>('preset'),
-      start: o.regex('start'),
-      continuation: o.regex('continuation'),
-      timeoutMs: o.ms('timeout', MULTILINE_DEFAULTS.timeoutMs),
-      maxLines: o.or('max_lines', MULTILINE_DEFAULTS.maxLines),
-      maxBytes: o.bytes('max_bytes', MULTILINE_DEFAULTS.maxBytes),
+      preset: v.preset,
+      start: v.start,
+      continuation: v.continuation,
+      timeoutMs: v.timeout,
+      maxLines: v.max_lines,
+      maxBytes: v.max_bytes,
     };
   },
   create: (s, ctx) => new MultilineTransform(ctx.name, s, ctx.next),

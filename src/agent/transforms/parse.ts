@@ -1,5 +1,6 @@
 /** The `parse` transform: turns each line into an event with the configured parser, one per stream. */
-import type { OptionSpecs } from '../../config/options.js';
+import { oneOf, type OptionSpecs } from '../../config/options.js';
+import { configureComponent, requiredKeys } from '../../config/registry.js';
 import { Event } from '../event.js';
 import { parsers, type Parser, type ParserSpec } from '../parsers/index.js';
 import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
@@ -65,26 +66,26 @@ export class ParseTransform implements Transform {
   }
 }
 
-/** The parser's own keys sit beside `parser` on the transform. */
+/** The parser's own keys sit beside `parser` on the transform (required by their parser only). */
 const parserOptions: OptionSpecs = Object.fromEntries(
   parsers.specs.flatMap((p) =>
-    Object.entries(p.options).map(([k, o]) => [k, { ...o, doc: `with parser \`${p.type}\`: ${o.doc}` }]),
+    Object.entries(p.options).map(([k, o]) => [k, o.optional().doc(`with parser \`${p.type}\`: ${o.description}`)]),
   ),
 );
 
-export const parseTransform: TransformSpec<ParseSettings> = {
+const PARSE_OPTIONS = {
+  parser: oneOf(parsers.types)
+    .required()
+    .doc(`one of ${parsers.specs.map((p) => `\`${p.type}\` (${p.summary})`).join('; ')}`),
+  ...parserOptions,
+};
+
+export const parseTransform: TransformSpec<ParseSettings, typeof PARSE_OPTIONS> = {
   type: 'parse',
   summary: 'turns each line into an event with a parser, one parser state per file',
-  options: {
-    parser: {
-      schema: { enum: parsers.types },
-      doc: `one of ${parsers.specs.map((p) => `\`${p.type}\` (${p.summary})`).join('; ')}`,
-    },
-    ...parserOptions,
-  },
-  required: ['parser'],
-  configure(o) {
-    const parser = parsers.get(o.get<string>('parser')!);
+  options: PARSE_OPTIONS,
+  configure(v, o) {
+    const parser = parsers.get(v.parser);
     for (const k of Object.keys(parserOptions)) {
       if (o.has(k) && !(k in parser.options)) {
         o.fail(
@@ -96,8 +97,9 @@ export const parseTransform: TransformSpec<ParseSettings> = {
         );
       }
     }
-    for (const k of parser.required ?? []) if (!o.has(k)) o.fail(undefined, `the ${parser.type} parser needs ${k}`);
-    return { parser, settings: parser.configure(o) };
+    for (const k of requiredKeys(parser.options))
+      if (!o.has(k)) o.fail(undefined, `the ${parser.type} parser needs ${k}`);
+    return { parser, settings: configureComponent(parser, o) };
   },
   create: (s, ctx) => new ParseTransform(ctx.name, s, ctx.next),
 };

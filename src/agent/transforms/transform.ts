@@ -2,6 +2,7 @@
  * Transforms sit between sources and sinks: parse a line into an event, join multiline events, enrich.
  * They share this one interface, and the config names them (`type: parse`), as in Vector.
  */
+import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 import { Event } from '../event.js';
 import type { SourceLine } from '../sources/source.js';
@@ -29,7 +30,10 @@ export interface TransformContext {
 }
 
 /** A transform as the config names it (`type: parse`). */
-export interface TransformSpec<Settings = unknown> extends ComponentSpec<Settings> {
+export interface TransformSpec<Settings = unknown, Keys extends OptionSpecs = OptionSpecs> extends ComponentSpec<
+  Settings,
+  Keys
+> {
   create(settings: Settings, ctx: TransformContext): Transform;
 }
 

@@ -50,13 +50,13 @@ function blockList(cidrs: readonly string[], key: string): BlockList {
   return list;
 }
 
-/** Checks a list of CIDRs from the config; the problem as a sentence, or undefined. */
-export function cidrProblem(cidrs: readonly string[], key: string): string | undefined {
+/** Checks a list of CIDRs from the config; the problem as a sentence (the caller names the key), or undefined. */
+export function cidrProblem(cidrs: readonly string[]): string | undefined {
   try {
-    blockList(cidrs, key);
+    blockList(cidrs, '');
     return undefined;
   } catch (e) {
-    return (e as Error).message;
+    return (e as Error).message.replace(/^: /, '');
   }
 }
 

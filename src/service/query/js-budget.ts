@@ -3,6 +3,8 @@
  * read, make and take of the service's one thread. Apart from the function loop so that the config can
  * name its defaults without loading DuckDB (a remote-only agent never does).
  */
+import { readOptions } from '../../config/options.js';
+import { QUERY_LIMIT_OPTIONS, type QueryLimitValues } from './limits.js';
 
 /** What one JavaScript function may do: per value it reads or makes, and per call (a chunk of rows). */
 export interface JsBudget {
@@ -14,11 +16,17 @@ export interface JsBudget {
   chunkMs: number;
 }
 
-/**
- * The defaults keep one call under a quarter of a second on a slow core (a regular expression over 4 MiB
- * is the worst case, docs/benchmarks.md) and a chunk's text well inside DuckDB's memory_limit.
- */
-export const DEFAULT_JS_BUDGET: JsBudget = { valueChars: 4 * 1024 * 1024, chunkChars: 64 * 1024 * 1024, chunkMs: 250 };
+/** The budget from the `service.query_limits` keys' values (a call gets at least a millisecond). */
+export function jsBudgetOf(v: QueryLimitValues): JsBudget {
+  return {
+    valueChars: v.max_js_value_bytes,
+    chunkChars: v.max_js_chunk_bytes,
+    chunkMs: Math.max(1, v.max_js_chunk_time),
+  };
+}
+
+/** The budget unless configured, as declared (limits.ts gives the reasons for the defaults). */
+export const DEFAULT_JS_BUDGET: JsBudget = jsBudgetOf(readOptions(QUERY_LIMIT_OPTIONS, {}, 'query_limits'));
 
 /** What the call running now may still do: a function with a long inner loop asks it as it goes. */
 export interface CallLimits {

@@ -1,4 +1,5 @@
 import { MAX_DEPTH } from '../../apl/parser/parser.js';
+import { bytes, duration, int, readOptions, type OptionSpecs, type Values } from '../../config/options.js';
 
 /** The highest service.query_limits.max_expression_depth: the parser's own cap, which keeps its recursion and the binder's off the stack's limit. */
 export const MAX_EXPRESSION_DEPTH = MAX_DEPTH;
@@ -20,17 +21,56 @@ export interface QueryLimits {
 }
 
 /**
- * DuckDB's planner refuses plans deeper than 1000 nodes, and thousands of computed columns run out of
- * memory (docs/benchmarks.md). The defaults stay clear of both, and above the widest
- * dataset (service.max_fields_per_dataset, 2048) with its built-in columns. DuckDB plans a nested
- * expression in time that grows faster than its terms and cannot be interrupted while it does
- * (docs/benchmarks.md): the terms' default keeps a plan under a second.
+ * The keys of `service.query_limits`, declared once: the service's config and the engine's defaults read
+ * them. DuckDB's planner refuses plans deeper than 1000 nodes, and thousands of computed columns run out
+ * of memory (docs/benchmarks.md). The defaults stay clear of both, and above the widest dataset
+ * (service.max_fields_per_dataset, 2048) with its built-in columns. DuckDB plans a nested expression in
+ * time that grows faster than its terms and cannot be interrupted while it does (docs/benchmarks.md): the
+ * terms' default keeps a plan under a second. The JavaScript budget's defaults keep one call under a
+ * quarter of a second on a slow core (a regular expression over 4 MiB is the worst case) and a chunk's
+ * text well inside DuckDB's memory_limit.
  */
-export const DEFAULT_QUERY_LIMITS: QueryLimits = {
-  maxQueryBytes: 256 * 1024,
-  maxStages: 200,
-  maxColumns: 2100,
-  maxExpressionDepth: MAX_EXPRESSION_DEPTH,
-  maxExpressionTerms: 5_000,
-  maxResultBytes: 32 * 1024 * 1024,
-};
+export const QUERY_LIMIT_OPTIONS = {
+  max_query_bytes: bytes('256KiB').doc('larger APL text is refused (400 naming this key)'),
+  max_stages: int(200, { min: 1 }).doc(
+    "tabular operators in a whole query, subqueries included (DuckDB's planner fails near 400)",
+  ),
+  max_columns: int(2100, { min: 1 }).doc('columns any stage of a query may make'),
+  max_expression_depth: int(MAX_EXPRESSION_DEPTH, { min: 1, max: MAX_EXPRESSION_DEPTH }).doc(
+    `nesting of expressions, \`dynamic\` literals and subqueries (at most ${MAX_EXPRESSION_DEPTH}, the parser's own cap), also once the lets an expression uses are written out`,
+  ),
+  max_expression_terms: int(5000, { min: 1 })
+    .doc(
+      "terms of all a query's expressions once every `let` is written out where it is used (`let v1 = v0 + v0; let v2 = v1 + v1; …` doubles with each line); DuckDB plans a nested expression in time growing faster than its size and cannot be interrupted meanwhile. A tabular `let` may be written out `max_stages` times",
+    )
+    .shown('`5000` (a list of constants counts once)'),
+  max_result_bytes: bytes('32MiB').doc(
+    'the values one result may hold, counted as it is read (8 bytes a value, and text its length besides): a larger result is a 400 naming this key',
+  ),
+  max_js_value_bytes: bytes('4MiB').doc(
+    'the longest text (characters) a function computed in JavaScript may read as one argument or make as one value (`redact`, `phrases`, `spotlight`, `series_fir` and the other filters, `genai_*`, `geo_info_from_ip_address`, `hash_sha512`, `hash`, `parse_csv`, `dynamic_to_json`)',
+  ),
+  max_js_chunk_bytes: bytes('64MiB').doc(
+    'the text such a function may read and make for one batch of rows (DuckDB hands over up to 2,048 at a time)',
+  ),
+  max_js_chunk_time: duration('250ms').doc(
+    "how long such a function may hold the service's one JavaScript thread for one batch of rows; between batches every other request is served",
+  ),
+} satisfies OptionSpecs;
+
+export type QueryLimitValues = Values<typeof QUERY_LIMIT_OPTIONS>;
+
+/** The limits of the query engine from the keys' values. */
+export function queryLimitsOf(v: QueryLimitValues): QueryLimits {
+  return {
+    maxQueryBytes: v.max_query_bytes,
+    maxStages: v.max_stages,
+    maxColumns: v.max_columns,
+    maxExpressionDepth: v.max_expression_depth,
+    maxExpressionTerms: v.max_expression_terms,
+    maxResultBytes: v.max_result_bytes,
+  };
+}
+
+/** The limits unless configured (tests, tools), as declared. */
+export const DEFAULT_QUERY_LIMITS: QueryLimits = queryLimitsOf(readOptions(QUERY_LIMIT_OPTIONS, {}, 'query_limits'));

@@ -15,10 +15,10 @@ import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
+import { duration, globs, int, oneOf, type OptionSpecs } from '../../../config/options.js';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
 import {
-  DEFAULT_MAX_LINE_BYTES,
   MAX_LINE_BYTES_OPTION,
   newSourceCounters,
   type Gauge,
@@ -427,52 +427,34 @@ export type FileSourceSettings = Pick<
   | 'checkpointIntervalMs'
 >;
 
-export const fileSource: SourceSpec<FileSourceSettings> = {
+const FILE_OPTIONS = {
+  include: globs().required().doc('file globs (`*`, `**`, `{a,b}`)'),
+  exclude: globs([]).doc('globs of files not to read; one without `/` matches the file name'),
+  start_at: oneOf(['beginning', 'end'], 'beginning').doc(
+    'for files already there at the first start without a checkpoint; files that appear later are read whole',
+  ),
+  max_line_bytes: MAX_LINE_BYTES_OPTION,
+  fingerprint_bytes: int(256, { min: 16, max: 65536 }).doc("bytes hashed into a file's identity"),
+  poll_interval: duration('250ms').doc(
+    'how often the include patterns are listed again, and idle files checked for new data, rotation and truncation',
+  ),
+  rotate_wait: duration('5s').doc('a rotated or deleted file is released after this long without new data'),
+  checkpoint_interval: duration('1s').doc('how often checkpoints are saved'),
+} satisfies OptionSpecs;
+
+export const fileSource: SourceSpec<FileSourceSettings, typeof FILE_OPTIONS> = {
   type: 'file',
   summary: 'tails files matching globs, through rotation and truncation, from checkpoints',
-  options: {
-    include: {
-      schema: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
-      doc: 'file globs (`*`, `**`, `{a,b}`)',
-    },
-    exclude: {
-      schema: { type: 'array', items: { type: 'string', minLength: 1 } },
-      doc: 'globs of files not to read; one without `/` matches the file name',
-      default: '`[]`',
-    },
-    start_at: {
-      schema: { enum: ['beginning', 'end'] },
-      doc: 'for files already there at the first start without a checkpoint; files that appear later are read whole',
-      default: '`beginning`',
-    },
-    max_line_bytes: MAX_LINE_BYTES_OPTION,
-    fingerprint_bytes: {
-      schema: { type: 'integer', minimum: 16, maximum: 65536 },
-      doc: "bytes hashed into a file's identity",
-      default: '`256`',
-    },
-    poll_interval: {
-      schema: { type: 'string' },
-      doc: 'how often the include patterns are listed again, and idle files checked for new data, rotation and truncation',
-      default: '`250ms`',
-    },
-    rotate_wait: {
-      schema: { type: 'string' },
-      doc: 'a rotated or deleted file is released after this long without new data',
-      default: '`5s`',
-    },
-    checkpoint_interval: { schema: { type: 'string' }, doc: 'how often checkpoints are saved', default: '`1s`' },
-  },
-  required: ['include'],
-  configure: (o) => ({
-    include: o.get<string[]>('include')!,
-    exclude: o.or<string[]>('exclude', []),
-    startAt: o.or<'beginning' | 'end'>('start_at', 'beginning'),
-    maxLineBytes: o.bytes('max_line_bytes', DEFAULT_MAX_LINE_BYTES),
-    fingerprintBytes: o.or('fingerprint_bytes', 256),
-    pollIntervalMs: o.ms('poll_interval', 250),
-    rotateWaitMs: o.ms('rotate_wait', 5000),
-    checkpointIntervalMs: o.ms('checkpoint_interval', 1000),
+  options: FILE_OPTIONS,
+  configure: (v) => ({
+    include: v.include,
+    exclude: v.exclude,
+    startAt: v.start_at,
+    maxLineBytes: v.max_line_bytes,
+    fingerprintBytes: v.fingerprint_bytes,
+    pollIntervalMs: v.poll_interval,
+    rotateWaitMs: v.rotate_wait,
+    checkpointIntervalMs: v.checkpoint_interval,
   }),
   create: (s, ctx) =>
     new FileSource(
