@@ -3,19 +3,21 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Batcher, STAGE_BYTES } from '../src/agent/pipeline/batcher.js';
+import { Batcher, STAGE_BYTES } from '../src/agent/delivery/batcher.js';
 import { BufferPool } from '../src/agent/queue/buffer-pool.js';
-import { splitLines } from '../src/agent/sinks/sink.js';
-import { lineOf } from '../src/agent/pipeline/sink-runner.js';
+import { splitLines } from '../src/agent/delivery/batch.js';
+import { Delivery, lineOf } from '../src/agent/delivery/delivery.js';
 import { EnrichTransform } from '../src/agent/transforms/enrich.js';
 import { ParseTransform } from '../src/agent/transforms/parse.js';
 import { jsonParser } from '../src/agent/parsers/json.js';
 import { hostname } from 'node:os';
-import { Delivery } from '../src/agent/pipeline/delivery.js';
+import { SendLoop } from '../src/agent/delivery/send-loop.js';
+import { encodingTag } from '../src/agent/delivery/encoding.js';
+import { SegmentLog } from '../src/agent/queue/segment-log.js';
 import { DiskQueue } from '../src/agent/queue/disk-queue.js';
 import { AxiomSink } from '../src/agent/sinks/axiom.js';
-import { SendChain } from '../src/agent/pipeline/send-chain.js';
-import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
+import { SendChain } from '../src/agent/delivery/send-chain.js';
+import { DeadLetterFile } from '../src/agent/delivery/dead-letter.js';
 import { tempDir } from './helpers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -208,7 +210,7 @@ describe('batcher → disk queue → sink', () => {
     r.state.failing = true;
     const queue = await DiskQueue.open(tempDir('ferry-q-'), { maxBytes: 64 * 1024 * 1024 });
     cleanups.push(() => queue.close());
-    const delivery = new Delivery(queue, sinkTo(r.url));
+    const delivery = new SendLoop(queue, sinkTo(r.url));
     delivery.start();
     cleanups.push(() => delivery.stop());
     const batcher = new Batcher(
@@ -226,47 +228,79 @@ describe('batcher → disk queue → sink', () => {
     await until(() => queue.depthBytes === 0);
   });
 
-  it('queues batches compressed by the sink, and delivers them as they were queued', async () => {
+  it('queues batches encoded as the sink wants them, each record saying its encoding, and delivers them as queued', async () => {
     const r = await receiver();
     r.state.failing = true;
     const dir = tempDir('ferry-q-');
-    const queue = await DiskQueue.open(dir, { maxBytes: 64 * 1024 * 1024 });
-    cleanups.push(() => queue.close());
-    const sink = sinkTo(r.url);
-    const delivery = new Delivery(queue, sink);
-    delivery.start();
-    cleanups.push(() => delivery.stop());
-    const batcher = new Batcher(
-      { maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 },
-      async (b) => void (await queue.push(b)),
-      (b) => sink.encode!(b),
+    const delivery = await Delivery.open(
+      {
+        name: 'out',
+        settings: {
+          batch: { maxEvents: 500, maxBytes: 1 << 20, timeoutMs: 20 },
+          queue: { maxBytes: 64 * 1024 * 1024, whenFull: 'block' },
+          concurrency: 1,
+          retry: { initialMs: 5, maxMs: 40, maxAttempts: 0 },
+        },
+        queueDir: dir,
+        deadLetterPath: join(tempDir(), 'dl.ndjson'),
+        onDurable: () => undefined,
+        onError: (e) => {
+          throw e;
+        },
+      },
+      new AxiomSink({ name: 'out', url: r.url, dataset: 'logs', token: 't', compression: 'gzip' }),
     );
+    cleanups.push(() => delivery.stop());
     let raw = 0;
     for (let i = 0; i < 2000; i++) {
       const line = JSON.stringify({ i, message: 'GET /api/v1/orders HTTP/1.1 200', host: 'web-1' });
       raw += line.length + 1;
-      await batcher.add(line);
+      await delivery.accept({
+        text: line,
+        truncated: false,
+        stream: { id: 's', source: 's', acknowledge: () => undefined },
+        offset: i,
+        generation: 0,
+      });
     }
-    await batcher.flush();
-    expect(queue.depthRecords).toBe(4);
-    expect(queue.depthBytes).toBeLessThan(raw / 4);
+    await delivery.flush();
+    expect(delivery.queue.depthRecords).toBe(4);
+    expect(delivery.queue.depthBytes).toBeLessThan(raw / 4);
     const segment = readFileSync(
       join(
         dir,
         readdirSync(dir).find((f) => f.endsWith('.log'))!,
       ),
     );
-    expect([segment[8], segment[9]]).toEqual([0x1f, 0x8b]); // the first record's payload is a gzip member
+    // The record's first word: its tag (gzip's) in the high four bits, its length below.
+    expect(segment.readUInt32LE(0) >>> 28).toBe(encodingTag('gzip'));
+    expect([segment[8], segment[9]]).toEqual([0x1f, 0x8b]); // the payload is a gzip member
     r.state.failing = false;
     await until(() => r.received.length === 2000);
     expect(r.received).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
+
+  it('delivers records queued before records said their encoding (tag 0), by their magic number', async () => {
+    const r = await receiver();
+    const dir = tempDir('ferry-q-');
+    const log = await SegmentLog.open(dir);
+    const lines = (from: number) => [0, 1].map((k) => JSON.stringify({ i: from + k })).join('\n');
+    await log.append([gzipSync(lines(0)), Buffer.from(lines(2))]); // as an earlier version wrote them
+    await log.close();
+    const queue = await DiskQueue.open(dir, { maxBytes: 1 << 20 });
+    cleanups.push(() => queue.close());
+    const loop = new SendLoop(queue, sinkTo(r.url));
+    loop.start();
+    cleanups.push(() => loop.stop());
+    await until(() => r.received.length === 4);
+    expect(r.received).toEqual([0, 1, 2, 3]);
   });
 
   it('keeps undelivered batches across a restart and delivers them when the receiver is back', async () => {
     const dir = tempDir('ferry-q-');
     let queue = await DiskQueue.open(dir, { maxBytes: 1 << 20 });
     const downSink = sinkTo('http://127.0.0.1:1');
-    let delivery = new Delivery(queue, downSink);
+    let delivery = new SendLoop(queue, downSink);
     delivery.start();
     for (let b = 0; b < 5; b++)
       await queue.push(Buffer.from([0, 1].map((k) => JSON.stringify({ i: b * 2 + k })).join('\n')));
@@ -279,7 +313,7 @@ describe('batcher → disk queue → sink', () => {
     cleanups.push(() => queue.close());
     expect(queue.depthRecords).toBe(5);
     expect(queue.depthBytes).toBe(5 * (8 + '{"i":0}\n{"i":1}'.length));
-    delivery = new Delivery(queue, sinkTo(r.url));
+    delivery = new SendLoop(queue, sinkTo(r.url));
     delivery.start();
     cleanups.push(() => delivery.stop());
     await until(() => r.received.length === 10);
@@ -292,7 +326,7 @@ describe('batcher → disk queue → sink', () => {
     const batch = Buffer.from(JSON.stringify({ i: 0, pad: 'x'.repeat(400) }));
     const queue = await DiskQueue.open(tempDir('ferry-q-'), { maxBytes: 2000, whenFull: 'block' });
     cleanups.push(() => queue.close());
-    const delivery = new Delivery(queue, sinkTo(r.url));
+    const delivery = new SendLoop(queue, sinkTo(r.url));
     delivery.start();
     cleanups.push(() => delivery.stop());
     for (let k = 0; k < 4; k++) expect(await queue.push(batch)).toBe(true);
@@ -320,7 +354,7 @@ describe('delivery with several batches in flight', () => {
     for (let i = 0; i < 4; i++) await queue.push(Buffer.from(`{"batch":${i}}`));
     const release = new Map<number, () => void>();
     const sent: number[] = [];
-    const delivery = new Delivery(
+    const delivery = new SendLoop(
       queue,
       {
         send: (b: Buffer) =>

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SendChain } from '../src/agent/pipeline/send-chain.js';
-import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
-import { ndjson, splitLines, type SendOutcome, type Sink } from '../src/agent/sinks/sink.js';
-import { SinkHealth } from '../src/agent/sinks/sink-health.js';
+import { SendChain } from '../src/agent/delivery/send-chain.js';
+import { DeadLetterFile } from '../src/agent/delivery/dead-letter.js';
+import { ndjson, splitLines } from '../src/agent/delivery/batch.js';
+import type { SendOutcome, Sink } from '../src/agent/sinks/sink.js';
+import { SinkHealth } from '../src/agent/delivery/sink-health.js';
 import { tempDir } from './helpers.js';
 
 /** A sink that only sends: it answers each attempt from a script, and keeps what it delivered. */
@@ -50,7 +51,7 @@ describe('the send chain around every sink', () => {
     );
     const { c, reports, health } = chain(sink);
     const started = Date.now();
-    await c.send(ndjson(events(5)));
+    await c.send(ndjson(events(5)), 'none');
     expect(Date.now() - started).toBeGreaterThanOrEqual(110);
     expect(sink.delivered).toEqual(events(5));
     expect(c.counters).toMatchObject({ eventsOut: 5, retries: 2, deadLettered: 0 });
@@ -64,7 +65,7 @@ describe('the send chain around every sink', () => {
       lines.length > 2 || lines.some((l) => l.includes('"i":6')) ? { kind: 'too-large' } : { kind: 'delivered' },
     );
     const { c, dead } = chain(sink);
-    await c.send(ndjson(events(9)));
+    await c.send(ndjson(events(9)), 'none');
     expect([...sink.delivered].sort()).toEqual(
       events(9)
         .filter((e) => !e.includes('"i":6'))
@@ -89,7 +90,7 @@ describe('the send chain around every sink', () => {
         fixed ? { kind: 'delivered' } : { kind: 'refused', status: 401, reason: 'invalid token', config: true },
       );
     const held = chain(refusing());
-    const sending = held.c.send(ndjson(events(2)));
+    const sending = held.c.send(ndjson(events(2)), 'none');
     await new Promise((r) => setTimeout(r, 50));
     expect(held.health.state).toBe('refused');
     expect(held.dead()).toEqual([]);
@@ -99,7 +100,7 @@ describe('the send chain around every sink', () => {
 
     fixed = false;
     const piped = chain(refusing(), { refusal: 'dead-letter' });
-    await piped.c.send(ndjson(events(2)));
+    await piped.c.send(ndjson(events(2)), 'none');
     expect(piped.dead().map((d) => [d.status, d.error])).toEqual([
       [401, '401 Unauthorized: invalid token'],
       [401, '401 Unauthorized: invalid token'],
@@ -113,8 +114,8 @@ describe('the send chain around every sink', () => {
         : { kind: 'partly-refused', events: lines.length, failures: ['event 2: no'] },
     );
     const { c, dead, reports } = chain(sink);
-    await c.send(ndjson(events(1)));
-    await c.send(ndjson(events(3)));
+    await c.send(ndjson(events(1)), 'none');
+    await c.send(ndjson(events(3)), 'none');
     expect(dead().map((d) => [d.status, d.error, d.event])).toEqual([
       [400, '400 Bad Request: bad body', { i: 0 }],
       [200, 'event 2: no', undefined],
@@ -128,7 +129,7 @@ describe('the send chain around every sink', () => {
       new ScriptedSink(() => ({ kind: 'retry', trouble: { kind: 'unreachable', message: 'connect ECONNREFUSED' } })),
       { maxAttempts: 3 },
     );
-    await expect(c.send(ndjson(events(1)))).rejects.toThrow('giving up after 3 attempts: connect ECONNREFUSED');
+    await expect(c.send(ndjson(events(1)), 'none')).rejects.toThrow('giving up after 3 attempts: connect ECONNREFUSED');
     const closing = chain(
       new ScriptedSink(() => ({
         kind: 'retry',
@@ -136,7 +137,7 @@ describe('the send chain around every sink', () => {
         waitMs: 10_000,
       })),
     );
-    const pending = closing.c.send(ndjson(events(1)));
+    const pending = closing.c.send(ndjson(events(1)), 'none');
     await new Promise((r) => setTimeout(r, 20));
     await closing.c.close();
     await expect(pending).rejects.toThrow(/closed while delivering/);

@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Batcher, STAGE_BYTES } from '../src/agent/pipeline/batcher.js';
+import { Batcher, STAGE_BYTES } from '../src/agent/delivery/batcher.js';
 import { AxiomSink, type AxiomSinkOptions } from '../src/agent/sinks/axiom.js';
-import { SendChain, type SendChainOptions } from '../src/agent/pipeline/send-chain.js';
-import { DeadLetterFile } from '../src/agent/sinks/dead-letter.js';
-import { decode, encodingOf } from '../src/agent/sinks/encoding.js';
+import { SendChain, type SendChainOptions } from '../src/agent/delivery/send-chain.js';
+import { DeadLetterFile } from '../src/agent/delivery/dead-letter.js';
+import { decode, encode, recordEncoding } from '../src/agent/delivery/encoding.js';
 import { LocalSink } from '../src/agent/sinks/local.js';
-import { ndjson } from '../src/agent/sinks/sink.js';
-import { SinkHealth } from '../src/agent/sinks/sink-health.js';
+import { ndjson } from '../src/agent/delivery/batch.js';
+import { SinkHealth } from '../src/agent/delivery/sink-health.js';
 import { backoffMs, requestedWaitMs } from '../src/util/retry.js';
 import { ADMIN, startTestService, tempDir } from './helpers.js';
 
@@ -117,7 +117,7 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const { s } = sink(r.url);
-    await s.send(ndjson(events(3)));
+    await s.send(ndjson(events(3)), 'none');
     expect(r.requests).toHaveLength(4);
     expect(r.requests[3]).toEqual({ lines: events(3), auth: 'Bearer xaat-test', encoding: 'gzip' });
     expect(s.counters).toMatchObject({ eventsOut: 3, retries: 3, deadLettered: 0 });
@@ -133,28 +133,30 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const { s } = sink(r.url, { timeoutMs: 300 });
-    await s.send(ndjson(events(2)));
-    await s.send(ndjson(events(3)));
-    await s.send(ndjson(events(4)));
+    await s.send(ndjson(events(2)), 'none');
+    await s.send(ndjson(events(3)), 'none');
+    await s.send(ndjson(events(4)), 'none');
     expect(r.requests.map((q) => q.lines.length)).toEqual([2, 2, 3, 4]);
     expect(s.counters).toMatchObject({ eventsOut: 9, retries: 1 });
     // The silent connection was dropped; the three posts after it went over one connection.
     expect(connections.size).toBe(2);
   });
 
-  it('sends a batch as it was queued: compressed once by encode(), or compressed on the way if queued as NDJSON', async () => {
+  it('sends a batch as it was queued: compressed once before the queue, or compressed on the way if queued as NDJSON', async () => {
     const r = await receiver((_req, lines, res) => ok(res, lines.length));
     cleanups.push(r.close);
     const gz = sink(r.url).s;
     const zs = sink(r.url, { compression: 'zstd' }).s;
-    const queued = await gz.encode!(ndjson(events(3)));
-    expect(encodingOf(queued)).toBe('gzip');
-    expect(decode(queued).toString()).toBe(events(3).join('\n'));
-    await gz.send(queued);
-    await gz.send(ndjson(events(2))); // queued before compression moved in front of the queue
-    await gz.send(zstdCompress(ndjson(events(1)))); // queued while the sink was configured for zstd
-    expect(encodingOf(await zs.encode!(ndjson(events(1))))).toBe('zstd');
-    await zs.send(await zs.encode!(ndjson(events(2))));
+    expect([gz.encoding, zs.encoding]).toEqual(['gzip', 'zstd']);
+    const queued = await encode(ndjson(events(3)), 'gzip');
+    // A record queued before records said their encoding is known by its magic number.
+    expect(recordEncoding(0, queued)).toBe('gzip');
+    expect(recordEncoding(0, ndjson(events(1)))).toBe('none');
+    expect(decode(queued, 'gzip').toString()).toBe(events(3).join('\n'));
+    await gz.send(queued, 'gzip');
+    await gz.send(ndjson(events(2)), 'none'); // queued before compression moved in front of the queue
+    await gz.send(zstdCompress(ndjson(events(1))), 'zstd'); // queued while the sink was configured for zstd
+    await zs.send(await encode(ndjson(events(2)), 'zstd'), 'zstd');
     expect(r.requests.map((q) => [q.encoding, q.lines.length])).toEqual([
       ['gzip', 3],
       ['gzip', 2],
@@ -183,7 +185,7 @@ describe('axiom sink', () => {
     });
     cleanups.push(r.close);
     const { s, deadLetter } = sink(r.url);
-    await s.send(ndjson([...events(5), JSON.stringify({ big: 'x' })]));
+    await s.send(ndjson([...events(5), JSON.stringify({ big: 'x' })]), 'none');
     const delivered = r.requests
       .filter((q) => q.lines.length <= 2 && !q.lines.some((l) => l.includes('big')))
       .flatMap((q) => q.lines);
@@ -216,8 +218,8 @@ describe('axiom sink', () => {
     const { s, deadLetter } = sink(r.url, {
       health: new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`)),
     });
-    await s.send(ndjson([JSON.stringify({ bad: 1 })]));
-    await s.send(ndjson(events(3)));
+    await s.send(ndjson([JSON.stringify({ bad: 1 })]), 'none');
+    await s.send(ndjson(events(3)), 'none');
     // Each time, with the count and the first reason.
     expect(reports).toEqual([
       `warn 1 event(s) refused by the receiver and written to ${deadLetter.path}: 400 Bad Request: invalid timestamp format`,
@@ -264,7 +266,7 @@ describe('axiom sink', () => {
         () => clock,
       );
       const { s, deadLetter } = sink(r.url, { health });
-      const sending = s.send(ndjson(events(2)));
+      const sending = s.send(ndjson(events(2)), 'none');
       await until(() => r.requests.length >= 2);
       expect(health.state).toBe('refused');
       expect(health.lastError).toMatch(new RegExp(`^refused: ${status} ${STATUS_CODES[status]}: `));
@@ -289,7 +291,7 @@ describe('axiom sink', () => {
     const reports: string[] = [];
     const health = new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`));
     const { s } = sink('http://127.0.0.1:9', { health, maxAttempts: 3 });
-    await expect(s.send(ndjson(events(1)))).rejects.toThrow(
+    await expect(s.send(ndjson(events(1)), 'none')).rejects.toThrow(
       /giving up after 3 attempts: connect ECONNREFUSED 127\.0\.0\.1:9/,
     );
     expect(reports[0]).toBe('warn receiver unreachable: connect ECONNREFUSED 127.0.0.1:9, retrying (1/3)');
@@ -306,7 +308,7 @@ describe('axiom sink', () => {
     cleanups.push(r.close);
     const { s } = sink(r.url, { token: 'xaat-test\r' });
     const started = Date.now();
-    await expect(s.send(ndjson(events(1)))).rejects.toThrow(
+    await expect(s.send(ndjson(events(1)), 'none')).rejects.toThrow(
       /cannot be sent .*Invalid character in header content \["authorization"\]\); check the sink's url and token/,
     );
     expect(s.counters.retries).toBe(0);
@@ -328,13 +330,13 @@ describe('axiom sink', () => {
           expect(parts.length).toBeGreaterThan(1);
           bodies.push(Buffer.concat(parts));
         },
-        (part) => s.encode!(part),
+        (part) => encode(part, compression),
       );
       for (let i = 0; i < 6000; i++)
         await batcher.add(JSON.stringify({ i, compression, pad: 'p'.repeat(300 + (i % 100)) }));
       await batcher.flush();
       expect(bodies).toHaveLength(1);
-      await s.send(bodies[0]!);
+      await s.send(bodies[0]!, compression);
       expect(s.counters.eventsOut).toBe(6000);
     }
     expect(await svc.store.count('staged')).toBe(12_000);
@@ -346,16 +348,21 @@ describe('axiom sink', () => {
     await svc.createDataset('logs');
     const token = await svc.apiToken();
     const { s } = sink(svc.url, { token });
-    await s.send(ndjson(events(10)));
+    await s.send(ndjson(events(10)), 'none');
     expect(await svc.store.count('logs')).toBe(10);
 
     // A batch queued compressed while the sink was an `axiom` one, delivered by a `local` sink.
-    const local = new LocalSink(svc.store, 'logs');
-    expect(await local.send(gzipSync(ndjson(events(4))))).toEqual({ kind: 'delivered', events: 4 });
-    expect(await svc.store.count('logs')).toBe(14);
+    const local = new SendChain(new LocalSink(svc.store, 'logs'), {
+      name: 'here',
+      deadLetter: new DeadLetterFile(join(tempDir('ferry-sink-'), 'dead-letter.ndjson')),
+    });
+    await local.send(gzipSync(ndjson(events(4))), 'gzip');
+    await local.send(zstdCompress(ndjson(events(1))), 'zstd');
+    expect(local.counters).toMatchObject({ eventsOut: 5, deadLettered: 0 });
+    expect(await svc.store.count('logs')).toBe(15);
 
     const down = sink('http://127.0.0.1:1', { token: ADMIN }).s;
-    const pending = down.send(ndjson(events(1)));
+    const pending = down.send(ndjson(events(1)), 'none');
     await new Promise((res) => setTimeout(res, 50));
     await down.close();
     await expect(pending).rejects.toThrow(/closed while delivering/);

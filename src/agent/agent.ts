@@ -15,7 +15,7 @@ import { reloadSmtp } from '../service/smtp-reload.js';
 import { CounterBook } from './counters.js';
 import { renderMetrics } from './metrics.js';
 import { Pipeline } from './pipeline/pipeline.js';
-import type { SinkState } from './sinks/sink-health.js';
+import type { SinkState } from './delivery/sink-health.js';
 
 /** What the daemon runs: the agent's pipeline, and the embedded service when enabled. */
 export interface DaemonConfig {
@@ -134,8 +134,8 @@ export class Agent {
         ...(st?.warnings.length ? { warnings: st.warnings } : {}),
       };
     });
-    const sinks = this.pipeline.sinks.map((r) => {
-      const h = r.sink.health;
+    const sinks = this.pipeline.deliveries.map((r) => {
+      const h = r.health;
       return {
         name: r.o.name,
         state: h.state,
@@ -183,12 +183,12 @@ export class Agent {
    */
   undelivered(): string[] {
     const out: string[] = [];
-    for (const r of this.pipeline.sinks) {
-      const h = r.sink.health;
-      const n = r.sink.counters.deadLettered;
+    for (const r of this.pipeline.deliveries) {
+      const h = r.health;
+      const n = r.chain.counters.deadLettered;
       if (n > 0)
         out.push(
-          `sink ${r.o.name}: ${n} event(s) refused: ${h.firstRefusal ?? 'see the file'}; kept in ${r.sink.deadLetterPath ?? 'the dead-letter file'}`,
+          `sink ${r.o.name}: ${n} event(s) refused: ${h.firstRefusal ?? 'see the file'}; kept in ${r.chain.deadLetterPath ?? 'the dead-letter file'}`,
         );
       if (h.state === 'refused' || h.state === 'failed') out.push(`sink ${r.o.name}: ${h.lastError}`);
     }
@@ -247,7 +247,7 @@ export class Agent {
    */
   async stop(giveUpOnRefusal = false): Promise<boolean> {
     this.stopping = true;
-    const refused = () => this.pipeline.sinks.some((r) => r.sink.health.state === 'refused');
+    const refused = () => this.pipeline.deliveries.some((r) => r.health.state === 'refused');
     // Deliveries get the shutdown's time but a moment to close the store in: the process ends at the
     // time whatever is still running (cli/exit.ts).
     const timeout = this.cfg.agent.shutdownTimeoutMs;

@@ -17,7 +17,7 @@ import {
   type OptionSpecs,
 } from '../config/options.js';
 import { configureComponent, type ComponentSpec, type Registry } from '../config/registry.js';
-import { configureSink, SINK_OPTIONS, type SinkSettings } from './pipeline/sink-settings.js';
+import { configureSink, SINK_OPTIONS, type SinkSettings } from './delivery/settings.js';
 import { Topology } from './pipeline/topology.js';
 import { sinks as sinkRegistry } from './sinks/index.js';
 import type { SinkSpec } from './sinks/sink.js';

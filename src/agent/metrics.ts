@@ -29,31 +29,31 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
     for (const g of s.gauges?.() ?? ([] as Gauge[]))
       add(g.name, g.name.endsWith('_total') ? 'counter' : 'gauge', g.help, g.labels, g.value);
   }
-  for (const r of p?.sinks ?? []) {
+  for (const r of p?.deliveries ?? []) {
     const l = { sink: r.o.name };
     add('ferry_sink_events_in_total', 'counter', 'Events handed to the sink', l, r.counters.eventsIn);
     add('ferry_sink_bytes_in_total', 'counter', 'Bytes of serialised events handed to the sink', l, r.counters.bytesIn);
-    add('ferry_sink_events_out_total', 'counter', 'Events delivered', l, r.sink.counters.eventsOut);
+    add('ferry_sink_events_out_total', 'counter', 'Events delivered', l, r.chain.counters.eventsOut);
     add(
       'ferry_sink_bytes_out_total',
       'counter',
       'Bytes sent (compressed, for the axiom sink)',
       l,
-      r.sink.counters.bytesOut,
+      r.chain.counters.bytesOut,
     );
     add(
       'ferry_sink_retries_total',
       'counter',
       'Delivery attempts that failed and were retried',
       l,
-      r.sink.counters.retries,
+      r.chain.counters.retries,
     );
     add(
       'ferry_sink_dead_lettered_total',
       'counter',
       'Events refused by the receiver and written to the dead-letter file',
       l,
-      r.sink.counters.deadLettered,
+      r.chain.counters.deadLettered,
     );
     add(
       'ferry_sink_dropped_events_total',

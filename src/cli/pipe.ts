@@ -11,10 +11,10 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Pipeline } from '../agent/pipeline/pipeline.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
-import { DeadLetterFile } from '../agent/sinks/dead-letter.js';
-import { decode } from '../agent/sinks/encoding.js';
+import { DeadLetterFile } from '../agent/delivery/dead-letter.js';
+import { decode, recordEncoding } from '../agent/delivery/encoding.js';
 import { isConfigRefusal } from '../util/retry.js';
-import { splitLines } from '../agent/sinks/sink.js';
+import { splitLines } from '../agent/delivery/batch.js';
 import { parsers } from '../agent/parsers/index.js';
 import { PRESETS } from '../agent/transforms/multiline.js';
 import { EventStore } from '../service/store/event-store.js';
@@ -200,8 +200,8 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     const deadline =
       failure !== undefined || refusal ? Date.now() : interrupted ? Date.now() + shutdownMs : Number.MAX_SAFE_INTEGER;
     await pipeline.stop(deadline, failure === undefined && !refusal);
-    const runner = pipeline.sinks[0]!;
-    const sink = runner.sink.counters;
+    const runner = pipeline.deliveries[0]!;
+    const sink = runner.chain.counters;
     // What is still queued goes to the dead-letter file too: the queue's directory is removed on exit.
     const why = refusal
       ? `not sent after ${refusal.reason}`
@@ -212,7 +212,7 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
     const read = pipeline.sources[0]!.counters;
     const problems: string[] = [];
     if (sink.deadLettered > 0)
-      problems.push(`${sink.deadLettered} event(s) refused: ${runner.sink.health.firstRefusal ?? 'see the file'}`);
+      problems.push(`${sink.deadLettered} event(s) refused: ${runner.health.firstRefusal ?? 'see the file'}`);
     if (kept > 0) problems.push(`${kept} event(s) ${why}`);
     if (interrupted) {
       // Every event handed to the sink was delivered, refused (dead-lettered) or is kept from the queue.
@@ -252,7 +252,7 @@ async function spillQueue(dir: string, file: string, sink: string, error: string
       records = await queue.next(16, pos, signal)
     ) {
       for (const r of records) {
-        const lines = splitLines(decode(r.payload));
+        const lines = splitLines(decode(r.payload, recordEncoding(r.tag, r.payload)));
         await deadLetter.writeEvents(lines, sink, status, error);
         count += lines.length;
         pos = r.next;

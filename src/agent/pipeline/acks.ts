@@ -3,7 +3,7 @@
  * sinks by several paths (two sinks, or one sink both directly and through a transform that holds lines
  * back) has one copy per path, and a file's checkpoint advances to the lowest offset they have queued.
  */
-import type { Mark } from './batcher.js';
+import type { Mark } from '../delivery/batcher.js';
 
 export class AckGate {
   private readonly pending = new WeakMap<Mark['stream'], { generation: number; offsets: Map<number, number> }>();

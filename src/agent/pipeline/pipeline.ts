@@ -12,11 +12,10 @@ import type { AgentConfig, SinkConfig } from '../config.js';
 import type { EventStore } from '../../service/store/event-store.js';
 import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
-import { newRunnerCounters, SinkRunner } from './sink-runner.js';
-import { DeadLetterFile } from '../sinks/dead-letter.js';
-import { newSinkCounters } from '../sinks/sink.js';
-import { SendChain } from './send-chain.js';
-import { SinkHealth, type HealthReporter } from '../sinks/sink-health.js';
+import { Delivery, newDeliveryCounters } from '../delivery/delivery.js';
+import { newSinkCounters } from '../delivery/send-chain.js';
+import type { HealthReporter } from '../delivery/sink-health.js';
+import type { Sink } from '../sinks/sink.js';
 import type { Source } from '../sources/source.js';
 import type { Emit, Envelope, Transform } from '../transforms/transform.js';
 
@@ -39,7 +38,8 @@ export class Pipeline {
     readonly sources: Source[],
     /** In the order of the flow: a transform comes after every transform it reads from. */
     readonly transforms: Transform[],
-    readonly sinks: SinkRunner[],
+    /** The delivery to each sink, in config order. */
+    readonly deliveries: Delivery[],
     private readonly log: Logger,
   ) {}
 
@@ -66,27 +66,33 @@ export class Pipeline {
     // A checkpoint waits for every copy of a source's lines.
     const acks = new AckGate((source) => cfg.topology.copiesOf(source));
 
-    const sinks: SinkRunner[] = [];
+    const deliveries: Delivery[] = [];
+    const report: HealthReporter = deps.reportSink ?? ((level, msg, context) => deps.log[level](context, msg));
     try {
       for (const s of cfg.sinks) {
-        const runner = await SinkRunner.open(
+        const deadLetterPath = s.deadLetter ?? join(cfg.dataDir, 'dead-letter', `${s.name}.ndjson`);
+        const delivery = await Delivery.open(
           {
             name: s.name,
-            batch: s.batch,
-            queue: s.queue,
-            concurrency: s.concurrency,
+            settings: s,
             queueDir: join(cfg.dataDir, 'queues', s.name),
+            deadLetterPath,
+            refusal: deps.refusal,
+            report,
             onDurable: (m) => acks.durable(m),
             onError: (err) => deps.onSinkError?.(s.name, err),
-            counters: book.get(`runner:${s.name}`, newRunnerCounters),
+            counters: {
+              delivery: book.get(`delivery:${s.name}`, newDeliveryCounters),
+              sink: book.get(`sink:${s.name}`, newSinkCounters),
+            },
           },
-          await createSink(s, cfg, deps, book),
+          await createSink(s, deps, deadLetterPath),
         );
-        sinks.push(runner);
-        takes.set(s.name, (e) => runner.accept(e));
+        deliveries.push(delivery);
+        takes.set(s.name, (e) => delivery.accept(e));
       }
     } catch (e) {
-      await Promise.all(sinks.map((r) => r.stop()));
+      await Promise.all(deliveries.map((d) => d.stop()));
       throw e;
     }
 
@@ -111,7 +117,7 @@ export class Pipeline {
         counters: (make) => book.get(`source:${s.name}`, make),
       }),
     );
-    const pipeline = new Pipeline(sources, ordered, sinks, log);
+    const pipeline = new Pipeline(sources, ordered, deliveries, log);
     for (const [i, s] of sources.entries()) await s.start(emitterOf(cfg.sources[i]!.name));
     return pipeline;
   }
@@ -143,34 +149,32 @@ export class Pipeline {
     await within('stopping sources', Promise.all(this.sources.map((s) => s.stop())));
     let queued = true;
     for (const t of this.transforms) queued &&= await within(`flushing ${t.name}`, t.flush());
-    if (queued) await within('queueing batches', Promise.all(this.sinks.map((s) => s.flush())));
+    if (queued) await within('queueing batches', Promise.all(this.deliveries.map((d) => d.flush())));
     await Promise.all(this.sources.map((s) => s.close()));
     let delivered = queued;
     if (drain) {
-      const drained = await Promise.all(this.sinks.map((s) => s.drain(deadline, giveUp)));
-      this.sinks.forEach((s, i) => {
+      const drained = await Promise.all(this.deliveries.map((d) => d.drain(deadline, giveUp)));
+      this.deliveries.forEach((d, i) => {
         if (!drained[i])
           this.log.warn(
-            { sink: s.o.name, batches: s.queue.depthRecords },
+            { sink: d.o.name, batches: d.queue.depthRecords },
             'undelivered batches stay queued for the next start',
           );
       });
       delivered &&= drained.every(Boolean);
     }
-    await Promise.all(this.sinks.map((s) => s.stop()));
+    await Promise.all(this.deliveries.map((d) => d.stop()));
     return delivered;
   }
 }
 
-async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, book: CounterBook): Promise<SendChain> {
-  const deadLetter = new DeadLetterFile(s.deadLetter ?? join(cfg.dataDir, 'dead-letter', `${s.name}.ndjson`));
-  const report: HealthReporter = deps.reportSink ?? ((level, msg, context) => deps.log[level](context, msg));
-  // Where it delivers, for the start-up log: never its token.
+/** The sink of a config entry, built by its type's spec; where it delivers is logged (never its token). */
+async function createSink(s: SinkConfig, deps: PipelineDeps, deadLetterPath: string): Promise<Sink> {
   deps.log.info(
-    { sink: s.name, type: s.type, ...s.spec.describe?.(s.settings), dataset: s.dataset, deadLetter: deadLetter.path },
+    { sink: s.name, type: s.type, ...s.spec.describe?.(s.settings), dataset: s.dataset, deadLetter: deadLetterPath },
     'sink started',
   );
-  const sink = await s.spec.create(s.settings, {
+  return s.spec.create(s.settings, {
     name: s.name,
     dataset: s.dataset,
     timestampField: s.timestampField,
@@ -178,14 +182,5 @@ async function createSink(s: SinkConfig, cfg: AgentConfig, deps: PipelineDeps, b
     labels: s.labels,
     store: deps.store,
     log: deps.log,
-  });
-  return new SendChain(sink, {
-    name: s.name,
-    deadLetter,
-    backoff: { initialMs: s.retry.initialMs, maxMs: s.retry.maxMs },
-    maxAttempts: s.retry.maxAttempts,
-    refusal: deps.refusal ?? 'hold',
-    counters: book.get(`sink:${s.name}`, newSinkCounters),
-    health: new SinkHealth(s.name, report),
   });
 }

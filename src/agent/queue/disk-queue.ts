@@ -60,8 +60,11 @@ export class DiskQueue {
     return this.sizes.length;
   }
 
-  /** Appends a batch (whole or in pieces) once it fits; resolves after fsync. false: dropped (drop_newest, queue full). */
-  async push(batch: Payload): Promise<boolean> {
+  /**
+   * Appends a batch (whole or in pieces) once it fits, with the writer's tag for its record; resolves after
+   * fsync. false: dropped (drop_newest, queue full).
+   */
+  async push(batch: Payload, tag = 0): Promise<boolean> {
     const size = payloadSize(batch) + 8;
     while (this.bytes > 0 && this.bytes + size > this.o.maxBytes) {
       if (this.o.whenFull === 'drop_newest') {
@@ -71,7 +74,7 @@ export class DiskQueue {
       await new Promise<void>((r) => this.waiters.push(r));
     }
     this.bytes += size;
-    const [next] = await this.log.append([batch]);
+    const [next] = await this.log.append([batch], tag);
     this.sizes.push({ next: next!, bytes: size });
     this.readers.splice(0).forEach((r) => r());
     return true;

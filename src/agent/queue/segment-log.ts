@@ -2,7 +2,10 @@
  * The agent's durable queue on disk: an append-only log of records in segment files, read in order and
  * acknowledged up to a position once a sink has delivered them.
  *
- * A record is [u32 length][u32 CRC-32 of the payload][payload], little-endian. An append resolves only
+ * A record is [u32 tag and length][u32 CRC-32][payload], little-endian. The first word's low 28 bits are
+ * the payload's length and its high 4 bits a tag the writer gives the record (the delivery layer's: the
+ * batch's encoding); the CRC covers the payload, and the tag when there is one. Records written before
+ * tags have tag 0 and a CRC of the payload alone, and read as they always did. An append resolves only
  * after fsync, so a record the caller was told about survives kill -9 and power loss. After a crash the
  * last segment may end in a torn record: opening the log truncates it at the first record that is short
  * or fails its checksum, and appending continues from there. The acknowledged position is written
@@ -30,6 +33,8 @@ export interface LogPosition {
 
 export interface LogRecord {
   payload: Buffer;
+  /** What the writer said of the record (0 to 15; 0 for records written before tags). */
+  tag: number;
   /** The position just after this record: acknowledge it to release the record. */
   next: LogPosition;
 }
@@ -40,7 +45,22 @@ export interface SegmentLogOptions {
 }
 
 const HEADER = 8;
-const MAX_RECORD = 256 * 1024 * 1024;
+const TAG_SHIFT = 28;
+/** The length's bits of a record's first word; the largest record is one byte short of 256 MiB. */
+const MAX_RECORD = (1 << TAG_SHIFT) - 1;
+export const MAX_TAG = 15;
+
+/** A record's CRC: of the tag (when there is one) and the payload, so a flipped tag bit is caught too. */
+function recordCrc(tag: number, pieces: readonly Buffer[]): number {
+  let crc = tag === 0 ? 0 : crc32(Buffer.of(tag));
+  for (const piece of pieces) crc = crc32(piece, crc);
+  return crc;
+}
+
+/** A record's first word read: its tag and its length. */
+function frameOf(word: number): { tag: number; len: number } {
+  return { tag: word >>> TAG_SHIFT, len: word & MAX_RECORD };
+}
 const segmentName = (n: number) => `${String(n).padStart(10, '0')}.log`;
 
 /** writev until every byte is written: one call may write less (a signal, a nearly full disk). */
@@ -70,6 +90,7 @@ export class SegmentLog {
   private writer!: FileHandle;
   private pending: {
     payloads: readonly Payload[];
+    tag: number;
     resolve: (next: LogPosition[]) => void;
     reject: (e: unknown) => void;
   }[] = [];
@@ -116,15 +137,16 @@ export class SegmentLog {
    * Appends records; resolves once they are on disk (fsync), with the position after each record.
    * Concurrent appends share one fsync.
    */
-  append(payloads: readonly Payload[]): Promise<LogPosition[]> {
+  append(payloads: readonly Payload[], tag = 0): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new Error(`queue ${this.dir} is closed`));
+    if (!Number.isInteger(tag) || tag < 0 || tag > MAX_TAG) return Promise.reject(new Error(`bad record tag ${tag}`));
     for (const p of payloads) {
       const size = payloadSize(p);
       if (size > MAX_RECORD)
         return Promise.reject(new Error(`a queue record of ${size} bytes is over the ${MAX_RECORD}-byte limit`));
     }
     return new Promise((resolve, reject) => {
-      this.pending.push({ payloads, resolve, reject });
+      this.pending.push({ payloads, tag, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -136,20 +158,15 @@ export class SegmentLog {
       this.pending = [];
       try {
         const positions: LogPosition[][] = [];
-        for (const { payloads } of group) {
+        for (const { payloads, tag } of group) {
           const mine: LogPosition[] = [];
           for (const p of payloads) {
             if (this.writeOffset >= this.segmentBytes) await this.roll();
             const pieces = piecesOf(p);
-            let size = 0;
-            let crc = 0;
-            for (const piece of pieces) {
-              size += piece.length;
-              crc = crc32(piece, crc);
-            }
+            const size = payloadSize(pieces);
             const header = Buffer.allocUnsafe(HEADER);
-            header.writeUInt32LE(size, 0);
-            header.writeUInt32LE(crc, 4);
+            header.writeUInt32LE(((tag << TAG_SHIFT) | size) >>> 0, 0);
+            header.writeUInt32LE(recordCrc(tag, pieces), 4);
             await writeAll(this.writer, [header, ...pieces], HEADER + size);
             this.writeOffset += HEADER + size;
             mine.push({ segment: this.writeSegment, offset: this.writeOffset });
@@ -209,21 +226,18 @@ export class SegmentLog {
         const header = Buffer.alloc(HEADER);
         while (out.length < max && pos.offset < end) {
           await fh.read(header, 0, HEADER, pos.offset);
-          const len = header.readUInt32LE(0);
-          const payload =
-            pos.offset + HEADER <= end && len <= MAX_RECORD && pos.offset + HEADER + len <= end
-              ? alloc(len)
-              : undefined;
+          const { tag, len } = frameOf(header.readUInt32LE(0));
+          const payload = pos.offset + HEADER <= end && pos.offset + HEADER + len <= end ? alloc(len) : undefined;
           if (payload) await fh.read(payload, 0, len, pos.offset + HEADER);
           const trusted = comparePositions(pos, this.writtenFrom) >= 0;
-          if (!payload || (!trusted && crc32(payload) !== header.readUInt32LE(4))) {
+          if (!payload || (!trusted && recordCrc(tag, [payload]) !== header.readUInt32LE(4))) {
             // A damaged sealed segment: what follows in it cannot be trusted to be framed correctly.
             this.corruptRecords++;
             pos = { segment: pos.segment + 1, offset: 0 };
             break;
           }
           pos = { segment: pos.segment, offset: pos.offset + HEADER + len };
-          out.push({ payload, next: { ...pos } });
+          out.push({ payload, tag, next: { ...pos } });
         }
       } finally {
         await fh.close();
@@ -249,8 +263,8 @@ export class SegmentLog {
       try {
         while (offset + HEADER <= end) {
           await fh.read(header, 0, HEADER, offset);
-          const len = header.readUInt32LE(0);
-          if (len > MAX_RECORD || offset + HEADER + len > end) break;
+          const { len } = frameOf(header.readUInt32LE(0));
+          if (offset + HEADER + len > end) break;
           offset += HEADER + len;
           out.push({ next: { segment, offset }, bytes: HEADER + len });
         }
@@ -338,11 +352,11 @@ async function recoverTail(file: string): Promise<number> {
     const header = Buffer.alloc(HEADER);
     while (offset + HEADER <= size) {
       await fh.read(header, 0, HEADER, offset);
-      const len = header.readUInt32LE(0);
-      if (len > MAX_RECORD || offset + HEADER + len > size) break;
+      const { tag, len } = frameOf(header.readUInt32LE(0));
+      if (offset + HEADER + len > size) break;
       const payload = Buffer.alloc(len);
       await fh.read(payload, 0, len, offset + HEADER);
-      if (crc32(payload) !== header.readUInt32LE(4)) break;
+      if (recordCrc(tag, [payload]) !== header.readUInt32LE(4)) break;
       offset += HEADER + len;
     }
     if (offset < size) {

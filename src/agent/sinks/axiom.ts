@@ -9,9 +9,8 @@
  */
 import { duration, oneOf, readOptions, str, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
-import { encode, encodingOf, type Encoding } from './encoding.js';
 import { HttpPoster } from '../../util/http-post.js';
-import { PermanentSinkError, type SendOutcome, type Sink, type SinkSpec } from './sink.js';
+import { PermanentSinkError, type Encoding, type SendOutcome, type Sink, type SinkSpec } from './sink.js';
 
 export interface AxiomSinkOptions {
   name: string;
@@ -27,7 +26,7 @@ export interface AxiomSinkOptions {
   timestampFormat?: string;
   /** Fields added to every event by the receiver (`X-Axiom-Event-Labels`): host, environment… */
   labels?: Record<string, string>;
-  /** Body encoding (see encoding.ts); batches are compressed once, before they are queued. */
+  /** Body encoding; batches are compressed once, before they are queued (../delivery/). */
   compression?: Encoding;
 }
 
@@ -62,13 +61,11 @@ export class AxiomSink implements Sink {
     };
   }
 
-  /** Compresses part of a batch before it is queued: sends and retries reuse the queued form. */
-  encode(part: Buffer): Promise<Buffer> {
-    return encode(part, this.o.compression ?? 'gzip');
+  get encoding(): Encoding {
+    return this.o.compression ?? 'gzip';
   }
 
-  async send(batch: Buffer): Promise<SendOutcome> {
-    const encoding = encodingOf(batch);
+  async send(batch: Buffer, encoding: Encoding): Promise<SendOutcome> {
     let res;
     try {
       res = await this.http.post(

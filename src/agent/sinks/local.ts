@@ -5,7 +5,6 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import { StoreError } from '../../service/store/errors.js';
-import { decode } from './encoding.js';
 import type { SendOutcome, Sink, SinkSpec } from './sink.js';
 
 export class LocalSink implements Sink {
@@ -16,9 +15,10 @@ export class LocalSink implements Sink {
     private readonly options: IngestOptions = {},
   ) {}
 
-  async send(queued: Buffer): Promise<SendOutcome> {
-    // A batch queued compressed while this sink was an `axiom` one is still delivered.
-    const batch = decode(queued);
+  /** NDJSON: a batch queued compressed while this sink was an `axiom` one comes decompressed. */
+  readonly encoding = 'none';
+
+  async send(batch: Buffer): Promise<SendOutcome> {
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {

@@ -1,25 +1,27 @@
 /**
  * Sinks send batches of NDJSON lines (one event each) somewhere: an Axiom-compatible API, or the embedded
  * store. They share this one interface, and the config names them (`type: axiom`). A sink only sends: one
- * attempt per call, answered with a typed outcome. Everything around it (batching, the disk queue,
- * retries with backoff and the receiver's Retry-After, splitting what is too large, the dead-letter file,
- * health and counters) is the same for every sink and lives once, in the pipeline's send chain.
+ * attempt per call, answered with a typed outcome. Everything around it (batching, encoding, the disk
+ * queue, retries with backoff and the receiver's Retry-After, splitting what is too large, the dead-letter
+ * file, health and counters) is the same for every sink and lives once, in ../delivery/.
  */
 import type { Logger } from 'pino';
 import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 import type { EventStore } from '../../service/store/event-store.js';
-import type { Trouble } from './sink-health.js';
 
-export interface SinkCounters {
-  eventsOut: number;
-  bytesOut: number;
-  retries: number;
-  deadLettered: number;
-}
+/** The body encoding of a batch: how a sink wants it, and how the queue holds it. */
+export type Encoding = 'gzip' | 'zstd' | 'none';
 
-export function newSinkCounters(): SinkCounters {
-  return { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
+export type TroubleKind = 'unreachable' | 'failing' | 'throttled' | 'refused';
+
+/** Why an attempt did not deliver, as the sink's health says it. */
+export interface Trouble {
+  kind: TroubleKind;
+  /** The receiver's status, when it answered. */
+  status?: number;
+  /** The receiver's message, or the network error. */
+  message: string;
 }
 
 /** A failure no retry can fix: delivery stops at once (the queue keeps the batch for the next start). */
@@ -45,18 +47,17 @@ export type SendOutcome =
 
 export interface Sink {
   /**
-   * Turns part of a batch (NDJSON bytes, a stage of the batcher) into the form it is queued in, once: a
-   * sink that compresses its bodies compresses here, so the queue holds less and retries do not compress
-   * again. The parts of a batch are queued one after another as its body, so each must be self-contained
-   * and concatenate (gzip members, zstd frames). Without it, batches are queued as NDJSON.
+   * The encoding it wants its batches in (a compressing sink's `compression`; `none` when absent). The
+   * delivery encodes each batch once, before it is queued, so the queue holds less and retries do not
+   * encode again.
    */
-  encode?(part: Buffer): Promise<Buffer>;
+  readonly encoding?: Encoding;
   /**
-   * One attempt to send a batch: NDJSON, or compressed by encode() under this or an earlier configuration
-   * (see encoding.ts). The batch's memory is reused once the promise settles: a sink keeps no reference to
-   * it. Throws PermanentSinkError for what no retry can fix.
+   * One attempt to send a batch, in `encoding`: the sink's own, or, for a compressing sink and a batch
+   * queued under an earlier configuration, another compression (which the receiver reads as well). The batch's memory is reused once the
+   * promise settles: a sink keeps no reference to it. Throws PermanentSinkError for what no retry can fix.
    */
-  send(batch: Buffer): Promise<SendOutcome>;
+  send(batch: Buffer, encoding: Encoding): Promise<SendOutcome>;
   /** Cuts an attempt in progress short and lets go of connections. */
   close(): Promise<void>;
 }
@@ -85,22 +86,4 @@ export interface SinkSpec<Settings = unknown, Keys extends OptionSpecs = OptionS
   readonly needsService?: boolean;
   /** Where it delivers, for the start-up log (never a secret). */
   describe?(settings: Settings): Record<string, unknown>;
-}
-
-/** A batch of serialised events as the queue and the sinks carry it. */
-export function ndjson(lines: readonly string[]): Buffer {
-  return Buffer.from(lines.join('\n'));
-}
-
-/** How many events a batch holds (its newlines plus one; memchr in native code). */
-export function countLines(batch: Buffer): number {
-  if (batch.length === 0) return 0;
-  let n = 1;
-  for (let i = batch.indexOf(10); i >= 0; i = batch.indexOf(10, i + 1)) n++;
-  return n;
-}
-
-/** The events of a batch, for the slow paths that need them one by one (413 splitting, dead letters). */
-export function splitLines(batch: Buffer): string[] {
-  return batch.length === 0 ? [] : batch.toString('utf8').split('\n');
 }

@@ -3,9 +3,9 @@
  * compresses has its batches compressed once, before they are queued, so the queue holds (and fsyncs,
  * and reads back into memory) an eighth of the bytes and a retry does not compress again.
  *
- * A queued batch says its own encoding by its first bytes: gzip and zstd frames start with magic numbers
- * that no NDJSON batch can start with (0x1f is a control character, 0x28 `(`; a batch's first line is JSON).
- * Batches queued raw by an earlier version or another configuration therefore still read right.
+ * A queued batch records its encoding in its record's tag. Batches queued by versions before tags say it
+ * by their first bytes: gzip and zstd frames start with magic numbers that no NDJSON batch can start with
+ * (0x1f is a control character, 0x28 `(`; a batch's first line is JSON).
  *
  * A batch is compressed in parts (the batcher's stages), one after another in the body: gzip members and
  * zstd frames concatenate, and every decoder (Go's gzip and zstd readers at Axiom, Node's zlib, zstd)
@@ -15,7 +15,9 @@ import { promisify } from 'node:util';
 import { constants as zlib, gunzipSync, gzip } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 
-export type Encoding = 'gzip' | 'zstd' | 'none';
+import type { Encoding } from '../sinks/sink.js';
+
+export type { Encoding };
 
 const gzipAsync = promisify(gzip);
 
@@ -35,16 +37,27 @@ export async function encode(raw: Buffer, encoding: Encoding): Promise<Buffer> {
   }
 }
 
-/** The encoding of a queued batch, from its magic number. */
-export function encodingOf(batch: Buffer): Encoding {
+/** The queue record tag of each encoding; 0 is a record queued before tags. */
+const TAGS: Readonly<Record<Encoding, number>> = { none: 1, gzip: 2, zstd: 3 };
+const BY_TAG = new Map(Object.entries(TAGS).map(([e, t]) => [t, e as Encoding]));
+
+export function encodingTag(encoding: Encoding): number {
+  return TAGS[encoding];
+}
+
+/** The encoding of a queued batch: from its record's tag, or from its magic number when it has none. */
+export function recordEncoding(tag: number, batch: Buffer): Encoding {
+  const known = BY_TAG.get(tag);
+  if (known) return known;
+  if (tag !== 0) throw new Error(`a queued batch has an unknown encoding tag ${tag}`);
   if (batch.length >= 2 && batch[0] === 0x1f && batch[1] === 0x8b) return 'gzip';
   if (batch.length >= 4 && batch.readUInt32LE(0) === 0xfd2fb528) return 'zstd';
   return 'none';
 }
 
-/** The NDJSON of a queued batch, for the slow paths that need its lines (413 splitting, dead letters). */
-export function decode(batch: Buffer): Buffer {
-  switch (encodingOf(batch)) {
+/** The NDJSON of a batch, for the slow paths that need its lines (413 splitting, dead letters). */
+export function decode(batch: Buffer, encoding: Encoding): Buffer {
+  switch (encoding) {
     case 'gzip':
       return gunzipSync(batch);
     case 'zstd':

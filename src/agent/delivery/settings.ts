@@ -17,7 +17,7 @@ import {
 } from '../../config/options.js';
 import type { WhenFull } from '../queue/disk-queue.js';
 import type { BatchLimits } from './batcher.js';
-import { DEFAULT_SINK_CONCURRENCY } from './delivery.js';
+import { DEFAULT_SINK_CONCURRENCY } from './send-loop.js';
 import { DEFAULT_BACKOFF, type BackoffOptions } from '../../util/retry.js';
 
 export interface SinkSettings {

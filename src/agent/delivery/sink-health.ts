@@ -10,16 +10,7 @@
  *   for the next start.
  */
 import { STATUS_CODES } from 'node:http';
-
-export type TroubleKind = 'unreachable' | 'failing' | 'throttled' | 'refused';
-
-export interface Trouble {
-  kind: TroubleKind;
-  /** The receiver's status, when it answered. */
-  status?: number;
-  /** The receiver's message, or the network error. */
-  message: string;
-}
+import type { Trouble } from '../sinks/sink.js';
 
 export type SinkState = 'ok' | 'retrying' | 'refused' | 'failed';
 

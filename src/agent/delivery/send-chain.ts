@@ -14,19 +14,24 @@
  * Every failure is said through the sink's health, which logs it and shows it in /health. A batch counts as
  * delivered only when send() resolves; the queue is acknowledged after that.
  */
-import type { DeadLetterFile } from '../sinks/dead-letter.js';
-import { decode, encodingOf } from '../sinks/encoding.js';
+import type { DeadLetterFile } from './dead-letter.js';
+import { countLines, ndjson, splitLines } from './batch.js';
+import { decode, encode, type Encoding } from './encoding.js';
 import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from '../../util/retry.js';
-import {
-  countLines,
-  newSinkCounters,
-  ndjson,
-  splitLines,
-  type SendOutcome,
-  type Sink,
-  type SinkCounters,
-} from '../sinks/sink.js';
-import { SinkHealth, statusText, type Trouble } from '../sinks/sink-health.js';
+import type { SendOutcome, Sink, Trouble } from '../sinks/sink.js';
+import { SinkHealth, statusText } from './sink-health.js';
+
+/** What a sink delivered, retried and gave up on; they outlive the chain across reloads. */
+export interface SinkCounters {
+  eventsOut: number;
+  bytesOut: number;
+  retries: number;
+  deadLettered: number;
+}
+
+export function newSinkCounters(): SinkCounters {
+  return { eventsOut: 0, bytesOut: 0, retries: 0, deadLettered: 0 };
+}
 
 export interface SendChainOptions {
   name: string;
@@ -60,25 +65,30 @@ export class SendChain {
     return this.o.deadLetter.path;
   }
 
-  /** The sink's own encoding of a batch part before it is queued (compression), if it has one. */
-  get encode(): ((part: Buffer) => Promise<Buffer>) | undefined {
-    return this.sink.encode?.bind(this.sink);
+  /** The encoding the sink wants its batches in. */
+  get encoding(): Encoding {
+    return this.sink.encoding ?? 'none';
   }
 
   /**
-   * Delivers a queued batch: resolves once every event is delivered or dead-lettered; rejects when the
-   * chain is closed, the attempt limit is reached, or the sink cannot send at all (the batch stays queued).
+   * Delivers a queued batch, in `queuedAs`: resolves once every event is delivered or dead-lettered;
+   * rejects when the chain is closed, the attempt limit is reached, or the sink cannot send at all (the
+   * batch stays queued).
    */
-  async send(queued: Buffer): Promise<void> {
+  async send(queued: Buffer, queuedAs: Encoding): Promise<void> {
     if (queued.length === 0) return;
-    // NDJSON queued before the sink compressed (another config, a split half) is encoded now.
-    const batch = encodingOf(queued) === 'none' && this.sink.encode ? await this.sink.encode(queued) : queued;
-    const outcome = await this.attempt(batch);
+    // NDJSON queued before the sink compressed (another config, a split half) is encoded now; a batch
+    // compressed otherwise than a compressing sink's own way goes as it is (the receiver reads either);
+    // a sink that takes NDJSON gets NDJSON.
+    const encoding = queuedAs === 'none' || this.encoding === 'none' ? this.encoding : queuedAs;
+    const batch =
+      encoding === queuedAs ? queued : encoding === 'none' ? decode(queued, queuedAs) : await encode(queued, encoding);
+    const outcome = await this.attempt(batch, encoding);
     switch (outcome.kind) {
       case 'delivered':
       case 'partly-refused': {
         // The receiver's counts spare decompressing the batch to count its lines.
-        this.counters.eventsOut += outcome.events ?? countLines(decode(batch));
+        this.counters.eventsOut += outcome.events ?? countLines(decode(batch, encoding));
         this.counters.bytesOut += batch.length;
         if (outcome.kind === 'partly-refused' && outcome.failures.length > 0) {
           const time = new Date().toISOString();
@@ -95,17 +105,17 @@ export class SendChain {
         return;
       }
       case 'too-large': {
-        const lines = splitLines(decode(batch));
+        const lines = splitLines(decode(batch, encoding));
         if (lines.length === 1)
           return this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'));
         const half = Math.ceil(lines.length / 2);
-        await this.send(ndjson(lines.slice(0, half)));
-        await this.send(ndjson(lines.slice(half)));
+        await this.send(ndjson(lines.slice(0, half)), 'none');
+        await this.send(ndjson(lines.slice(half)), 'none');
         return;
       }
       case 'refused':
         return this.deadLetter(
-          splitLines(decode(batch)),
+          splitLines(decode(batch, encoding)),
           outcome.status ?? 0,
           outcome.status === undefined ? outcome.reason : statusText(outcome.status, outcome.reason),
         );
@@ -113,11 +123,11 @@ export class SendChain {
   }
 
   /** Sends until an outcome that is not worth retrying (or the attempt limit). */
-  private async attempt(batch: Buffer): Promise<Exclude<SendOutcome, { kind: 'retry' }>> {
+  private async attempt(batch: Buffer, encoding: Encoding): Promise<Exclude<SendOutcome, { kind: 'retry' }>> {
     const hold = (this.o.refusal ?? 'hold') === 'hold';
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering`);
-      const outcome = await this.sink.send(batch);
+      const outcome = await this.sink.send(batch, encoding);
       let trouble: Trouble;
       let waitMs: number | undefined;
       if (outcome.kind === 'retry') ({ trouble, waitMs } = outcome);

@@ -1,5 +1,5 @@
 /**
- * Moves batches from a disk queue to a sink and acknowledges each one only after the sink delivered it: a
+ * Moves batches from a disk queue to a sink's send chain and acknowledges each one only after the sink delivered it: a
  * crash between the two repeats the batch (at least once), never loses it.
  *
  * Up to `concurrency` batches are in flight at once (compressing one while another is on the wire), and
@@ -8,6 +8,7 @@
  */
 import type { LogPosition } from '../queue/segment-log.js';
 import type { DiskQueue } from '../queue/disk-queue.js';
+import { recordEncoding } from './encoding.js';
 import type { SendChain } from './send-chain.js';
 
 /**
@@ -17,14 +18,14 @@ import type { SendChain } from './send-chain.js';
  */
 export const DEFAULT_SINK_CONCURRENCY = 3;
 
-export class Delivery {
+export class SendLoop {
   private readonly state = { closed: false };
   private running: Promise<void> | undefined;
   batchesDelivered = 0;
 
   constructor(
     private readonly queue: DiskQueue,
-    private readonly sink: Pick<SendChain, 'send'>,
+    private readonly chain: Pick<SendChain, 'send'>,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly concurrency = 1,
   ) {}
@@ -53,26 +54,29 @@ export class Delivery {
             this.queue.release(r.payload);
             wake?.();
           };
-          entry.sending = this.sink.send(r.payload).then(
-            async () => {
-              entry.done = true;
-              // Acknowledge the delivered run at the head, in order.
-              let upTo: LogPosition | undefined;
-              while (inFlight.length > 0 && inFlight[0]!.done) {
-                upTo = inFlight.shift()!.next;
-                this.batchesDelivered++;
-              }
-              settle();
-              // Acknowledgements are written one after another, so a later one never lands first.
-              if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
-            },
-            (e: unknown) => {
-              // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
-              if (!this.state.closed && !failed) this.onError(e);
-              failed = true;
-              settle();
-            },
-          );
+          // A record that cannot say its encoding fails here, and stays queued, like a send that gave up.
+          entry.sending = Promise.resolve()
+            .then(() => this.chain.send(r.payload, recordEncoding(r.tag, r.payload)))
+            .then(
+              async () => {
+                entry.done = true;
+                // Acknowledge the delivered run at the head, in order.
+                let upTo: LogPosition | undefined;
+                while (inFlight.length > 0 && inFlight[0]!.done) {
+                  upTo = inFlight.shift()!.next;
+                  this.batchesDelivered++;
+                }
+                settle();
+                // Acknowledgements are written one after another, so a later one never lands first.
+                if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
+              },
+              (e: unknown) => {
+                // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
+                if (!this.state.closed && !failed) this.onError(e);
+                failed = true;
+                settle();
+              },
+            );
           inFlight.push(entry);
         }
       }
