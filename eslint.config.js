@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test/support/fixtures/**'] },
   {
     files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
     extends: [tseslint.configs.base],

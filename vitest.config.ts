@@ -1,22 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-/** Pure modules tested in milliseconds: no server, no child process, no DuckDB file, no waiting on files. */
-const UNIT = [
-  'test/agent-event.test.ts',
-  'test/agent-lines.test.ts',
-  'test/agent-multiline.test.ts',
-  'test/agent-parsers.test.ts',
-  'test/agent-send-chain.test.ts',
-  'test/apl-golden.test.ts',
-  'test/apl-parser.test.ts',
-  'test/config.test.ts',
-  'test/config-registry.test.ts',
-  'test/go-template.test.ts',
-  'test/properties.test.ts',
-  'test/series-functions.test.ts',
-  'test/store-native-memory.test.ts',
-];
-
+/**
+ * Two projects, chosen by folder: `test/unit/` holds pure modules tested in milliseconds (no server, no
+ * child process, no DuckDB file, no waiting on files), `test/integration/` everything that runs real parts.
+ * Inside each, tests sit in the folder of the `src/` part they are about.
+ */
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -25,8 +13,8 @@ export default defineConfig({
     maxWorkers: 2,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
     ],
   },
 });

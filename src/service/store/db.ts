@@ -260,7 +260,7 @@ export class ConnOps {
    * Reads a statement's result into columns a chunk at a time, counting the bytes of its values as they
    * come. The statement itself runs to its end first (DuckDB holds its result, within memory_limit): a
    * streamed result read while another connection altered the table came back with values of other
-   * columns (test/dataset-races.test.ts found it).
+   * columns (test/integration/service/store/dataset-races.test.ts found it).
    */
   private async readBounded(
     sql: string,

@@ -1,0 +1,112 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { DAEMON_NODE_FLAGS } from '../../../src/cli/node-flags.js';
+
+const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
+const flags = DAEMON_NODE_FLAGS.join(' ');
+
+describe('how the daemon is started', () => {
+  it("starts node with the daemon's flags from npm start, systemd and the Docker image", () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toContain(`exec node ${flags} dist/src/cli/main.js agent`);
+    expect(read('systemd/ferry.service')).toMatch(
+      new RegExp(`^ExecStart=/usr/bin/node ${flags} /opt/ferry/dist/src/cli/main\\.js agent`, 'm'),
+    );
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
+    expect(JSON.parse(entrypoint ?? '[]')).toEqual(['node', ...DAEMON_NODE_FLAGS, 'dist/src/cli/main.js']);
+  });
+
+  it('uses flags this node accepts', () => {
+    expect(
+      execFileSync(process.execPath, [...DAEMON_NODE_FLAGS, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' }),
+    ).toBe('ok');
+  });
+});
+
+describe('packaging a sysadmin can trust', () => {
+  it('the unit file verifies, is hardened, raises the file limit and is ready only once the agent runs', () => {
+    const unit = read('systemd/ferry.service');
+    for (const line of [
+      'Type=notify',
+      'NotifyAccess=all',
+      'LimitNOFILE=65536',
+      'SystemCallFilter=@system-service',
+      'SystemCallErrorNumber=EPERM',
+      'ProtectProc=invisible',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+    ]) {
+      expect(unit).toMatch(new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    }
+    // systemd's own checker, where systemd is installed (Debian images, the CI machine).
+    const verify = spawnSync(
+      'systemd-analyze',
+      ['verify', fileURLToPath(new URL('../../../systemd/ferry.service', import.meta.url))],
+      { encoding: 'utf8' },
+    );
+    if (verify.error === undefined) expect(verify.stderr + verify.stdout).toBe('');
+  });
+
+  it('tells systemd it is ready through systemd-notify, after the sources and sinks are up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-notify-'));
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    // A stand-in for systemd-notify that records its arguments and the socket it was given.
+    writeFileSync(join(bin, 'systemd-notify'), `#!/bin/sh\necho "$NOTIFY_SOCKET $*" >> ${join(dir, 'notified')}\n`, {
+      mode: 0o755,
+    });
+    writeFileSync(
+      join(dir, 'agent.yaml'),
+      `service: { enabled: false }\nagent: { data_dir: ${join(dir, 'state')}, api: { listen: "127.0.0.1:0" } }\nsources: { s: { type: file, include: ["${dir}/*.log"] } }\nsinks: { out: { type: axiom, inputs: [s], url: "http://127.0.0.1:9", token: t, dataset: d } }\n`,
+    );
+    const child = spawn(process.execPath, ['dist/src/cli/main.js', 'agent', join(dir, 'agent.yaml')], {
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, NOTIFY_SOCKET: '/run/systemd/notify' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const end = Date.now() + 20_000;
+      while (!existsSync(join(dir, 'notified')) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect(readFileSync(join(dir, 'notified'), 'utf8')).toBe(
+        '/run/systemd/notify --ready --status=running: 1 source(s), 1 sink(s)\n',
+      );
+      // The log line is written before the notification but reaches this pipe on its own schedule.
+      while (!out.includes('"msg":"agent running"') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect(out).toContain('"msg":"agent running"');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('the image: a .dockerignore, GeoIP data only when asked for, a fixed UID, and a HEALTHCHECK that reads /health', async () => {
+    const ignore = read('.dockerignore').split('\n');
+    for (const entry of ['.git', 'node_modules', 'dist', 'data']) expect(ignore).toContain(entry);
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile).toMatch(/^ARG GEOIP=false$/m);
+    expect(dockerfile).toContain('if [ "$GEOIP" != "true" ]; then rm -rf node_modules/geoip-lite; fi');
+    expect(dockerfile).toMatch(/^USER 10001:10001$/m);
+    // The HEALTHCHECK's command, run as Docker would: 0 while the agent is healthy, 1 when it answers 503 or is gone.
+    const cmd = JSON.parse(/^ {2}CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+    expect(cmd[0]).toBe('node');
+    const health = { status: 200 };
+    const server = createServer((_req, res) => res.writeHead(health.status).end('{}'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const env = { ...process.env, FERRY_AGENT_LISTEN: `0.0.0.0:${(server.address() as { port: number }).port}` };
+    const check = () =>
+      new Promise<number | null>((r) => spawn(process.execPath, cmd.slice(1), { env, stdio: 'ignore' }).on('exit', r));
+    try {
+      expect(await check()).toBe(0);
+      health.status = 503;
+      expect(await check()).toBe(1);
+    } finally {
+      server.close();
+    }
+    expect(await check()).toBe(1);
+  });
+});

@@ -1,0 +1,268 @@
+/**
+ * A query's budget: no query, from any token, stops the service, stalls its other clients or holds up its
+ * shutdown. Against the real `ferry serve`, with the queries a security review used: redact growing a
+ * value past the heap, redact patterns multiplying a value for minutes, phrases over a large group, lets
+ * that double with each line, functions nested in themselves, results larger than memory, and a
+ * statement DuckDB plans for minutes while SIGTERM arrives.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, serveProcess, type ServeProcess, startTestService, tempDir } from '../../../support/helpers.js';
+
+let p: ServeProcess;
+const others: ServeProcess[] = [];
+let queryToken: string;
+let ingestOnly: string;
+let pat: string;
+
+async function call(url: string, method: string, path: string, body?: unknown, token = ADMIN): Promise<Response> {
+  return fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+async function apl(q: string, token = ADMIN, url = p.url): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await call(url, 'POST', '/v1/query/_apl', { apl: q, startTime: '2000-01-01T00:00:00Z' }, token);
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+/** Polls GET /v2/user while `work` runs and answers the slowest answer's time. */
+async function slowestUserCallDuring(work: () => Promise<unknown>): Promise<number> {
+  let slowest = 0;
+  let done = false;
+  const poll = (async () => {
+    while (!done) {
+      const t0 = Date.now();
+      const r = await call(p.url, 'GET', '/v2/user');
+      await r.arrayBuffer();
+      slowest = Math.max(slowest, Date.now() - t0);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  try {
+    await work();
+  } finally {
+    done = true;
+    await poll;
+  }
+  return slowest;
+}
+
+beforeAll(async () => {
+  p = await serveProcess(
+    tempDir('ferry-budget-'),
+    'service:\n  query_timeout: 10s\n  query_limits:\n    max_result_bytes: 4MiB\n',
+  );
+  for (const name of ['web', 'texts']) expect((await call(p.url, 'POST', '/v2/datasets', { name })).status).toBe(200);
+  const token = async (datasetCapabilities: object) => {
+    const r = await call(p.url, 'POST', '/v2/tokens', { name: 't', datasetCapabilities });
+    return ((await r.json()) as { token: string }).token;
+  };
+  queryToken = await token({ web: { query: ['read'] }, texts: { query: ['read'], ingest: ['create'] } });
+  ingestOnly = await token({ web: { ingest: ['create'] } });
+  const u = await call(p.url, 'POST', '/v2/users', { name: 'u', email: 'u@example.com', role: 'user' });
+  const { id } = (await u.json()) as { id: string };
+  pat = ((await (await call(p.url, 'POST', `/v2/users/${id}/tokens`, {})).json()) as { token: string }).token;
+  // 250,000 texts: reading them all in one JavaScript call held the service for seconds.
+  const words = 'alpha beta gamma delta error timeout connection refused user login failed disk'.split(' ');
+  for (let part = 0; part < 5; part++) {
+    const lines = Array.from({ length: 50_000 }, (_, k) => {
+      const i = part * 50_000 + k;
+      const msg = Array.from({ length: 5 + (i % 7) }, (_, j) => words[(i * 7 + j * 13 + (i >> 3)) % words.length]);
+      return JSON.stringify({ msg: msg.join(' '), status: 200 + (i % 5) * 100, host: `h${i % 50}`, dur: i % 1000 });
+    });
+    const r = await call(p.url, 'POST', '/v1/ingest/texts', lines.join('\n'), queryToken);
+    expect(r.status).toBe(200);
+  }
+}, 120_000);
+
+afterAll(() => {
+  for (const s of [p, ...others]) s?.child.kill('SIGKILL');
+});
+
+describe('query budgets (issue 29)', () => {
+  it('a token holding query:read on no dataset runs no query, not even one that reads none', async () => {
+    const refused = await apl('print x = 1', ingestOnly);
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toMatch(/query\|read capability on no dataset/);
+    expect((await apl('print x = 1', queryToken)).status).toBe(200);
+    expect((await apl('print x = 1', pat)).status).toBe(200);
+  });
+
+  it('redact growing a value past the heap is refused naming the limit, and the process stays up', async () => {
+    const token = 'a'.repeat(23_170);
+    const r = await apl(
+      `print x=range(1,12,1) | mv-expand x | extend s=substring(strcat('a', tostring(x)), 0, 1) | redact replaceToken='${token}' 'a', 'a+', 'b' | summarize sum(strlen(s))`,
+      queryToken,
+    );
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/redact: .*service\.query_limits\.max_js_value_bytes/);
+    expect(p.child.exitCode).toBeNull();
+    expect((await call(p.url, 'GET', '/v2/user')).status).toBe(200);
+  });
+
+  it('JavaScript functions do work linear in what they read, and never build a value past the budget before checking it', async () => {
+    let fill: { status: number; body: Record<string, unknown> } | undefined;
+    let concat: { status: number; body: Record<string, unknown> } | undefined;
+    const slowest = await slowestUserCallDuring(async () => {
+      // 64,001 points, half of them missing: filling each gap looked the known points up anew (11 s).
+      fill = await apl(
+        "print s=array_length(series_fill_linear(parse_json(strcat('[', strrep(strrep('1,0,',1000),32), '1]')), 0))",
+        queryToken,
+      );
+      // 500 messages joined by a 1 MB separator: 500 MB built before the size was looked at (2.8 GB resident).
+      concat = await apl(
+        "print s=strlen(genai_concat_contents(parse_json(strcat('[', strrep('{}',500,','), ']')), strrep(strrep('x',1024),1024)))",
+        queryToken,
+      );
+    });
+    expect(fill!.body).toMatchObject({ tables: [{ columns: [[64001]] }] });
+    expect(concat!.status).toBe(400);
+    expect(concat!.body.message).toMatch(/genai_concat_contents: a result would be longer .*max_js_value_bytes/);
+    expect(slowest).toBeLessThan(1000);
+    // phrases() answers at most 1,000 phrases: each is chosen among six candidates.
+    const many = await apl("['texts'] | summarize phrases(msg, 1000001)", queryToken);
+    expect(many.status).toBe(400);
+    expect(many.body.message).toMatch(/the number of phrases must be a constant from 1 to 1000/);
+  }, 60_000);
+
+  it('JavaScript work is cut per batch of rows, within the time limit, and the other clients are served meanwhile', async () => {
+    let answer: { status: number; body: Record<string, unknown> } | undefined;
+    const t0 = Date.now();
+    const slowest = await slowestUserCallDuring(async () => {
+      answer = await apl(
+        "print x=range(1,5,1) | mv-expand x | extend s=strcat('a', tostring(x)) | redact replaceToken='aaaaaaaaaa' 'a','a','a','a','a','a','a','a' | summarize sum(strlen(s))",
+        queryToken,
+      );
+    });
+    expect(answer!.status).toBe(400);
+    expect(answer!.body.message).toMatch(/redact: .*(max_js_chunk_time|max_js_value_bytes)/);
+    expect(Date.now() - t0).toBeLessThan(12_000); // query_timeout (10 s) + 2 s
+    expect(slowest).toBeLessThan(1000);
+  }, 30_000);
+
+  it('phrases and spotlight over 250,000 rows answer, and the other clients are served meanwhile', async () => {
+    let phrases: { status: number; body: Record<string, unknown> } | undefined;
+    let spotlight: { status: number; body: Record<string, unknown> } | undefined;
+    const slowest = await slowestUserCallDuring(async () => {
+      phrases = await apl("['texts'] | summarize p = phrases(msg, 3)", queryToken);
+      spotlight = await apl("['texts'] | summarize s = spotlight(status >= 400, host, dur)", queryToken);
+    });
+    expect(phrases!.status).toBe(200);
+    expect(spotlight!.status).toBe(200);
+    const value = (r: typeof phrases) =>
+      (r!.body.tables as { columns: unknown[][] }[])[0]!.columns[0]![0] as Record<string, unknown>;
+    expect((value(phrases) as unknown as unknown[]).length).toBe(3);
+    expect(value(spotlight)).toMatchObject({ selected_count: 150_000, baseline_count: 100_000 });
+    expect(slowest).toBeLessThan(1000);
+  }, 60_000);
+
+  it('lets written out where they are used are bounded: 400 naming the limit, at the line and column of the let', async () => {
+    const doubling = [...Array(22).keys()].map((i) => `let v${i + 1} = v${i} + v${i};`).join('\n');
+    const d = await apl(`let v0 = 1;\n${doubling}\nprint x = v22`, queryToken);
+    expect(d.status).toBe(400);
+    expect(d.body.message).toMatch(
+      /^line 13, column 1: the let "v12" has 8191 terms .*service\.query_limits\.max_expression_terms/,
+    );
+    const chain = [...Array(5000).keys()].map((i) => `let v${i + 1} = v${i} + 1;`).join(' ');
+    const c = await apl(`let v0 = 1; ${chain} print x = v5000`, queryToken);
+    expect(c.status).toBe(400);
+    expect(c.body.message).toMatch(/the let "v256" nests 257 levels .*service\.query_limits\.max_expression_depth/);
+    const wide = await apl(
+      `let v0 = 1; ${[...Array(9).keys()].map((i) => `let v${i + 1} = v${i} + v${i};`).join(' ')} print ${[...Array(10).keys()].map((i) => `c${i} = v9`).join(', ')}`,
+      queryToken,
+    );
+    expect(wide.status).toBe(400);
+    expect(wide.body.message).toMatch(/the query has \d+ terms or more .*max_expression_terms/);
+    const tables = [...Array(30).keys()].map((i) => `let t${i + 1} = t${i} | union t${i};`).join(' ');
+    const t = await apl(`let t0 = datatable(a:long)[1]; ${tables} t30 | count`, queryToken);
+    expect(t.status).toBe(400);
+    expect(t.body.message).toMatch(/tabular lets more than 200 times \(service\.query_limits\.max_stages\)/);
+    // A function that writes its argument out twice, nested in itself: its SQL once doubled with each level
+    // (twelve strrep took DuckDB 27 s to plan); a long argument is now bound once.
+    for (const [fn, value] of [
+      ['strrep(x, 2)', 'ab'.repeat(4096)],
+      ['format_ipv4(x)', '1.2.3.4'],
+    ] as const) {
+      let e = fn === 'strrep(x, 2)' ? "'ab'" : "'1.2.3.4'";
+      for (let i = 0; i < 12; i++) e = fn.replace('x', e);
+      // Before, DuckDB still planned it when the time limit passed: a 408.
+      const r = await apl(`print x = ${e}`, queryToken);
+      expect(r.body, fn).toMatchObject({ tables: [{ columns: [[value]] }] });
+    }
+    // Under the limits, the same shapes answer.
+    expect(
+      (await apl(`let v0 = 1;\n${doubling.split('\n').slice(0, 10).join('\n')}\nprint x = v10`, queryToken)).body,
+    ).toMatchObject({
+      tables: [{ columns: [[1024]] }],
+    });
+  });
+
+  it('a result of many empty values counts them too', async () => {
+    const columns = [...Array(200).keys()].map((i) => `c${i} = ''`).join(', ');
+    const r = await apl(`print a=range(1,50000,1) | mv-expand a | project ${columns}`, queryToken);
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/service\.query_limits\.max_result_bytes/);
+  });
+
+  it('a result larger than service.query_limits.max_result_bytes is refused as it is read, naming the key', async () => {
+    const r = await apl(
+      "print x=range(1,3000,1) | mv-expand x | extend s=strrep('abcdefgh', 1024), t=strrep('abcdefgi', 1024) | take 3000",
+      queryToken,
+    );
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/larger than 4 MiB \(service\.query_limits\.max_result_bytes\)/);
+    expect(
+      (await apl("print x=range(1,100,1) | mv-expand x | extend s=strrep('abcdefgh', 1024)", queryToken)).status,
+    ).toBe(200);
+  });
+
+  it('SIGTERM ends the process within agent.shutdown_timeout while a statement is planned for minutes', async () => {
+    // Limits raised so far that DuckDB plans one expression for minutes, deaf to interrupts.
+    const s = await serveProcess(
+      tempDir('ferry-stuck-'),
+      'service:\n  query_limits:\n    max_expression_terms: 100000000\nagent:\n  shutdown_timeout: 3s\n',
+    );
+    others.push(s);
+    const lets = [...Array(20).keys()].map((i) => `let v${i + 1} = v${i} + v${i};`).join(' ');
+    const stuck = apl(`let v0 = 1; ${lets} print x = v20`, ADMIN, s.url).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 1500));
+    const t0 = Date.now();
+    s.child.kill('SIGTERM');
+    const exit = await Promise.race([s.exited, new Promise((r) => setTimeout(() => r('still running'), 8000))]);
+    expect(exit).not.toBe('still running');
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await stuck;
+  }, 30_000);
+});
+
+describe('the budget of a JavaScript function, per value and per batch of rows', () => {
+  it('refuses an argument or a batch over its limit, naming the function and the key', async () => {
+    const svc = await startTestService({ jsBudget: { valueChars: 1000, chunkChars: 5000, chunkMs: 250 } });
+    try {
+      const run = async (q: string) => {
+        const r = await svc.call('POST', '/v1/query/_apl', { apl: q });
+        return { status: r.status, message: ((await r.json()) as { message?: string }).message ?? '' };
+      };
+      expect(await run("print h = hash_sha512(strrep('a', 1001))")).toEqual({
+        status: 400,
+        message: expect.stringMatching(/hash_sha512: an argument is longer than the 1 KiB .*max_js_value_bytes/),
+      });
+      expect(
+        await run("print x=range(1,100,1) | mv-expand x | extend h = hash_sha512(strcat('a', tostring(x)))"),
+      ).toEqual({
+        status: 400,
+        message: expect.stringMatching(
+          /hash_sha512: one batch of rows reads and makes more than 5 KiB .*max_js_chunk_bytes/,
+        ),
+      });
+      // Within both, the same functions answer.
+      expect(
+        (await run("print x=range(1,10,1) | mv-expand x | extend h = hash_sha512(strcat('a', tostring(x)))")).status,
+      ).toBe(200);
+    } finally {
+      await svc.stop();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * The agent's folders form layers as the service's do (test/unit/service/layers.test.ts): sources,
+ * parsers and sinks know nothing of the pipeline; delivery knows sinks and the queue but not the
+ * pipeline; the pipeline composes them; the config reads every registry; the daemon (agent.ts,
+ * metrics.ts) sits on top. Type-only imports of the agent's config (src/agent/config.ts) are allowed
+ * from any layer.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = 'src/agent';
+/** Lower numbers sit below higher ones; a file directly in src/agent is its own layer. */
+const RANK: Record<string, number> = {
+  'counters.ts': 0,
+  queue: 0,
+  sinks: 0,
+  sources: 1,
+  parsers: 1,
+  'event.ts': 1.5,
+  transforms: 2,
+  delivery: 3,
+  pipeline: 4,
+  'config.ts': 5,
+  'metrics.ts': 6,
+  'agent.ts': 7,
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const layerOf = (file: string) => relative(ROOT, file).split('/')[0]!;
+
+describe('the agent in layers', () => {
+  it('every folder and file of src/agent has a layer, and imports only from layers below it', () => {
+    const wrong: string[] = [];
+    for (const file of files(ROOT)) {
+      const from = layerOf(file);
+      if (RANK[from] === undefined) wrong.push(`${file}: "${from}" has no layer in this test`);
+      for (const m of readFileSync(file, 'utf8').matchAll(/^import (type )?[^;]*? from '(\.[^']+)';/gms)) {
+        const target = normalize(join(dirname(file), m[2]!)).replace(/\.js$/, '.ts');
+        if (!target.startsWith(`${ROOT}/`)) continue;
+        const to = layerOf(target);
+        if (to === from) continue;
+        if (m[1] && target === `${ROOT}/config.ts`) continue;
+        if ((RANK[to] ?? 99) >= (RANK[from] ?? -1)) wrong.push(`${file} (${from}) imports ${target} (${to})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});

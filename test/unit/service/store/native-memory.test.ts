@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { collectGarbage, isOutOfMemory } from '../../../../src/service/store/native-memory.js';
+
+describe('memory DuckDB results hold outside V8', () => {
+  it('collects garbage on demand, without Node started with --expose-gc', async () => {
+    let held: object | undefined = { result: new Array(1000).fill('chunk') };
+    const ref = new WeakRef(held);
+    held = undefined;
+    // A WeakRef's target lives at least until the end of the job that made it.
+    await new Promise((r) => setImmediate(r));
+    collectGarbage();
+    expect(ref.deref()).toBeUndefined();
+  });
+
+  it("knows DuckDB's ways of saying it is short of memory, and nothing else", () => {
+    expect(
+      isOutOfMemory(
+        new Error('Out of Memory Error: failed to allocate data of size 32.0 MiB (466.7 MiB/488.2 MiB used)'),
+      ),
+    ).toBe(true);
+    expect(
+      isOutOfMemory(
+        new Error(
+          'TransactionContext Error: Failed to commit: failed to pin block of size 256.0 KiB (488.1 MiB/488.2 MiB used)',
+        ),
+      ),
+    ).toBe(true);
+    expect(isOutOfMemory(new Error('Binder Error: Referenced column "x" not found'))).toBe(false);
+    expect(isOutOfMemory('Out of Memory Error')).toBe(false);
+  });
+});
