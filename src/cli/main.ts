@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The ferry command line. */
+import { lookupTable } from '../util/lookup.js';
 import { exitProcess, shutdownWatchdog } from './exit.js';
 import { parseArgs } from 'node:util';
 import { type Logger, pino } from 'pino';
@@ -16,7 +17,7 @@ import { callService, CommandError, findStarred, ServiceCallError, serviceTarget
 // which no command does before this line (docs/benchmarks.md).
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:0,muzzy_decay_ms:0';
 
-const HELP: Record<string, string> = {
+const HELP: Record<string, string> = lookupTable({
   serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
   run the embedded event service alone (the config's sources, transforms and sinks are ignored)
     --config, -c FILE     config file (YAML); default: built-in defaults (also: ferry serve FILE)
@@ -88,7 +89,7 @@ const HELP: Record<string, string> = {
     --shutdown-timeout D  on SIGINT or SIGTERM, how long to deliver what was read (default 10s)
   the first failed attempt is said at once; SIGINT delivers what was read and says how much was and was not
 `,
-};
+});
 
 const USAGE = `usage: ferry <command> [options]        ferry <command> --help   ferry --version
 

@@ -2,6 +2,7 @@
  * `ferry users`: the users of a running service, their base roles and their personal access tokens,
  * through the HTTP API with the owner's token by default (the daemon holds the database).
  */
+import { lookupTable } from '../util/lookup.js';
 import { parseArgs } from 'node:util';
 import type { FerryConfig } from './config.js';
 import { renderTable } from './query-output.js';
@@ -79,8 +80,8 @@ export async function usersCommand(
   }
   const { values, positionals } = parsed;
   const [sub = 'list', ...args] = positionals;
-  const arity: Record<string, number> = { list: 0, create: 1, role: 2, token: 1, tokens: 1, revoke: 2, remove: 1 };
-  if (!(sub in arity)) throw new CommandError(`unknown users command "${sub}" (try ferry users --help)`, 2);
+  const arity = lookupTable({ list: 0, create: 1, role: 2, token: 1, tokens: 1, revoke: 2, remove: 1 });
+  if (arity[sub] === undefined) throw new CommandError(`unknown users command "${sub}" (try ferry users --help)`, 2);
   if (args.length !== arity[sub])
     throw new CommandError(
       `users ${sub} takes ${arity[sub]} argument(s), got ${args.length} (try ferry users --help)`,

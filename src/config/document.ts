@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { closest, ComponentError, parseHostPort, type JsonSchema } from './options.js';
+import { KEYS_BY_TYPE } from './registry.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -27,18 +28,29 @@ function keyPath(instancePath: string, extra?: string): string {
   return parts.join('.') || '(root)';
 }
 
+/** The keys an object may have: of its type, for a component whose schema names each type's keys. */
+function knownKeys(err: ErrorObject): string[] {
+  const byType = err.parentSchema?.[KEYS_BY_TYPE] as
+    { discriminator: string; keys: Record<string, string[]> } | undefined;
+  const type = (err.data as Record<string, unknown> | undefined)?.[byType?.discriminator ?? ''];
+  if (byType && typeof type === 'string' && byType.keys[type]) return [byType.discriminator, ...byType.keys[type]];
+  return Object.keys((err.parentSchema?.properties as Record<string, unknown> | undefined) ?? {});
+}
+
 /** One schema error in words; an unknown key names the closest known one, a wrong word lists the allowed ones. */
 function describe(err: ErrorObject): string {
   if (err.keyword === 'additionalProperties') {
     const key = (err.params as { additionalProperty: string }).additionalProperty;
-    const known = Object.keys((err.parentSchema?.properties as Record<string, unknown> | undefined) ?? {});
-    const meant = closest(key, known);
+    const meant = closest(key, knownKeys(err));
     return `${keyPath(err.instancePath, key)}: unknown key${meant ? `; did you mean ${meant}?` : ''}`;
   }
   if (err.keyword === 'enum') {
     const allowed = (err.params as { allowedValues: unknown[] }).allowedValues.map((v) => String(v));
     const meant = typeof err.data === 'string' ? closest(err.data, allowed) : undefined;
-    return `${keyPath(err.instancePath)}: must be one of ${allowed.join(', ')}${meant ? ` (did you mean ${meant}?)` : ''}`;
+    // YAML reads `rfc: 3164` as a number: the word is right, it wants quotes.
+    const quote =
+      typeof err.data === 'number' && allowed.includes(String(err.data)) ? ` (quote it: '${err.data}')` : '';
+    return `${keyPath(err.instancePath)}: must be one of ${allowed.join(', ')}${meant ? ` (did you mean ${meant}?)` : quote}`;
   }
   return `${keyPath(err.instancePath)}: ${err.message ?? 'invalid'}`;
 }

@@ -127,13 +127,19 @@ function converted<Raw, T>(schema: JsonSchema, convert: (raw: Raw) => T, def: Ra
     doc: '',
     shown: def === undefined ? undefined : code(def),
     required: false,
-    read: (raw, path) => (raw === undefined ? (fallback as T) : read(raw, path)),
+    // A default that is an object or a list is copied: no component changes another's.
+    read: (raw, path) => (raw === undefined ? (structuredClone(fallback) as T) : read(raw, path)),
   });
 }
 
 const asIs = <T>(v: T): T => v;
 
-function msOf(text: string): number {
+function msOf(text: string | number): number {
+  // YAML reads a bare `0` as a number: the one duration that needs no unit.
+  if (typeof text === 'number') {
+    if (text === 0) return 0;
+    throw new Error(`a duration needs a unit: "${text}s" or "${text}ms"?`);
+  }
   const ns = parseDuration(text);
   if (ns < 0n) throw new Error(`negative duration "${text}"`);
   return Number(ns / 1_000_000n);
@@ -143,7 +149,7 @@ function msOf(text: string): number {
 export function duration(): Option<number | undefined>;
 export function duration(def: string): Option<number>;
 export function duration(def?: string): Option<number | undefined> {
-  return converted({ type: 'string' }, msOf, def);
+  return converted({ type: ['string', 'integer'] }, msOf, def);
 }
 
 /** A size (`1MiB`, `5MB`, a byte count), read in bytes. */
@@ -331,7 +337,9 @@ export function closest(word: string, candidates: Iterable<string>): string | un
     const d = editDistance(word.toLowerCase(), c.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [c, d];
   }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+  // Short words are a letter or two from many others: only a single slip is taken as meant.
+  const allowed = word.length <= 4 ? 1 : Math.max(2, Math.floor(word.length / 3));
+  return best !== undefined && bestDistance <= allowed ? best : undefined;
 }
 
 /** Levenshtein distance with transpositions counted as one edit (`tiemout`). */

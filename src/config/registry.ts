@@ -20,6 +20,9 @@ export interface ComponentSpec<Settings = unknown, Keys extends OptionSpecs = Op
   configure(values: Values<Keys>, o: Options): Settings;
 }
 
+/** The annotation on a registry's schema naming the keys of each type (config/document.ts reads it). */
+export const KEYS_BY_TYPE = 'x-keys-by-type';
+
 /** The keys of a declaration set that must be set. */
 export function requiredKeys(options: OptionSpecs): string[] {
   return Object.entries(options)
@@ -78,6 +81,11 @@ export class Registry<Spec extends ComponentSpec> {
     return {
       type: 'object',
       additionalProperties: false,
+      // Not a validation keyword: what each type takes, for the closest key to an unknown one.
+      [KEYS_BY_TYPE]: {
+        discriminator,
+        keys: Object.fromEntries(this.specs.map((s) => [s.type, [...Object.keys(common), ...Object.keys(s.options)]])),
+      },
       required: [discriminator, ...requiredKeys(common)],
       properties,
       ...(rules.length ? { allOf: rules } : {}),

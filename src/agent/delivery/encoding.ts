@@ -49,7 +49,10 @@ export function encodingTag(encoding: Encoding): number {
 export function recordEncoding(tag: number, batch: Buffer): Encoding {
   const known = BY_TAG.get(tag);
   if (known) return known;
-  if (tag !== 0) throw new Error(`a queued batch has an unknown encoding tag ${tag}`);
+  if (tag !== 0)
+    throw new Error(
+      `a queued batch says encoding ${tag}, which this version does not know (queued by a later version?); it stays queued`,
+    );
   if (batch.length >= 2 && batch[0] === 0x1f && batch[1] === 0x8b) return 'gzip';
   if (batch.length >= 4 && batch.readUInt32LE(0) === 0xfd2fb528) return 'zstd';
   return 'none';

@@ -4,8 +4,10 @@
  *
  * A record is [u32 tag and length][u32 CRC-32][payload], little-endian. The first word's low 28 bits are
  * the payload's length and its high 4 bits a tag the writer gives the record (the delivery layer's: the
- * batch's encoding); the CRC covers the payload, and the tag when there is one. Records written before
- * tags have tag 0 and a CRC of the payload alone, and read as they always did. An append resolves only
+ * batch's encoding); the CRC covers the tag and the payload. Segments of this format are `.seg` files.
+ * Segments written before tags are `.log` files ([u32 length][u32 CRC-32 of the payload][payload]): they
+ * are read as they always were (tag 0) and never appended to, and a version before tags, which knows only
+ * `.log` files, leaves `.seg` files alone instead of taking them for damaged ones. An append resolves only
  * after fsync, so a record the caller was told about survives kill -9 and power loss. After a crash the
  * last segment may end in a torn record: opening the log truncates it at the first record that is short
  * or fails its checksum, and appending continues from there. The acknowledged position is written
@@ -48,7 +50,12 @@ const HEADER = 8;
 const TAG_SHIFT = 28;
 /** The length's bits of a record's first word; the largest record is one byte short of 256 MiB. */
 const MAX_RECORD = (1 << TAG_SHIFT) - 1;
+/** The largest record of a `.log` segment, written before tags. */
+const MAX_LEGACY_RECORD = 1 << TAG_SHIFT;
 export const MAX_TAG = 15;
+
+/** `.seg`: records with tags; `.log`: records written before tags. */
+type SegmentFormat = 'seg' | 'log';
 
 /** A record's CRC: of the tag (when there is one) and the payload, so a flipped tag bit is caught too. */
 function recordCrc(tag: number, pieces: readonly Buffer[]): number {
@@ -57,11 +64,12 @@ function recordCrc(tag: number, pieces: readonly Buffer[]): number {
   return crc;
 }
 
-/** A record's first word read: its tag and its length. */
-function frameOf(word: number): { tag: number; len: number } {
+/** A record's first word read, as its segment's format frames it: its tag and its length (undefined: not a record). */
+function frameOf(word: number, format: SegmentFormat): { tag: number; len: number } | undefined {
+  if (format === 'log') return word <= MAX_LEGACY_RECORD ? { tag: 0, len: word } : undefined;
   return { tag: word >>> TAG_SHIFT, len: word & MAX_RECORD };
 }
-const segmentName = (n: number) => `${String(n).padStart(10, '0')}.log`;
+const segmentName = (n: number, format: SegmentFormat) => `${String(n).padStart(10, '0')}.${format}`;
 
 /** writev until every byte is written: one call may write less (a signal, a nearly full disk). */
 async function writeAll(fh: FileHandle, pieces: Buffer[], total: number): Promise<void> {
@@ -105,11 +113,21 @@ export class SegmentLog {
     readonly dir: string,
     private readonly segmentBytes: number,
     private segments: number[],
+    /** Segments written before tags (`.log` files): read, never appended to. */
+    private readonly legacy: ReadonlySet<number>,
     private writeSegment: number,
     private writeOffset: number,
     private acked: LogPosition,
   ) {
     this.writtenFrom = { segment: writeSegment, offset: writeOffset };
+  }
+
+  private formatOf(segment: number): SegmentFormat {
+    return this.legacy.has(segment) ? 'log' : 'seg';
+  }
+
+  private fileOf(segment: number): string {
+    return join(this.dir, segmentName(segment, this.formatOf(segment)));
   }
 
   /**
@@ -120,16 +138,29 @@ export class SegmentLog {
 
   static async open(dir: string, opts: SegmentLogOptions = {}): Promise<SegmentLog> {
     await mkdir(dir, { recursive: true });
-    const segments = (await readdir(dir))
-      .filter((f) => /^\d{10}\.log$/.test(f))
-      .map((f) => Number(f.slice(0, 10)))
-      .sort((a, b) => a - b);
+    const formats = new Map<number, SegmentFormat>();
+    for (const f of await readdir(dir)) {
+      const m = /^(\d{10})\.(log|seg)$/.exec(f);
+      if (!m) continue;
+      const n = Number(m[1]);
+      if (formats.has(n)) throw new Error(`queue ${dir}: segment ${m[1]} is there both as .log and as .seg`);
+      formats.set(n, m[2] as SegmentFormat);
+    }
+    const segments = [...formats.keys()].sort((a, b) => a - b);
+    const legacy = new Set(segments.filter((n) => formats.get(n) === 'log'));
     const acked = await readAck(dir);
     if (segments.length === 0) segments.push(Math.max(1, acked.segment));
-    const last = segments[segments.length - 1]!;
-    const end = await recoverTail(join(dir, segmentName(last)));
-    const log = new SegmentLog(dir, opts.segmentBytes ?? 64 * 1024 * 1024, segments, last, end, acked);
-    log.writer = await open(join(dir, segmentName(last)), 'a');
+    let last = segments[segments.length - 1]!;
+    let end = await recoverTail(join(dir, segmentName(last, formats.get(last) ?? 'seg')), formats.get(last) ?? 'seg');
+    // A queue from before tags is read to its end, and appended to in a new segment of the new format.
+    if (legacy.has(last)) {
+      last += 1;
+      end = 0;
+      segments.push(last);
+    }
+    const log = new SegmentLog(dir, opts.segmentBytes ?? 64 * 1024 * 1024, segments, legacy, last, end, acked);
+    log.writer = await open(log.fileOf(last), 'a');
+    await syncDir(dir);
     return log;
   }
 
@@ -188,7 +219,7 @@ export class SegmentLog {
     this.writeSegment += 1;
     this.segments.push(this.writeSegment);
     this.writeOffset = 0;
-    this.writer = await open(join(this.dir, segmentName(this.writeSegment)), 'a');
+    this.writer = await open(this.fileOf(this.writeSegment), 'a');
     await syncDir(this.dir);
   }
 
@@ -214,7 +245,8 @@ export class SegmentLog {
         continue;
       }
       const isWriting = pos.segment === this.writeSegment;
-      const file = join(this.dir, segmentName(pos.segment));
+      const file = this.fileOf(pos.segment);
+      const format = this.formatOf(pos.segment);
       const end = isWriting ? this.writeOffset : (await stat(file)).size;
       if (pos.offset >= end) {
         if (isWriting) break;
@@ -226,8 +258,10 @@ export class SegmentLog {
         const header = Buffer.alloc(HEADER);
         while (out.length < max && pos.offset < end) {
           await fh.read(header, 0, HEADER, pos.offset);
-          const { tag, len } = frameOf(header.readUInt32LE(0));
-          const payload = pos.offset + HEADER <= end && pos.offset + HEADER + len <= end ? alloc(len) : undefined;
+          const frame = frameOf(header.readUInt32LE(0), format);
+          const { tag, len } = frame ?? { tag: 0, len: 0 };
+          const payload =
+            frame && pos.offset + HEADER <= end && pos.offset + HEADER + len <= end ? alloc(len) : undefined;
           if (payload) await fh.read(payload, 0, len, pos.offset + HEADER);
           const trusted = comparePositions(pos, this.writtenFrom) >= 0;
           if (!payload || (!trusted && recordCrc(tag, [payload]) !== header.readUInt32LE(4))) {
@@ -257,13 +291,14 @@ export class SegmentLog {
     for (const segment of this.segments) {
       if (segment < this.acked.segment) continue;
       let offset = segment === this.acked.segment ? this.acked.offset : 0;
-      const end =
-        segment === this.writeSegment ? this.writeOffset : (await stat(join(this.dir, segmentName(segment)))).size;
-      const fh = await open(join(this.dir, segmentName(segment)), 'r');
+      const end = segment === this.writeSegment ? this.writeOffset : (await stat(this.fileOf(segment))).size;
+      const fh = await open(this.fileOf(segment), 'r');
       try {
         while (offset + HEADER <= end) {
           await fh.read(header, 0, HEADER, offset);
-          const { len } = frameOf(header.readUInt32LE(0));
+          const frame = frameOf(header.readUInt32LE(0), this.formatOf(segment));
+          if (!frame) break;
+          const { len } = frame;
           if (offset + HEADER + len > end) break;
           offset += HEADER + len;
           out.push({ next: { segment, offset }, bytes: HEADER + len });
@@ -304,7 +339,7 @@ export class SegmentLog {
     await rename(tmp, join(this.dir, 'ack.json'));
     await syncDir(this.dir);
     const done = this.segments.filter((s) => s < upTo.segment);
-    for (const s of done) await rm(join(this.dir, segmentName(s)), { force: true });
+    for (const s of done) await rm(this.fileOf(s), { force: true });
     this.segments = this.segments.filter((s) => s >= upTo.segment);
   }
 
@@ -312,7 +347,7 @@ export class SegmentLog {
   async pendingBytes(): Promise<number> {
     let total = 0;
     for (const s of this.segments) {
-      const size = s === this.writeSegment ? this.writeOffset : (await stat(join(this.dir, segmentName(s)))).size;
+      const size = s === this.writeSegment ? this.writeOffset : (await stat(this.fileOf(s))).size;
       total += s === this.acked.segment ? Math.max(0, size - this.acked.offset) : s > this.acked.segment ? size : 0;
     }
     return total;
@@ -338,7 +373,7 @@ async function readAck(dir: string): Promise<LogPosition> {
 }
 
 /** Finds the end of the last good record of a segment and cuts off anything after it (a torn write). */
-async function recoverTail(file: string): Promise<number> {
+async function recoverTail(file: string, format: SegmentFormat): Promise<number> {
   let fh: FileHandle;
   try {
     fh = await open(file, 'r+');
@@ -352,7 +387,9 @@ async function recoverTail(file: string): Promise<number> {
     const header = Buffer.alloc(HEADER);
     while (offset + HEADER <= size) {
       await fh.read(header, 0, HEADER, offset);
-      const { tag, len } = frameOf(header.readUInt32LE(0));
+      const frame = frameOf(header.readUInt32LE(0), format);
+      if (!frame) break;
+      const { tag, len } = frame;
       if (offset + HEADER + len > size) break;
       const payload = Buffer.alloc(len);
       await fh.read(payload, 0, len, offset + HEADER);

@@ -44,6 +44,13 @@ describe('the ferry command', () => {
       expect(r.stdout, c).toContain(text);
       expect(ferry('help', c!).stdout).toBe(r.stdout);
     }
+    // A name every object inherits is no command: the general usage, not a crash.
+    for (const name of ['constructor', '__proto__', 'toString'])
+      expect(ferry('help', name), name).toMatchObject({ status: 0, stdout: expect.stringContaining('usage: ferry') });
+    expect(ferry('users', 'constructor')).toMatchObject({
+      status: 2,
+      stderr: expect.stringContaining('unknown users command "constructor"'),
+    });
     const pipeHelp = ferry('pipe', '-h').stdout;
     expect(pipeHelp).toContain('1 when some were not delivered or were refused');
     expect(ferry('agent', '--bogus')).toMatchObject({

@@ -82,32 +82,39 @@ describe('properties', () => {
   it('the segment log recovers the records before a torn tail, and appends after them', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(fc.uint8Array({ minLength: 1, maxLength: 300 }), { minLength: 1, maxLength: 5 }), {
-          minLength: 1,
-          maxLength: 8,
-        }),
+        fc.array(
+          fc.tuple(
+            fc.array(fc.uint8Array({ minLength: 1, maxLength: 300 }), { minLength: 1, maxLength: 5 }),
+            fc.integer({ min: 0, max: 15 }),
+          ),
+          { minLength: 1, maxLength: 8 },
+        ),
         fc.nat(),
         async (groups, cutAt) => {
           const dir = tempDir('ferry-prop-log-');
           let log = await SegmentLog.open(dir, { segmentBytes: 2048 });
           const written: Buffer[] = [];
-          for (const g of groups) {
+          const tags: number[] = [];
+          for (const [g, tag] of groups) {
             const records = g.map((r) => Buffer.from(r));
-            await log.append(records);
+            await log.append(records, tag);
             written.push(...records);
+            tags.push(...records.map(() => tag));
           }
           await log.close();
           // A crash mid-write: the last segment loses a tail of any length.
           const last = readdirSync(dir)
-            .filter((f) => f.endsWith('.log'))
+            .filter((f) => f.endsWith('.seg'))
             .sort()
             .at(-1)!;
           const size = statSync(join(dir, last)).size;
           const cut = cutAt % (size + 1);
           truncateSync(join(dir, last), cut);
           log = await SegmentLog.open(dir, { segmentBytes: 2048 });
-          const read = (await log.read(10_000)).map((r) => Buffer.from(r.payload));
+          const records = await log.read(10_000);
+          const read = records.map((r) => Buffer.from(r.payload));
           expect(written.slice(0, read.length)).toEqual(read);
+          expect(records.map((r) => r.tag)).toEqual(tags.slice(0, read.length));
           if (cut === size) expect(read.length).toBe(written.length);
           await log.append([Buffer.from('after')]);
           const again = (await log.read(10_000)).map((r) => r.payload.toString('latin1'));

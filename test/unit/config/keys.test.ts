@@ -125,7 +125,50 @@ describe('config keys, declared once', () => {
       [{ agent: { api: { listen: 'x:99999' } } }, 'agent.api.listen: port 99999 out of range'],
     ];
     for (const [doc, message] of cases) expect(() => buildConfig(doc, {}), message).toThrow(message);
-    // Far from every key: no guess.
+    // Far from every key: no guess. A key of another type of sink is not offered; a short word needs to
+    // be a single slip away.
     expect(() => buildConfig({ service: { colour: 'red' } }, {})).not.toThrow(/did you mean/);
+    const local = { type: 'local', inputs: ['a'], dataset: 'd', tokne: 'x' };
+    expect(() => buildConfig({ sources: { a: { type: 'stdin' } }, sinks: { o: local } }, {})).toThrow(
+      /sinks\.o\.tokne: unknown key$/m,
+    );
+    expect(() => buildConfig(agent({}, { ttl: '1s' }), {})).toThrow(/sinks\.o\.ttl: unknown key$/m);
+    expect(() => buildConfig(agent({}, { uri: 'http://x' }), {})).toThrow(
+      'sinks.o.uri: unknown key; did you mean url?',
+    );
+  });
+
+  it('reads a YAML number where a word or a duration is meant as the user would expect', () => {
+    const parse = (extra: object) => ({
+      service: { enabled: false },
+      sources: { a: { type: 'stdin' } },
+      transforms: { p: { type: 'parse', inputs: ['a'], parser: 'syslog', ...extra } },
+      sinks: { o: { type: 'axiom', inputs: ['p'], dataset: 'd', url: 'http://127.0.0.1:9', token: 't' } },
+    });
+    expect(() => buildConfig(parse({ rfc: 3164 }), {})).toThrow(
+      "transforms.p.rfc: must be one of 3164, 5424, auto (quote it: '3164')",
+    );
+    expect(buildConfig({ service: { query_timeout: 0 } }, {}).service.queryTimeoutMs).toBe(0);
+    expect(() => buildConfig({ service: { query_timeout: 30 } }, {})).toThrow(
+      'service.query_timeout: a duration needs a unit: "30s" or "30ms"?',
+    );
+  });
+
+  it('gives every component its own copy of a default object or list', () => {
+    const cfg = buildConfig(
+      {
+        service: { enabled: false },
+        sources: { a: { type: 'file', include: ['/x/*.log'] }, b: { type: 'file', include: ['/y/*.log'] } },
+        transforms: { e: { type: 'enrich', inputs: ['a'] }, f: { type: 'enrich', inputs: ['b'] } },
+        sinks: { o: { type: 'axiom', inputs: ['e', 'f'], dataset: 'd', url: 'http://127.0.0.1:9', token: 't' } },
+      },
+      {},
+    ).agent;
+    const [e, f] = cfg.transforms.map((t) => t.settings as { fields: Record<string, unknown> });
+    e!.fields.leak = 1;
+    expect(f!.fields).toEqual({});
+    const [a, b] = cfg.sources.map((x) => x.settings as { exclude: string[] });
+    a!.exclude.push('*.gz');
+    expect(b!.exclude).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Batcher, STAGE_BYTES } from '../../../../src/agent/delivery/batcher.js';
 import { BufferPool } from '../../../../src/agent/queue/buffer-pool.js';
@@ -13,7 +13,6 @@ import { jsonParser } from '../../../../src/agent/parsers/json.js';
 import { hostname } from 'node:os';
 import { SendLoop } from '../../../../src/agent/delivery/send-loop.js';
 import { encodingTag } from '../../../../src/agent/delivery/encoding.js';
-import { SegmentLog } from '../../../../src/agent/queue/segment-log.js';
 import { DiskQueue } from '../../../../src/agent/queue/disk-queue.js';
 import { AxiomSink } from '../../../../src/agent/sinks/axiom.js';
 import { SendChain } from '../../../../src/agent/delivery/send-chain.js';
@@ -269,7 +268,7 @@ describe('batcher → disk queue → sink', () => {
     const segment = readFileSync(
       join(
         dir,
-        readdirSync(dir).find((f) => f.endsWith('.log'))!,
+        readdirSync(dir).find((f) => f.endsWith('.seg'))!,
       ),
     );
     // The record's first word: its tag (gzip's) in the high four bits, its length below.
@@ -283,10 +282,18 @@ describe('batcher → disk queue → sink', () => {
   it('delivers records queued before records said their encoding (tag 0), by their magic number', async () => {
     const r = await receiver();
     const dir = tempDir('ferry-q-');
-    const log = await SegmentLog.open(dir);
     const lines = (from: number) => [0, 1].map((k) => JSON.stringify({ i: from + k })).join('\n');
-    await log.append([gzipSync(lines(0)), Buffer.from(lines(2))]); // as an earlier version wrote them
-    await log.close();
+    // A .log segment as versions before tags wrote it: [length][CRC-32][payload] per record.
+    const record = (payload: Buffer) => {
+      const header = Buffer.alloc(8);
+      header.writeUInt32LE(payload.length, 0);
+      header.writeUInt32LE(crc32(payload), 4);
+      return [header, payload];
+    };
+    writeFileSync(
+      join(dir, '0000000001.log'),
+      Buffer.concat([...record(gzipSync(lines(0))), ...record(Buffer.from(lines(2)))]),
+    );
     const queue = await DiskQueue.open(dir, { maxBytes: 1 << 20 });
     cleanups.push(() => queue.close());
     const loop = new SendLoop(queue, sinkTo(r.url));
