@@ -5,9 +5,9 @@
  * metrics.ts) sits on top. Type-only imports of the agent's config (src/agent/config.ts) are allowed
  * from any layer.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importsAgainstLayers } from '../../support/layers.js';
 
 const ROOT = 'src/agent';
 /** Lower numbers sit below higher ones; a file directly in src/agent is its own layer. */
@@ -26,30 +26,10 @@ const RANK: Record<string, number> = {
   'agent.ts': 7,
 };
 
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
-  });
-}
-
 const layerOf = (file: string) => relative(ROOT, file).split('/')[0]!;
 
 describe('the agent in layers', () => {
   it('every folder and file of src/agent has a layer, and imports only from layers below it', () => {
-    const wrong: string[] = [];
-    for (const file of files(ROOT)) {
-      const from = layerOf(file);
-      if (RANK[from] === undefined) wrong.push(`${file}: "${from}" has no layer in this test`);
-      for (const m of readFileSync(file, 'utf8').matchAll(/^import (type )?[^;]*? from '(\.[^']+)';/gms)) {
-        const target = normalize(join(dirname(file), m[2]!)).replace(/\.js$/, '.ts');
-        if (!target.startsWith(`${ROOT}/`)) continue;
-        const to = layerOf(target);
-        if (to === from) continue;
-        if (m[1] && target === `${ROOT}/config.ts`) continue;
-        if ((RANK[to] ?? 99) >= (RANK[from] ?? -1)) wrong.push(`${file} (${from}) imports ${target} (${to})`);
-      }
-    }
-    expect(wrong).toEqual([]);
+    expect(importsAgainstLayers(ROOT, RANK, layerOf, `${ROOT}/config.ts`)).toEqual([]);
   });
 });

@@ -3,9 +3,9 @@
  * nothing of queries, and only the HTTP layer (and the service that assembles everything) knows HTTP.
  * Type-only imports of the service's config (src/service/config.ts) are allowed from any layer.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importsAgainstLayers } from '../../support/layers.js';
 
 const ROOT = 'src/service';
 /** Lower numbers sit below higher ones; files directly in src/service assemble the rest ("top"). */
@@ -24,13 +24,6 @@ const RANK: Record<string, number> = {
   top: 6,
 };
 
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
-  });
-}
-
 const layerOf = (file: string) => {
   const parts = relative(ROOT, file).split('/');
   return parts.length === 1 ? 'top' : parts[0]!;
@@ -38,19 +31,6 @@ const layerOf = (file: string) => {
 
 describe('the service in layers', () => {
   it('every folder of src/service has a layer, and imports only from layers below it', () => {
-    const wrong: string[] = [];
-    for (const file of files(ROOT)) {
-      const from = layerOf(file);
-      if (RANK[from] === undefined) wrong.push(`${file}: folder "${from}" has no layer in this test`);
-      for (const m of readFileSync(file, 'utf8').matchAll(/^import (type )?[^;]*? from '(\.[^']+)';/gms)) {
-        const target = normalize(join(dirname(file), m[2]!)).replace(/\.js$/, '.ts');
-        if (!target.startsWith(`${ROOT}/`)) continue;
-        const to = layerOf(target);
-        if (to === from) continue;
-        if (m[1] && target === `${ROOT}/config.ts`) continue;
-        if ((RANK[to] ?? 99) >= (RANK[from] ?? -1)) wrong.push(`${file} (${from}) imports ${target} (${to})`);
-      }
-    }
-    expect(wrong).toEqual([]);
+    expect(importsAgainstLayers(ROOT, RANK, layerOf, `${ROOT}/config.ts`)).toEqual([]);
   });
 });
