@@ -250,7 +250,9 @@ describe('ferry pipe', () => {
 
   it('on SIGINT delivers what was read and says how many events were and were not delivered', async () => {
     await svc.createDataset('interrupted');
-    const run = async (url: string) => {
+    // The signal is sent once the run is under way (its events delivered, or its first attempt said to have
+    // failed), not after a fixed wait a loaded machine may outlast.
+    const run = async (url: string, underWay: (stderr: string) => Promise<boolean>) => {
       const dead = `${tempDir()}/dead.ndjson`;
       const child = spawn(
         process.execPath,
@@ -274,15 +276,18 @@ describe('ferry pipe', () => {
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
       child.stdin.write(lines(99)); // the input stays open: only the signal ends the run
-      await new Promise((r) => setTimeout(r, 1500));
+      for (const end = Date.now() + 20_000; !(await underWay(stderr));) {
+        if (Date.now() > end) throw new Error(`ferry pipe never got under way: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       child.kill('SIGINT');
       return { code: await exited, stderr, dead };
     };
-    const up = await run(svc.url);
+    const up = await run(svc.url, async () => (await svc.store.count('interrupted')) === 100);
     expect(up.stderr).toContain('ferry pipe: interrupted: 100 event(s) delivered, 0 not delivered');
     expect(up.code).toBe(0);
     expect(await svc.store.count('interrupted')).toBe(100);
-    const down = await run('http://127.0.0.1:9');
+    const down = await run('http://127.0.0.1:9', async (stderr) => stderr.includes('ferry pipe:'));
     expect(down.code).toBe(1);
     expect(down.stderr).toContain(
       `ferry pipe: interrupted: 0 event(s) delivered, 100 not delivered (kept in ${down.dead})`,
