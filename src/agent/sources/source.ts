@@ -26,6 +26,11 @@ export interface SourceLine {
   text: string;
   raw?: Buffer;
   truncated: boolean;
+  /**
+   * The text is one JSON object, an event's fields (a journal entry), not a line to wrap in `message`: a
+   * transform reads its fields, and a sink ships it as it is.
+   */
+  structured?: boolean;
   stream: Stream;
   offset: number;
   generation: number;

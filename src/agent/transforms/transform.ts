@@ -5,6 +5,7 @@
 import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 import { Event } from '../event.js';
+import type { LogEvent } from '../parsers/parser.js';
 import type { SourceLine } from '../sources/source.js';
 
 /** A line on its way through the pipeline: its text and origin, and the event once made. */
@@ -38,7 +39,21 @@ export interface TransformSpec<Settings = unknown, Keys extends OptionSpecs = Op
 }
 
 /** The event of an envelope not parsed by any parse transform: the line as `message`. */
+/** The event of a source's JSON object line, with its text kept; undefined if it is not one after all. */
+function structured(text: string): Event | undefined {
+  try {
+    const fields = JSON.parse(text) as unknown;
+    return fields && typeof fields === 'object' && !Array.isArray(fields)
+      ? Event.of(fields as LogEvent, text)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function eventOf(e: Envelope): Event {
-  e.event ??= Event.of(e.truncated ? { message: e.text, truncated: true } : { message: e.text });
+  e.event ??=
+    (e.structured && structured(e.text)) ||
+    Event.of(e.truncated ? { message: e.text, truncated: true } : { message: e.text });
   return e.event;
 }

@@ -1,154 +1,22 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { decompress as zstdDecompress } from 'zstd-napi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN, tempDir } from '../../support/helpers.js';
+import { writeJournal } from '../../support/journal.js';
+import {
+  type Receiver,
+  startAgent,
+  startReceiver,
+  stopAgentsAndReceivers,
+  trackChild,
+} from '../../support/agent-process.js';
 
 const CLI = 'dist/src/cli/main.js';
 
-// ---- a receiver that counts what it is sent, and can go down and come back on the same port ----------
-
-class Receiver {
-  readonly seen = new Map<string, number>();
-  readonly events: Record<string, unknown>[] = [];
-  readonly lines: string[] = [];
-  requests = 0;
-  delayMs = 0;
-  /** When set, requests with another bearer token are answered 401, as Axiom does. */
-  token: string | undefined;
-  /** When set, every batch is refused with 400 and this message. */
-  refuse: string | undefined;
-  private server: Server | undefined;
-  port = 0;
-
-  async up(): Promise<void> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((r) => this.server!.listen(this.port, '127.0.0.1', () => r()));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async down(): Promise<void> {
-    const s = this.server;
-    this.server = undefined;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((r) => s.close(() => r()));
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  get duplicates(): number {
-    return [...this.seen.values()].reduce((a, n) => a + n - 1, 0);
-  }
-
-  private async handle(req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
-    this.requests++;
-    if (this.token !== undefined && req.headers.authorization !== `Bearer ${this.token}`) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ code: 401, message: 'invalid or expired token' }));
-      return;
-    }
-    if (this.refuse !== undefined) {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ code: 400, message: this.refuse }));
-      return;
-    }
-    const raw = Buffer.concat(chunks);
-    const enc = req.headers['content-encoding'];
-    const body = enc === 'gzip' ? gunzipSync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
-    const lines = body.toString().split('\n').filter(Boolean);
-    this.lines.push(...lines);
-    for (const l of lines) {
-      const e = JSON.parse(l) as Record<string, unknown>;
-      this.events.push(e);
-      const id = String(e.id ?? e.message);
-      this.seen.set(id, (this.seen.get(id) ?? 0) + 1);
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        ingested: lines.length,
-        failed: 0,
-        failures: [],
-        processedBytes: body.length,
-        blocksCreated: 0,
-        walLength: 0,
-      }),
-    );
-  }
-}
-
 // ---- the agent as a child process -------------------------------------------------------------------
 
-interface AgentProcess {
-  child: ChildProcess;
-  logs: Record<string, unknown>[];
-  waitLog(msg: string, ms?: number): Promise<Record<string, unknown>>;
-  exited: Promise<number | null>;
-}
-
-const children: ChildProcess[] = [];
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const r of receivers.splice(0)) await r.down();
-});
-
-function startAgent(config: string, env: Record<string, string> = {}): AgentProcess {
-  const child = spawn(process.execPath, [CLI, 'agent', '-c', config], {
-    env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const logs: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      try {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        logs.push({ msg: line });
-      }
-      waiters.splice(0).forEach((w) => w());
-    }
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return {
-    child,
-    logs,
-    exited,
-    async waitLog(msg, ms = 15_000) {
-      const end = Date.now() + ms;
-      for (;;) {
-        const hit = logs.find((l) => l.msg === msg);
-        if (hit) return hit;
-        if (child.exitCode !== null) throw new Error(`agent exited (${child.exitCode}) before "${msg}": ${stderr}`);
-        if (Date.now() > end)
-          throw new Error(`no "${msg}" in the agent's log: ${JSON.stringify(logs.slice(-5))} ${stderr}`);
-        await new Promise<void>((r) => {
-          waiters.push(r);
-          setTimeout(r, 100);
-        });
-      }
-    },
-  };
-}
+afterEach(stopAgentsAndReceivers);
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
@@ -162,10 +30,8 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 async function remoteSetup(delayMs = 0): Promise<{ dir: string; receiver: Receiver }> {
   const dir = tempDir();
   mkdirSync(join(dir, 'logs'));
-  const receiver = new Receiver();
-  receivers.push(receiver);
+  const receiver = await startReceiver();
   receiver.delayMs = delayMs;
-  await receiver.up();
   return { dir, receiver };
 }
 
@@ -554,7 +420,7 @@ sinks:
           env: { ...process.env, FERRY_URL: url, FERRY_TOKEN: token, FERRY_AGENT_DATA_DIR: join(dir, 'state') },
           stdio: ['pipe', 'ignore', 'pipe'],
         });
-        children.push(child);
+        trackChild(child);
         let stderr = '';
         child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
         child.on('exit', (code) => resolve({ code, stderr, ms: Date.now() - started }));
@@ -666,40 +532,54 @@ sinks:
     expect(await agent.exited).toBe(0);
   });
 
-  it('config/host.yaml reads syslog files as rsyslog writes them (no PRI) and ships hostname, app, pid, message and time', async () => {
+  it('config/host.yaml reads the journal, and syslog files as rsyslog writes them (no PRI) where they exist', async () => {
     const { dir, receiver } = await remoteSetup();
     const logDir = join(dir, 'var-log');
+    const journalDir = join(dir, 'journal');
     mkdirSync(join(logDir, 'app'), { recursive: true });
+    mkdirSync(journalDir);
     writeFileSync(join(logDir, 'syslog'), 'Nov 20 10:00:00 oldhost cron[1]: history, before the first start\n');
+    writeJournal(journalDir, [{ MESSAGE: 'history, before the first start', _SYSTEMD_UNIT: 'cron.service' }]);
     const agent = startAgent('config/host.yaml', {
       AXIOM_URL: receiver.url,
       AXIOM_TOKEN: 'xaat-test',
       FERRY_LOG_DIR: logDir,
+      FERRY_JOURNAL_DIR: journalDir,
       FERRY_TIMEZONE: 'Europe/Paris',
       FERRY_AGENT_DATA_DIR: join(dir, 'state'),
       FERRY_AGENT_LISTEN: '127.0.0.1:0',
     });
     const api = (await agent.waitLog('agent running')).api as string;
-    // Debian has no /var/log/messages: a warning, but the source reads the others and is healthy.
+    // Debian has no /var/log/messages, and without rsyslog no syslog files at all: said at info level, and
+    // the agent is healthy, since the config marks those files optional.
     expect(
       agent.logs
         .filter(
           (l) => l.msg === 'include pattern matches no file yet; watching for files to appear' && l.source === 'system',
         )
-        .map((l) => l.pattern),
-    ).toEqual([join(logDir, 'messages'), join(logDir, 'auth.log')]);
-    expect(((await (await fetch(`${api}/health`)).json()) as { sources: unknown[] }).sources).toContainEqual({
-      name: 'system',
-      files: 1,
-      warnings: [
-        `include pattern ${join(logDir, 'messages')} matches no file`,
-        `include pattern ${join(logDir, 'auth.log')} matches no file`,
-      ],
-    });
+        .map((l) => [l.pattern, l.level]),
+    ).toEqual([
+      [join(logDir, 'messages'), 30],
+      [join(logDir, 'auth.log'), 30],
+    ]);
+    const health = (await (await fetch(`${api}/health`)).json()) as { status: string; sources: unknown[] };
+    expect(health.status).toBe('ok');
+    expect(health.sources).toEqual([{ name: 'journal' }, { name: 'system', files: 1 }, { name: 'apps' }]);
     appendFileSync(join(logDir, 'syslog'), 'Nov 23 19:05:01 myhost sshd[123]: Accepted publickey for deploy\n');
     writeFileSync(join(logDir, 'auth.log'), 'Nov 23 19:05:02 myhost sudo: deploy : TTY=pts/0 ; COMMAND=/bin/true\n');
-    await until('2 events', () => receiver.events.length === 2);
-    const byApp = Object.fromEntries(receiver.events.map((e) => [e.appname, e]));
+    writeJournal(journalDir, [
+      { MESSAGE: 'Started nginx.service.', _SYSTEMD_UNIT: 'init.scope', SYSLOG_IDENTIFIER: 'systemd', PRIORITY: '6' },
+    ]);
+    await until('3 events', () => receiver.events.length === 3);
+    const fromJournal = receiver.events.find((e) => e.MESSAGE);
+    expect(fromJournal).toMatchObject({
+      MESSAGE: 'Started nginx.service.',
+      SYSLOG_IDENTIFIER: 'systemd',
+      PRIORITY: '6',
+      'host.name': expect.any(String),
+      environment: 'production',
+    });
+    const byApp = Object.fromEntries(receiver.events.filter((e) => e.appname).map((e) => [e.appname, e]));
     expect(byApp.sshd).toMatchObject({
       hostname: 'myhost',
       procid: '123',

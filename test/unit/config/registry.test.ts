@@ -153,6 +153,7 @@ describe('component registries', () => {
       pollIntervalMs: 1000,
       rotateWaitMs: 5000,
       checkpointIntervalMs: 1000,
+      optional: false,
     });
     expect(cfg.transforms[0]!.settings).toMatchObject({
       preset: 'java',

@@ -5,8 +5,7 @@
  * a torn one.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { writeFileDurably } from '../../../util/durable-file.js';
 
 export interface Checkpoint {
   path: string;
@@ -90,22 +89,7 @@ export class CheckpointFile {
     const body = JSON.stringify({ version: 1, files: [...this.entries.values()] });
     this.dirty = false; // changes from here on make the next save write again
     try {
-      await mkdir(dirname(this.file), { recursive: true });
-      const tmp = `${this.file}.tmp`;
-      const fh = await open(tmp, 'w', 0o600);
-      try {
-        await fh.writeFile(body);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, this.file);
-      const dir = await open(dirname(this.file), 'r');
-      try {
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
+      await writeFileDurably(this.file, body);
       this.savedAt = now;
     } catch (e) {
       this.dirty = true;

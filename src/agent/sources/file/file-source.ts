@@ -15,7 +15,7 @@ import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
-import { duration, globs, int, oneOf, type OptionSpecs } from '../../../config/options.js';
+import { bool, duration, globs, int, oneOf, type OptionSpecs } from '../../../config/options.js';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
 import {
@@ -44,6 +44,8 @@ export interface FileSourceOptions extends TailerOptions {
   /** What the source does, for the log: files opened, rotated, truncated, released; patterns matching nothing. */
   onInfo?: (msg: string, context: Record<string, unknown>) => void;
   onWarning?: (msg: string, context: Record<string, unknown>) => void;
+  /** Patterns matching nothing are expected (files some hosts do not have). */
+  optional?: boolean;
 }
 
 /** Counters of a file source beyond lines and bytes; they outlive the source across reloads. */
@@ -192,6 +194,8 @@ export class FileSource implements Source {
   }
 
   status(): SourceStatus {
+    // An optional source reading no file is as configured: neither degraded nor warned about.
+    if (this.o.optional) return this.tailers.size > 0 ? { files: this.tailers.size, warnings: [] } : { warnings: [] };
     return {
       files: this.tailers.size,
       warnings: this.patterns
@@ -265,7 +269,7 @@ export class FileSource implements Source {
     const why = existsSync(p.base)
       ? 'matches no file yet'
       : `matches no file: directory ${p.base} does not exist (yet)`;
-    this.o.onWarning?.(`include pattern ${why}; watching for files to appear`, {
+    (this.o.optional ? this.o.onInfo : this.o.onWarning)?.(`include pattern ${why}; watching for files to appear`, {
       source: this.name,
       pattern: p.pattern,
     });
@@ -425,11 +429,15 @@ export type FileSourceSettings = Pick<
   | 'pollIntervalMs'
   | 'rotateWaitMs'
   | 'checkpointIntervalMs'
+  | 'optional'
 >;
 
 const FILE_OPTIONS = {
   include: globs().required().doc('file globs (`*`, `**`, `{a,b}`)'),
   exclude: globs([]).doc('globs of files not to read; one without `/` matches the file name'),
+  optional: bool(false).doc(
+    'files that may not exist on every host (`/var/log/syslog` where only the journal is kept): a pattern matching nothing is said at info level, not in `/health`, and a source reading no file is not degraded',
+  ),
   start_at: oneOf(['beginning', 'end'], 'beginning').doc(
     'for files already there at the first start without a checkpoint; files that appear later are read whole',
   ),
@@ -455,6 +463,7 @@ export const fileSource: SourceSpec<FileSourceSettings, typeof FILE_OPTIONS> = {
     pollIntervalMs: v.poll_interval,
     rotateWaitMs: v.rotate_wait,
     checkpointIntervalMs: v.checkpoint_interval,
+    optional: v.optional,
   }),
   create: (s, ctx) =>
     new FileSource(
