@@ -7,14 +7,28 @@
  *                    re-serialised
  * The file is generated once and kept in the temp directory (reused by later runs).
  *
- * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]
+ *   syslog           the same events as RFC 3164 syslog lines (`<13>… host app: {json}`) sent over one TCP
+ *                    connection to a `syslog` source (parsed into fields, shipped as JSON)
+ *
+ * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|both|all]
  * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
  * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node,
  * after the daemon's own DAEMON_NODE_FLAGS).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +44,7 @@ import { benchArgs } from './args.js';
 const gunzipAsync = promisify(gunzip);
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-const values = benchArgs(`usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|both]`, {
+const values = benchArgs(`usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|both|all]`, {
   options: {
     mb: { type: 'string', default: '1024' },
     mode: { type: 'string', default: 'both' },
@@ -102,9 +116,42 @@ async function startReceiver(): Promise<{ url: string; lines: () => number; clos
   };
 }
 
-async function run(mode: 'passthrough' | 'parse', data: { file: string; lines: number; bytes: number }): Promise<void> {
+/** The same events as syslog lines, generated once beside the NDJSON file. */
+async function syslogFile(data: { file: string }): Promise<string> {
+  const file = data.file.replace(/\.ndjson$/, '.syslog');
+  if (existsSync(file)) return file;
+  const out = createWriteStream(`${file}.tmp`);
+  const lines = createInterface({ input: createReadStream(data.file) });
+  for await (const line of lines) {
+    if (!out.write(`<13>Nov 23 19:05:01 web-1 app[42]: ${line}\n`))
+      await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  renameSync(`${file}.tmp`, file);
+  return file;
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const s = createNetServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+async function run(
+  mode: 'passthrough' | 'parse' | 'syslog',
+  data: { file: string; lines: number; bytes: number },
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-agent-'));
   const receiver = await startReceiver();
+  const syslogPort = mode === 'syslog' ? await freePort() : 0;
+  const source =
+    mode === 'syslog'
+      ? `net: { type: syslog, mode: tcp, address: "127.0.0.1:${syslogPort}" }`
+      : `file: { type: file, include: ["${data.file}"], start_at: beginning }`;
+  const syslogData = mode === 'syslog' ? await syslogFile(data) : undefined;
   const transforms =
     mode === 'parse'
       ? `transforms:
@@ -122,12 +169,12 @@ agent:
   data_dir: ${join(dir, 'state')}
   api: { enabled: false }
 sources:
-  file: { type: file, include: ["${data.file}"], start_at: beginning }
+  ${source}
 ${transforms}
 sinks:
   out:
     type: axiom
-    inputs: [${mode === 'parse' ? 'enrich' : 'file'}]
+    inputs: [${mode === 'parse' ? 'enrich' : mode === 'syslog' ? 'net' : 'file'}]
     url: ${receiver.url}
     token: xaat-bench
     dataset: bench
@@ -140,8 +187,24 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env },
   });
+  if (syslogData) {
+    // Sent as one sender would: one connection, written as fast as the agent reads it.
+    for (let tries = 0; ; tries++) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const probe = connect(syslogPort, '127.0.0.1', () => {
+          probe.destroy();
+          resolve(true);
+        });
+        probe.once('error', () => resolve(false));
+      });
+      if (ok) break;
+      if (tries > 200) throw new Error('the syslog source did not listen');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
   const recv0 = process.cpuUsage();
   const t0 = performance.now();
+  if (syslogData) createReadStream(syslogData).pipe(connect(syslogPort, '127.0.0.1'));
   let agentCpu = 0;
   let rss = 0;
   while (receiver.lines() < data.lines) {
@@ -158,7 +221,7 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   await receiver.close();
   rmSync(dir, { recursive: true, force: true });
   console.log(
-    `${mode === 'parse' ? 'parse-and-enrich' : 'passthrough'}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`,
+    `${mode === 'parse' ? 'parse-and-enrich' : mode === 'syslog' ? 'syslog over TCP' : 'passthrough'}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`,
   );
   console.log(`  MB/s              ${(data.bytes / 1e6 / secs).toFixed(1)}`);
   console.log(`  lines/s           ${Math.round(data.lines / secs).toLocaleString('en-US')}`);
@@ -172,8 +235,16 @@ async function main(): Promise<void> {
   console.log(
     `input: ${data.file} (${(data.bytes / 1048576).toFixed(0)} MiB, ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / data.lines).toFixed(0)} bytes/line)`,
   );
-  if (values.mode !== 'parse') await run('passthrough', data);
-  if (values.mode !== 'passthrough') await run('parse', data);
+  const modes =
+    values.mode === 'both'
+      ? ['passthrough', 'parse']
+      : values.mode === 'all'
+        ? ['passthrough', 'parse', 'syslog']
+        : [values.mode];
+  for (const mode of modes) {
+    if (mode !== 'passthrough' && mode !== 'parse' && mode !== 'syslog') throw new Error(`unknown --mode ${mode}`);
+    await run(mode, data);
+  }
 }
 
 main().catch((e: unknown) => {

@@ -90,21 +90,41 @@ export class SyslogParser implements Parser {
     return out;
   }
 
+  /** The last RFC 3164 stamp read and its instant: lines come many to a second, so it is mostly the next one's. */
+  private lastStamp = '';
+  private lastTime: string | undefined;
+  private lastStampAt = 0;
+
+  /** An RFC 3164 stamp (no year, no zone) as an instant: this zone, the year that puts it at most a day ahead. */
+  private stampTime(mon: string, dd: string, hms: string): string | undefined {
+    const stamp = `${mon} ${dd} ${hms}`;
+    const nowMs = Date.now();
+    // Reused for a minute: the year it infers can only change at New Year.
+    if (stamp === this.lastStamp && nowMs - this.lastStampAt < 60_000) return this.lastTime;
+    const month = MONTHS.indexOf(mon);
+    let time: string | undefined;
+    if (month >= 0) {
+      const now = this.now();
+      const [h, mi, s] = hms.split(':').map(Number) as [number, number, number];
+      const day = Number(dd.trim());
+      const year = this.zone.yearOf(now.getTime());
+      let t = this.zone.toEpoch(year, month, day, h, mi, s);
+      if (t > now.getTime() + 86_400_000) t = this.zone.toEpoch(year - 1, month, day, h, mi, s);
+      time = new Date(t).toISOString();
+    }
+    this.lastStamp = stamp;
+    this.lastTime = time;
+    this.lastStampAt = nowMs;
+    return time;
+  }
+
   private rfc3164(m: RegExpExecArray): LogEvent {
     const out: LogEvent = m[1] !== undefined ? priority(Number(m[1])) : {};
     if (m[5] !== undefined) {
       out._time = m[5];
     } else {
-      const month = MONTHS.indexOf(m[2]!);
-      if (month >= 0) {
-        const now = this.now();
-        const [h, mi, s] = m[4]!.split(':').map(Number) as [number, number, number];
-        const day = Number(m[3]!.trim());
-        const year = this.zone.yearOf(now.getTime());
-        let t = this.zone.toEpoch(year, month, day, h, mi, s);
-        if (t > now.getTime() + 86_400_000) t = this.zone.toEpoch(year - 1, month, day, h, mi, s);
-        out._time = new Date(t).toISOString();
-      }
+      const time = this.stampTime(m[2]!, m[3]!, m[4]!);
+      if (time) out._time = time;
     }
     out.hostname = m[6];
     out.appname = m[7];
@@ -187,11 +207,22 @@ function setIf(o: LogEvent, k: string, v: string | undefined): void {
 
 type Rfc = '3164' | '5424' | 'auto';
 
-const SYSLOG_OPTIONS = {
+/** The syslog parser's keys, which the network syslog source takes too. */
+export const SYSLOG_OPTIONS = {
   rfc: oneOf(['3164', '5424', 'auto'], 'auto').doc('which RFC: `5424`, `3164`, or `auto` (5424 first)'),
-  timezone: str('local').doc(
-    "the zone of RFC 3164 stamps, which carry none: an IANA name, `UTC` or `local` (the host's); the year is inferred across New Year",
-  ),
+  timezone: str('local')
+    .doc(
+      "the zone of RFC 3164 stamps, which carry none: an IANA name, `UTC` or `local` (the host's); the year is inferred across New Year",
+    )
+    .check((zone) => {
+      if (zone === 'local') return undefined;
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: zone });
+        return undefined;
+      } catch {
+        return `unknown time zone "${zone}" (an IANA name such as Europe/Paris, UTC, or local)`;
+      }
+    }),
 } satisfies OptionSpecs;
 
 export const syslogParser: ParserSpec<{ rfc: Rfc; timezone: string }, typeof SYSLOG_OPTIONS> = {
@@ -199,15 +230,6 @@ export const syslogParser: ParserSpec<{ rfc: Rfc; timezone: string }, typeof SYS
   summary:
     'RFC 5424 or RFC 3164 lines, as sent (`<13>Nov 23 19:05:01 host app[1]: text`) or as rsyslog and syslog-ng write files (without `<PRI>`, or with an RFC 3339 stamp)',
   options: SYSLOG_OPTIONS,
-  configure(v, o) {
-    if (v.timezone !== 'local') {
-      try {
-        new Intl.DateTimeFormat('en-US', { timeZone: v.timezone });
-      } catch {
-        o.fail('timezone', `unknown time zone "${v.timezone}" (an IANA name such as Europe/Paris, UTC, or local)`);
-      }
-    }
-    return { rfc: v.rfc, timezone: v.timezone };
-  },
+  configure: (v) => ({ rfc: v.rfc, timezone: v.timezone }),
   create: (s) => new SyslogParser(s.rfc, undefined, s.timezone),
 };

@@ -4,5 +4,6 @@ import { fileSource } from './file/file-source.js';
 import { journaldSource } from './journald.js';
 import type { SourceSpec } from './source.js';
 import { stdinSource } from './stdin.js';
+import { syslogSource } from './syslog.js';
 
-export const sources = new Registry<SourceSpec>('source', [fileSource, stdinSource, journaldSource]);
+export const sources = new Registry<SourceSpec>('source', [fileSource, stdinSource, journaldSource, syslogSource]);

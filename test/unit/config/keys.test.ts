@@ -123,6 +123,30 @@ describe('config keys, declared once', () => {
       ],
       [{ service: { monitors: { runs_dataset: 'a b' } } }, 'service.monitors.runs_dataset: '],
       [{ agent: { api: { listen: 'x:99999' } } }, 'agent.api.listen: port 99999 out of range'],
+      [
+        {
+          service: { enabled: false },
+          sources: { n: { type: 'syslog', mode: 'udp', tls: { cert_file: 'c', key_file: 'k' } } },
+          sinks: { o: { type: 'axiom', inputs: ['n'], dataset: 'd', url: 'http://127.0.0.1:9', token: 't' } },
+        },
+        'sources.n.tls: TLS is for mode: tcp',
+      ],
+      [
+        {
+          service: { enabled: false },
+          sources: { n: { type: 'syslog', timezone: 'Mars/Olympus' } },
+          sinks: { o: { type: 'axiom', inputs: ['n'], dataset: 'd', url: 'http://127.0.0.1:9', token: 't' } },
+        },
+        'sources.n.timezone: unknown time zone "Mars/Olympus"',
+      ],
+      [
+        {
+          service: { enabled: false },
+          sources: { j: { type: 'journald', matches: ['lowercase=x'] } },
+          sinks: { o: { type: 'axiom', inputs: ['j'], dataset: 'd', url: 'http://127.0.0.1:9', token: 't' } },
+        },
+        'sources.j.matches: "lowercase=x" is not FIELD=value',
+      ],
     ];
     for (const [doc, message] of cases) expect(() => buildConfig(doc, {}), message).toThrow(message);
     // Far from every key: no guess. A key of another type of sink is not offered; a short word needs to

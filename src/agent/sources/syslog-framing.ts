@@ -1,0 +1,110 @@
+/**
+ * Syslog messages in a TCP stream (RFC 6587): each either ends with a newline (non-transparent framing)
+ * or is preceded by its length in bytes and a space (octet counting). `auto` tells them apart at the
+ * start of each message: a digit there begins a length, anything else (a message starts with `<`) a line.
+ * Pure: bytes in, messages out; a message longer than the limit is cut there and marked.
+ */
+
+export type Framing = 'auto' | 'newline' | 'octet_counted';
+
+export interface Frame {
+  text: string;
+  truncated: boolean;
+}
+
+/** A length prefix longer than this many digits is no length: the rest is read as lines. */
+const MAX_LENGTH_DIGITS = 10;
+
+export class SyslogFramer {
+  private buf: Buffer = Buffer.alloc(0);
+  /** Bytes of an octet-counted message still to be skipped (its part past the limit). */
+  private skip = 0;
+  /** In a newline-framed message past the limit: skip up to its newline. */
+  private skippingLine = false;
+
+  constructor(
+    private readonly framing: Framing,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** The messages that the stream's bytes so far complete. */
+  push(chunk: Buffer): Frame[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const out: Frame[] = [];
+    for (;;) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, this.buf.length);
+        this.skip -= n;
+        this.buf = this.buf.subarray(n);
+        if (this.skip > 0) return out;
+      }
+      if (this.skippingLine) {
+        const nl = this.buf.indexOf(10);
+        if (nl < 0) {
+          this.buf = Buffer.alloc(0);
+          return out;
+        }
+        this.buf = this.buf.subarray(nl + 1);
+        this.skippingLine = false;
+      }
+      if (this.buf.length === 0) return out;
+      const frame = this.octetCounted() ? this.counted() : this.line();
+      if (frame === undefined) return out;
+      if (frame !== null) out.push(frame);
+    }
+  }
+
+  /** What the stream held when it ended: a last line without its newline. */
+  end(): Frame | undefined {
+    if (this.skippingLine || this.skip > 0 || this.buf.length === 0) return undefined;
+    const text = this.buf.toString('utf8').replace(/\r$/, '');
+    this.buf = Buffer.alloc(0);
+    return text ? { text, truncated: false } : undefined;
+  }
+
+  private octetCounted(): boolean {
+    if (this.framing === 'newline') return false;
+    if (this.framing === 'octet_counted') return true;
+    const c = this.buf[0]!;
+    return c >= 0x30 && c <= 0x39;
+  }
+
+  /** The next octet-counted message; undefined when incomplete, null for an empty one. */
+  private counted(): Frame | null | undefined {
+    const sp = this.buf.indexOf(0x20);
+    if (sp < 0) {
+      // Not even a length yet; past a length's digits it is no octet count: read it as a line.
+      if (this.buf.length > MAX_LENGTH_DIGITS) return this.line();
+      return undefined;
+    }
+    const digits = this.buf.toString('latin1', 0, sp);
+    if (!/^\d{1,10}$/.test(digits)) return this.line();
+    const len = Number(digits);
+    const body = this.buf.subarray(sp + 1);
+    const take = Math.min(len, this.maxBytes);
+    if (body.length < take) return undefined;
+    const text = body.toString('utf8', 0, take).replace(/\r?\n$/, '');
+    if (body.length >= len) this.buf = body.subarray(len);
+    else {
+      this.skip = len - body.length;
+      this.buf = Buffer.alloc(0);
+    }
+    return len === 0 ? null : { text, truncated: len > this.maxBytes };
+  }
+
+  /** The next newline-framed message; undefined when incomplete, null for an empty line. */
+  private line(): Frame | null | undefined {
+    const nl = this.buf.indexOf(10);
+    if (nl < 0 || nl > this.maxBytes) {
+      if (this.buf.length <= this.maxBytes) return undefined;
+      // Longer than the limit: the first part is the message, the rest of the line is skipped.
+      const text = this.buf.toString('utf8', 0, this.maxBytes);
+      this.buf = this.buf.subarray(this.maxBytes);
+      this.skippingLine = true;
+      return { text, truncated: true };
+    }
+    const text = this.buf.toString('utf8', 0, nl).replace(/\r$/, '');
+    this.buf = this.buf.subarray(nl + 1);
+    return text === '' ? null : { text, truncated: false };
+  }
+}

@@ -1,0 +1,375 @@
+/**
+ * The `syslog` source: syslog over the network from devices and daemons, on UDP, TCP, or TCP with TLS.
+ * Messages are RFC 5424 or RFC 3164 (the syslog parser's), framed on TCP by newlines or octet counts
+ * (RFC 6587); each becomes an event with the parsed fields, structured data as `sd.<id>.<name>`, and the
+ * sender's `client.address` and `client.port`. A message that is neither RFC keeps its text in `message`
+ * with `parse_error` saying so: nothing is dropped silently.
+ *
+ * TCP is read only as fast as the pipeline takes events: while a batch waits for room in the queue, the
+ * connection is not read, and the sender's writes wait in the kernel's buffers (back-pressure, never a
+ * drop). Syslog has no acknowledgements, so what a sender wrote before the agent died in the middle of
+ * reading it is lost with the connection, as with any syslog receiver. UDP cannot wait: datagrams that
+ * arrive while the pipeline is full are held up to a bound, then dropped and counted.
+ */
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+import { bytes, int, listen, oneOf, optionalGroup, str, type OptionSpecs } from '../../config/options.js';
+import { SYSLOG_OPTIONS as SYSLOG_PARSER_OPTIONS, SyslogParser } from '../parsers/syslog.js';
+import { SyslogFramer, type Framing } from './syslog-framing.js';
+import {
+  newSourceCounters,
+  type Gauge,
+  type Source,
+  type SourceCounters,
+  type SourceLine,
+  type SourceSpec,
+  type SourceStatus,
+  type Stream,
+} from './source.js';
+
+export interface SyslogSettings {
+  mode: 'udp' | 'tcp';
+  address: { host: string; port: number };
+  framing: Framing;
+  maxMessageBytes: number;
+  maxConnections: number;
+  tls?: { certFile: string; keyFile: string; caFile?: string };
+  rfc: '3164' | '5424' | 'auto';
+  timezone: string;
+}
+
+export interface SyslogCounters extends SourceCounters {
+  connections: number;
+  dropped: number;
+  parseErrors: number;
+  refusedConnections: number;
+}
+
+export function newSyslogCounters(): SyslogCounters {
+  return { ...newSourceCounters(), connections: 0, dropped: 0, parseErrors: 0, refusedConnections: 0 };
+}
+
+/** Datagrams held while the pipeline is full, before new ones are dropped. */
+const UDP_BACKLOG = 10_000;
+
+export const PARSE_ERROR = 'not an RFC 5424 or RFC 3164 syslog message';
+
+/** The end of every event from one sender: its address and port (and the object's closing brace). */
+export function senderSuffix(address: string, port: number): string {
+  return `,"client.address":${JSON.stringify(address)},"client.port":${port}}`;
+}
+
+/**
+ * A message as an event's JSON text: its fields, then the sender's (`senderSuffix`), and a parse error if
+ * it was neither RFC. The parser's fields come in one order, so their object has one shape; the sender's
+ * part is written once per connection.
+ */
+export function syslogEvent(
+  parser: SyslogParser,
+  text: string,
+  truncated: boolean,
+  sender: string,
+): { event: string; parsed: boolean } {
+  const fields = parser.parse(text);
+  const parsed = fields.appname !== undefined || fields.severity !== undefined || fields.message !== text;
+  if (!parsed) fields.parse_error = PARSE_ERROR;
+  if (truncated) fields.truncated = true;
+  const json = JSON.stringify(fields);
+  return { event: json.length > 2 ? json.slice(0, -1) + sender : `{${sender.slice(1)}`, parsed };
+}
+
+export class SyslogSource implements Source {
+  readonly counters: SyslogCounters;
+  private readonly stream: Stream;
+  private readonly parser: SyslogParser;
+  private offset = 0;
+  private server: Server | undefined;
+  private udp: UdpSocket | undefined;
+  private readonly sockets = new Set<Socket>();
+  private stopping = false;
+  private readonly reading = new Set<Promise<void>>();
+  /** UDP datagrams waiting for the pipeline, and whether one is being handed on. */
+  private udpBacklog: { text: string; truncated: boolean; sender: string }[] = [];
+  private udpDraining: Promise<void> | undefined;
+  private lastDropAt = 0;
+  private emit!: (l: SourceLine) => Promise<void> | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly s: SyslogSettings,
+    private readonly log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+    counters?: SyslogCounters,
+  ) {
+    this.counters = counters ?? newSyslogCounters();
+    this.parser = new SyslogParser(s.rfc, undefined, s.timezone);
+    // Syslog has no acknowledgements: a message is the agent's once it is read.
+    this.stream = { id: `${name}:syslog`, source: name, acknowledge: () => undefined };
+  }
+
+  /** The port listened on (the configured one, or the one given for port 0). */
+  port = 0;
+
+  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
+    this.emit = emit;
+    const { host, port } = this.s.address;
+    if (this.s.mode === 'udp') {
+      // A large receive buffer rides out bursts (the kernel caps it at net.core.rmem_max).
+      const udp = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 8 * 1024 * 1024 });
+      this.udp = udp;
+      udp.on('message', (msg, rinfo) => this.datagram(msg, rinfo.address, rinfo.port));
+      await new Promise<void>((resolve, reject) => {
+        udp.once('error', reject);
+        udp.bind(port, host, () => {
+          udp.off('error', reject);
+          resolve();
+        });
+      });
+      udp.on('error', (e) => this.log.warn({ source: this.name, err: e }, 'syslog UDP socket problem'));
+      this.port = udp.address().port;
+    } else {
+      const tls = this.s.tls;
+      const server = tls
+        ? createTlsServer(
+            {
+              cert: readFileSync(tls.certFile),
+              key: readFileSync(tls.keyFile),
+              ...(tls.caFile ? { ca: readFileSync(tls.caFile), requestCert: true, rejectUnauthorized: true } : {}),
+            },
+            (socket) => this.connection(socket),
+          )
+        : createServer((socket) => this.connection(socket));
+      server.maxConnections = this.s.maxConnections;
+      server.on('drop', () => this.counters.refusedConnections++);
+      server.on('tlsClientError', (e) =>
+        this.log.warn({ source: this.name, err: e.message }, 'a TLS handshake failed'),
+      );
+      this.server = server;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      this.port = (server.address() as { port: number }).port;
+    }
+    this.log.info(
+      { source: this.name, mode: this.s.tls ? 'tcp+tls' : this.s.mode, address: `${host}:${this.port}` },
+      'source started: listening for syslog',
+    );
+  }
+
+  private connection(socket: Socket): void {
+    if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    this.counters.connections++;
+    const done = this.read(socket).finally(() => {
+      this.sockets.delete(socket);
+      this.reading.delete(done);
+    });
+    this.reading.add(done);
+  }
+
+  /** Reads one connection to its end; while the pipeline is full the socket is not read (back-pressure). */
+  private async read(socket: Socket): Promise<void> {
+    const sender = senderSuffix(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    const framer = new SyslogFramer(this.s.framing, this.s.maxMessageBytes);
+    socket.on('error', () => undefined); // a reset ends the iteration below
+    try {
+      for await (const chunk of socket as AsyncIterable<Buffer>) {
+        for (const f of framer.push(chunk)) {
+          const wait = this.message(f.text, f.truncated, sender);
+          if (wait) await wait;
+        }
+      }
+      const last = framer.end();
+      if (last) await this.message(last.text, last.truncated, sender);
+    } catch {
+      // The connection was reset: what was read is handed on; the rest is the sender's.
+    }
+  }
+
+  /** Hands a message on; a promise only when the pipeline is full (wait before reading more). */
+  private message(text: string, truncated: boolean, sender: string): Promise<void> | undefined {
+    const { event, parsed } = syslogEvent(this.parser, text, truncated, sender);
+    this.offset++;
+    this.counters.linesIn++;
+    this.counters.bytesIn += text.length + 1;
+    if (truncated) this.counters.truncatedLines++;
+    if (!parsed) this.counters.parseErrors++;
+    return this.emit({
+      text: event,
+      truncated: false,
+      structured: true,
+      stream: this.stream,
+      offset: this.offset,
+      generation: 0,
+    });
+  }
+
+  private datagram(msg: Buffer, address: string, port: number): void {
+    if (this.stopping) return;
+    const truncated = msg.length > this.s.maxMessageBytes;
+    const text = msg.toString('utf8', 0, Math.min(msg.length, this.s.maxMessageBytes)).replace(/\r?\n$/, '');
+    if (this.udpBacklog.length >= UDP_BACKLOG) {
+      this.counters.dropped++;
+      if (Date.now() - this.lastDropAt > 60_000)
+        this.log.warn(
+          { source: this.name, dropped: this.counters.dropped },
+          'syslog UDP datagrams dropped: the pipeline cannot keep up (UDP cannot be slowed down)',
+        );
+      this.lastDropAt = Date.now();
+      return;
+    }
+    this.udpBacklog.push({ text, truncated, sender: senderSuffix(address, port) });
+    this.udpDraining ??= this.drainUdp().finally(() => (this.udpDraining = undefined));
+  }
+
+  private async drainUdp(): Promise<void> {
+    while (this.udpBacklog.length > 0) {
+      const batch = this.udpBacklog;
+      this.udpBacklog = [];
+      for (const d of batch) await this.message(d.text, d.truncated, d.sender);
+    }
+  }
+
+  finished(): Promise<void> {
+    return new Promise(() => undefined); // listens until the agent stops
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.udp?.close();
+    const closed = this.server ? new Promise<void>((r) => this.server!.close(() => r())) : Promise.resolve();
+    for (const s of this.sockets) s.destroy();
+    await Promise.all([...this.reading]);
+    await this.udpDraining;
+    await closed;
+  }
+
+  async close(): Promise<void> {}
+
+  /**
+   * Datagrams dropped: by the source while the pipeline was full, and by the kernel when the socket's
+   * receive buffer was (its count in /proc/net/udp, for this socket's port).
+   */
+  get dropped(): number {
+    return this.counters.dropped + this.kernelDrops();
+  }
+
+  private kernelDrops(): number {
+    if (!this.udp || !this.port) return 0;
+    const port = this.port.toString(16).toUpperCase().padStart(4, '0');
+    let drops = 0;
+    for (const table of ['/proc/net/udp', '/proc/net/udp6']) {
+      let text: string;
+      try {
+        text = readFileSync(table, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n').slice(1)) {
+        const cols = line.trim().split(/\s+/);
+        if (cols[1]?.endsWith(`:${port}`)) drops += Number(cols[cols.length - 1]) || 0;
+      }
+    }
+    return drops;
+  }
+
+  status(): SourceStatus {
+    const dropped = this.dropped;
+    return dropped > 0
+      ? {
+          warnings: [
+            `${dropped} UDP datagram(s) dropped since start: the pipeline or the socket's receive buffer could not keep up`,
+          ],
+        }
+      : { warnings: [] };
+  }
+
+  gauges(): Gauge[] {
+    const labels = { source: this.name };
+    return [
+      {
+        name: 'ferry_source_syslog_connections',
+        help: 'TCP connections open now',
+        labels,
+        value: this.sockets.size,
+      },
+      {
+        name: 'ferry_source_syslog_connections_total',
+        help: 'TCP connections accepted',
+        labels,
+        value: this.counters.connections,
+      },
+      {
+        name: 'ferry_source_syslog_refused_connections_total',
+        help: 'TCP connections refused past max_connections',
+        labels,
+        value: this.counters.refusedConnections,
+      },
+      {
+        name: 'ferry_source_syslog_dropped_total',
+        help: 'UDP datagrams dropped because the pipeline or the receive buffer could not keep up',
+        labels,
+        value: this.dropped,
+      },
+      {
+        name: 'ferry_source_syslog_parse_errors_total',
+        help: 'Messages that were neither RFC 5424 nor RFC 3164 (shipped with parse_error)',
+        labels,
+        value: this.counters.parseErrors,
+      },
+    ];
+  }
+}
+
+const SYSLOG_SOURCE_OPTIONS = {
+  mode: oneOf(['udp', 'tcp'], 'tcp').doc('`udp` or `tcp` (with TLS when `tls` is set)'),
+  address: listen('127.0.0.1:5514').doc('`host:port` to listen on (`0.0.0.0:514` for every interface)'),
+  framing: oneOf(['auto', 'newline', 'octet_counted'], 'auto').doc(
+    'TCP framing (RFC 6587): `newline`, `octet_counted` (`<length> <message>`), or `auto`, told apart per message',
+  ),
+  max_message_bytes: bytes('64KiB').doc('longer messages are cut there and marked `truncated: true`'),
+  max_connections: int(256, { min: 1 }).doc('TCP connections at once; more are refused and counted'),
+  tls: optionalGroup({
+    cert_file: str().required().doc('the server certificate (PEM)'),
+    key_file: str().required().doc('its private key (PEM)'),
+    ca_file: str()
+      .doc('CA certificates (PEM) that client certificates must chain to; clients must present one')
+      .shown('no client certificates'),
+  }).doc('TCP with TLS'),
+  // The syslog parser's own keys: the same declarations (and the same README rows).
+  ...SYSLOG_PARSER_OPTIONS,
+} satisfies OptionSpecs;
+
+export const syslogSource: SourceSpec<SyslogSettings, typeof SYSLOG_SOURCE_OPTIONS> = {
+  type: 'syslog',
+  summary: 'syslog messages over UDP, TCP or TCP with TLS (RFC 5424, RFC 3164; RFC 6587 framing)',
+  options: SYSLOG_SOURCE_OPTIONS,
+  configure(v, o) {
+    if (v.tls && v.mode === 'udp') o.fail('tls', 'TLS is for mode: tcp');
+    return {
+      mode: v.mode,
+      address: v.address,
+      framing: v.framing,
+      maxMessageBytes: v.max_message_bytes,
+      maxConnections: v.max_connections,
+      tls: v.tls && { certFile: v.tls.cert_file, keyFile: v.tls.key_file, caFile: v.tls.ca_file },
+      rfc: v.rfc,
+      timezone: v.timezone,
+    };
+  },
+  create: (s, ctx) =>
+    new SyslogSource(
+      ctx.name,
+      s,
+      { info: (o, m) => ctx.log.info(o, m), warn: (o, m) => ctx.log.warn(o, m) },
+      ctx.counters(newSyslogCounters),
+    ),
+};
