@@ -204,7 +204,17 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   }
   const recv0 = process.cpuUsage();
   const t0 = performance.now();
-  if (syslogData) createReadStream(syslogData).pipe(connect(syslogPort, '127.0.0.1'));
+  // The sender is a process of its own, as a real one is: not on the receiver's event loop.
+  const sender = syslogData
+    ? spawn(
+        process.execPath,
+        [
+          '-e',
+          `require('fs').createReadStream(${JSON.stringify(syslogData)}).pipe(require('net').connect(${syslogPort}, '127.0.0.1'))`,
+        ],
+        { stdio: 'inherit' },
+      )
+    : undefined;
   let agentCpu = 0;
   let rss = 0;
   while (receiver.lines() < data.lines) {
@@ -216,6 +226,7 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   const secs = (performance.now() - t0) / 1000;
   const recvUsage = process.cpuUsage(recv0);
   const recvCpu = (recvUsage.user + recvUsage.system) / 1e6;
+  sender?.kill();
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   await receiver.close();
