@@ -12,7 +12,8 @@ import { pino } from 'pino';
 import { Pipeline } from '../agent/pipeline/pipeline.js';
 import { DiskQueue } from '../agent/queue/disk-queue.js';
 import { DeadLetterFile } from '../agent/delivery/dead-letter.js';
-import { decode, recordEncoding } from '../agent/delivery/encoding.js';
+import { decode } from '../agent/delivery/encoding.js';
+import { readRecord } from '../agent/delivery/record.js';
 import { isConfigRefusal } from '../util/retry.js';
 import { splitLines } from '../agent/delivery/batch.js';
 import { parsers } from '../agent/parsers/index.js';
@@ -252,7 +253,8 @@ async function spillQueue(dir: string, file: string, sink: string, error: string
       records = await queue.next(16, pos, signal)
     ) {
       for (const r of records) {
-        const lines = splitLines(decode(r.payload, recordEncoding(r.tag, r.payload)));
+        const { body, encoding } = readRecord(r.tag, r.payload);
+        const lines = splitLines(decode(body, encoding));
         await deadLetter.writeEvents(lines, sink, status, error);
         count += lines.length;
         pos = r.next;

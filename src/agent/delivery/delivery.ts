@@ -16,7 +16,8 @@ import type { Sink } from '../sinks/sink.js';
 import type { Envelope } from '../transforms/transform.js';
 import { Batcher, type Mark } from './batcher.js';
 import { DeadLetterFile } from './dead-letter.js';
-import { encode, encodingTag } from './encoding.js';
+import { encode } from './encoding.js';
+import { queueRecord } from './record.js';
 import { newSinkCounters, SendChain, type SinkCounters } from './send-chain.js';
 import { SendLoop } from './send-loop.js';
 import type { SinkSettings } from './settings.js';
@@ -82,11 +83,11 @@ export class Delivery {
   ) {
     this.counters = o.counters?.delivery ?? newDeliveryCounters();
     const encoding = chain.encoding;
-    const tag = encodingTag(encoding);
     this.batcher = new Batcher(
       o.settings.batch,
-      async (batch, count, marks) => {
-        const queued = await queue.push(batch, tag);
+      async (batch, count, marks, dataset) => {
+        const { payload, tag } = queueRecord(batch, encoding, dataset);
+        const queued = await queue.push(payload, tag);
         if (!queued) this.counters.droppedEvents += count;
         // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
         for (const m of marks) o.onDurable(m);
@@ -140,7 +141,7 @@ export class Delivery {
     const line = lineOf(e);
     this.counters.eventsIn++;
     this.counters.bytesIn += line.length + 1; // strings: UTF-16 units, exact for ASCII, and free
-    return this.batcher.add(line, e);
+    return this.batcher.add(line, e, e.dataset);
   }
 
   /** Puts what is batched into the queue. */

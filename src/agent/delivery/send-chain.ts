@@ -75,7 +75,7 @@ export class SendChain {
    * rejects when the chain is closed, the attempt limit is reached, or the sink cannot send at all (the
    * batch stays queued).
    */
-  async send(queued: Buffer, queuedAs: Encoding): Promise<void> {
+  async send(queued: Buffer, queuedAs: Encoding, dataset?: string): Promise<void> {
     if (queued.length === 0) return;
     // NDJSON queued before the sink compressed (another config, a split half) is encoded now; a batch
     // compressed otherwise than a compressing sink's own way goes as it is (the receiver reads either);
@@ -83,7 +83,7 @@ export class SendChain {
     const encoding = queuedAs === 'none' || this.encoding === 'none' ? this.encoding : queuedAs;
     const batch =
       encoding === queuedAs ? queued : encoding === 'none' ? decode(queued, queuedAs) : await encode(queued, encoding);
-    const outcome = await this.attempt(batch, encoding);
+    const outcome = await this.attempt(batch, encoding, dataset);
     switch (outcome.kind) {
       case 'delivered':
       case 'partly-refused': {
@@ -109,8 +109,8 @@ export class SendChain {
         if (lines.length === 1)
           return this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'));
         const half = Math.ceil(lines.length / 2);
-        await this.send(ndjson(lines.slice(0, half)), 'none');
-        await this.send(ndjson(lines.slice(half)), 'none');
+        await this.send(ndjson(lines.slice(0, half)), 'none', dataset);
+        await this.send(ndjson(lines.slice(half)), 'none', dataset);
         return;
       }
       case 'refused':
@@ -123,11 +123,15 @@ export class SendChain {
   }
 
   /** Sends until an outcome that is not worth retrying (or the attempt limit). */
-  private async attempt(batch: Buffer, encoding: Encoding): Promise<Exclude<SendOutcome, { kind: 'retry' }>> {
+  private async attempt(
+    batch: Buffer,
+    encoding: Encoding,
+    dataset: string | undefined,
+  ): Promise<Exclude<SendOutcome, { kind: 'retry' }>> {
     const hold = (this.o.refusal ?? 'hold') === 'hold';
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering`);
-      const outcome = await this.sink.send(batch, encoding);
+      const outcome = await this.sink.send(batch, encoding, dataset);
       let trouble: Trouble;
       let waitMs: number | undefined;
       if (outcome.kind === 'retry') ({ trouble, waitMs } = outcome);

@@ -8,7 +8,7 @@
  */
 import type { LogPosition } from '../queue/segment-log.js';
 import type { DiskQueue } from '../queue/disk-queue.js';
-import { recordEncoding } from './encoding.js';
+import { readRecord } from './record.js';
 import type { SendChain } from './send-chain.js';
 
 /**
@@ -56,7 +56,10 @@ export class SendLoop {
           };
           // A record that cannot say its encoding fails here, and stays queued, like a send that gave up.
           entry.sending = Promise.resolve()
-            .then(() => this.chain.send(r.payload, recordEncoding(r.tag, r.payload)))
+            .then(() => {
+              const { body, encoding, dataset } = readRecord(r.tag, r.payload);
+              return this.chain.send(body, encoding, dataset);
+            })
             .then(
               async () => {
                 entry.done = true;

@@ -80,7 +80,10 @@ export class SyslogParser implements Parser {
     setIf(out, 'msgid', nil(m[7]!));
     if (m[8] !== '-') {
       for (const el of m[8]!.matchAll(/\[([^\s\]]+)((?:[^\]\\]|\\.)*)\]/g)) {
-        for (const p of el[2]!.matchAll(/\s*([^=\s]+)="((?:[^"\\]|\\.)*)"/g)) {
+        // Sticky: each parameter is matched where the last one ended, so text that is no parameter ends
+        // the element at once instead of being tried from every position (quadratic on a long element).
+        const param = /\s*([^=\s]+)="((?:[^"\\]|\\.)*)"/y;
+        for (let p = param.exec(el[2]!); p; p = param.exec(el[2]!)) {
           out[`sd.${el[1]}.${p[1]}`] = p[2]!.replace(/\\(["\\\]])/g, '$1');
         }
       }

@@ -43,16 +43,11 @@ const UNSENDABLE = new Set([
 export class AxiomSink implements Sink {
   private readonly http: HttpPoster;
   private readonly headers: Record<string, string>;
+  /** The ingest URL of each dataset batches went to (the sink's own first). */
+  private readonly endpoints = new Map<string, URL>();
 
   constructor(private readonly o: AxiomSinkOptions) {
-    const params = new URLSearchParams();
-    if (o.timestampField) params.set('timestamp-field', o.timestampField);
-    if (o.timestampFormat) params.set('timestamp-format', o.timestampFormat);
-    const query = params.toString();
-    const endpoint = new URL(
-      `${o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(o.dataset)}${query ? `?${query}` : ''}`,
-    );
-    this.http = new HttpPoster(endpoint, { connections: 4, idleMs: 30_000 });
+    this.http = new HttpPoster(this.endpoint(o.dataset), { connections: 4, idleMs: 30_000 });
     this.headers = {
       authorization: `Bearer ${o.token}`,
       'content-type': 'application/x-ndjson',
@@ -61,17 +56,34 @@ export class AxiomSink implements Sink {
     };
   }
 
+  private endpoint(dataset: string): URL {
+    let url = this.endpoints.get(dataset);
+    if (!url) {
+      const params = new URLSearchParams();
+      if (this.o.timestampField) params.set('timestamp-field', this.o.timestampField);
+      if (this.o.timestampFormat) params.set('timestamp-format', this.o.timestampFormat);
+      const query = params.toString();
+      url = new URL(
+        `${this.o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(dataset)}${query ? `?${query}` : ''}`,
+      );
+      // Bounded: datasets come from the config or from the events' sources, and a few hundred are many.
+      if (this.endpoints.size < 1000) this.endpoints.set(dataset, url);
+    }
+    return url;
+  }
+
   get encoding(): Encoding {
     return this.o.compression ?? 'gzip';
   }
 
-  async send(batch: Buffer, encoding: Encoding): Promise<SendOutcome> {
+  async send(batch: Buffer, encoding: Encoding, dataset?: string): Promise<SendOutcome> {
     let res;
     try {
       res = await this.http.post(
         batch,
         encoding === 'none' ? this.headers : { ...this.headers, 'content-encoding': encoding },
         this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        this.endpoint(dataset ?? this.o.dataset),
       );
     } catch (e) {
       const err = e as NodeJS.ErrnoException;

@@ -18,11 +18,22 @@ export class LocalSink implements Sink {
   /** NDJSON: a batch queued compressed while this sink was an `axiom` one comes decompressed. */
   readonly encoding = 'none';
 
-  async send(batch: Buffer): Promise<SendOutcome> {
+  async send(batch: Buffer, _encoding: 'none', dataset: string = this.dataset): Promise<SendOutcome> {
+    // A dataset events brought with them is made on first use, as the sink's own was at its start.
+    if (dataset !== this.dataset && !this.store.hasDataset(dataset)) {
+      try {
+        await this.store.createDataset({ name: dataset, who: 'agent local sink' });
+      } catch (e) {
+        // A name the store refuses (or reserves) is the events' problem: they are refused, as ingest refuses them.
+        if (e instanceof StoreError && (e.kind === 'invalid' || e.kind === 'forbidden'))
+          return { kind: 'refused', status: 400, reason: `dataset "${dataset}": ${e.message}`, config: false };
+        if (!this.store.hasDataset(dataset)) throw e;
+      }
+    }
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {
-      const r = await this.store.ingestFile(this.dataset, file, 'ndjson', this.options).catch((e: unknown) => {
+      const r = await this.store.ingestFile(dataset, file, 'ndjson', this.options).catch((e: unknown) => {
         // More than memory_limit leaves one batch: split, as after an HTTP 413.
         if (e instanceof StoreError && e.kind === 'too_large') return undefined;
         throw e;

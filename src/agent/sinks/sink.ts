@@ -55,9 +55,10 @@ export interface Sink {
   /**
    * One attempt to send a batch, in `encoding`: the sink's own, or, for a compressing sink and a batch
    * queued under an earlier configuration, another compression (which the receiver reads as well). The batch's memory is reused once the
-   * promise settles: a sink keeps no reference to it. Throws PermanentSinkError for what no retry can fix.
+   * promise settles: a sink keeps no reference to it. `dataset`: where the batch goes, when its events
+   * came with one (the sink's own otherwise). Throws PermanentSinkError for what no retry can fix.
    */
-  send(batch: Buffer, encoding: Encoding): Promise<SendOutcome>;
+  send(batch: Buffer, encoding: Encoding, dataset?: string): Promise<SendOutcome>;
   /** Cuts an attempt in progress short and lets go of connections. */
   close(): Promise<void>;
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { duration, oneOf, str, strings, type OptionSpecs } from '../../config/options.js';
 import { writeFileDurably } from '../../util/durable-file.js';
-import { forEachLine } from './lines.js';
+import { LineSplitter } from './lines.js';
 import {
   MAX_LINE_BYTES_OPTION,
   newSourceCounters,
@@ -53,12 +53,15 @@ export type JournalPosition = { after: string } | 'beginning' | 'end';
 
 /** The arguments of the following journalctl for these settings and that position. Pure. */
 export function journalctlArgs(s: JournaldSettings, from: JournalPosition): string[] {
-  const args = ['--output=json', '--follow', '--no-pager', '--quiet'];
+  // --all: fields past 4096 bytes come whole, not as null.
+  const args = ['--output=json', '--all', '--follow', '--no-pager', '--quiet'];
   if (s.journalDir) args.push(`--directory=${s.journalDir}`);
   if (from === 'end') args.push('--lines=0');
   else {
     args.push('--no-tail');
-    if (from !== 'beginning') args.push(`--after-cursor=${from.after}`);
+    // From the cursor's own entry (skipped by the source): --after-cursor steps past one more entry
+    // when the cursor's entry does not match the filters (they changed since it was saved).
+    if (from !== 'beginning') args.push(`--cursor=${from.after}`);
   }
   for (const u of s.units) args.push(`--unit=${u}`);
   for (const i of s.identifiers) args.push(`--identifier=${i}`);
@@ -196,7 +199,7 @@ export class JournaldSource implements Source {
     this.durable = this.readCheckpoint();
     this.emitted = this.durable;
     // The end is the end as of this start (the last entry's cursor), not wherever journalctl finds it later.
-    let from: JournalPosition = this.s.startAt === 'end' ? await this.endOfJournal() : 'beginning';
+    let from: JournalPosition = 'beginning';
     if (this.durable) {
       if (await this.cursorExists(this.durable)) from = { after: this.durable };
       else {
@@ -205,6 +208,14 @@ export class JournaldSource implements Source {
           { source: this.name, cursor: this.durable },
           'the checkpoint cursor is no longer in the journal (vacuumed or rotated away): reading from the oldest entry',
         );
+      }
+    } else if (this.s.startAt === 'end') {
+      from = await this.endOfJournal();
+      // The end as of the first start is checkpointed at once: a stop before any new entry must not move it.
+      if (typeof from !== 'string') {
+        this.durable = this.emitted = from.after;
+        this.dirty = true;
+        await this.save();
       }
     }
     this.saveTimer = setInterval(() => void this.save(), this.s.checkpointIntervalMs);
@@ -253,7 +264,9 @@ export class JournaldSource implements Source {
       child.once('error', (error) => resolve({ code: null, error }));
       child.once('close', (code) => resolve({ code }));
     });
-    await forEachLine(child.stdout!, this.s.maxLineBytes, async (line, truncated) => {
+    // The entry at the cursor journalctl starts from is one the source already had.
+    let skip = typeof from === 'string' ? undefined : from.after;
+    const take = async (line: string, truncated: boolean): Promise<void> => {
       if (this.stopping || line === '') return;
       const entry = truncated ? undefined : journalEvent(line);
       if (!entry) {
@@ -261,9 +274,14 @@ export class JournaldSource implements Source {
         this.counters.unreadable++;
         this.log.warn(
           { source: this.name, bytes: Buffer.byteLength(line), truncated },
-          'a journal entry could not be read (longer than max_line_bytes?): skipped',
+          'a journal entry could not be read (longer than max_line_bytes, or not JSON): skipped',
         );
         return;
+      }
+      if (skip !== undefined) {
+        const first = entry.cursor === skip;
+        skip = undefined;
+        if (first) return;
       }
       if (this.problem && !/permissions/.test(this.problem)) this.problem = undefined;
       this.offset++;
@@ -281,7 +299,18 @@ export class JournaldSource implements Source {
         offset: this.offset,
         generation: 0,
       });
-    }).catch(() => undefined); // the stream ends with the process; its end is read below
+    };
+    // Only whole lines: journalctl ends every entry with a newline, so a last line without one is an entry
+    // cut off by journalctl's end, read again from the cursor when it starts anew.
+    const splitter = new LineSplitter(this.s.maxLineBytes);
+    try {
+      for await (const chunk of child.stdout! as AsyncIterable<Buffer>) {
+        splitter.feed(chunk);
+        for (let l = splitter.next(); l; l = splitter.next()) await take(l.text, l.truncated);
+      }
+    } catch {
+      // the stream ends with the process; its end is read below
+    }
     const { code, error } = await exited;
     this.child = undefined;
     if (this.stopping) return true;
@@ -320,7 +349,7 @@ export class JournaldSource implements Source {
 
   /** The first line a one-off journalctl with these arguments writes (over the whole journal, unfiltered). */
   private async firstEntry(extra: string[]): Promise<string | undefined> {
-    const args = ['--output=json', '--no-pager', '--quiet', ...extra];
+    const args = ['--output=json', '--all', '--no-pager', '--quiet', ...extra];
     if (this.s.journalDir) args.push(`--directory=${this.s.journalDir}`);
     const child = spawn(this.s.journalctl, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     return new Promise<string | undefined>((resolve) => {

@@ -31,6 +31,8 @@ export interface SourceLine {
    * transform reads its fields, and a sink ships it as it is.
    */
   structured?: boolean;
+  /** The dataset the event goes to, when its source says (a sink's `dataset` otherwise). */
+  dataset?: string;
   stream: Stream;
   offset: number;
   generation: number;

@@ -17,6 +17,13 @@ const MAX_LENGTH_DIGITS = 10;
 
 export class SyslogFramer {
   private buf: Buffer = Buffer.alloc(0);
+  /**
+   * Chunks held while they cannot complete a message (no newline yet, fewer bytes than the count): joined
+   * only once they may, so a sender trickling bytes costs their size once, not once per chunk.
+   */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private waitFor: 'newline' | number | undefined;
   /** Bytes of an octet-counted message still to be skipped (its part past the limit). */
   private skip = 0;
   /** In a newline-framed message past the limit: skip up to its newline. */
@@ -29,7 +36,19 @@ export class SyslogFramer {
 
   /** The messages that the stream's bytes so far complete. */
   push(chunk: Buffer): Frame[] {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const total = this.buf.length + this.heldBytes + chunk.length;
+    if (
+      (this.waitFor === 'newline' && chunk.indexOf(10) < 0 && total <= this.maxBytes) ||
+      (typeof this.waitFor === 'number' && total < this.waitFor)
+    ) {
+      this.held.push(chunk);
+      this.heldBytes += chunk.length;
+      return [];
+    }
+    this.buf = this.buf.length || this.held.length ? Buffer.concat([this.buf, ...this.held, chunk]) : chunk;
+    this.held = [];
+    this.heldBytes = 0;
+    this.waitFor = undefined;
     const out: Frame[] = [];
     for (;;) {
       if (this.skip > 0) {
@@ -56,6 +75,8 @@ export class SyslogFramer {
 
   /** What the stream held when it ended: a last line without its newline. */
   end(): Frame | undefined {
+    if (this.held.length) this.buf = Buffer.concat([this.buf, ...this.held]);
+    this.held = [];
     if (this.skippingLine || this.skip > 0 || this.buf.length === 0) return undefined;
     const text = this.buf.toString('utf8').replace(/\r$/, '');
     this.buf = Buffer.alloc(0);
@@ -66,15 +87,20 @@ export class SyslogFramer {
     if (this.framing === 'newline') return false;
     if (this.framing === 'octet_counted') return true;
     const c = this.buf[0]!;
-    return c >= 0x30 && c <= 0x39;
+    if (c < 0x30 || c > 0x39) return false;
+    // `auto`: a count is digits, a space and then a message's `<PRI>`; a line that starts with digits
+    // (`200 OK from device`) is a line.
+    const sp = this.buf.indexOf(0x20);
+    if (sp < 0) return this.buf.length <= MAX_LENGTH_DIGITS; // undecided until the space comes
+    return sp <= MAX_LENGTH_DIGITS && (sp + 1 >= this.buf.length || this.buf[sp + 1] === 0x3c);
   }
 
   /** The next octet-counted message; undefined when incomplete, null for an empty one. */
   private counted(): Frame | null | undefined {
     const sp = this.buf.indexOf(0x20);
-    if (sp < 0) {
-      // Not even a length yet; past a length's digits it is no octet count: read it as a line.
-      if (this.buf.length > MAX_LENGTH_DIGITS) return this.line();
+    if (sp < 0 || (sp + 1 >= this.buf.length && this.framing === 'auto')) {
+      // Not even a length yet (or, with `auto`, not the byte after it); past a length's digits it is no count.
+      if (this.buf.length > MAX_LENGTH_DIGITS + 1) return this.line();
       return undefined;
     }
     const digits = this.buf.toString('latin1', 0, sp);
@@ -82,7 +108,10 @@ export class SyslogFramer {
     const len = Number(digits);
     const body = this.buf.subarray(sp + 1);
     const take = Math.min(len, this.maxBytes);
-    if (body.length < take) return undefined;
+    if (body.length < take) {
+      this.waitFor = sp + 1 + take;
+      return undefined;
+    }
     const text = body.toString('utf8', 0, take).replace(/\r?\n$/, '');
     if (body.length >= len) this.buf = body.subarray(len);
     else {
@@ -96,7 +125,10 @@ export class SyslogFramer {
   private line(): Frame | null | undefined {
     const nl = this.buf.indexOf(10);
     if (nl < 0 || nl > this.maxBytes) {
-      if (this.buf.length <= this.maxBytes) return undefined;
+      if (this.buf.length <= this.maxBytes) {
+        this.waitFor = 'newline';
+        return undefined;
+      }
       // Longer than the limit: the first part is the message, the rest of the line is skipped.
       const text = this.buf.toString('utf8', 0, this.maxBytes);
       this.buf = this.buf.subarray(this.maxBytes);

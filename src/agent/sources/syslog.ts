@@ -15,7 +15,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import { bytes, int, listen, oneOf, optionalGroup, str, type OptionSpecs } from '../../config/options.js';
+import { bytes, duration, int, listen, oneOf, optionalGroup, str, type OptionSpecs } from '../../config/options.js';
 import { SYSLOG_OPTIONS as SYSLOG_PARSER_OPTIONS, SyslogParser } from '../parsers/syslog.js';
 import { SyslogFramer, type Framing } from './syslog-framing.js';
 import {
@@ -35,6 +35,8 @@ export interface SyslogSettings {
   framing: Framing;
   maxMessageBytes: number;
   maxConnections: number;
+  /** A TCP connection that sends nothing for this long is closed (it holds a slot of max_connections). */
+  idleTimeoutMs: number;
   tls?: { certFile: string; keyFile: string; caFile?: string };
   rfc: '3164' | '5424' | 'auto';
   timezone: string;
@@ -51,10 +53,30 @@ export function newSyslogCounters(): SyslogCounters {
   return { ...newSourceCounters(), connections: 0, dropped: 0, parseErrors: 0, refusedConnections: 0 };
 }
 
-/** Datagrams held while the pipeline is full, before new ones are dropped. */
+/** Datagrams held while the pipeline is full, before new ones are dropped: so many, or so many bytes. */
 const UDP_BACKLOG = 10_000;
+const UDP_BACKLOG_BYTES = 64 * 1024 * 1024;
+/** A TLS client that has not finished its handshake by then is let go. */
+const TLS_HANDSHAKE_MS = 10_000;
 
 export const PARSE_ERROR = 'not an RFC 5424 or RFC 3164 syslog message';
+
+/** An address as /proc/net/udp[6] writes it: hex, each 32-bit word in the host's (little-endian) order. */
+export function procAddress(address: string): string {
+  const words = (bytes: number[]) =>
+    Array.from({ length: bytes.length / 4 }, (_, w) =>
+      bytes
+        .slice(w * 4, w * 4 + 4)
+        .reverse()
+        .map((b) => b.toString(16).toUpperCase().padStart(2, '0'))
+        .join(''),
+    ).join('');
+  if (!address.includes(':')) return words(address.split('.').map(Number));
+  const [head = '', tail = ''] = address.split('::');
+  const part = (s: string) => (s ? s.split(':') : []);
+  const groups = [...part(head), ...Array<string>(8 - part(head).length - part(tail).length).fill('0'), ...part(tail)];
+  return words(groups.flatMap((g) => [parseInt(g, 16) >> 8, parseInt(g, 16) & 255]));
+}
 
 /** The end of every event from one sender: its address and port (and the object's closing brace). */
 export function senderSuffix(address: string, port: number): string {
@@ -88,10 +110,15 @@ export class SyslogSource implements Source {
   private server: Server | undefined;
   private udp: UdpSocket | undefined;
   private readonly sockets = new Set<Socket>();
+  private readonly raw = new Set<Socket>();
+  /** Bytes of the datagrams held (the batch being handed on included). */
+  private udpHeldBytes = 0;
+  /** The kernel's drop count of this socket when last read. */
+  private kernelSeen = 0;
   private stopping = false;
   private readonly reading = new Set<Promise<void>>();
   /** UDP datagrams waiting for the pipeline, and whether one is being handed on. */
-  private udpBacklog: { text: string; truncated: boolean; sender: string }[] = [];
+  private udpBacklog: { text: string; truncated: boolean; sender: string; bytes: number }[] = [];
   private udpDraining: Promise<void> | undefined;
   private lastDropAt = 0;
   private emit!: (l: SourceLine) => Promise<void> | undefined;
@@ -135,12 +162,18 @@ export class SyslogSource implements Source {
             {
               cert: readFileSync(tls.certFile),
               key: readFileSync(tls.keyFile),
+              handshakeTimeout: TLS_HANDSHAKE_MS,
               ...(tls.caFile ? { ca: readFileSync(tls.caFile), requestCert: true, rejectUnauthorized: true } : {}),
             },
             (socket) => this.connection(socket),
           )
         : createServer((socket) => this.connection(socket));
       server.maxConnections = this.s.maxConnections;
+      // Every connection as it is accepted, before any TLS handshake: stop() closes them all.
+      server.on('connection', (raw: Socket) => {
+        this.raw.add(raw);
+        raw.once('close', () => this.raw.delete(raw));
+      });
       server.on('drop', () => this.counters.refusedConnections++);
       server.on('tlsClientError', (e) =>
         this.log.warn({ source: this.name, err: e.message }, 'a TLS handshake failed'),
@@ -180,11 +213,20 @@ export class SyslogSource implements Source {
     const sender = senderSuffix(socket.remoteAddress ?? '', socket.remotePort ?? 0);
     const framer = new SyslogFramer(this.s.framing, this.s.maxMessageBytes);
     socket.on('error', () => undefined); // a reset ends the iteration below
+    // A connection that says nothing for idle_timeout gives its slot back (not while the pipeline makes it wait).
+    let waiting = false;
+    socket.setTimeout(this.s.idleTimeoutMs, () => {
+      if (!waiting) socket.destroy();
+    });
     try {
       for await (const chunk of socket as AsyncIterable<Buffer>) {
         for (const f of framer.push(chunk)) {
           const wait = this.message(f.text, f.truncated, sender);
-          if (wait) await wait;
+          if (wait) {
+            waiting = true;
+            await wait;
+            waiting = false;
+          }
         }
       }
       const last = framer.end();
@@ -216,7 +258,7 @@ export class SyslogSource implements Source {
     if (this.stopping) return;
     const truncated = msg.length > this.s.maxMessageBytes;
     const text = msg.toString('utf8', 0, Math.min(msg.length, this.s.maxMessageBytes)).replace(/\r?\n$/, '');
-    if (this.udpBacklog.length >= UDP_BACKLOG) {
+    if (this.udpBacklog.length >= UDP_BACKLOG || this.udpHeldBytes + msg.length > UDP_BACKLOG_BYTES) {
       this.counters.dropped++;
       if (Date.now() - this.lastDropAt > 60_000)
         this.log.warn(
@@ -226,7 +268,8 @@ export class SyslogSource implements Source {
       this.lastDropAt = Date.now();
       return;
     }
-    this.udpBacklog.push({ text, truncated, sender: senderSuffix(address, port) });
+    this.udpHeldBytes += msg.length;
+    this.udpBacklog.push({ text, truncated, sender: senderSuffix(address, port), bytes: msg.length });
     this.udpDraining ??= this.drainUdp().finally(() => (this.udpDraining = undefined));
   }
 
@@ -234,7 +277,11 @@ export class SyslogSource implements Source {
     while (this.udpBacklog.length > 0) {
       const batch = this.udpBacklog;
       this.udpBacklog = [];
-      for (const d of batch) await this.message(d.text, d.truncated, d.sender);
+      for (const d of batch) {
+        if (this.stopping) return;
+        await this.message(d.text, d.truncated, d.sender);
+        this.udpHeldBytes -= d.bytes;
+      }
     }
   }
 
@@ -247,6 +294,7 @@ export class SyslogSource implements Source {
     this.udp?.close();
     const closed = this.server ? new Promise<void>((r) => this.server!.close(() => r())) : Promise.resolve();
     for (const s of this.sockets) s.destroy();
+    for (const s of this.raw) s.destroy();
     await Promise.all([...this.reading]);
     await this.udpDraining;
     await closed;
@@ -259,26 +307,32 @@ export class SyslogSource implements Source {
    * receive buffer was (its count in /proc/net/udp, for this socket's port).
    */
   get dropped(): number {
-    return this.counters.dropped + this.kernelDrops();
+    this.readKernelDrops();
+    return this.counters.dropped;
   }
 
-  private kernelDrops(): number {
-    if (!this.udp || !this.port) return 0;
-    const port = this.port.toString(16).toUpperCase().padStart(4, '0');
-    let drops = 0;
-    for (const table of ['/proc/net/udp', '/proc/net/udp6']) {
-      let text: string;
-      try {
-        text = readFileSync(table, 'utf8');
-      } catch {
-        continue;
-      }
-      for (const line of text.split('\n').slice(1)) {
-        const cols = line.trim().split(/\s+/);
-        if (cols[1]?.endsWith(`:${port}`)) drops += Number(cols[cols.length - 1]) || 0;
-      }
+  /**
+   * Adds what the kernel dropped on this socket since the last look to the drop counter (which outlives
+   * the socket across reloads). The socket is the line of /proc/net/udp[6] with its own address and port.
+   */
+  private readKernelDrops(): void {
+    if (!this.udp || !this.port) return;
+    const { address } = this.udp.address();
+    const local = `${procAddress(address)}:${this.port.toString(16).toUpperCase().padStart(4, '0')}`;
+    let text: string;
+    try {
+      text = readFileSync(address.includes(':') ? '/proc/net/udp6' : '/proc/net/udp', 'utf8');
+    } catch {
+      return;
     }
-    return drops;
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[1] !== local) continue;
+      const seen = Number(cols[cols.length - 1]) || 0;
+      if (seen > this.kernelSeen) this.counters.dropped += seen - this.kernelSeen;
+      this.kernelSeen = seen;
+      return;
+    }
   }
 
   status(): SourceStatus {
@@ -337,6 +391,9 @@ const SYSLOG_SOURCE_OPTIONS = {
   ),
   max_message_bytes: bytes('64KiB').doc('longer messages are cut there and marked `truncated: true`'),
   max_connections: int(256, { min: 1 }).doc('TCP connections at once; more are refused and counted'),
+  idle_timeout: duration('10m').doc(
+    'a TCP connection that sends nothing for this long is closed, giving its slot back (a TLS handshake gets 10 s)',
+  ),
   tls: optionalGroup({
     cert_file: str().required().doc('the server certificate (PEM)'),
     key_file: str().required().doc('its private key (PEM)'),
@@ -360,6 +417,7 @@ export const syslogSource: SourceSpec<SyslogSettings, typeof SYSLOG_SOURCE_OPTIO
       framing: v.framing,
       maxMessageBytes: v.max_message_bytes,
       maxConnections: v.max_connections,
+      idleTimeoutMs: v.idle_timeout,
       tls: v.tls && { certFile: v.tls.cert_file, keyFile: v.tls.key_file, caFile: v.tls.ca_file },
       rfc: v.rfc,
       timezone: v.timezone,

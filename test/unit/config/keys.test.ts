@@ -123,6 +123,7 @@ describe('config keys, declared once', () => {
       ],
       [{ service: { monitors: { runs_dataset: 'a b' } } }, 'service.monitors.runs_dataset: '],
       [{ agent: { api: { listen: 'x:99999' } } }, 'agent.api.listen: port 99999 out of range'],
+      [agent({ dataset: 'bad name' }), 'sources.a.dataset: invalid dataset name "bad name"'],
       [
         {
           service: { enabled: false },

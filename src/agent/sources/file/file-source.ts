@@ -15,7 +15,8 @@ import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
-import { bool, duration, globs, int, oneOf, type OptionSpecs } from '../../../config/options.js';
+import { bool, duration, globs, int, oneOf, str, type OptionSpecs } from '../../../config/options.js';
+import { datasetNameProblem } from '../../../service/store/dataset-name.js';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
 import {
@@ -430,6 +431,7 @@ export type FileSourceSettings = Pick<
   | 'rotateWaitMs'
   | 'checkpointIntervalMs'
   | 'optional'
+  | 'dataset'
 >;
 
 const FILE_OPTIONS = {
@@ -448,6 +450,12 @@ const FILE_OPTIONS = {
   ),
   rotate_wait: duration('5s').doc('a rotated or deleted file is released after this long without new data'),
   checkpoint_interval: duration('1s').doc('how often checkpoints are saved'),
+  dataset: str()
+    .doc(
+      "the dataset this source's events go to, whatever the sink's `dataset` (one sink ships several sources to their own)",
+    )
+    .shown("the sink's")
+    .check((d) => datasetNameProblem(d)),
 } satisfies OptionSpecs;
 
 export const fileSource: SourceSpec<FileSourceSettings, typeof FILE_OPTIONS> = {
@@ -464,6 +472,7 @@ export const fileSource: SourceSpec<FileSourceSettings, typeof FILE_OPTIONS> = {
     rotateWaitMs: v.rotate_wait,
     checkpointIntervalMs: v.checkpoint_interval,
     optional: v.optional,
+    dataset: v.dataset,
   }),
   create: (s, ctx) =>
     new FileSource(

@@ -20,6 +20,8 @@ export interface TailerOptions {
   fingerprintBytes: number;
   /** false: lines are handed on as bytes (nothing downstream reads their text). */
   decode?: boolean;
+  /** The dataset the lines go to, when the source names one. */
+  dataset?: string;
 }
 
 export interface Fingerprint {
@@ -159,6 +161,7 @@ export class FileTailer implements Stream {
           stream: this,
           offset: base + l.end,
           generation: this.generation,
+          dataset: this.o.dataset,
         });
         if (wait) await wait;
       }
@@ -185,6 +188,7 @@ export class FileTailer implements Stream {
         stream: this,
         offset: this.offset,
         generation: this.generation,
+        dataset: this.o.dataset,
       });
     }
     await this.fh.close();

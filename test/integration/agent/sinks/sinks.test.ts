@@ -342,6 +342,24 @@ describe('axiom sink', () => {
     expect(await svc.store.count('staged')).toBe(12_000);
   });
 
+  it('writes a batch of events with their own dataset into that dataset, making it, and refuses a name the store refuses', async () => {
+    const svc = await startTestService();
+    cleanups.push(() => svc.stop());
+    await svc.createDataset('logs');
+    const dir = tempDir('ferry-sink-');
+    const local = new SendChain(new LocalSink(svc.store, 'logs'), {
+      name: 'here',
+      deadLetter: new DeadLetterFile(join(dir, 'dead-letter.ndjson')),
+    });
+    await local.send(ndjson(events(3)), 'none', 'from-file');
+    await local.send(ndjson(events(2)), 'none');
+    expect(await svc.store.count('from-file')).toBe(3);
+    expect(await svc.store.count('logs')).toBe(2);
+    await local.send(ndjson(events(1)), 'none', '-not a name-');
+    expect(local.counters).toMatchObject({ eventsOut: 5, deadLettered: 1 });
+    expect(readFileSync(join(dir, 'dead-letter.ndjson'), 'utf8')).toContain('invalid dataset name');
+  });
+
   it("delivers into Ferry's own service, and closing stops a retry loop without losing the batch", async () => {
     const svc = await startTestService();
     cleanups.push(() => svc.stop());

@@ -164,6 +164,28 @@ describe('the journald source', () => {
     expect(second.events().map((e) => e.MESSAGE)).toEqual(['line 6', 'line 7', 'line 8', 'line 9', 'line 10']);
   });
 
+  it('ships fields past 4096 bytes whole, and misses nothing when the filters change or it stops before any entry', async () => {
+    const dir = tempDir('ferry-journal-');
+    const state = tempDir();
+    writeJournal(dir, [entry(0), entry(1)]);
+    // start_at end, stopped before anything new came: the end of the first start is kept.
+    const first = await run(state, settings(dir, { startAt: 'end' }));
+    await first.source.stop();
+    await first.source.close();
+    writeJournal(dir, [entry(2, { MESSAGE: 'x'.repeat(5000) }), entry(3)]);
+    const second = await run(state, settings(dir, { startAt: 'end' }));
+    await until('2 entries written while it was stopped', () => second.lines.length === 2);
+    expect(second.events()[0]!.MESSAGE).toBe('x'.repeat(5000));
+    second.lines[0]!.stream.acknowledge(1, 0); // entry 2 (a cron one) is durable, entry 3 is not
+    await second.source.stop();
+    await second.source.close();
+    // The checkpoint's entry (2, cron) does not match the new filter: the next nginx entry must not be skipped.
+    writeJournal(dir, [entry(5), entry(7)]);
+    const third = await run(state, settings(dir, { units: ['nginx.service'] }));
+    await until('the nginx entries after the checkpoint', () => third.lines.length === 3);
+    expect(third.events().map((e) => e.MESSAGE)).toEqual(['line 3', 'line 5', 'line 7']);
+  });
+
   it('reads from the oldest entry, with a warning, when the checkpoint cursor is no longer in the journal', async () => {
     const dir = tempDir('ferry-journal-');
     const state = tempDir();
@@ -194,12 +216,13 @@ describe('the journald source', () => {
       ),
     ).toEqual([
       '--output=json',
+      '--all',
       '--follow',
       '--no-pager',
       '--quiet',
       '--directory=/j',
       '--no-tail',
-      '--after-cursor=c',
+      '--cursor=c',
       '--unit=a.service',
       '--identifier=sshd',
       '--priority=info',

@@ -21,6 +21,7 @@ const settings = (extra: Partial<SyslogSettings> = {}): SyslogSettings => ({
   framing: 'auto',
   maxMessageBytes: 64 * 1024,
   maxConnections: 16,
+  idleTimeoutMs: 60_000,
   rfc: 'auto',
   timezone: 'UTC',
   ...extra,
@@ -173,6 +174,38 @@ describe('the syslog source', () => {
     }
     // Every datagram sent is either an event or counted as dropped.
     await until('every datagram accounted for', () => r.lines.length + r.source.dropped === n);
+  });
+
+  it('closes a connection that says nothing, and stops at once with a TLS client stuck before its handshake', async () => {
+    const r = await listen(settings({ idleTimeoutMs: 200 }));
+    const quiet = connect(r.source.port, '127.0.0.1');
+    const closed = await new Promise<boolean>((res) => {
+      quiet.once('close', () => res(true));
+      setTimeout(() => res(false), 5000);
+    });
+    expect(closed).toBe(true);
+    const pem = (f: string) => new URL(`../../../support/fixtures/tls/${f}`, import.meta.url).pathname;
+    const tls = await listen(settings({ tls: { certFile: pem('cert.pem'), keyFile: pem('key.pem') } }));
+    const stuck = connect(tls.source.port, '127.0.0.1'); // never says ClientHello
+    stuck.on('error', () => undefined);
+    await new Promise((res) => setTimeout(res, 100));
+    const stopped = await Promise.race([
+      tls.source.stop().then(() => true),
+      new Promise<boolean>((res) => setTimeout(() => res(false), 5000)),
+    ]);
+    expect(stopped).toBe(true);
+  });
+
+  it('reads structured data of any length in time linear in it', async () => {
+    const r = await listen(settings());
+    const c = connect(r.source.port, '127.0.0.1');
+    // No `=` in a megabyte-long element: a pattern that tried every position took minutes.
+    const element = `[x ${'a'.repeat(1 << 20)}]`;
+    c.end(
+      `<13>1 2026-11-26T10:00:00Z h app - - ${element} after\n<13>1 2026-11-26T10:00:00Z h app - - [a@1 k="v"] ok\n`,
+    );
+    await until('2 events', () => r.lines.length === 2, 20_000);
+    expect(r.events()[1]).toMatchObject({ 'sd.a@1.k': 'v', message: 'ok' });
   });
 
   it('takes TCP with TLS, and refuses a client without a certificate when a CA is set', async () => {

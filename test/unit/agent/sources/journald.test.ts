@@ -66,7 +66,21 @@ describe('a journal entry as an event', () => {
       maxLineBytes: 1,
       checkpointIntervalMs: 1,
     };
-    expect(journalctlArgs(s, 'end')).toEqual(['--output=json', '--follow', '--no-pager', '--quiet', '--lines=0']);
-    expect(journalctlArgs(s, 'beginning')).toEqual(['--output=json', '--follow', '--no-pager', '--quiet', '--no-tail']);
+    expect(journalctlArgs(s, 'end')).toEqual([
+      '--output=json',
+      '--all',
+      '--follow',
+      '--no-pager',
+      '--quiet',
+      '--lines=0',
+    ]);
+    expect(journalctlArgs(s, 'beginning')).toEqual([
+      '--output=json',
+      '--all',
+      '--follow',
+      '--no-pager',
+      '--quiet',
+      '--no-tail',
+    ]);
   });
 });

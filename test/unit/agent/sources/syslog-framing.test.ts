@@ -1,6 +1,7 @@
 /** RFC 6587 framing of syslog over TCP: newlines, octet counts, both told apart, limits, any chunking. */
 import { describe, expect, it } from 'vitest';
 import { SyslogFramer, type Framing } from '../../../../src/agent/sources/syslog-framing.js';
+import { procAddress } from '../../../../src/agent/sources/syslog.js';
 
 /** The messages of a stream fed in pieces of `size` bytes. */
 function frames(framing: Framing, stream: string, size: number, max = 64) {
@@ -27,6 +28,8 @@ describe('syslog framing', () => {
       // Digits that are no length are a line after all.
       ['auto', '12345678901234 not a length\n', ['12345678901234 not a length']],
       ['auto', '12x not a length\n', ['12x not a length']],
+      // A line that starts with digits and a space is a line: a count is followed by a message's <PRI>.
+      ['auto', '200 OK from device\n<13>next\n', ['200 OK from device', '<13>next']],
     ];
     for (const [framing, stream, expected] of cases)
       for (const size of [1, 2, 3, 7, 1000])
@@ -39,5 +42,20 @@ describe('syslog framing', () => {
       expect(frames('newline', `<13>${long}\n<13>next\n`, size, 10)).toEqual(['<13>xxxxxx…', '<13>next']);
       expect(frames('octet_counted', `104 <13>${long}8 <13>next`, size, 10)).toEqual(['<13>xxxxxx…', '<13>next']);
     }
+  });
+
+  it('takes a message trickled in byte by byte whole, without joining the bytes again for each one', () => {
+    const message = `<13>${'z'.repeat(60_000)}`;
+    for (const framing of ['newline', 'octet_counted'] as const) {
+      const stream = framing === 'newline' ? `${message}\n` : `${Buffer.byteLength(message)} ${message}`;
+      expect(frames(framing, stream, 1, 64 * 1024)).toEqual([message]);
+    }
+  });
+
+  it("names a socket's address as /proc/net/udp does", () => {
+    expect(procAddress('127.0.0.1')).toBe('0100007F');
+    expect(procAddress('0.0.0.0')).toBe('00000000');
+    expect(procAddress('::1')).toBe('00000000000000000000000001000000');
+    expect(procAddress('::')).toBe('00000000000000000000000000000000');
   });
 });
