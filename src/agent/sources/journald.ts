@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { duration, oneOf, str, strings, type OptionSpecs } from '../../config/options.js';
+import { NowAndThen } from '../../util/now-and-then.js';
 import { writeFileDurably } from '../../util/durable-file.js';
 import { LineSplitter } from './lines.js';
 import {
@@ -177,6 +178,7 @@ export class JournaldSource implements Source {
   private running: Promise<void> | undefined;
   private saveTimer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
+  private readonly unreadableSaid = new NowAndThen();
   /** What keeps entries from being read now (journalctl missing, failing, refused the journal). */
   private problem: string | undefined;
 
@@ -272,9 +274,11 @@ export class JournaldSource implements Source {
       if (!entry) {
         // An entry past max_line_bytes (or not JSON) cannot be read as one: counted, said, not shipped whole.
         this.counters.unreadable++;
-        this.log.warn(
-          { source: this.name, bytes: Buffer.byteLength(line), truncated },
-          'a journal entry could not be read (longer than max_line_bytes, or not JSON): skipped',
+        this.unreadableSaid.hit((count) =>
+          this.log.warn(
+            { source: this.name, bytes: Buffer.byteLength(line), truncated, count },
+            'journal entries could not be read (longer than max_line_bytes, or not JSON): skipped',
+          ),
         );
         return;
       }

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { bytes, duration, int, listen, oneOf, optionalGroup, str, type OptionSpecs } from '../../config/options.js';
+import { NowAndThen } from '../../util/now-and-then.js';
 import { SYSLOG_OPTIONS as SYSLOG_PARSER_OPTIONS, SyslogParser } from '../parsers/syslog.js';
 import { SyslogFramer, type Framing } from './syslog-framing.js';
 import {
@@ -111,6 +112,7 @@ export class SyslogSource implements Source {
   private udp: UdpSocket | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly raw = new Set<Socket>();
+  private readonly handshakeFailures = new NowAndThen();
   /** Bytes of the datagrams held (the batch being handed on included). */
   private udpHeldBytes = 0;
   /** The kernel's drop count of this socket when last read. */
@@ -176,7 +178,9 @@ export class SyslogSource implements Source {
       });
       server.on('drop', () => this.counters.refusedConnections++);
       server.on('tlsClientError', (e) =>
-        this.log.warn({ source: this.name, err: e.message }, 'a TLS handshake failed'),
+        this.handshakeFailures.hit((count) =>
+          this.log.warn({ source: this.name, err: e.message, count }, 'TLS handshakes failed (the last error shown)'),
+        ),
       );
       this.server = server;
       await new Promise<void>((resolve, reject) => {
