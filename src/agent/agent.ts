@@ -132,6 +132,7 @@ export class Agent {
         name: s.name,
         ...(st?.files !== undefined ? { files: st.files } : {}),
         ...(st?.warnings.length ? { warnings: st.warnings } : {}),
+        ...(st?.degraded ? { degraded: true } : {}),
       };
     });
     const sinks = this.pipeline.deliveries.map((r) => {
@@ -158,7 +159,7 @@ export class Agent {
           // outbox included) or runs fall behind,
           // and the service when it could not write its audit trail or monitor runs, or reopens its database.
           sinks.some((s) => s.state === 'retrying') ||
-            sources.some((s) => s.files === 0) ||
+            sources.some((s) => s.files === 0 || s.degraded) ||
             !!monitors?.failing.length ||
             !!monitors?.lastNotificationFailure ||
             !!monitors?.outbox ||

@@ -7,7 +7,7 @@
  * refused; other 4xx refuse the batch. A request that cannot be made at all (a header value that cannot be
  * sent, a URL the client cannot use) throws with its cause.
  */
-import { duration, oneOf, readOptions, str, type OptionSpecs } from '../../config/options.js';
+import { duration, oneOf, str, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
 import { PermanentSinkError, type Encoding, type SendOutcome, type Sink, type SinkSpec } from './sink.js';
@@ -193,7 +193,7 @@ const AXIOM_OPTIONS = {
 } satisfies OptionSpecs;
 
 /** A request's time limit when the sink is built without one (tests, tools). */
-const DEFAULT_TIMEOUT_MS = readOptions(AXIOM_OPTIONS, { url: 'http://x', token: 'x' }, 'axiom').timeout;
+const DEFAULT_TIMEOUT_MS = AXIOM_OPTIONS.timeout.read(undefined, 'axiom.timeout');
 
 export const axiomSink: SinkSpec<AxiomSettings, typeof AXIOM_OPTIONS> = {
   type: 'axiom',

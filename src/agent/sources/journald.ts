@@ -429,7 +429,7 @@ export class JournaldSource implements Source {
   }
 
   status(): SourceStatus {
-    return { warnings: this.problem ? [this.problem] : [] };
+    return this.problem ? { warnings: [this.problem], degraded: true } : { warnings: [] };
   }
 
   gauges(): Gauge[] {

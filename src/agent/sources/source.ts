@@ -74,6 +74,8 @@ export interface SourceStatus {
   files?: number;
   /** Problems that keep lines from being read, each in one line. */
   warnings: string[];
+  /** Data is not flowing from it now (its reader fails, or it dropped data lately): the agent is degraded. */
+  degraded?: boolean;
 }
 
 /** One Prometheus sample of a gauge (or a counter kept outside SourceCounters). */

@@ -57,6 +57,8 @@ export function newSyslogCounters(): SyslogCounters {
 /** Datagrams held while the pipeline is full, before new ones are dropped: so many, or so many bytes. */
 const UDP_BACKLOG = 10_000;
 const UDP_BACKLOG_BYTES = 64 * 1024 * 1024;
+/** Drops this recent make the source degraded in /health. */
+const RECENT_DROPS_MS = 10 * 60_000;
 /** A TLS client that has not finished its handshake by then is let go. */
 const TLS_HANDSHAKE_MS = 10_000;
 
@@ -333,7 +335,10 @@ export class SyslogSource implements Source {
       const cols = line.trim().split(/\s+/);
       if (cols[1] !== local) continue;
       const seen = Number(cols[cols.length - 1]) || 0;
-      if (seen > this.kernelSeen) this.counters.dropped += seen - this.kernelSeen;
+      if (seen > this.kernelSeen) {
+        this.counters.dropped += seen - this.kernelSeen;
+        this.lastDropAt = Date.now();
+      }
       this.kernelSeen = seen;
       return;
     }
@@ -341,13 +346,14 @@ export class SyslogSource implements Source {
 
   status(): SourceStatus {
     const dropped = this.dropped;
-    return dropped > 0
-      ? {
-          warnings: [
-            `${dropped} UDP datagram(s) dropped since start: the pipeline or the socket's receive buffer could not keep up`,
-          ],
-        }
-      : { warnings: [] };
+    if (dropped === 0) return { warnings: [] };
+    return {
+      warnings: [
+        `${dropped} UDP datagram(s) dropped since start, the last at ${new Date(this.lastDropAt).toISOString()}: the pipeline or the socket's receive buffer could not keep up`,
+      ],
+      // Degraded while drops are recent: they are lost data.
+      degraded: Date.now() - this.lastDropAt < RECENT_DROPS_MS,
+    };
   }
 
   gauges(): Gauge[] {

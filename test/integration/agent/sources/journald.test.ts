@@ -209,6 +209,34 @@ describe('the journald source', () => {
     const r = await run(tempDir(), settings(tempDir(), { journalctl: '/nonexistent/journalctl' }));
     await until('a warning', () => r.source.status().warnings.length > 0);
     expect(r.source.status().warnings[0]).toContain('journalctl not found (/nonexistent/journalctl)');
+    expect(r.source.status().degraded).toBe(true);
+    // Through the agent: /health is degraded, naming the reason under the source.
+    const dir = tempDir('ferry-journal-');
+    const receiver = await startReceiver();
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(
+      config,
+      `agent: { data_dir: ${join(dir, 'state')}, api: { listen: "127.0.0.1:0" } }
+service: { enabled: false }
+sources:
+  j: { type: journald, journalctl_path: /nonexistent/journalctl }
+sinks:
+  out: { type: axiom, inputs: [j], dataset: d, url: "${receiver.url}", token: t }
+`,
+    );
+    const agent = startAgent(config);
+    const api = (await agent.waitLog('agent running')).api as string;
+    let health: { status: string; sources: { name: string; warnings?: string[]; degraded?: boolean }[] };
+    for (const end = Date.now() + 15_000; ;) {
+      health = (await (await fetch(`${api}/health`)).json()) as typeof health;
+      if (health.status === 'degraded' || Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(health.status).toBe('degraded');
+    expect(health.sources[0]).toMatchObject({ name: 'j', degraded: true });
+    expect(health.sources[0]!.warnings![0]).toContain('journalctl not found');
+    agent.child.kill('SIGTERM');
+    await agent.exited;
     expect(
       journalctlArgs(
         settings('/j', { units: ['a.service'], identifiers: ['sshd'], priority: 'info', matches: ['_PID=1'] }),

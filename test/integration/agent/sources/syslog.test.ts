@@ -167,6 +167,7 @@ describe('the syslog source', () => {
       for (let i = 0; i < n; i++) await send(`<13>Nov 23 19:05:01 host app: d${i} ${'p'.repeat(100)}`);
       await until('the drops', () => r.source.dropped > 0);
       expect(r.source.status().warnings[0]).toMatch(/UDP datagram\(s\) dropped since start/);
+      expect(r.source.status().degraded).toBe(true);
       expect(r.source.gauges().find((g) => g.name === 'ferry_source_syslog_dropped_total')!.value).toBeGreaterThan(0);
     } finally {
       open();
