@@ -18,6 +18,8 @@ export class Receiver {
   readonly seen = new Map<string, number>();
   readonly events: Record<string, unknown>[] = [];
   readonly lines: string[] = [];
+  /** Each delivered batch: its dataset (from the path), query parameters, labels header and events. */
+  readonly batches: { dataset: string; query: string; labels?: string; events: Record<string, unknown>[] }[] = [];
   requests = 0;
   delayMs = 0;
   /** When set, requests with another bearer token are answered 401, as Axiom does. */
@@ -27,7 +29,9 @@ export class Receiver {
   private server: Server | undefined;
   port = 0;
 
+  /** Listens (on the same port as before, if it listened before); nothing if it is up already. */
   async up(): Promise<void> {
+    if (this.server) return;
     this.server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((r) => this.server!.listen(this.port, '127.0.0.1', () => r()));
     this.port = (this.server.address() as AddressInfo).port;
@@ -69,9 +73,18 @@ export class Receiver {
     const body = enc === 'gzip' ? gunzipSync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
     const lines = body.toString().split('\n').filter(Boolean);
     this.lines.push(...lines);
+    const [path = '', query = ''] = (req.url ?? '').split('?');
+    const batch = {
+      dataset: decodeURIComponent(path.split('/').pop() ?? ''),
+      query,
+      ...(req.headers['x-axiom-event-labels'] ? { labels: String(req.headers['x-axiom-event-labels']) } : {}),
+      events: [] as Record<string, unknown>[],
+    };
+    this.batches.push(batch);
     for (const l of lines) {
       const e = JSON.parse(l) as Record<string, unknown>;
       this.events.push(e);
+      batch.events.push(e);
       const id = String(e.id ?? e.message ?? e.MESSAGE);
       this.seen.set(id, (this.seen.get(id) ?? 0) + 1);
     }

@@ -10,6 +10,8 @@
  * they are.
  */
 import { BufferPool } from '../queue/buffer-pool.js';
+import type { IngestParams } from '../../ingest/request.js';
+import type { Destination } from '../sinks/sink.js';
 import type { Stream } from '../sources/source.js';
 
 export interface BatchLimits {
@@ -73,8 +75,9 @@ export class Batcher {
   /** Keyed by stream, or by stream and route for one of several copies of a stream's lines. */
   private marks = new Map<Mark['stream'] | string, Mark>();
   private timer: NodeJS.Timeout | undefined;
-  /** The dataset of the batch being gathered (undefined: the sink's own). */
+  /** The destination of the batch being gathered (undefined dataset: the sink's own). */
   private dataset: string | undefined;
+  private params: IngestParams | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly handing: Promise<void>[] = [];
   private encoding = 0;
@@ -94,7 +97,7 @@ export class Batcher {
    */
   constructor(
     private readonly limits: BatchLimits,
-    private readonly handOn: (batch: Buffer[], count: number, marks: Mark[], dataset?: string) => Promise<void>,
+    private readonly handOn: (batch: Buffer[], count: number, marks: Mark[], to?: Destination) => Promise<void>,
     private readonly encode?: (stage: Buffer) => Promise<Buffer>,
   ) {
     this.stageBytes = Math.min(STAGE_BYTES, limits.maxBytes + 1024);
@@ -110,29 +113,33 @@ export class Batcher {
    * returned) only once MAX_HANDING batches are being handed on, MAX_ENCODING stages are compressing, or
    * a line does not fit the stage. Otherwise nothing is returned: the hot path allocates no promise per line.
    */
-  add(line: string | Buffer, mark?: Mark, dataset?: string): Promise<void> | undefined {
-    // A batch holds one dataset's events: another dataset cuts it, so batches stay in the order of the lines.
-    if (dataset !== this.dataset && this.count > 0) {
+  add(line: string | Buffer, mark?: Mark, dataset?: string, params?: IngestParams): Promise<void> | undefined {
+    // A batch holds one destination's events: another cuts it, so batches stay in the order of the lines.
+    // Parameters are compared as objects: a source hands the same object for the same parameters.
+    if ((dataset !== this.dataset || params !== this.params) && this.count > 0) {
       // cut() hands the batch on before its first await: the line starts the next batch at once.
       const cutting = this.cut();
       this.dataset = dataset;
-      const added = this.addLine(line, mark, dataset);
+      this.params = params;
+      const added = this.addLine(line, mark, dataset, params);
       return added ? Promise.all([cutting, added]).then(() => undefined) : cutting;
     }
     this.dataset = dataset;
-    return this.addLine(line, mark, dataset);
+    this.params = params;
+    return this.addLine(line, mark, dataset, params);
   }
 
   private addLine(
     line: string | Buffer,
     mark: Mark | undefined,
     dataset: string | undefined,
+    params: IngestParams | undefined,
   ): Promise<void> | undefined {
     // Worst case 3 bytes per UTF-16 unit: only then is the exact length worth computing.
     const room = this.stage.length - this.used - 1;
     const text = typeof line === 'string';
     if ((text ? line.length * 3 : line.length) > room && (text ? Buffer.byteLength(line) : line.length) > room) {
-      return this.addToNextStage(line, mark, dataset);
+      return this.addToNextStage(line, mark, dataset, params);
     }
     if (this.count > 0) this.stage[this.used++] = 0x0a;
     this.used += text ? this.stage.write(line, this.used) : line.copy(this.stage, this.used);
@@ -156,14 +163,15 @@ export class Batcher {
     line: string | Buffer,
     mark: Mark | undefined,
     dataset: string | undefined,
+    params: IngestParams | undefined,
   ): Promise<void> {
     if (this.used > 0) this.seal();
     await this.encodeSlot();
-    // Lines of another dataset may have come meanwhile: the line goes into a batch of its own dataset.
-    if (dataset !== this.dataset) return this.add(line, mark, dataset);
+    // Lines for elsewhere may have come meanwhile: the line goes into a batch of its own destination.
+    if (dataset !== this.dataset || params !== this.params) return this.add(line, mark, dataset, params);
     const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
     // add() looks at the room again: lines may have come into the new stage meanwhile.
-    if (size + 1 <= this.stage.length) return this.addLine(line, mark, dataset);
+    if (size + 1 <= this.stage.length) return this.addLine(line, mark, dataset, params);
     // Its own memory, not a pooled stage's: lines this long are rare, and it is let go once handed on.
     const own = Buffer.allocUnsafeSlow(size + 1);
     let at = 0;
@@ -241,13 +249,16 @@ export class Batcher {
     const parts = this.parts;
     const count = this.count;
     const marks = [...this.marks.values()];
-    const dataset = this.dataset;
+    const to: Destination | undefined =
+      this.dataset === undefined
+        ? undefined
+        : { dataset: this.dataset, ...(this.params ? { params: this.params } : {}) };
     this.parts = [];
     this.sealed = 0;
     this.count = 0;
     this.marks = new Map();
     const done = this.flushing.then(async () =>
-      this.handOn(await Promise.all(parts.map((p) => p.out)), count, marks, dataset),
+      this.handOn(await Promise.all(parts.map((p) => p.out)), count, marks, to),
     );
     // Stages not given back yet (raw, or still encoding) go back once nothing can read them any more.
     void Promise.allSettled([done, ...parts.map((p) => p.out)]).then(() => parts.forEach((p) => this.release(p)));

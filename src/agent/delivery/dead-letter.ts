@@ -8,6 +8,8 @@ import { dirname } from 'node:path';
 export interface DeadLetter {
   time: string;
   sink: string;
+  /** The dataset the event was for, when it came with its own (not the sink's). */
+  dataset?: string;
   status: number;
   error: string;
   /** The refused event, as it was sent (absent when the receiver did not say which event failed). */
@@ -30,9 +32,10 @@ export class DeadLetterFile {
   constructor(readonly path: string) {}
 
   /** Refused events (NDJSON lines as sent) with the status and the reason they were refused for. */
-  writeEvents(lines: readonly string[], sink: string, status: number, error: string): Promise<void> {
+  writeEvents(lines: readonly string[], sink: string, status: number, error: string, dataset?: string): Promise<void> {
     const time = new Date().toISOString();
-    return this.write(lines.map((l) => ({ time, sink, status, error, event: eventOf(l) })));
+    const to = dataset === undefined ? {} : { dataset };
+    return this.write(lines.map((l) => ({ time, sink, ...to, status, error, event: eventOf(l) })));
   }
 
   async write(entries: DeadLetter[]): Promise<void> {

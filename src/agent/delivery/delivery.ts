@@ -34,7 +34,8 @@ export interface DeliveryOptions {
   refusal?: 'hold' | 'dead-letter';
   /** Where failures are said; by default nobody (tests). */
   report?: HealthReporter;
-  onDurable: (mark: Mark) => void;
+  /** `queued` false: the queue was full and dropped the batch (drop_newest). */
+  onDurable: (mark: Mark, queued: boolean) => void;
   /** Delivery stopped (the sink's health has said why). */
   onError: (err: unknown) => void;
   /** Counters that outlive this delivery (across reloads). */
@@ -85,12 +86,12 @@ export class Delivery {
     const encoding = chain.encoding;
     this.batcher = new Batcher(
       o.settings.batch,
-      async (batch, count, marks, dataset) => {
-        const { payload, tag } = queueRecord(batch, encoding, dataset);
+      async (batch, count, marks, to) => {
+        const { payload, tag } = queueRecord(batch, encoding, to);
         const queued = await queue.push(payload, tag);
         if (!queued) this.counters.droppedEvents += count;
         // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
-        for (const m of marks) o.onDurable(m);
+        for (const m of marks) o.onDurable(m, queued);
       },
       encoding === 'none' ? undefined : (stage) => encode(stage, encoding),
     );
@@ -141,7 +142,7 @@ export class Delivery {
     const line = lineOf(e);
     this.counters.eventsIn++;
     this.counters.bytesIn += line.length + 1; // strings: UTF-16 units, exact for ASCII, and free
-    return this.batcher.add(line, e, e.dataset);
+    return this.batcher.add(line, e, e.dataset, e.params);
   }
 
   /** Puts what is batched into the queue. */

@@ -18,7 +18,7 @@ import type { DeadLetterFile } from './dead-letter.js';
 import { countLines, ndjson, splitLines } from './batch.js';
 import { decode, encode, type Encoding } from './encoding.js';
 import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from '../../util/retry.js';
-import type { SendOutcome, Sink, Trouble } from '../sinks/sink.js';
+import type { Destination, SendOutcome, Sink, Trouble } from '../sinks/sink.js';
 import { SinkHealth, statusText } from './sink-health.js';
 
 /** What a sink delivered, retried and gave up on; they outlive the chain across reloads. */
@@ -75,7 +75,7 @@ export class SendChain {
    * rejects when the chain is closed, the attempt limit is reached, or the sink cannot send at all (the
    * batch stays queued).
    */
-  async send(queued: Buffer, queuedAs: Encoding, dataset?: string): Promise<void> {
+  async send(queued: Buffer, queuedAs: Encoding, to?: Destination): Promise<void> {
     if (queued.length === 0) return;
     // NDJSON queued before the sink compressed (another config, a split half) is encoded now; a batch
     // compressed otherwise than a compressing sink's own way goes as it is (the receiver reads either);
@@ -83,7 +83,7 @@ export class SendChain {
     const encoding = queuedAs === 'none' || this.encoding === 'none' ? this.encoding : queuedAs;
     const batch =
       encoding === queuedAs ? queued : encoding === 'none' ? decode(queued, queuedAs) : await encode(queued, encoding);
-    const outcome = await this.attempt(batch, encoding, dataset);
+    const outcome = await this.attempt(batch, encoding, to);
     switch (outcome.kind) {
       case 'delivered':
       case 'partly-refused': {
@@ -93,7 +93,13 @@ export class SendChain {
         if (outcome.kind === 'partly-refused' && outcome.failures.length > 0) {
           const time = new Date().toISOString();
           await this.o.deadLetter.write(
-            outcome.failures.map((error) => ({ time, sink: this.o.name, status: 200, error })),
+            outcome.failures.map((error) => ({
+              time,
+              sink: this.o.name,
+              ...(to ? { dataset: to.dataset } : {}),
+              status: 200,
+              error,
+            })),
           );
           this.counters.deadLettered += outcome.failures.length;
           this.health.deadLettered(
@@ -107,10 +113,10 @@ export class SendChain {
       case 'too-large': {
         const lines = splitLines(decode(batch, encoding));
         if (lines.length === 1)
-          return this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'));
+          return this.deadLetter(lines, 413, statusText(413, 'the receiver refused this event as too large'), to);
         const half = Math.ceil(lines.length / 2);
-        await this.send(ndjson(lines.slice(0, half)), 'none', dataset);
-        await this.send(ndjson(lines.slice(half)), 'none', dataset);
+        await this.send(ndjson(lines.slice(0, half)), 'none', to);
+        await this.send(ndjson(lines.slice(half)), 'none', to);
         return;
       }
       case 'refused':
@@ -118,6 +124,7 @@ export class SendChain {
           splitLines(decode(batch, encoding)),
           outcome.status ?? 0,
           outcome.status === undefined ? outcome.reason : statusText(outcome.status, outcome.reason),
+          to,
         );
     }
   }
@@ -126,12 +133,12 @@ export class SendChain {
   private async attempt(
     batch: Buffer,
     encoding: Encoding,
-    dataset: string | undefined,
+    to: Destination | undefined,
   ): Promise<Exclude<SendOutcome, { kind: 'retry' }>> {
     const hold = (this.o.refusal ?? 'hold') === 'hold';
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new Error(`sink ${this.o.name} closed while delivering`);
-      const outcome = await this.sink.send(batch, encoding, dataset);
+      const outcome = await this.sink.send(batch, encoding, to);
       let trouble: Trouble;
       let waitMs: number | undefined;
       if (outcome.kind === 'retry') ({ trouble, waitMs } = outcome);
@@ -153,8 +160,8 @@ export class SendChain {
     }
   }
 
-  private async deadLetter(lines: string[], status: number, error: string): Promise<void> {
-    await this.o.deadLetter.writeEvents(lines, this.o.name, status, error);
+  private async deadLetter(lines: string[], status: number, error: string, to?: Destination): Promise<void> {
+    await this.o.deadLetter.writeEvents(lines, this.o.name, status, error, to?.dataset);
     this.counters.deadLettered += lines.length;
     this.health.deadLettered(lines.length, error, this.o.deadLetter.path, status || undefined);
   }

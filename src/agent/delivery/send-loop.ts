@@ -57,8 +57,8 @@ export class SendLoop {
           // A record that cannot say its encoding fails here, and stays queued, like a send that gave up.
           entry.sending = Promise.resolve()
             .then(() => {
-              const { body, encoding, dataset } = readRecord(r.tag, r.payload);
-              return this.chain.send(body, encoding, dataset);
+              const { body, encoding, to } = readRecord(r.tag, r.payload);
+              return this.chain.send(body, encoding, to);
             })
             .then(
               async () => {

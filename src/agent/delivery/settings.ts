@@ -40,7 +40,7 @@ export const SINK_OPTIONS = {
   dataset: str()
     .required()
     .doc(
-      "where it ships to: events that come with a dataset of their own (a file source's `dataset`) go to theirs, in batches of one dataset each",
+      "where it ships to: events that come with a dataset of their own (a file source's `dataset`, the dataset of a relayed request) go to theirs, in batches of one dataset each",
     ),
   concurrency: int(DEFAULT_SINK_CONCURRENCY, { min: 1, max: 64 }).doc(
     'batches in flight at once (one compresses while others are on the wire); the queue is acknowledged in order, so a batch still retrying holds back the ones after it',

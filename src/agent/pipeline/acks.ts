@@ -11,8 +11,10 @@ export class AckGate {
   /** @param copiesOf how many paths a source's lines take to sinks (Topology.copiesOf) */
   constructor(private readonly copiesOf: (source: string) => number) {}
 
-  durable(mark: Mark): void {
+  /** @param queued false when a full queue dropped the batch (drop_newest): acknowledged all the same */
+  durable(mark: Mark, queued = true): void {
     const { stream } = mark;
+    if (!queued) stream.dropped?.();
     const needed = this.copiesOf(stream.source);
     if (needed <= 1) {
       stream.acknowledge(mark.offset, mark.generation);

@@ -79,7 +79,7 @@ export class Pipeline {
             deadLetterPath,
             refusal: deps.refusal,
             report,
-            onDurable: (m) => acks.durable(m),
+            onDurable: (m, queued) => acks.durable(m, queued),
             onError: (err) => deps.onSinkError?.(s.name, err),
             counters: {
               delivery: book.get(`delivery:${s.name}`, newDeliveryCounters),
@@ -107,6 +107,10 @@ export class Pipeline {
     }
     const ordered = cfg.topology.transformOrder.map((name) => built.get(name)!);
 
+    const sinkOf = new Map(cfg.sinks.map((s, i) => [s.name, deliveries[i]!]));
+    const flushSinks = async (source: string) => {
+      await Promise.all(cfg.topology.sinksOf(source).map((sink) => sinkOf.get(sink)!.flush()));
+    };
     const sources: Source[] = cfg.sources.map((s) =>
       s.spec.create(s.settings, {
         name: s.name,
@@ -115,6 +119,7 @@ export class Pipeline {
         // Feeding only sinks, lines are shipped as they are: they need not be decoded at all.
         decoded: cfg.topology.isReadByTransform(s.name),
         counters: (make) => book.get(`source:${s.name}`, make),
+        flush: () => flushSinks(s.name),
       }),
     );
     const pipeline = new Pipeline(sources, ordered, deliveries, log);

@@ -117,6 +117,19 @@ export class Topology {
     return routes;
   }
 
+  /** The sinks a component's output reaches, directly or through transforms, in the order first met. */
+  sinksOf(name: string): string[] {
+    const transforms = new Set(this.transformOrder);
+    const seen = new Set<string>();
+    const visit = (n: string): string[] =>
+      this.readersOf(n).flatMap((r) => {
+        if (seen.has(r)) return [];
+        seen.add(r);
+        return transforms.has(r) ? visit(r) : [r];
+      });
+    return visit(name);
+  }
+
   /** Whether a transform reads a source's lines (if not, they go to sinks undecoded). */
   isReadByTransform(source: string): boolean {
     return this.transformsFed.has(source);

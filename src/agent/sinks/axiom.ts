@@ -10,7 +10,14 @@
 import { duration, oneOf, str, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
-import { PermanentSinkError, type Encoding, type SendOutcome, type Sink, type SinkSpec } from './sink.js';
+import {
+  PermanentSinkError,
+  type Destination,
+  type Encoding,
+  type SendOutcome,
+  type Sink,
+  type SinkSpec,
+} from './sink.js';
 
 export interface AxiomSinkOptions {
   name: string;
@@ -40,50 +47,65 @@ const UNSENDABLE = new Set([
   'ERR_HTTP_INVALID_HEADER_VALUE',
 ]);
 
+/** Where one destination's batches are posted: its URL (with the time parameters) and its headers. */
+interface Endpoint {
+  url: URL;
+  headers: Record<string, string>;
+}
+
 export class AxiomSink implements Sink {
   private readonly http: HttpPoster;
-  private readonly headers: Record<string, string>;
-  /** The ingest URL of each dataset batches went to (the sink's own first). */
-  private readonly endpoints = new Map<string, URL>();
+  /** The endpoint of each destination batches went to (the sink's own first). */
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly own: Endpoint;
 
   constructor(private readonly o: AxiomSinkOptions) {
-    this.http = new HttpPoster(this.endpoint(o.dataset), { connections: 4, idleMs: 30_000 });
-    this.headers = {
-      authorization: `Bearer ${o.token}`,
-      'content-type': 'application/x-ndjson',
-      'user-agent': 'ferry',
-      ...(o.labels && Object.keys(o.labels).length ? { 'x-axiom-event-labels': JSON.stringify(o.labels) } : {}),
-    };
+    this.own = this.endpoint();
+    this.http = new HttpPoster(this.own.url, { connections: 4, idleMs: 30_000 });
   }
 
-  private endpoint(dataset: string): URL {
-    let url = this.endpoints.get(dataset);
-    if (!url) {
-      const params = new URLSearchParams();
-      if (this.o.timestampField) params.set('timestamp-field', this.o.timestampField);
-      if (this.o.timestampFormat) params.set('timestamp-format', this.o.timestampFormat);
-      const query = params.toString();
-      url = new URL(
-        `${this.o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(dataset)}${query ? `?${query}` : ''}`,
-      );
-      // Bounded: datasets come from the config or from the events' sources, and a few hundred are many.
-      if (this.endpoints.size < 1000) this.endpoints.set(dataset, url);
-    }
-    return url;
+  /**
+   * The endpoint of a destination: the sink's own dataset and time settings, or those the events came with
+   * (a relayed request's parameters replace the sink's time settings; its labels join the sink's).
+   */
+  private endpoint(to?: Destination): Endpoint {
+    const key = to ? `${to.dataset}\u0000${to.params ? JSON.stringify(to.params) : ''}` : '';
+    let endpoint = key === '' ? this.own : this.endpoints.get(key);
+    if (endpoint) return endpoint;
+    const time = to?.params ?? this.o;
+    const labels = { ...this.o.labels, ...to?.params?.labels };
+    const query = new URLSearchParams();
+    if (time.timestampField) query.set('timestamp-field', time.timestampField);
+    if (time.timestampFormat) query.set('timestamp-format', time.timestampFormat);
+    const q = query.toString();
+    const dataset = to?.dataset ?? this.o.dataset;
+    endpoint = {
+      url: new URL(`${this.o.url.replace(/\/+$/, '')}/v1/ingest/${encodeURIComponent(dataset)}${q ? `?${q}` : ''}`),
+      headers: {
+        authorization: `Bearer ${this.o.token}`,
+        'content-type': 'application/x-ndjson',
+        'user-agent': 'ferry',
+        ...(Object.keys(labels).length ? { 'x-axiom-event-labels': JSON.stringify(labels) } : {}),
+      },
+    };
+    // Bounded: destinations come from the config or from the events' sources, and a few hundred are many.
+    if (key !== '' && this.endpoints.size < 1000) this.endpoints.set(key, endpoint);
+    return endpoint;
   }
 
   get encoding(): Encoding {
     return this.o.compression ?? 'gzip';
   }
 
-  async send(batch: Buffer, encoding: Encoding, dataset?: string): Promise<SendOutcome> {
+  async send(batch: Buffer, encoding: Encoding, to?: Destination): Promise<SendOutcome> {
     let res;
     try {
+      const { url, headers } = this.endpoint(to);
       res = await this.http.post(
         batch,
-        encoding === 'none' ? this.headers : { ...this.headers, 'content-encoding': encoding },
+        encoding === 'none' ? headers : { ...headers, 'content-encoding': encoding },
         this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        this.endpoint(dataset ?? this.o.dataset),
+        url,
       );
     } catch (e) {
       const err = e as NodeJS.ErrnoException;

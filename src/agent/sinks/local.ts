@@ -5,7 +5,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import { StoreError } from '../../service/store/errors.js';
-import type { SendOutcome, Sink, SinkSpec } from './sink.js';
+import type { Destination, SendOutcome, Sink, SinkSpec } from './sink.js';
 
 export class LocalSink implements Sink {
   /** @param options time field and format, and labels, applied as on HTTP ingest */
@@ -18,7 +18,8 @@ export class LocalSink implements Sink {
   /** NDJSON: a batch queued compressed while this sink was an `axiom` one comes decompressed. */
   readonly encoding = 'none';
 
-  async send(batch: Buffer, _encoding: 'none', dataset: string = this.dataset): Promise<SendOutcome> {
+  async send(batch: Buffer, _encoding: 'none', to?: Destination): Promise<SendOutcome> {
+    const dataset = to?.dataset ?? this.dataset;
     // A dataset events brought with them is made on first use, as the sink's own was at its start.
     if (dataset !== this.dataset && !this.store.hasDataset(dataset)) {
       try {
@@ -33,7 +34,11 @@ export class LocalSink implements Sink {
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {
-      const r = await this.store.ingestFile(dataset, file, 'ndjson', this.options).catch((e: unknown) => {
+      // A relayed request's parameters replace the sink's time settings; its labels join the sink's.
+      const options: IngestOptions = to?.params
+        ? { ...to.params, labels: { ...this.options.labels, ...to.params.labels } }
+        : this.options;
+      const r = await this.store.ingestFile(dataset, file, 'ndjson', options).catch((e: unknown) => {
         // More than memory_limit leaves one batch: split, as after an HTTP 413.
         if (e instanceof StoreError && e.kind === 'too_large') return undefined;
         throw e;

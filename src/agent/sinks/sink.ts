@@ -8,7 +8,18 @@
 import type { Logger } from 'pino';
 import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
+import type { IngestParams } from '../../ingest/request.js';
 import type { EventStore } from '../../service/store/event-store.js';
+
+/**
+ * Where a batch goes when its events came with a destination of their own (a relayed request, a file
+ * source's `dataset`): the dataset, and, for events relayed from an ingest request, how the receiver reads
+ * them (the request's time parameters and labels, in place of the sink's own time settings).
+ */
+export interface Destination {
+  dataset: string;
+  params?: IngestParams;
+}
 
 /** The body encoding of a batch: how a sink wants it, and how the queue holds it. */
 export type Encoding = 'gzip' | 'zstd' | 'none';
@@ -54,11 +65,12 @@ export interface Sink {
   readonly encoding?: Encoding;
   /**
    * One attempt to send a batch, in `encoding`: the sink's own, or, for a compressing sink and a batch
-   * queued under an earlier configuration, another compression (which the receiver reads as well). The batch's memory is reused once the
-   * promise settles: a sink keeps no reference to it. `dataset`: where the batch goes, when its events
-   * came with one (the sink's own otherwise). Throws PermanentSinkError for what no retry can fix.
+   * queued under an earlier configuration, another compression (which the receiver reads as well). The
+   * batch's memory is reused once the promise settles: a sink keeps no reference to it. `to`: where the
+   * batch goes, when its events came with a destination (the sink's own dataset and settings otherwise).
+   * Throws PermanentSinkError for what no retry can fix.
    */
-  send(batch: Buffer, encoding: Encoding, dataset?: string): Promise<SendOutcome>;
+  send(batch: Buffer, encoding: Encoding, to?: Destination): Promise<SendOutcome>;
   /** Cuts an attempt in progress short and lets go of connections. */
   close(): Promise<void>;
 }

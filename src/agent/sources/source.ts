@@ -7,6 +7,7 @@
  * checkpoints it: a restart resumes after the last line known to be safe (at least once).
  */
 import type { Logger } from 'pino';
+import type { IngestParams } from '../../ingest/request.js';
 import { bytes, type OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 
@@ -19,6 +20,11 @@ export interface Stream {
   readonly path?: string;
   /** Every line up to `offset` is durable downstream. `generation` changes when a file is truncated. */
   acknowledge(offset: number, generation: number): void;
+  /**
+   * A sink's full queue refused lines of this stream (`when_full: drop_newest`); they are acknowledged all
+   * the same. A source that answers its sender (the relay) says so instead of accepting them.
+   */
+  dropped?(): void;
 }
 
 export interface SourceLine {
@@ -33,6 +39,11 @@ export interface SourceLine {
   structured?: boolean;
   /** The dataset the event goes to, when its source says (a sink's `dataset` otherwise). */
   dataset?: string;
+  /**
+   * With `dataset`, how the receiver reads the event (a relayed request's time parameters and labels), in
+   * place of the sink's own time settings. One object for the same parameters: batches are cut where it changes.
+   */
+  params?: IngestParams;
   stream: Stream;
   offset: number;
   generation: number;
@@ -96,6 +107,11 @@ export interface SourceContext {
   log: Logger;
   /** Counters that outlive this source (across reloads), made on first use. */
   counters<C extends SourceCounters>(make: () => C): C;
+  /**
+   * Hands what the sinks downstream have batched to their queues at once, rather than at the batch timeout:
+   * for a source whose sender waits for its lines to be queued (the relay answers once they are).
+   */
+  flush(): Promise<void>;
 }
 
 /** A source as the config names it (`type: file`). */

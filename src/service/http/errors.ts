@@ -2,7 +2,7 @@
 import { AplError } from '../../apl/errors.js';
 import { NotAllowed } from '../auth/capabilities.js';
 import { FieldError } from '../bodies/fields.js';
-import { IngestBodyError } from '../ingest/errors.js';
+import { IngestBodyError } from '../../ingest/errors.js';
 import { QueryForbidden, QueryInputError } from '../query/engine.js';
 import { HiddenError, StoreError } from '../store/errors.js';
 import { DatabaseReopening, QueryTimeout, ResultTooLarge, ServiceStopping } from '../store/db.js';

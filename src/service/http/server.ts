@@ -10,7 +10,7 @@ import type { Alerting } from '../monitors/alerting.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { Directory } from '../auth/directory.js';
 import type { EventStore } from '../store/event-store.js';
-import type { BodyLimits } from '../ingest/body.js';
+import type { BodyLimits } from '../../ingest/body.js';
 import { Authenticator } from './authenticate.js';
 import { toHttp } from './errors.js';
 import { installRights, isManagement, needOf } from './rights.js';

@@ -13,7 +13,6 @@ const RANK: Record<string, number> = {
   bodies: 0,
   store: 1,
   auth: 2,
-  ingest: 2,
   query: 2,
   audit: 3,
   annotations: 3,

@@ -85,8 +85,8 @@ async function until(cond: () => boolean, ms = 10_000): Promise<void> {
 describe('events with their own dataset', () => {
   it('cut a batch where the dataset changes, so batches keep the order of the lines', async () => {
     const batches: { dataset?: string; n: number }[] = [];
-    const b = new Batcher({ maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 1000 }, async (_parts, n, _m, dataset) => {
-      batches.push({ dataset, n });
+    const b = new Batcher({ maxEvents: 100, maxBytes: 1 << 20, timeoutMs: 1000 }, async (_parts, n, _m, to) => {
+      batches.push({ dataset: to?.dataset, n });
     });
     for (const [i, d] of ['a', 'a', 'b', undefined, undefined, 'a'].entries()) await b.add(`{"id":${i}}`, undefined, d);
     await b.flush();

@@ -352,11 +352,11 @@ describe('axiom sink', () => {
       deadLetter: new DeadLetterFile(join(dir, 'dead-letter.ndjson')),
     });
     // Batches in flight at once that bring the same new dataset: one makes it, none is refused.
-    await Promise.all([1, 2, 3].map(() => local.send(ndjson(events(1)), 'none', 'from-file')));
+    await Promise.all([1, 2, 3].map(() => local.send(ndjson(events(1)), 'none', { dataset: 'from-file' })));
     await local.send(ndjson(events(2)), 'none');
     expect(await svc.store.count('from-file')).toBe(3);
     expect(await svc.store.count('logs')).toBe(2);
-    await local.send(ndjson(events(1)), 'none', '-not a name-');
+    await local.send(ndjson(events(1)), 'none', { dataset: '-not a name-' });
     expect(local.counters).toMatchObject({ eventsOut: 5, deadLettered: 1 });
     expect(readFileSync(join(dir, 'dead-letter.ndjson'), 'utf8')).toContain('invalid dataset name');
   });

@@ -161,7 +161,7 @@ describe('ingest under concurrency (seeded stress)', () => {
   it('every acknowledged event reads back as sent: concurrent clients, random shapes, same and different datasets, across a restart', async () => {
     const { seed, replay: tag } = testSeed(
       'FERRY_STRESS_SEED',
-      'npx vitest run test/integration/service/ingest/stress.test.ts',
+      'npx vitest run test/integration/service/store/ingest-stress.test.ts',
     );
     const dataDir = tempDir();
     svc = await startTestService({}, dataDir);

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { compress as zstdCompress } from 'zstd-napi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -177,6 +178,37 @@ describe('ingest bodies', () => {
     expect(r2.status).toBe(413);
     expect(r2.json.message).toMatch(/decompressed/);
     expect(await svc.store.count(ds)).toBe(0);
+  });
+
+  it('closes the connection of a request refused before its body ended, which then holds no shutdown open', async () => {
+    const own = await startTestService({ maxBodyBytes: 64 * 1024 });
+    await own.createDataset('d');
+    const token = await own.apiToken();
+    const url = new URL(`${own.url}/v1/ingest/d`);
+    // The client sends more than the limit and waits: the answer says the connection closes, and it does.
+    const answer = await new Promise<{ status?: number; connection?: string; closed: Promise<void> }>(
+      (resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+          },
+          (res) => {
+            res.resume();
+            const closed = new Promise<void>((r) => req.socket!.once('close', () => r()));
+            resolve({ status: res.statusCode, connection: res.headers.connection, closed });
+          },
+        );
+        req.on('error', reject);
+        req.write(Buffer.alloc(200 * 1024, 0x20)); // more than the limit, and no end
+      },
+    );
+    expect(answer).toMatchObject({ status: 413, connection: 'close' });
+    await answer.closed;
+    await own.stop(); // hung while the connection stayed open waiting for the rest of the body
   });
 
   it('answers 400 for a field name with a NUL character, which the store cannot take', async () => {

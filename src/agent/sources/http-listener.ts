@@ -1,0 +1,291 @@
+/**
+ * What the sources that listen for HTTP (the `http` relay, `otlp`) share: a node:http server on the
+ * configured address, Bearer tokens compared in constant time, errors as JSON `{code, message}`, request
+ * bodies decompressed into memory within per-request limits and a budget across requests, and a stop that
+ * lets requests already handing their events on finish while new ones are refused.
+ *
+ * A body is read whole before any of its events is handed on, so a request refused for any reason (a
+ * limit, a corrupt gzip stream, a malformed array) hands on nothing: the client may send it again as it
+ * is without duplicating events.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Writable, type Transform } from 'node:stream';
+import { decodeBody, type BodyLimits } from '../../ingest/body.js';
+import { IngestBodyError } from '../../ingest/errors.js';
+import { NowAndThen } from '../../util/now-and-then.js';
+import { letGoOfUnreadBody } from '../../util/unread-body.js';
+
+/** An answer other than success, with its status. */
+export class HttpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpRefusal';
+  }
+}
+
+const INGEST_STATUS: Record<IngestBodyError['kind'], number> = { invalid: 400, too_large: 413, unsupported: 415 };
+
+/** Constant-time token checks: every configured token is compared, through digests of equal length. */
+export class TokenCheck {
+  private readonly digests: Buffer[];
+
+  /** @param tokens the accepted tokens; none: every request is taken (loopback only, see the sources' checks) */
+  constructor(tokens: readonly string[]) {
+    this.digests = tokens.map(digest);
+  }
+
+  get required(): boolean {
+    return this.digests.length > 0;
+  }
+
+  /** Throws a 401 unless the Authorization header carries an accepted Bearer token. */
+  check(authorization: string | undefined): void {
+    if (!this.required) return;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    if (!m) throw new HttpRefusal(401, 'Unauthorized: send Authorization: Bearer <token>');
+    const given = digest(m[1]!);
+    let ok = false;
+    for (const d of this.digests) ok = timingSafeEqual(d, given) || ok;
+    if (!ok) throw new HttpRefusal(401, 'Unauthorized: invalid token');
+  }
+}
+
+const digest = (token: string) => createHash('sha256').update(token).digest();
+
+/** Decompressed bytes held by bodies being read or handed on, across the requests of one source. */
+export class BodyBudget {
+  used = 0;
+  constructor(readonly limit: number) {}
+
+  take(bytes: number): boolean {
+    if (this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+/** Collects a decompressed body in memory, taking each chunk from the budget first. */
+class Collector extends Writable {
+  readonly chunks: Buffer[] = [];
+  held = 0;
+
+  constructor(private readonly budget: BodyBudget) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
+    if (!this.budget.take(chunk.length)) {
+      cb(
+        new HttpRefusal(
+          503,
+          `the agent holds ${this.budget.used} bytes of request bodies already (max_inflight_bytes ${this.budget.limit}); retry shortly`,
+          { 'retry-after': '1' },
+        ),
+      );
+      return;
+    }
+    this.held += chunk.length;
+    this.chunks.push(chunk);
+    cb();
+  }
+}
+
+/** A body read whole: its decompressed bytes, to be given back to the budget with release(). */
+export interface HeldBody {
+  bytes: Buffer;
+  /** Bytes after decompression (the ingest result's processedBytes). */
+  size: number;
+  release(): void;
+}
+
+/**
+ * Reads a request's body, decompressed as its Content-Encoding says, through `convert` stages (CSV to
+ * NDJSON) into memory. A limit is a 413, a body that cannot be decoded a 400, the budget a 503.
+ */
+export async function readBody(
+  req: IncomingMessage,
+  limits: BodyLimits,
+  budget: BodyBudget,
+  convert: Transform[] = [],
+): Promise<HeldBody> {
+  const collector = new Collector(budget);
+  const release = () => {
+    budget.give(collector.held);
+    collector.held = 0;
+  };
+  try {
+    const spooled = await decodeBody(req, req.headers['content-encoding'], limits, [...convert, collector]);
+    const bytes = collector.chunks.length === 1 ? collector.chunks[0]! : Buffer.concat(collector.chunks);
+    collector.chunks.length = 0;
+    return { bytes, size: spooled.bytes, release };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/** The status and message of what a handler threw; anything unforeseen is a 500 whose text is not sent. */
+function refusalOf(e: unknown): HttpRefusal {
+  if (e instanceof HttpRefusal) return e;
+  if (e instanceof IngestBodyError) return new HttpRefusal(INGEST_STATUS[e.kind], e.message);
+  return new HttpRefusal(500, 'internal error; the agent logged it');
+}
+
+export function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export interface ListenerLog {
+  info(o: object, m: string): void;
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
+}
+
+/** Requests answered, by status, and the refusals said lately (for /health). */
+export interface ListenerCounters {
+  requests: Map<number, number>;
+}
+
+export interface HttpListenerOptions {
+  source: string;
+  address: { host: string; port: number };
+  maxConnections: number;
+  tokens: TokenCheck;
+  log: ListenerLog;
+  /** Answers one authenticated request; throws HttpRefusal (or an ingest body error) to refuse it. */
+  handle(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void>;
+}
+
+/** Refusals in the last ten minutes make a warning in /health. */
+const RECENT_MS = 10 * 60_000;
+
+export class HttpListener {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly active = new Set<Promise<void>>();
+  private stopping = false;
+  readonly requests = new Map<number, number>();
+  /** The last refusal of each kind the operator should hear of (a token refused, events not accepted). */
+  private readonly lately = new Map<number, { at: number; message: string; from: string }>();
+  private readonly said = new Map<number, NowAndThen>();
+  port = 0;
+
+  constructor(private readonly o: HttpListenerOptions) {}
+
+  async start(): Promise<void> {
+    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.request(req, res));
+    server.maxConnections = this.o.maxConnections;
+    server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.once('close', () => this.sockets.delete(s));
+    });
+    server.on('clientError', (_e, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+      else socket.destroy();
+    });
+    this.server = server;
+    const { host, port } = this.o.address;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (server.address() as { port: number }).port;
+  }
+
+  private request(req: IncomingMessage, res: ServerResponse): void {
+    const work = this.serve(req, res).finally(() => this.active.delete(work));
+    this.active.add(work);
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let status = 200;
+    try {
+      if (this.stopping)
+        throw new HttpRefusal(503, 'the agent is stopping; send again shortly', {
+          'retry-after': '5',
+          connection: 'close',
+        });
+      this.o.tokens.check(req.headers.authorization);
+      await this.o.handle(req, res, () => this.stopping);
+      status = res.statusCode;
+    } catch (e) {
+      const r = refusalOf(e);
+      status = r.status;
+      if (r.status === 500) this.o.log.error({ source: this.o.source, err: e, url: req.url }, 'request failed');
+      this.note(r, req);
+      // A body not read to its end cannot be told from a next request: the connection closes after the answer.
+      const unread = !req.complete;
+      answer(
+        res,
+        r.status,
+        { code: r.status, message: r.message },
+        unread ? { ...r.headers, connection: 'close' } : r.headers,
+      );
+      letGoOfUnreadBody(req);
+    } finally {
+      this.requests.set(status, (this.requests.get(status) ?? 0) + 1);
+    }
+  }
+
+  /** Says a refusal in the log (now and then per status) and remembers it for /health. */
+  private note(r: HttpRefusal, req: IncomingMessage): void {
+    const from = req.socket?.remoteAddress ?? '';
+    this.lately.set(r.status, { at: Date.now(), message: r.message, from });
+    let said = this.said.get(r.status);
+    if (!said) this.said.set(r.status, (said = new NowAndThen()));
+    said.hit((count) =>
+      this.o.log.warn(
+        { source: this.o.source, status: r.status, from, url: req.url?.slice(0, 200), count },
+        `request refused: ${r.message}`,
+      ),
+    );
+  }
+
+  /** /health lines: refusals of the last ten minutes, the most recent of each status. */
+  warnings(now = Date.now()): { warnings: string[]; refusedEvents: boolean } {
+    const warnings: string[] = [];
+    let refusedEvents = false;
+    for (const [status, l] of this.lately) {
+      if (now - l.at > RECENT_MS) continue;
+      warnings.push(`${status} at ${new Date(l.at).toISOString()} to ${l.from}: ${l.message}`);
+      if (status === 503 && !/stopping/.test(l.message)) refusedEvents = true;
+    }
+    return { warnings, refusedEvents };
+  }
+
+  /** Refuses new requests and stops listening; resolves once the requests handing events on are done. */
+  async stop(handing: () => Promise<void>): Promise<void> {
+    this.stopping = true;
+    this.server?.close();
+    this.server?.closeIdleConnections();
+    await handing();
+  }
+
+  /** Waits (a bounded time) for the requests still being answered, then closes every connection. */
+  async close(graceMs = 5_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    for (const s of this.sockets) s.destroy();
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * An ingest body's events, told apart in JavaScript by the agent's relay (the `http` source), which hands
+ * each event on as its own text: never re-serialised, so key order, duplicate keys and large integers reach
+ * the receiver as the client wrote them. The verdicts are the service's (whose DuckDB reader decides them
+ * there): an NDJSON line that is not JSON, or not an object, is a failed event numbered among the non-blank
+ * lines; an array whose structure or any element does not parse is refused whole (400); an element that is
+ * not an object is a failed event. Pure functions over the decoded body.
+ */
+import { invalidBody } from './errors.js';
+
+/** An event that could not be taken, numbered from 1 as the ingest result's failures number them. */
+export interface EventFailure {
+  event: number;
+  error: string;
+}
+
+export interface SplitBody {
+  /** Each event's JSON object text. */
+  events: string[];
+  failures: EventFailure[];
+}
+
+/** The largest event taken, as the service's reader takes (its maximum_object_size). */
+export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
+/** The name the service's reader gives a JSON value's type (DuckDB's json_type, in lower case). */
+function typeName(value: unknown, text: string): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  switch (typeof value) {
+    case 'string':
+      return 'varchar';
+    case 'boolean':
+      return 'boolean';
+    case 'number': {
+      const t = text.trim();
+      if (/[.eE]/.test(t)) return 'double';
+      const n = BigInt(t);
+      if (n < 0n) return n >= -(2n ** 63n) ? 'bigint' : 'double';
+      return n < 2n ** 64n ? 'ubigint' : 'double';
+    }
+    default:
+      return 'object';
+  }
+}
+
+/** The verdict on one event's text: undefined when it is a JSON object, else why it fails. */
+function verdict(text: string, n: number): string | undefined {
+  if (text.length > MAX_EVENT_BYTES) return `event ${n}: larger than ${MAX_EVENT_BYTES} bytes`;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return `event ${n}: invalid JSON`;
+  }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return undefined;
+  return `event ${n}: expected a JSON object, got ${typeName(value, text)}`;
+}
+
+const isBlank = (s: string) => s.trim() === '';
+
+/** One JSON value per line; blank lines are skipped and not numbered. */
+export function splitNdjson(body: string): SplitBody {
+  const events: string[] = [];
+  const failures: EventFailure[] = [];
+  let n = 0;
+  for (let at = 0; at < body.length;) {
+    let end = body.indexOf('\n', at);
+    if (end < 0) end = body.length;
+    const line = body.slice(at, end > at && body.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
+    at = end + 1;
+    if (isBlank(line)) continue;
+    n++;
+    const error = verdict(line, n);
+    if (error) failures.push({ event: n, error });
+    else events.push(line);
+  }
+  return { events, failures };
+}
+
+const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
+
+function skipSpace(s: string, i: number): number {
+  while (i < s.length && WS.has(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** The index just past the string whose opening quote is at `i`, or -1 if it never closes. */
+function stringEnd(s: string, i: number): number {
+  for (let j = s.indexOf('"', i + 1); j >= 0; j = s.indexOf('"', j + 1)) {
+    let slashes = 0;
+    while (s.charCodeAt(j - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return j + 1;
+  }
+  return -1;
+}
+
+/**
+ * The end of the array element starting at `i` (the index of the `,` or `]` after it), found by brackets
+ * and strings alone: the element itself is parsed afterwards.
+ */
+function elementEnd(s: string, i: number): number {
+  let depth = 0;
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22) {
+      i = stringEnd(s, i);
+      if (i < 0) return -1;
+      continue;
+    }
+    if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) return c === 0x5d ? i : -1;
+      depth--;
+    } else if (c === 0x2c && depth === 0) return i;
+    i++;
+  }
+  return -1;
+}
+
+const NOT_CLOSED = 'invalid JSON body: the JSON array is not closed with "]" (a truncated body?)';
+
+/** One JSON array of values; refused whole if it does not parse. */
+export function splitArray(body: string): SplitBody {
+  const events: string[] = [];
+  const failures: EventFailure[] = [];
+  let i = skipSpace(body, body.charCodeAt(0) === 0xfeff ? 1 : 0);
+  if (body.charCodeAt(i) !== 0x5b) throw invalidBody('invalid JSON body: expected a JSON array');
+  i = skipSpace(body, i + 1);
+  if (body.charCodeAt(i) === 0x5d) i++;
+  else {
+    for (let n = 1; ; n++) {
+      const end = elementEnd(body, i);
+      if (end < 0) throw invalidBody(NOT_CLOSED);
+      const text = body.slice(i, end).trim();
+      if (text === '') throw invalidBody(`invalid JSON body: element ${n} is empty (at character ${i})`);
+      const error = verdict(text, n);
+      if (error?.endsWith('invalid JSON'))
+        throw invalidBody(`invalid JSON body: element ${n} (at character ${i}) is not valid JSON`);
+      if (error) failures.push({ event: n, error });
+      else events.push(text);
+      i = skipSpace(body, end + 1);
+      if (body.charCodeAt(end) === 0x5d) break;
+    }
+  }
+  if (skipSpace(body, i) < body.length) throw invalidBody(NOT_CLOSED);
+  return { events, failures };
+}
