@@ -9,8 +9,11 @@
  *
  *   syslog           the same events as RFC 3164 syslog lines (`<13>… host app: {json}`) sent over one TCP
  *                    connection to a `syslog` source (parsed into fields, shipped as JSON)
+ *   relay            the same events posted to an `http` source as an app's Axiom client would: NDJSON
+ *                    bodies of 1,000 events, gzip-compressed beforehand, 4 requests in flight, from a
+ *                    process of its own (bench/relay-sender.ts)
  *
- * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|both|all]
+ * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|relay|both|all]
  * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
  * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node,
  * after the daemon's own DAEMON_NODE_FLAGS).
@@ -33,7 +36,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzip } from 'node:zlib';
+import { gunzip, gzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -43,8 +46,9 @@ import { benchArgs } from './args.js';
 
 const gunzipAsync = promisify(gunzip);
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const RELAY_SENDER = fileURLToPath(new URL('./relay-sender.js', import.meta.url));
 
-const values = benchArgs(`usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|both|all]`, {
+const values = benchArgs(`usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|relay|both|all]`, {
   options: {
     mb: { type: 'string', default: '1024' },
     mode: { type: 'string', default: 'both' },
@@ -131,6 +135,49 @@ async function syslogFile(data: { file: string }): Promise<string> {
   return file;
 }
 
+/** The same events as gzip-compressed NDJSON bodies of RELAY_EVENTS lines ([u32 length][body]…), made once. */
+const RELAY_EVENTS = 1000;
+async function relayFile(data: { file: string }): Promise<string> {
+  const file = data.file.replace(/\.ndjson$/, '.relay');
+  if (existsSync(file)) return file;
+  const out = createWriteStream(`${file}.tmp`);
+  const write = async (lines: string[]) => {
+    const body = gzipSync(`${lines.join('\n')}\n`);
+    const head = Buffer.alloc(4);
+    head.writeUInt32LE(body.length, 0);
+    out.write(head);
+    if (!out.write(body)) await new Promise<void>((r) => out.once('drain', () => r()));
+  };
+  let lines: string[] = [];
+  for await (const line of createInterface({ input: createReadStream(data.file) })) {
+    lines.push(line);
+    if (lines.length === RELAY_EVENTS) {
+      await write(lines);
+      lines = [];
+    }
+  }
+  if (lines.length) await write(lines);
+  await new Promise<void>((r) => out.end(() => r()));
+  renameSync(`${file}.tmp`, file);
+  return file;
+}
+
+/** Waits until something listens on the port. */
+async function listening(port: number, what: string): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const probe = connect(port, '127.0.0.1', () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (tries > 200) throw new Error(`the ${what} did not listen`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
   const s = createNetServer();
@@ -140,18 +187,27 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function run(
-  mode: 'passthrough' | 'parse' | 'syslog',
-  data: { file: string; lines: number; bytes: number },
-): Promise<void> {
+type Mode = 'passthrough' | 'parse' | 'syslog' | 'relay';
+const MODES: readonly Mode[] = ['passthrough', 'parse', 'syslog', 'relay'];
+const TITLE: Record<Mode, string> = {
+  passthrough: 'passthrough',
+  parse: 'parse-and-enrich',
+  syslog: 'syslog over TCP',
+  relay: 'http relay (gzip bodies of 1,000 events)',
+};
+
+async function run(mode: Mode, data: { file: string; lines: number; bytes: number }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-agent-'));
   const receiver = await startReceiver();
-  const syslogPort = mode === 'syslog' ? await freePort() : 0;
+  const port = mode === 'syslog' || mode === 'relay' ? await freePort() : 0;
   const source =
     mode === 'syslog'
-      ? `net: { type: syslog, mode: tcp, address: "127.0.0.1:${syslogPort}" }`
-      : `file: { type: file, include: ["${data.file}"], start_at: beginning }`;
+      ? `net: { type: syslog, mode: tcp, address: "127.0.0.1:${port}" }`
+      : mode === 'relay'
+        ? `net: { type: http, address: "127.0.0.1:${port}", tokens: [bench-token] }`
+        : `file: { type: file, include: ["${data.file}"], start_at: beginning }`;
   const syslogData = mode === 'syslog' ? await syslogFile(data) : undefined;
+  const relayData = mode === 'relay' ? await relayFile(data) : undefined;
   const transforms =
     mode === 'parse'
       ? `transforms:
@@ -174,7 +230,7 @@ ${transforms}
 sinks:
   out:
     type: axiom
-    inputs: [${mode === 'parse' ? 'enrich' : mode === 'syslog' ? 'net' : 'file'}]
+    inputs: [${mode === 'parse' ? 'enrich' : mode === 'syslog' || mode === 'relay' ? 'net' : 'file'}]
     url: ${receiver.url}
     token: xaat-bench
     dataset: bench
@@ -187,38 +243,34 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env },
   });
-  if (syslogData) {
-    // Sent as one sender would: one connection, written as fast as the agent reads it.
-    for (let tries = 0; ; tries++) {
-      const ok = await new Promise<boolean>((resolve) => {
-        const probe = connect(syslogPort, '127.0.0.1', () => {
-          probe.destroy();
-          resolve(true);
-        });
-        probe.once('error', () => resolve(false));
-      });
-      if (ok) break;
-      if (tries > 200) throw new Error('the syslog source did not listen');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  if (port) await listening(port, `${mode} source`);
   const recv0 = process.cpuUsage();
   const t0 = performance.now();
-  // The sender is a process of its own, as a real one is: not on the receiver's event loop.
+  // The sender is a process of its own, as a real one is: not on the receiver's event loop. Syslog goes as
+  // one sender would send it: one connection, written as fast as the agent reads it.
   const sender = syslogData
     ? spawn(
         process.execPath,
         [
           '-e',
-          `require('fs').createReadStream(${JSON.stringify(syslogData)}).pipe(require('net').connect(${syslogPort}, '127.0.0.1'))`,
+          `require('fs').createReadStream(${JSON.stringify(syslogData)}).pipe(require('net').connect(${port}, '127.0.0.1'))`,
         ],
         { stdio: 'inherit' },
       )
-    : undefined;
+    : relayData
+      ? spawn(
+          process.execPath,
+          [RELAY_SENDER, relayData, String(port), 'bench-token', process.env.BENCH_IN_FLIGHT ?? '4'],
+          {
+            stdio: 'inherit',
+          },
+        )
+      : undefined;
   let agentCpu = 0;
   let rss = 0;
   while (receiver.lines() < data.lines) {
     if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}`);
+    if (sender?.exitCode) throw new Error(`the sender exited with ${sender.exitCode}`);
     await new Promise((r) => setTimeout(r, 50));
     agentCpu = cpuSeconds(child.pid!);
     rss = peakRss(child.pid!);
@@ -232,7 +284,7 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   await receiver.close();
   rmSync(dir, { recursive: true, force: true });
   console.log(
-    `${mode === 'parse' ? 'parse-and-enrich' : mode === 'syslog' ? 'syslog over TCP' : 'passthrough'}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`,
+    `${TITLE[mode]}: ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / 1048576).toFixed(0)} MiB in ${secs.toFixed(1)} s`,
   );
   console.log(`  MB/s              ${(data.bytes / 1e6 / secs).toFixed(1)}`);
   console.log(`  lines/s           ${Math.round(data.lines / secs).toLocaleString('en-US')}`);
@@ -246,15 +298,10 @@ async function main(): Promise<void> {
   console.log(
     `input: ${data.file} (${(data.bytes / 1048576).toFixed(0)} MiB, ${data.lines.toLocaleString('en-US')} lines, ${(data.bytes / data.lines).toFixed(0)} bytes/line)`,
   );
-  const modes =
-    values.mode === 'both'
-      ? ['passthrough', 'parse']
-      : values.mode === 'all'
-        ? ['passthrough', 'parse', 'syslog']
-        : [values.mode];
+  const modes = values.mode === 'both' ? ['passthrough', 'parse'] : values.mode === 'all' ? MODES : [values.mode];
   for (const mode of modes) {
-    if (mode !== 'passthrough' && mode !== 'parse' && mode !== 'syslog') throw new Error(`unknown --mode ${mode}`);
-    await run(mode, data);
+    if (!MODES.includes(mode as Mode)) throw new Error(`unknown --mode ${mode}`);
+    await run(mode as Mode, data);
   }
 }
 

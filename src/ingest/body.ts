@@ -5,7 +5,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
+import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import { DecompressStream } from 'zstd-napi';
@@ -124,6 +124,91 @@ export async function spoolToFile(
     return await decodeBody(source, encoding, limits, [...convert, createWriteStream(file, { highWaterMark: CHUNK })]);
   } catch (e) {
     await rm(file, { force: true });
+    throw e;
+  }
+}
+
+/** Decompressed bytes held in memory by bodies being read or handled, across the requests of one server. */
+export class BodyBudget {
+  used = 0;
+  constructor(readonly limit: number) {}
+
+  take(bytes: number): boolean {
+    if (this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+/** Collects a decompressed body in memory, taking each chunk from the budget first. */
+class Collector extends Writable {
+  readonly chunks: Buffer[] = [];
+  held = 0;
+
+  constructor(
+    private readonly budget: BodyBudget,
+    private readonly what: string,
+    private readonly weight: number,
+  ) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
+    const cost = chunk.length * this.weight;
+    if (!this.budget.take(cost)) {
+      cb(
+        new IngestBodyError(
+          'busy',
+          `${this.what} holds ${this.budget.used} bytes of request bodies already (its limit is ${this.budget.limit}); retry shortly`,
+        ),
+      );
+      return;
+    }
+    this.held += cost;
+    this.chunks.push(chunk);
+    cb();
+  }
+}
+
+/** A body read whole into memory: its decompressed bytes, given back to the budget with release(). */
+export interface HeldBody {
+  bytes: Buffer;
+  /** Bytes after decompression (before any conversion). */
+  size: number;
+  release(): void;
+}
+
+/**
+ * Reads a body whole into memory, decompressed, through `convert` stages (CSV to NDJSON), within the
+ * limits (413) and the budget shared by the requests being handled (`busy`, 503). `what` names the holder
+ * in the budget's message ("the agent", "the service"); `weight` is what each decompressed byte costs the
+ * budget, for a caller that holds more than the bytes while it handles them (their text, decoded messages).
+ */
+export async function readBody(
+  source: Readable,
+  encoding: string | undefined,
+  limits: BodyLimits,
+  budget: BodyBudget,
+  what: string,
+  convert: Transform[] = [],
+  weight = 1,
+): Promise<HeldBody> {
+  const collector = new Collector(budget, what, weight);
+  const release = () => {
+    budget.give(collector.held);
+    collector.held = 0;
+  };
+  try {
+    const spooled = await decodeBody(source, encoding, limits, [...convert, collector]);
+    const bytes = collector.chunks.length === 1 ? collector.chunks[0]! : Buffer.concat(collector.chunks);
+    collector.chunks.length = 0;
+    return { bytes, size: spooled.bytes, release };
+  } catch (e) {
+    release();
     throw e;
   }
 }

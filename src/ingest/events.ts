@@ -6,7 +6,8 @@
  * lines; an array whose structure or any element does not parse is refused whole (400); an element that is
  * not an object is a failed event. Pure functions over the decoded body.
  */
-import { invalidBody } from './errors.js';
+import { isUtf8 } from 'node:buffer';
+import { IngestBodyError, invalidBody } from './errors.js';
 
 /** An event that could not be taken, numbered from 1 as the ingest result's failures number them. */
 export interface EventFailure {
@@ -17,11 +18,52 @@ export interface EventFailure {
 export interface SplitBody {
   /** Each event's JSON object text. */
   events: string[];
+  /** The first MAX_LISTED_FAILURES failures, in order. */
   failures: EventFailure[];
+  /** How many failed in all. */
+  failed: number;
 }
+
+/** At most this many failures are listed; `failed` counts them all (as the service's result does). */
+export const MAX_LISTED_FAILURES = 1000;
 
 /** The largest event taken, as the service's reader takes (its maximum_object_size). */
 export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
+/** Collects a body's verdicts, refusing the body whole once it holds more than `maxEvents` values. */
+class Verdicts implements SplitBody {
+  events: string[] = [];
+  failures: EventFailure[] = [];
+  failed = 0;
+  constructor(private readonly maxEvents: number) {}
+
+  take(text: string, n: number): void {
+    if (n > this.maxEvents)
+      throw new IngestBodyError(
+        'too_large',
+        `the body holds more than ${this.maxEvents} events; send smaller requests`,
+      );
+    const error = verdict(text, n);
+    if (error === undefined) this.events.push(text);
+    else this.fail(n, error);
+  }
+
+  fail(n: number, error: string): void {
+    this.failed++;
+    if (this.failures.length < MAX_LISTED_FAILURES) this.failures.push({ event: n, error });
+  }
+}
+
+/** JSON's whitespace: space, tab, line feed, carriage return (not the other Unicode spaces trim() takes). */
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+function jsonTrim(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && isJsonSpace(s.charCodeAt(a))) a++;
+  while (b > a && isJsonSpace(s.charCodeAt(b - 1))) b--;
+  return a === 0 && b === s.length ? s : s.slice(a, b);
+}
 
 /** The name the service's reader gives a JSON value's type (DuckDB's json_type, in lower case). */
 function typeName(value: unknown, text: string): string {
@@ -57,25 +99,43 @@ function verdict(text: string, n: number): string | undefined {
   return `event ${n}: expected a JSON object, got ${typeName(value, text)}`;
 }
 
-const isBlank = (s: string) => s.trim() === '';
-
-/** One JSON value per line; blank lines are skipped and not numbered. */
-export function splitNdjson(body: string): SplitBody {
-  const events: string[] = [];
-  const failures: EventFailure[] = [];
+/**
+ * One JSON value per line; blank lines are skipped and not numbered, and a byte order mark that starts the
+ * body is not part of it. A body that is not UTF-8 is read line by line, and a line that is not fails.
+ */
+export function splitNdjson(body: Buffer, maxEvents = Infinity): SplitBody {
+  const out = new Verdicts(maxEvents);
+  if (isUtf8(body)) {
+    const text = body.toString('utf8');
+    let n = 0;
+    for (let at = 0; at < text.length;) {
+      let end = text.indexOf('\n', at);
+      if (end < 0) end = text.length;
+      let line = jsonTrim(text.slice(at, end));
+      if (at === 0 && line.charCodeAt(0) === 0xfeff) line = jsonTrim(line.slice(1));
+      at = end + 1;
+      if (line === '') continue;
+      out.take(line, ++n);
+    }
+    return out;
+  }
   let n = 0;
   for (let at = 0; at < body.length;) {
-    let end = body.indexOf('\n', at);
+    let end = body.indexOf(0x0a, at);
     if (end < 0) end = body.length;
-    const line = body.slice(at, end > at && body.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
+    const bytes = body.subarray(at, end);
+    const first = at === 0;
     at = end + 1;
-    if (isBlank(line)) continue;
-    n++;
-    const error = verdict(line, n);
-    if (error) failures.push({ event: n, error });
-    else events.push(line);
+    if (!isUtf8(bytes)) {
+      out.fail(++n, `event ${n}: invalid JSON`);
+      continue;
+    }
+    let line = jsonTrim(bytes.toString('utf8'));
+    if (first && line.charCodeAt(0) === 0xfeff) line = jsonTrim(line.slice(1));
+    if (line === '') continue;
+    out.take(line, ++n);
   }
-  return { events, failures };
+  return out;
 }
 
 const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
@@ -120,10 +180,11 @@ function elementEnd(s: string, i: number): number {
 
 const NOT_CLOSED = 'invalid JSON body: the JSON array is not closed with "]" (a truncated body?)';
 
-/** One JSON array of values; refused whole if it does not parse. */
-export function splitArray(body: string): SplitBody {
-  const events: string[] = [];
-  const failures: EventFailure[] = [];
+/** One JSON array of values; refused whole if it does not parse (or is not UTF-8). */
+export function splitArray(bytes: Buffer, maxEvents = Infinity): SplitBody {
+  if (!isUtf8(bytes)) throw invalidBody('invalid JSON body: it is not valid UTF-8');
+  const body = bytes.toString('utf8');
+  const out = new Verdicts(maxEvents);
   let i = skipSpace(body, body.charCodeAt(0) === 0xfeff ? 1 : 0);
   if (body.charCodeAt(i) !== 0x5b) throw invalidBody('invalid JSON body: expected a JSON array');
   i = skipSpace(body, i + 1);
@@ -132,17 +193,19 @@ export function splitArray(body: string): SplitBody {
     for (let n = 1; ; n++) {
       const end = elementEnd(body, i);
       if (end < 0) throw invalidBody(NOT_CLOSED);
-      const text = body.slice(i, end).trim();
+      const text = jsonTrim(body.slice(i, end));
       if (text === '') throw invalidBody(`invalid JSON body: element ${n} is empty (at character ${i})`);
+      if (n > maxEvents)
+        throw new IngestBodyError('too_large', `the body holds more than ${maxEvents} events; send smaller requests`);
       const error = verdict(text, n);
       if (error?.endsWith('invalid JSON'))
         throw invalidBody(`invalid JSON body: element ${n} (at character ${i}) is not valid JSON`);
-      if (error) failures.push({ event: n, error });
-      else events.push(text);
+      if (error) out.fail(n, error);
+      else out.events.push(text);
       i = skipSpace(body, end + 1);
       if (body.charCodeAt(end) === 0x5d) break;
     }
   }
   if (skipSpace(body, i) < body.length) throw invalidBody(NOT_CLOSED);
-  return { events, failures };
+  return out;
 }

@@ -38,6 +38,11 @@ export interface IngestParams {
   timestampFormat?: string;
   /** X-Axiom-Event-Labels: fields set on every event (replacing the event's own of the same name). */
   labels?: Record<string, unknown>;
+  /**
+   * The kind of dataset the events belong in (an OTel signal's, `otel:traces:v1`), for a receiver that
+   * makes datasets on first use (the agent's local sink); not sent over HTTP.
+   */
+  datasetKind?: string;
 }
 
 const LABELS_SHAPE = 'X-Axiom-Event-Labels must be a JSON object, e.g. {"region":"eu-west-1"}';

@@ -150,6 +150,30 @@ export class Delivery {
     return this.batcher.flush();
   }
 
+  private handing: Promise<void> | undefined;
+  private nextHanding: Promise<void> | undefined;
+
+  /**
+   * Puts what is batched into the queue now, for a source whose sender waits for it (the relay). Calls made
+   * while a hand-over is under way join the next one, as appends share an fsync: concurrent senders share
+   * batches instead of each cutting its own.
+   */
+  queueNow(): Promise<void> {
+    if (!this.handing) {
+      const run = this.batcher.flush().finally(() => {
+        if (this.handing === run) this.handing = undefined;
+      });
+      this.handing = run;
+      return run;
+    }
+    const again = () => {
+      this.nextHanding = undefined;
+      return this.queueNow();
+    };
+    this.nextHanding ??= this.handing.then(again, again);
+    return this.nextHanding;
+  }
+
   /**
    * Resolves when every queued batch is delivered, or at `deadline` (epoch ms), or when `giveUp` says so
    * (a sink held by a refusal when nobody will fix it), whichever is first.

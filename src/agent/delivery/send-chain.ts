@@ -142,7 +142,7 @@ export class SendChain {
       let trouble: Trouble;
       let waitMs: number | undefined;
       if (outcome.kind === 'retry') ({ trouble, waitMs } = outcome);
-      else if (outcome.kind === 'refused' && outcome.config && hold)
+      else if (outcome.kind === 'refused' && outcome.config && hold && !appsDataset(outcome.status, to))
         trouble = { kind: 'refused', status: outcome.status, message: outcome.reason };
       else {
         if (outcome.kind === 'delivered' || outcome.kind === 'partly-refused') this.health.delivered();
@@ -186,4 +186,13 @@ export class SendChain {
     this.wake?.();
     await this.sink.close();
   }
+}
+
+/**
+ * A dataset the receiver does not know (404) or the token may not write (403), named by an application
+ * (a relayed request's, an OTLP export's): no setting of the operator's fixes it, and holding the queue for
+ * it would hold every other application's events, so its batch is dead-lettered instead.
+ */
+function appsDataset(status: number | undefined, to: Destination | undefined): boolean {
+  return to?.params !== undefined && (status === 403 || status === 404);
 }

@@ -109,7 +109,7 @@ export class Pipeline {
 
     const sinkOf = new Map(cfg.sinks.map((s, i) => [s.name, deliveries[i]!]));
     const flushSinks = async (source: string) => {
-      await Promise.all(cfg.topology.sinksOf(source).map((sink) => sinkOf.get(sink)!.flush()));
+      await Promise.all(cfg.topology.sinksOf(source).map((sink) => sinkOf.get(sink)!.queueNow()));
     };
     const sources: Source[] = cfg.sources.map((s) =>
       s.spec.create(s.settings, {

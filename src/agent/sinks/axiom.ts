@@ -47,6 +47,14 @@ const UNSENDABLE = new Set([
   'ERR_HTTP_INVALID_HEADER_VALUE',
 ]);
 
+/** JSON with every character past ASCII escaped: a header value carries it as it is (any label text). */
+export function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** Where one destination's batches are posted: its URL (with the time parameters) and its headers. */
 interface Endpoint {
   url: URL;
@@ -85,7 +93,7 @@ export class AxiomSink implements Sink {
         authorization: `Bearer ${this.o.token}`,
         'content-type': 'application/x-ndjson',
         'user-agent': 'ferry',
-        ...(Object.keys(labels).length ? { 'x-axiom-event-labels': JSON.stringify(labels) } : {}),
+        ...(Object.keys(labels).length ? { 'x-axiom-event-labels': asciiJson(labels) } : {}),
       },
     };
     // Bounded: destinations come from the config or from the events' sources, and a few hundred are many.

@@ -20,10 +20,18 @@ export class LocalSink implements Sink {
 
   async send(batch: Buffer, _encoding: 'none', to?: Destination): Promise<SendOutcome> {
     const dataset = to?.dataset ?? this.dataset;
+    // The service's own datasets (monitor runs, the audit trail) are written by the service alone.
+    if (dataset !== this.dataset && this.store.isSystemDataset(dataset))
+      return {
+        kind: 'refused',
+        status: 403,
+        reason: `dataset "${dataset}" is kept by the service itself`,
+        config: false,
+      };
     // A dataset events brought with them is made on first use, as the sink's own was at its start.
     if (dataset !== this.dataset && !this.store.hasDataset(dataset)) {
       try {
-        await this.store.createDataset({ name: dataset, who: 'agent local sink' });
+        await this.store.createDataset({ name: dataset, who: 'agent local sink', kind: to?.params?.datasetKind });
       } catch (e) {
         // A name the store refuses (or reserves) is the events' problem: they are refused, as ingest refuses them.
         if (e instanceof StoreError && (e.kind === 'invalid' || e.kind === 'forbidden'))
@@ -36,7 +44,11 @@ export class LocalSink implements Sink {
     try {
       // A relayed request's parameters replace the sink's time settings; its labels join the sink's.
       const options: IngestOptions = to?.params
-        ? { ...to.params, labels: { ...this.options.labels, ...to.params.labels } }
+        ? {
+            timestampField: to.params.timestampField,
+            timestampFormat: to.params.timestampFormat,
+            labels: { ...this.options.labels, ...to.params.labels },
+          }
         : this.options;
       const r = await this.store.ingestFile(dataset, file, 'ndjson', options).catch((e: unknown) => {
         // More than memory_limit leaves one batch: split, as after an HTTP 413.

@@ -9,13 +9,14 @@
  * is without duplicating events.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import picomatch from 'picomatch';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { Writable, type Transform } from 'node:stream';
-import { decodeBody, type BodyLimits } from '../../ingest/body.js';
 import { IngestBodyError } from '../../ingest/errors.js';
+import type { IngestParams } from '../../ingest/request.js';
 import { NowAndThen } from '../../util/now-and-then.js';
 import { letGoOfUnreadBody } from '../../util/unread-body.js';
+import type { SourceLine, Stream } from './source.js';
 
 /** An answer other than success, with its status. */
 export class HttpRefusal extends Error {
@@ -29,7 +30,12 @@ export class HttpRefusal extends Error {
   }
 }
 
-const INGEST_STATUS: Record<IngestBodyError['kind'], number> = { invalid: 400, too_large: 413, unsupported: 415 };
+const INGEST_STATUS: Record<IngestBodyError['kind'], number> = {
+  invalid: 400,
+  too_large: 413,
+  unsupported: 415,
+  busy: 503,
+};
 
 /** Constant-time token checks: every configured token is compared, through digests of equal length. */
 export class TokenCheck {
@@ -58,86 +64,11 @@ export class TokenCheck {
 
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
-/** Decompressed bytes held by bodies being read or handed on, across the requests of one source. */
-export class BodyBudget {
-  used = 0;
-  constructor(readonly limit: number) {}
-
-  take(bytes: number): boolean {
-    if (this.used + bytes > this.limit) return false;
-    this.used += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.used -= bytes;
-  }
-}
-
-/** Collects a decompressed body in memory, taking each chunk from the budget first. */
-class Collector extends Writable {
-  readonly chunks: Buffer[] = [];
-  held = 0;
-
-  constructor(private readonly budget: BodyBudget) {
-    super();
-  }
-
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    if (!this.budget.take(chunk.length)) {
-      cb(
-        new HttpRefusal(
-          503,
-          `the agent holds ${this.budget.used} bytes of request bodies already (max_inflight_bytes ${this.budget.limit}); retry shortly`,
-          { 'retry-after': '1' },
-        ),
-      );
-      return;
-    }
-    this.held += chunk.length;
-    this.chunks.push(chunk);
-    cb();
-  }
-}
-
-/** A body read whole: its decompressed bytes, to be given back to the budget with release(). */
-export interface HeldBody {
-  bytes: Buffer;
-  /** Bytes after decompression (the ingest result's processedBytes). */
-  size: number;
-  release(): void;
-}
-
-/**
- * Reads a request's body, decompressed as its Content-Encoding says, through `convert` stages (CSV to
- * NDJSON) into memory. A limit is a 413, a body that cannot be decoded a 400, the budget a 503.
- */
-export async function readBody(
-  req: IncomingMessage,
-  limits: BodyLimits,
-  budget: BodyBudget,
-  convert: Transform[] = [],
-): Promise<HeldBody> {
-  const collector = new Collector(budget);
-  const release = () => {
-    budget.give(collector.held);
-    collector.held = 0;
-  };
-  try {
-    const spooled = await decodeBody(req, req.headers['content-encoding'], limits, [...convert, collector]);
-    const bytes = collector.chunks.length === 1 ? collector.chunks[0]! : Buffer.concat(collector.chunks);
-    collector.chunks.length = 0;
-    return { bytes, size: spooled.bytes, release };
-  } catch (e) {
-    release();
-    throw e;
-  }
-}
-
 /** The status and message of what a handler threw; anything unforeseen is a 500 whose text is not sent. */
 function refusalOf(e: unknown): HttpRefusal {
   if (e instanceof HttpRefusal) return e;
-  if (e instanceof IngestBodyError) return new HttpRefusal(INGEST_STATUS[e.kind], e.message);
+  if (e instanceof IngestBodyError)
+    return new HttpRefusal(INGEST_STATUS[e.kind], e.message, e.kind === 'busy' ? { 'retry-after': '1' } : {});
   return new HttpRefusal(500, 'internal error; the agent logged it');
 }
 
@@ -167,6 +98,8 @@ export interface HttpListenerOptions {
   source: string;
   address: { host: string; port: number };
   maxConnections: number;
+  /** A connection with no request in progress is closed after this long (so idle ones free their slot). */
+  idleTimeoutMs: number;
   tokens: TokenCheck;
   log: ListenerLog;
   /** Answers one authenticated request; throws HttpRefusal (or an ingest body error) to refuse it. */
@@ -194,7 +127,11 @@ export class HttpListener {
     server.maxConnections = this.o.maxConnections;
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);
-      s.once('close', () => this.sockets.delete(s));
+      this.arm(s);
+      s.once('close', () => {
+        this.sockets.delete(s);
+        clearTimeout(this.idle.get(s)?.timer);
+      });
     });
     server.on('clientError', (_e, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
@@ -212,7 +149,28 @@ export class HttpListener {
     this.port = (server.address() as { port: number }).port;
   }
 
+  /** Per connection: requests in progress, and the timer that closes it once it has none for a while. */
+  private readonly idle = new WeakMap<Socket, { requests: number; timer?: NodeJS.Timeout }>();
+
+  private arm(s: Socket): void {
+    let state = this.idle.get(s);
+    if (!state) this.idle.set(s, (state = { requests: 0 }));
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => {
+      if (state.requests === 0) s.destroy();
+      else this.arm(s);
+    }, this.o.idleTimeoutMs);
+    state.timer.unref();
+  }
+
   private request(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    const state = this.idle.get(socket);
+    if (state) state.requests++;
+    res.once('close', () => {
+      if (state) state.requests--;
+      if (!socket.destroyed) this.arm(socket);
+    });
     const work = this.serve(req, res).finally(() => this.active.delete(work));
     this.active.add(work);
   }
@@ -287,5 +245,131 @@ export class HttpListener {
     await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
     for (const s of this.sockets) s.destroy();
+  }
+}
+
+/**
+ * The datasets a source takes events for (`datasets: ["app-*"]`, globs; all when none are given): a
+ * request for another is refused with 403, so a token given to apps cannot write anywhere.
+ */
+export function datasetGate(patterns: readonly string[] | undefined): (dataset: string) => void {
+  if (!patterns?.length) return () => undefined;
+  const allowed = picomatch([...patterns]);
+  return (dataset) => {
+    if (!allowed(dataset))
+      throw new HttpRefusal(403, `dataset "${dataset}" is not one this source takes (${patterns.join(', ')})`);
+  };
+}
+
+/** What a request's stream hears back from the pipeline: when its last event is queued, and drops. */
+class RequestStream implements Stream {
+  readonly whole = true;
+  lost = false;
+  private resolve!: () => void;
+  readonly queued = new Promise<void>((r) => (this.resolve = r));
+
+  constructor(
+    readonly id: string,
+    readonly source: string,
+    private readonly last: number,
+  ) {
+    if (last === 0) this.resolve();
+  }
+
+  acknowledge(offset: number): void {
+    if (offset >= this.last) this.resolve();
+  }
+
+  dropped(): void {
+    this.lost = true;
+  }
+}
+
+/**
+ * Hands a request's events to the pipeline as one stream of their own, has the sinks queue them at once,
+ * and returns once every one is in the disk queue of every sink: then, and only then, may the request be
+ * answered 200. Throws a 503 when they are not queued in time or a full queue dropped them.
+ */
+export class HandOff {
+  emit!: (l: SourceLine) => Promise<void> | undefined;
+  /** Requests handing their events on: a stopping source waits for them. */
+  private readonly handing = new Set<Promise<void>>();
+  private seq = 0;
+
+  constructor(
+    private readonly source: string,
+    private readonly flush: () => Promise<void>,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /**
+   * @param done called once the events are all handed on (or the hand-off failed), even after a late answer:
+   *   the memory they hold is given back then
+   */
+  async queue(
+    events: string[],
+    dataset: string,
+    params: IngestParams,
+    stopping: () => boolean,
+    done: () => void,
+  ): Promise<void> {
+    if (stopping()) {
+      done();
+      throw new HttpRefusal(503, 'the agent is stopping; send again shortly', { 'retry-after': '5' });
+    }
+    const stream = new RequestStream(`${this.source}#${++this.seq}`, this.source, events.length);
+    // The time limit covers the whole hand-off: a full queue (when_full: block) holds the emits themselves.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), this.timeoutMs)));
+    const work = (async () => {
+      for (let i = 0; i < events.length; i++) {
+        const wait = this.emit({
+          text: events[i]!,
+          truncated: false,
+          structured: true,
+          dataset,
+          params,
+          stream,
+          offset: i + 1,
+          generation: 0,
+        });
+        if (wait) await wait;
+      }
+    })();
+    this.handing.add(work);
+    const handed = work.finally(() => {
+      this.handing.delete(work);
+      done();
+    });
+    const queued = handed.then(async () => {
+      if (events.length > 0) await this.flush();
+      await stream.queued;
+      return 'queued' as const;
+    });
+    let outcome: 'queued' | 'late';
+    try {
+      outcome = await Promise.race([queued, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (outcome === 'late') {
+      queued.catch(() => undefined);
+      throw new HttpRefusal(
+        503,
+        `the events were not queued within ${this.timeoutMs / 1000}s (a sink's queue is full, or the agent is stopping); they may still be shipped`,
+        { 'retry-after': '5' },
+      );
+    }
+    if (stream.lost)
+      throw new HttpRefusal(
+        503,
+        "a sink's queue is full (when_full: drop_newest) and dropped events of this request; send it again later",
+        { 'retry-after': '5' },
+      );
+  }
+
+  /** Resolves once no request is handing events on. */
+  async handed(): Promise<void> {
+    await Promise.all([...this.handing]);
   }
 }

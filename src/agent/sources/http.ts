@@ -12,18 +12,19 @@
  * time the receiver cannot read fails there, into the sink's dead-letter file.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bytes, duration, int, listen, strings, type OptionSpecs } from '../../config/options.js';
+import { bytes, duration, globs, int, listen, strings, type OptionSpecs } from '../../config/options.js';
 import { csvToNdjson, type CsvStats } from '../../ingest/csv.js';
-import { splitArray, splitNdjson, type SplitBody } from '../../ingest/events.js';
+import { MAX_LISTED_FAILURES, splitArray, splitNdjson, type SplitBody } from '../../ingest/events.js';
 import { bodyFormat, csvParams, parseLabels, timeParams, type IngestParams } from '../../ingest/request.js';
 import { datasetNameProblem } from '../../service/store/dataset-name.js';
 import { formatRfc3339Nano } from '../../util/time.js';
+import { BodyBudget, readBody } from '../../ingest/body.js';
 import {
   answer,
-  BodyBudget,
+  datasetGate,
+  HandOff,
   HttpListener,
   HttpRefusal,
-  readBody,
   TokenCheck,
   type ListenerLog,
 } from './http-listener.js';
@@ -35,16 +36,21 @@ import {
   type SourceLine,
   type SourceSpec,
   type SourceStatus,
-  type Stream,
 } from './source.js';
 
 export interface HttpSourceSettings {
   address: { host: string; port: number };
   tokens: string[];
+  /** Globs of the datasets taken (all when empty). */
+  datasets?: string[];
   maxBodyBytes: number;
   maxDecompressedBytes: number;
   maxInflightBytes: number;
   maxConnections: number;
+  /** Events (and values that are not) in one request, at most. */
+  maxEvents: number;
+  /** A connection with no request in progress is closed after this long. */
+  idleTimeoutMs: number;
   /** A request whose events are not all queued by then is answered 503 (they may still be shipped). */
   queueTimeoutMs: number;
 }
@@ -56,8 +62,11 @@ export interface HttpSourceCounters extends SourceCounters {
 
 export const newHttpSourceCounters = (): HttpSourceCounters => ({ ...newSourceCounters(), failedEvents: 0 });
 
-/** At most this many failures are listed in a result; `failed` counts them all (as the service's). */
-const MAX_LISTED_FAILURES = 1000;
+/**
+ * What a body costs in memory, counted against max_inflight_bytes, per decompressed byte: the bytes, their
+ * text, and the events cut from it.
+ */
+const BODY_WEIGHT = 3;
 
 const INGEST_PATH = /^\/v1\/(?:ingest\/([^/?]+)|datasets\/([^/?]+)\/ingest)\/?(?:\?|$)/;
 
@@ -76,54 +85,30 @@ class ParamsInterner {
   }
 }
 
-/** What a request's stream hears back from the pipeline: when its last event is queued, and drops. */
-class RequestStream implements Stream {
-  readonly source: string;
-  lost = false;
-  private resolve!: () => void;
-  readonly queued = new Promise<void>((r) => (this.resolve = r));
-
-  constructor(
-    readonly id: string,
-    source: string,
-    private readonly last: number,
-  ) {
-    this.source = source;
-    if (last === 0) this.resolve();
-  }
-
-  acknowledge(offset: number): void {
-    if (offset >= this.last) this.resolve();
-  }
-
-  dropped(): void {
-    this.lost = true;
-  }
-}
-
 export class HttpSource implements Source {
   readonly counters: HttpSourceCounters;
   private readonly listener: HttpListener;
   private readonly budget: BodyBudget;
   private readonly params = new ParamsInterner();
-  /** Requests handing their events on (stop() waits for them). */
-  private readonly handing = new Set<Promise<void>>();
-  private seq = 0;
-  private emit!: (l: SourceLine) => Promise<void> | undefined;
+  private readonly handOff: HandOff;
+  private readonly allows: (dataset: string) => void;
 
   constructor(
     readonly name: string,
     private readonly s: HttpSourceSettings,
     private readonly log: ListenerLog,
-    private readonly flush: () => Promise<void>,
+    flush: () => Promise<void>,
     counters?: HttpSourceCounters,
   ) {
     this.counters = counters ?? newHttpSourceCounters();
+    this.handOff = new HandOff(name, flush, s.queueTimeoutMs);
+    this.allows = datasetGate(s.datasets);
     this.budget = new BodyBudget(s.maxInflightBytes);
     this.listener = new HttpListener({
       source: name,
       address: s.address,
       maxConnections: s.maxConnections,
+      idleTimeoutMs: s.idleTimeoutMs,
       tokens: new TokenCheck(s.tokens),
       log,
       handle: (req, res, stopping) => this.ingest(req, res, stopping),
@@ -135,7 +120,7 @@ export class HttpSource implements Source {
   }
 
   async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
-    this.emit = emit;
+    this.handOff.emit = emit;
     await this.listener.start();
     const { host } = this.s.address;
     this.log.info(
@@ -158,6 +143,7 @@ export class HttpSource implements Source {
     }
     const problem = datasetNameProblem(dataset);
     if (problem) throw new HttpRefusal(400, problem);
+    this.allows(dataset);
     const query = Object.fromEntries(new URL(url, 'http://relay').searchParams) as Record<string, string>;
     const format = bodyFormat(req.headers['content-type']);
     const { labels, bytes: labelBytes } = parseLabels(req.headers['x-axiom-event-labels']);
@@ -167,52 +153,37 @@ export class HttpSource implements Source {
 
     const body = await readBody(
       req,
+      req.headers['content-encoding'],
       { maxBodyBytes: this.s.maxBodyBytes, maxDecompressedBytes: this.s.maxDecompressedBytes },
       this.budget,
+      `the agent (source ${this.name}, max_inflight_bytes)`,
       convert,
+      BODY_WEIGHT,
     );
     let split: SplitBody;
     try {
-      const text = body.bytes.toString('utf8');
-      split = format === 'json' && firstChar(text) === '[' ? splitArray(text) : splitNdjson(text);
+      split =
+        format === 'json' && firstChar(body.bytes) === 0x5b
+          ? splitArray(body.bytes, this.s.maxEvents)
+          : splitNdjson(body.bytes, this.s.maxEvents);
     } catch (e) {
       body.release();
       throw e;
     }
-    try {
-      if (stopping()) throw new HttpRefusal(503, 'the agent is stopping; send again shortly', { 'retry-after': '5' });
-      const stream = await this.handOn(split.events, dataset, params);
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), this.s.queueTimeoutMs)));
-      const outcome = await Promise.race([stream.queued.then(() => 'queued' as const), late]);
-      clearTimeout(timer);
-      if (outcome === 'late')
-        throw new HttpRefusal(
-          503,
-          `the events were not queued within ${this.s.queueTimeoutMs / 1000}s (a sink's queue is full, or the agent is stopping); they may still be shipped`,
-          { 'retry-after': '5' },
-        );
-      if (stream.lost)
-        throw new HttpRefusal(
-          503,
-          "a sink's queue is full (when_full: drop_newest) and dropped events of this request; send it again later",
-          { 'retry-after': '5' },
-        );
-    } finally {
-      body.release();
-    }
+    await this.handOff.queue(split.events, dataset, params, stopping, body.release);
 
     const receivedAt = formatRfc3339Nano(BigInt(Date.now()) * 1_000_000n);
     const failures = [
       ...csvStats.skipped.map((s) => `CSV line ${s.line}: ${s.error}`),
       ...split.failures.map((f) => f.error),
     ];
+    const failed = csvStats.skipped.length + split.failed;
     this.counters.linesIn += split.events.length;
     this.counters.bytesIn += body.size;
-    this.counters.failedEvents += failures.length;
+    this.counters.failedEvents += failed;
     answer(res, 200, {
       ingested: split.events.length,
-      failed: failures.length,
+      failed,
       failures: failures.slice(0, MAX_LISTED_FAILURES).map((error) => ({ timestamp: receivedAt, error })),
       processedBytes: body.size + labelBytes,
       blocksCreated: 0,
@@ -221,42 +192,12 @@ export class HttpSource implements Source {
     });
   }
 
-  /** Hands a request's events on, then has the sinks queue them at once; its stream says when they are. */
-  private async handOn(events: string[], dataset: string, params: IngestParams): Promise<RequestStream> {
-    const stream = new RequestStream(`${this.name}#${++this.seq}`, this.name, events.length);
-    const work = (async () => {
-      for (let i = 0; i < events.length; i++) {
-        const wait = this.emit({
-          text: events[i]!,
-          truncated: false,
-          structured: true,
-          dataset,
-          params,
-          stream,
-          offset: i + 1,
-          generation: 0,
-        });
-        if (wait) await wait;
-      }
-    })();
-    this.handing.add(work);
-    try {
-      await work;
-    } finally {
-      this.handing.delete(work);
-    }
-    if (events.length > 0) await this.flush();
-    return stream;
-  }
-
   finished(): Promise<void> {
     return new Promise(() => undefined); // listens until the agent stops
   }
 
   async stop(): Promise<void> {
-    await this.listener.stop(async () => {
-      await Promise.all([...this.handing]);
-    });
+    await this.listener.stop(() => this.handOff.handed());
   }
 
   async close(): Promise<void> {
@@ -293,9 +234,11 @@ export class HttpSource implements Source {
   }
 }
 
-function firstChar(text: string): string | undefined {
-  const m = /[^\s\uFEFF]/.exec(text);
-  return m?.[0];
+/** The body's first byte past JSON whitespace and a byte order mark (as the service's reader tells an array). */
+function firstChar(bytes: Buffer): number | undefined {
+  for (const b of bytes)
+    if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf) return b;
+  return undefined;
 }
 
 const HTTP_SOURCE_OPTIONS = {
@@ -304,12 +247,17 @@ const HTTP_SOURCE_OPTIONS = {
     .required()
     .doc('the Bearer tokens apps may send (`${APP_TOKEN}`); any other is refused with 401')
     .check((t) => (t.length === 0 ? 'give at least one token' : undefined)),
+  datasets: globs([])
+    .doc('the datasets it takes events for, as globs (`app-*`); a request for another is refused with 403')
+    .shown('all'),
   max_body_bytes: bytes('20MiB').doc('larger request bodies (as sent, compressed or not) are refused with 413'),
   max_decompressed_bytes: bytes('64MiB').doc('… and bodies larger than this once decompressed'),
   max_inflight_bytes: bytes('256MiB').doc(
-    'decompressed bodies held in memory at once, across requests; past it a request is answered 503 with Retry-After',
+    'memory for request bodies at once, across requests (each counts three times its decompressed size: its bytes, text and events); past it a request is answered 503 with Retry-After',
   ),
   max_connections: int(256, { min: 1 }).doc('connections at once; more are refused'),
+  max_events: int(100_000, { min: 1 }).doc('values in one request body, at most (413 beyond)'),
+  idle_timeout: duration('30s').doc('a connection with no request in progress is closed after this long'),
   queue_timeout: duration('30s').doc(
     "a request whose events are not all in the sinks' disk queues by then is answered 503 (they may still be shipped)",
   ),
@@ -321,15 +269,21 @@ export const httpSource: SourceSpec<HttpSourceSettings, typeof HTTP_SOURCE_OPTIO
     'an Axiom-compatible ingest endpoint for apps (`@axiomhq/js`, pino, winston): 200 once the events are in the disk queue',
   options: HTTP_SOURCE_OPTIONS,
   configure(v, o) {
-    if (v.max_decompressed_bytes > v.max_inflight_bytes)
-      o.fail('max_decompressed_bytes', 'must not exceed max_inflight_bytes (a body that large could never be taken)');
+    if (v.max_decompressed_bytes * BODY_WEIGHT > v.max_inflight_bytes)
+      o.fail(
+        'max_decompressed_bytes',
+        `must be at most a third of max_inflight_bytes (a body counts ${BODY_WEIGHT} times its size there, so a larger one could never be taken)`,
+      );
     return {
       address: v.address,
       tokens: v.tokens,
+      datasets: v.datasets,
       maxBodyBytes: v.max_body_bytes,
       maxDecompressedBytes: v.max_decompressed_bytes,
       maxInflightBytes: v.max_inflight_bytes,
       maxConnections: v.max_connections,
+      maxEvents: v.max_events,
+      idleTimeoutMs: v.idle_timeout,
       queueTimeoutMs: v.queue_timeout,
     };
   },

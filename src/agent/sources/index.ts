@@ -3,6 +3,7 @@ import { Registry } from '../../config/registry.js';
 import { fileSource } from './file/file-source.js';
 import { httpSource } from './http.js';
 import { journaldSource } from './journald.js';
+import { otlpSource } from './otlp.js';
 import type { SourceSpec } from './source.js';
 import { stdinSource } from './stdin.js';
 import { syslogSource } from './syslog.js';
@@ -13,4 +14,5 @@ export const sources = new Registry<SourceSpec>('source', [
   journaldSource,
   syslogSource,
   httpSource,
+  otlpSource,
 ]);

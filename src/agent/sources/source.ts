@@ -18,6 +18,11 @@ export interface Stream {
   readonly source: string;
   /** The file a line came from (enrichment with the source path), if any. */
   readonly path?: string;
+  /**
+   * Its lines are whole events and it is used once (a relayed request): transforms keep no state for it
+   * (no parser holding a partial line, no multiline joiner), so streams made per request leave nothing behind.
+   */
+  readonly whole?: boolean;
   /** Every line up to `offset` is durable downstream. `generation` changes when a file is truncated. */
   acknowledge(offset: number, generation: number): void;
   /**

@@ -116,6 +116,8 @@ export class MultilineTransform implements Transform {
   ) {}
 
   async process(e: Envelope): Promise<void> {
+    // A whole event (a relayed request's) has nothing to join, and its stream leaves no joiner behind.
+    if (e.stream.whole) return this.next(e);
     // Two copies of a stream's lines (a diamond in the topology) are joined apart, each as its own stream.
     const key = e.route ? `${e.stream.id}\u0000${e.route}` : e.stream.id;
     let m = this.joiners.get(key);

@@ -4,6 +4,7 @@ import { configureComponent, requiredKeys } from '../../config/registry.js';
 import { Event } from '../event.js';
 import { parsers, type Parser, type ParserSpec } from '../parsers/index.js';
 import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
+import type { LogEvent } from '../parsers/parser.js';
 
 /** A parser and its settings, as configured. */
 export interface ParseSettings {
@@ -29,7 +30,14 @@ export class ParseTransform implements Transform {
     private readonly next: Emit,
   ) {}
 
+  /** The parser of whole events (a relayed request's), which hold no partial line: one for all such streams. */
+  private wholeParser: Parser | undefined;
+
   async process(e: Envelope): Promise<void> {
+    if (e.stream.whole) {
+      this.wholeParser ??= this.cfg.parser.create(this.cfg.settings);
+      return this.emitParsed(e, this.wholeParser.parse(e.text));
+    }
     // A parser may hold a partial line: each copy of a stream's lines (a diamond) has its own.
     const key = e.route ? `${e.stream.id}\u0000${e.route}` : e.stream.id;
     let st = this.parsers.get(key);
@@ -52,6 +60,12 @@ export class ParseTransform implements Transform {
       if (st.parser.holding?.()) e.offset = Math.min(e.offset, st.heldFrom);
       else st.heldFrom = undefined;
     }
+    await this.emitParsed(e, event);
+  }
+
+  private async emitParsed(e: Envelope, event: LogEvent | undefined): Promise<void> {
+    // A whole event that parses to nothing (a container parser's partial line) goes on as it is.
+    if (event === undefined) return this.next(e);
     if (e.truncated) event.truncated = true;
     // A JSON line parsed as it is keeps its text, so the sink need not serialise it again.
     e.event = Event.of(

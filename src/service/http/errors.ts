@@ -32,7 +32,12 @@ const STORE_STATUS: Record<StoreError['kind'], number> = {
   forbidden: 403,
 };
 
-const INGEST_STATUS: Record<IngestBodyError['kind'], number> = { invalid: 400, too_large: 413, unsupported: 415 };
+const INGEST_STATUS: Record<IngestBodyError['kind'], number> = {
+  invalid: 400,
+  too_large: 413,
+  unsupported: 415,
+  busy: 503,
+};
 
 /** The status and message to answer for any thrown value. Unknown errors are 500 and their text is not leaked. */
 export function toHttp(err: unknown): {
@@ -46,7 +51,12 @@ export function toHttp(err: unknown): {
   if (err instanceof HiddenError) return { status: 404, message: err.message, headers: {}, hidden: true };
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof FieldError) return { status: 400, message: err.message, headers: {} };
-  if (err instanceof IngestBodyError) return { status: INGEST_STATUS[err.kind], message: err.message, headers: {} };
+  if (err instanceof IngestBodyError)
+    return {
+      status: INGEST_STATUS[err.kind],
+      message: err.message,
+      headers: err.kind === 'busy' ? { 'retry-after': '1' } : {},
+    };
   if (err instanceof StoreError) return { status: STORE_STATUS[err.kind], message: err.message, headers: {} };
   if (err instanceof AplError)
     return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };

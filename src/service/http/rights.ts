@@ -14,7 +14,7 @@ import {
   type DatasetCapability,
   type OrgArea,
 } from '../auth/capabilities.js';
-import { forbidden } from './errors.js';
+import { badRequest, forbidden } from './errors.js';
 
 export type Need =
   /** Any valid token. */
@@ -28,6 +28,8 @@ export type Need =
   | { sees: string }
   /** An API token with ingest:create on the dataset: PATs never ingest (management.md §3.3). */
   | { ingest: string }
+  /** The same, for the dataset a header names (OTLP's X-Axiom-Dataset). */
+  | { ingestHeader: string }
   /**
    * query:read on every dataset the query reads, which the query engine checks once it has bound the query;
    * here, that the caller may query something at all (a query of no dataset still costs the service).
@@ -81,6 +83,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   ...datasetRoutes('/v2/datasets'),
   'POST /v1/ingest/:dataset': { ingest: 'dataset' },
   'POST /v1/datasets/:dataset/ingest': { ingest: 'dataset' },
+  'POST /v1/logs': { ingestHeader: 'x-axiom-dataset' },
+  'POST /v1/traces': { ingestHeader: 'x-axiom-dataset' },
   'POST /v1/query/_apl': { queries: true },
   'POST /v1/datasets/_apl': { queries: true },
   'POST /v1/datasets/:dataset/query': { dataset: 'query', action: 'read', param: 'dataset' },
@@ -118,7 +122,12 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
 /** Whether a route manages the service (its changes go into the audit trail), rather than ingesting or querying. */
 export function isManagement(need: Need): boolean {
   if ('all' in need) return need.all.some(isManagement);
-  return !('ingest' in need) && !('queries' in need) && !('dataset' in need && need.dataset === 'query');
+  return (
+    !('ingest' in need) &&
+    !('ingestHeader' in need) &&
+    !('queries' in need) &&
+    !('dataset' in need && need.dataset === 'query')
+  );
 }
 
 /** The need of a route, by method and path pattern; HEAD is GET without the body. */
@@ -141,6 +150,11 @@ export function checkNeed(req: FastifyRequest, need: Need, isSystem: (dataset: s
   };
   const p = req.principal;
   const param = (name: string) => (req.params as Record<string, string>)[name] ?? '';
+  const header = (name: string) => {
+    const v = req.headers[name];
+    if (typeof v !== 'string' || v === '') throw badRequest(`send the dataset in the ${name} header`);
+    return v;
+  };
   if ('org' in need) {
     if (!canOrg(p, need.org, need.action))
       throw forbidden(`Forbidden: this token lacks the ${need.org}|${need.action} capability`);
@@ -154,12 +168,12 @@ export function checkNeed(req: FastifyRequest, need: Need, isSystem: (dataset: s
   } else if ('sees' in need) {
     const ds = param(need.sees);
     if (!canSeeDataset(p, ds)) throw forbidden(`Forbidden: this token has no access to dataset "${ds}"`);
-  } else if ('ingest' in need) {
+  } else if ('ingest' in need || 'ingestHeader' in need) {
     if (p.kind === 'personal')
       throw forbidden(
         'Forbidden: personal access tokens cannot ingest; create an API token with the ingest capability (POST /v2/tokens)',
       );
-    const ds = param(need.ingest);
+    const ds = 'ingest' in need ? param(need.ingest) : header(need.ingestHeader);
     kept(ds);
     if (!canDataset(p, ds, 'ingest', 'create'))
       throw forbidden(`Forbidden: this token lacks the ingest|create capability on dataset "${ds}"`);

@@ -18,6 +18,7 @@ import { audited, auditRecord, type AuditRecord } from '../audit/audit-trail.js'
 import type { EventLog } from '../store/event-log.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { otlpRoutes } from './routes/otlp.js';
 import { queryRoutes } from './routes/query.js';
 import { monitorRoutes } from './routes/monitors.js';
 import { notifierRoutes } from './routes/notifiers.js';
@@ -134,5 +135,6 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   rbacRoutes(app, deps.directory);
   starredRoutes(app, deps.starred, deps.engine);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
+  void app.register(async (scope) => otlpRoutes(scope, deps.store, deps.limits));
   return app;
 }

@@ -12,9 +12,19 @@ const APL_TYPE: Record<FieldType, { type: AplType; shape?: DynamicShape }> = {
   'map[string]': { type: 'dynamic', shape: 'dictionary' },
 };
 
-export function datasetSchema(stored: { table: string; fields: readonly SchemaField[] }): DatasetSchema {
+/**
+ * Types a dataset's kind gives fields whose JSON cannot say them: an OTel span's `duration`, stored as
+ * integer nanoseconds, is a timespan in a dataset of spans (`duration > 100ms`, `avg(duration)`).
+ */
+const KIND_TYPES: Record<string, Record<string, AplType>> = { 'otel:traces:v1': { duration: 'timespan' } };
+
+export function datasetSchema(stored: { table: string; kind?: string; fields: readonly SchemaField[] }): DatasetSchema {
+  const byKind = (stored.kind && KIND_TYPES[stored.kind]) || {};
   return {
     table: stored.table,
-    fields: stored.fields.map((f) => ({ name: f.name, column: f.column, ...APL_TYPE[f.type] })),
+    fields: stored.fields.map((f) => {
+      const kindType = Object.hasOwn(byKind, f.name) && f.type === 'integer' ? byKind[f.name] : undefined;
+      return { name: f.name, column: f.column, ...(kindType ? { type: kindType } : APL_TYPE[f.type]) };
+    }),
   };
 }

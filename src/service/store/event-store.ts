@@ -778,10 +778,11 @@ export class EventStore {
   }
 
   /** The physical table and field→column map of a dataset, for the query engine. */
-  schema(dataset: string): { table: string; fields: SchemaField[] } {
+  schema(dataset: string): { table: string; kind: string; fields: SchemaField[] } {
     const d = this.state(dataset);
     return {
       table: d.record.table,
+      kind: d.record.kind,
       fields: [...d.fields.values()].map(({ name, column, type }) => ({ name, column, type })),
     };
   }

@@ -287,6 +287,43 @@ describe('axiom sink', () => {
     }
   });
 
+  it('dead-letters, rather than holds, a batch whose dataset an application named and the receiver refuses (403, 404)', async () => {
+    for (const status of [403, 404]) {
+      const r = await receiver((req, lines, res) => {
+        if (req.url!.includes('/typo')) {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ code: status, message: 'dataset typo not found' }));
+        } else ok(res, lines.length);
+      });
+      cleanups.push(r.close);
+      const { s, deadLetter } = sink(r.url);
+      // A relayed request's dataset (it comes with params): the operator cannot fix it, others must not wait.
+      await s.send(ndjson(events(2)), 'none', { dataset: 'typo', params: {} });
+      await s.send(ndjson(events(3)), 'none', { dataset: 'good', params: {} });
+      expect(r.requests.map((q) => q.lines.length)).toEqual([2, 3]);
+      const dead = readFileSync(deadLetter.path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(dead).toHaveLength(2);
+      expect(dead[0]).toMatchObject({ dataset: 'typo', status, event: { i: 0 } });
+    }
+  });
+
+  it('sends labels with any characters in X-Axiom-Event-Labels, escaped to ASCII', async () => {
+    const seen: string[] = [];
+    const r = await receiver((req, lines, res) => {
+      seen.push(String(req.headers['x-axiom-event-labels']));
+      ok(res, lines.length);
+    });
+    cleanups.push(r.close);
+    const { s } = sink(r.url, { labels: { host: 'wëb-1' } });
+    await s.send(ndjson(events(1)), 'none', { dataset: 'app', params: { labels: { city: '中文 ✓', crlf: 'a\r\nb' } } });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(/^[\x20-\x7e]+$/);
+    expect(JSON.parse(seen[0]!)).toEqual({ host: 'wëb-1', city: '中文 ✓', crlf: 'a\r\nb' });
+  });
+
   it('says at once that the receiver is unreachable, and keeps lastError from the first failure', async () => {
     const reports: string[] = [];
     const health = new SinkHealth('out', (level, msg) => reports.push(`${level} ${msg}`));

@@ -21,6 +21,8 @@ const settings = (extra: Partial<HttpSourceSettings> = {}): HttpSourceSettings =
   maxDecompressedBytes: 4 * 1024 * 1024,
   maxInflightBytes: 16 * 1024 * 1024,
   maxConnections: 64,
+  maxEvents: 100_000,
+  idleTimeoutMs: 30_000,
   queueTimeoutMs: 5_000,
   ...extra,
 });
@@ -35,6 +37,8 @@ interface Relay {
   hold: boolean;
   /** When set, flushes say the queue dropped the lines (drop_newest). */
   drop: boolean;
+  /** While set, the pipeline is full: every emit waits on it (when_full: block). */
+  full?: Promise<void>;
   post(path: string, body: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
@@ -77,7 +81,7 @@ async function relay(s: HttpSourceSettings = settings()): Promise<Relay> {
   await r.source.start((l) => {
     r.lines.push(l);
     pending.push(l);
-    return undefined;
+    return r.full;
   });
   r.url = `http://127.0.0.1:${r.source.port}`;
   return r;
@@ -151,6 +155,24 @@ describe('the relay answers as the service does', () => {
       '?csv-delimiter=;',
     ],
     ['an unknown content type', '{"a":1}', { 'content-type': 'text/plain' }],
+    ['byte order marks: one starting the body, one on a later line', '\uFEFF{"a":1}\n\uFEFF{"b":2}', NDJSON_TYPE],
+    [
+      'no-break spaces: a line of one, one inside a value, one around',
+      '\u00A0\n{"a":"\u00A0"}\n\u00A0{"b":1}',
+      NDJSON_TYPE,
+    ],
+    ['a no-break space inside an array', '[{"a":1},\u00A0{"b":2}]', JSON_TYPE],
+    ['a no-break space before an array', '\u00A0[{"a":1}]', JSON_TYPE],
+    [
+      'invalid UTF-8 on an NDJSON line',
+      Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n{"b":2}')]),
+      NDJSON_TYPE,
+    ],
+    [
+      'invalid UTF-8 in an array',
+      Buffer.concat([Buffer.from('[{"a":"'), Buffer.from([0xc3]), Buffer.from('"}]')]),
+      JSON_TYPE,
+    ],
     ['a bad timestamp-format', '{"a":1}', NDJSON_TYPE, '?timestamp-format=%25%25'],
     ['labels that are not an object', '{"a":1}', { ...NDJSON_TYPE, 'x-axiom-event-labels': '[1]' }],
     ['labels', '{"a":1}', { ...NDJSON_TYPE, 'x-axiom-event-labels': '{"env":"prod"}' }],
@@ -214,6 +236,47 @@ describe('the relay answers as the service does', () => {
 });
 
 describe('the relay', () => {
+  it('refuses a body of more than max_events values with 413 at once, and lists at most 1000 failures', async () => {
+    const r = await relay(settings({ maxEvents: 5000 }));
+    const ones = `[${Array(6000).fill('1').join(',')}]`;
+    const big = await r.post('/v1/ingest/logs', ones);
+    expect(big).toMatchObject({ status: 413, body: { message: expect.stringMatching(/more than 5000 events/) } });
+    const many = await r.post('/v1/ingest/logs', `[${Array(3000).fill('1').join(',')},{"a":1}]`);
+    expect(many.status).toBe(200);
+    expect(many.body).toMatchObject({ ingested: 1, failed: 3000 });
+    expect(many.body.failures).toHaveLength(1000);
+    expect(r.lines).toHaveLength(1);
+  });
+
+  it('answers 503 at queue_timeout when the pipeline holds the events back (a full queue), and gives the memory back after', async () => {
+    const r = await relay(settings({ queueTimeoutMs: 300 }));
+    let open!: () => void;
+    r.full = new Promise<void>((res) => (open = res));
+    const held = await r.post('/v1/ingest/logs', '{"a":1}\n{"a":2}');
+    expect(held.status).toBe(503);
+    expect(held.body.message).toMatch(/not queued within 0.3s/);
+    expect(r.source.gauges().find((g) => g.name === 'ferry_source_http_inflight_bytes')!.value).toBeGreaterThan(0);
+    r.full = undefined;
+    open();
+    await new Promise((res) => setTimeout(res, 50));
+    expect(r.source.gauges().find((g) => g.name === 'ferry_source_http_inflight_bytes')!.value).toBe(0);
+    expect(r.lines).toHaveLength(2); // handed on after all: they may still be shipped (at least once)
+  });
+
+  it('closes connections that send nothing after idle_timeout, and takes only the datasets it is given', async () => {
+    const r = await relay(settings({ idleTimeoutMs: 200, datasets: ['app-*'] }));
+    const { connect } = await import('node:net');
+    const socket = connect(r.source.port, '127.0.0.1');
+    const closed = await new Promise<boolean>((res) => {
+      socket.once('close', () => res(true));
+      setTimeout(() => res(false), 5_000);
+    });
+    expect(closed).toBe(true);
+    expect((await r.post('/v1/ingest/app-web', '{"a":1}')).status).toBe(200);
+    const other = await r.post('/v1/ingest/billing', '{"a":1}');
+    expect(other).toMatchObject({ status: 403, body: { message: expect.stringMatching(/not one this source takes/) } });
+  });
+
   it('takes the dataset from either path, and the time parameters and labels with the events', async () => {
     const r = await relay();
     const a = await r.post('/v1/ingest/one?timestamp-field=ts&timestamp-format=unixms', '{"ts":1}', {
@@ -297,26 +360,22 @@ describe('the relay', () => {
     expect(r.source.status().warnings.join('\n')).toMatch(/401 .*invalid token/);
   });
 
-  it('answers 503 past max_inflight_bytes, and takes the request again once memory is free', async () => {
-    const r = await relay(settings({ maxInflightBytes: 100_000, maxDecompressedBytes: 100_000 }));
-    r.hold = true;
-    const big = `[${Array.from({ length: 1000 }, (_, i) => `{"i":${i}}`).join(',')}]`; // ~10 KB
-    const held = Array.from({ length: 8 }, () =>
-      r.post('/v1/ingest/logs', big, { 'content-type': 'application/json' }),
-    );
+  it('answers 503 past max_inflight_bytes while bodies wait to be handed on, and takes requests again once they are', async () => {
+    const r = await relay(settings({ maxInflightBytes: 250_000, maxDecompressedBytes: 80_000 }));
+    // The pipeline is full: the bodies of the requests being handed on stay in memory.
+    let open!: () => void;
+    r.full = new Promise<void>((res) => (open = res));
+    const big = `[${Array.from({ length: 1000 }, (_, i) => `{"i":${i}}`).join(',')}]`; // ~10 KB, 30 KB counted
+    const held = Array.from({ length: 7 }, () => r.post('/v1/ingest/logs', big));
     await new Promise((res) => setTimeout(res, 200));
-    const refused = await r.post(
-      '/v1/ingest/logs',
-      big.repeat(1).replace(/\]$/, `,${'{"pad":1},'.repeat(2000)}{"x":1}]`),
-    );
+    const refused = await r.post('/v1/ingest/logs', big.replace(/\]$/, `,${'{"pad":1},'.repeat(2000)}{"x":1}]`));
     expect(refused.status).toBe(503);
     expect(refused.body.message).toMatch(/max_inflight_bytes/);
-    r.hold = false;
-    // The held requests finish once the pipeline queues them (the next flush).
-    const again = await r.post('/v1/ingest/logs', '{"x":1}');
-    expect(again.status).toBe(200);
+    r.full = undefined;
+    open();
     const answers = await Promise.all(held);
-    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(answers.map((a) => a.status)).toEqual(Array(7).fill(200));
+    expect((await r.post('/v1/ingest/logs', big)).status).toBe(200);
   });
 
   it('refuses new requests once stopping, and answers those already handing events on', async () => {

@@ -88,7 +88,7 @@ function meets(c: Caps, need: Need): boolean {
   if ('dataset' in need) return has(c, 'data', need.dataset, need.action);
   if ('sees' in need)
     return c.all === true || has(c, 'org', 'datasets', 'read') || Object.values(c.data).some((a) => a.length > 0);
-  if ('ingest' in need) return !c.personal && has(c, 'data', 'ingest', 'create');
+  if ('ingest' in need || 'ingestHeader' in need) return !c.personal && has(c, 'data', 'ingest', 'create');
   if ('queries' in need) return has(c, 'data', 'query', 'read');
   // The walk's starred query was saved by the owner: changing it also takes users:update, and sight of it.
   if ('starred' in need)
@@ -113,7 +113,7 @@ interface Fixtures {
   starred: string;
 }
 
-type Target = { path: string; body?: unknown; type?: string };
+type Target = { path: string; body?: unknown; type?: string; headers?: Record<string, string> };
 interface RouteSpec {
   /** The request, against existing objects (refusals) or fresh ones it may change (allowed). */
   make(fx: Fixtures, fresh: boolean): Promise<Target>;
@@ -212,6 +212,12 @@ const SPECS: Record<string, RouteSpec> = {
   },
   'POST /v1/datasets/:dataset/ingest': {
     make: async () => ({ path: '/v1/datasets/logs/ingest', body: '{"msg":"walk"}', type: 'application/x-ndjson' }),
+  },
+  'POST /v1/traces': {
+    make: async () => ({ path: '/v1/traces', body: '{}', headers: { 'x-axiom-dataset': 'logs' } }),
+  },
+  'POST /v1/logs': {
+    make: async () => ({ path: '/v1/logs', body: '{}', headers: { 'x-axiom-dataset': 'logs' } }),
   },
   'POST /v1/query/_apl': {
     make: async () => ({ path: '/v1/query/_apl?format=tabular', body: { apl: "['logs'] | count" } }),
@@ -320,6 +326,7 @@ async function send(token: string, method: string, t: Target): Promise<Response>
     headers: {
       authorization: `Bearer ${token}`,
       ...(t.body === undefined ? {} : { 'content-type': t.type ?? 'application/json' }),
+      ...t.headers,
     },
     body: t.body === undefined ? undefined : typeof t.body === 'string' ? t.body : JSON.stringify(t.body),
   });
@@ -442,6 +449,7 @@ describe('the table of rights', () => {
       if (special[route]) expect(need, route).toEqual(special[route]);
       else if (area && AREAS[area]) expect(need, route).toEqual({ org: AREAS[area], action: ACTION[method] });
       else if (/\/ingest/.test(path)) expect(need, route).toEqual({ ingest: 'dataset' });
+      else if (/^\/v1\/(traces|logs)$/.test(path)) expect(need, route).toEqual({ ingestHeader: 'x-axiom-dataset' });
       else if (/_apl$/.test(path)) expect(need, route).toEqual({ queries: true });
       else if (/\/trim$/.test(path)) expect(need, route).toEqual({ dataset: 'trim', action: 'update', param: 'id' });
       else if (/\/query$/.test(path))

@@ -1,0 +1,260 @@
+/**
+ * The `otlp` source: OTLP/HTTP from applications' OpenTelemetry SDKs (or a collector), `POST /v1/traces`
+ * and `/v1/logs` with protobuf or JSON bodies (gzip, zstd, deflate), as Axiom takes them: the dataset in
+ * X-Axiom-Dataset (else the source's `traces_dataset` / `logs_dataset`). Each span or log record becomes an
+ * event with the field names of Axiom's OTel datasets (src/ingest/otlp.ts), goes to that dataset, and the
+ * request is answered (an empty Export…ServiceResponse) only once every event is in the disk queue of every
+ * sink, as the relay answers. A local sink makes a missing dataset of the signal's kind (`otel:traces:v1`,
+ * `otel:logs:v1`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bytes, duration, globs, int, listen, str, strings, type OptionSpecs } from '../../config/options.js';
+import { BodyBudget, readBody } from '../../ingest/body.js';
+import { OTLP_MAX_BYTES, otlpEncoding, otlpEvents, otlpSuccess, type OtlpSignal } from '../../ingest/otlp.js';
+import type { IngestParams } from '../../ingest/request.js';
+import { datasetNameProblem } from '../../service/store/dataset-name.js';
+import { datasetGate, HandOff, HttpListener, HttpRefusal, TokenCheck, type ListenerLog } from './http-listener.js';
+import {
+  newSourceCounters,
+  type Gauge,
+  type Source,
+  type SourceCounters,
+  type SourceLine,
+  type SourceSpec,
+  type SourceStatus,
+} from './source.js';
+
+export interface OtlpSourceSettings {
+  address: { host: string; port: number };
+  tokens: string[];
+  /** Globs of the datasets taken (all when empty). */
+  datasets?: string[];
+  fallbackDatasets: Partial<Record<OtlpSignal, string>>;
+  maxBodyBytes: number;
+  maxDecompressedBytes: number;
+  maxInflightBytes: number;
+  maxConnections: number;
+  idleTimeoutMs: number;
+  queueTimeoutMs: number;
+}
+
+const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs' };
+
+/**
+ * What an OTLP body costs max_inflight_bytes per decompressed byte while it is handled: protobuf decodes
+ * into objects several times its size, and the events are text beside it.
+ */
+const OTLP_WEIGHT = 8;
+
+/** One parameters object per signal: the batcher cuts batches where it changes. */
+const PARAMS: Record<OtlpSignal, IngestParams> = {
+  traces: { datasetKind: 'otel:traces:v1' },
+  logs: { datasetKind: 'otel:logs:v1' },
+};
+
+export interface OtlpSourceCounters extends SourceCounters {
+  spans: number;
+  logRecords: number;
+}
+
+export const newOtlpSourceCounters = (): OtlpSourceCounters => ({ ...newSourceCounters(), spans: 0, logRecords: 0 });
+
+export class OtlpSource implements Source {
+  readonly counters: OtlpSourceCounters;
+  private readonly listener: HttpListener;
+  private readonly budget: BodyBudget;
+  private readonly handOff: HandOff;
+  private readonly allows: (dataset: string) => void;
+
+  constructor(
+    readonly name: string,
+    private readonly s: OtlpSourceSettings,
+    private readonly log: ListenerLog,
+    flush: () => Promise<void>,
+    counters?: OtlpSourceCounters,
+  ) {
+    this.counters = counters ?? newOtlpSourceCounters();
+    this.budget = new BodyBudget(s.maxInflightBytes);
+    this.handOff = new HandOff(name, flush, s.queueTimeoutMs);
+    this.allows = datasetGate(s.datasets);
+    this.listener = new HttpListener({
+      source: name,
+      address: s.address,
+      maxConnections: s.maxConnections,
+      idleTimeoutMs: s.idleTimeoutMs,
+      tokens: new TokenCheck(s.tokens),
+      log,
+      handle: (req, res, stopping) => this.export(req, res, stopping),
+    });
+  }
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
+    this.handOff.emit = emit;
+    await this.listener.start();
+    this.log.info(
+      { source: this.name, address: `${this.s.address.host}:${this.port}`, tokens: this.s.tokens.length > 0 },
+      'source started: taking OTLP/HTTP (POST /v1/traces, /v1/logs)',
+    );
+  }
+
+  private async export(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const signal = Object.hasOwn(PATHS, path) ? PATHS[path] : undefined;
+    if (!signal) throw new HttpRefusal(404, `route ${req.method} ${path.slice(0, 200)} not found`);
+    if (req.method !== 'POST')
+      throw new HttpRefusal(405, `${req.method} is not allowed here; export with POST`, { allow: 'POST' });
+    const header = req.headers['x-axiom-dataset'];
+    const dataset = (typeof header === 'string' && header) || this.s.fallbackDatasets[signal];
+    if (!dataset)
+      throw new HttpRefusal(
+        400,
+        `send the dataset in the X-Axiom-Dataset header (or set the source's ${signal}_dataset)`,
+      );
+    const problem = datasetNameProblem(dataset);
+    if (problem) throw new HttpRefusal(400, problem);
+    this.allows(dataset);
+    const encoding = otlpEncoding(req.headers['content-type']);
+    const body = await readBody(
+      req,
+      req.headers['content-encoding'],
+      { maxBodyBytes: this.s.maxBodyBytes, maxDecompressedBytes: this.s.maxDecompressedBytes },
+      this.budget,
+      `the agent (source ${this.name}, max_inflight_bytes)`,
+      [],
+      OTLP_WEIGHT,
+    );
+    let events: string[];
+    try {
+      events = otlpEvents(signal, body.bytes, encoding);
+    } catch (e) {
+      body.release();
+      throw e;
+    }
+    await this.handOff.queue(events, dataset, PARAMS[signal], stopping, body.release);
+    this.counters.linesIn += events.length;
+    this.counters.bytesIn += body.size;
+    if (signal === 'traces') this.counters.spans += events.length;
+    else this.counters.logRecords += events.length;
+    const ok = otlpSuccess(encoding, signal);
+    res.writeHead(200, { 'content-type': ok.contentType, 'content-length': ok.body.length });
+    res.end(ok.body);
+  }
+
+  finished(): Promise<void> {
+    return new Promise(() => undefined); // listens until the agent stops
+  }
+
+  async stop(): Promise<void> {
+    await this.listener.stop(() => this.handOff.handed());
+  }
+
+  async close(): Promise<void> {
+    await this.listener.close();
+  }
+
+  status(): SourceStatus {
+    const { warnings, refusedEvents } = this.listener.warnings();
+    return { warnings, ...(refusedEvents ? { degraded: true } : {}) };
+  }
+
+  gauges(): Gauge[] {
+    const labels = { source: this.name };
+    return [
+      ...[...this.listener.requests].map(([code, value]) => ({
+        name: 'ferry_source_otlp_requests_total',
+        help: 'OTLP export requests answered, by status code',
+        labels: { ...labels, code: String(code) },
+        value,
+      })),
+      {
+        name: 'ferry_source_otlp_spans_total',
+        help: 'Spans taken',
+        labels,
+        value: this.counters.spans,
+      },
+      {
+        name: 'ferry_source_otlp_log_records_total',
+        help: 'Log records taken',
+        labels,
+        value: this.counters.logRecords,
+      },
+    ];
+  }
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+const OTLP_SOURCE_OPTIONS = {
+  address: listen('127.0.0.1:4318').doc('`host:port` to listen on (4318 is OTLP/HTTP’s port)'),
+  tokens: strings()
+    .doc('Bearer tokens senders must present; required when `address` is not a loopback address')
+    .shown('none (loopback only)'),
+  traces_dataset: str().doc('the dataset of spans sent without X-Axiom-Dataset').shown('the header is required'),
+  logs_dataset: str().doc('the dataset of log records sent without X-Axiom-Dataset').shown('the header is required'),
+  datasets: globs([])
+    .doc('the datasets it takes events for, as globs (`app-*`); a request for another is refused with 403')
+    .shown('all'),
+  max_body_bytes: bytes('20MiB').doc('larger request bodies (as sent) are refused with 413'),
+  max_decompressed_bytes: bytes('16MiB').doc('… and bodies larger than this once decompressed (64 MiB at most)'),
+  max_inflight_bytes: bytes('256MiB').doc(
+    'memory for request bodies at once, across requests (each counts eight times its decompressed size: protobuf decodes into objects); past it a request is answered 503 with Retry-After',
+  ),
+  max_connections: int(256, { min: 1 }).doc('connections at once; more are refused'),
+  idle_timeout: duration('30s').doc('a connection with no request in progress is closed after this long'),
+  queue_timeout: duration('30s').doc(
+    "a request whose events are not all in the sinks' disk queues by then is answered 503 (they may still be shipped)",
+  ),
+} satisfies OptionSpecs;
+
+export const otlpSource: SourceSpec<OtlpSourceSettings, typeof OTLP_SOURCE_OPTIONS> = {
+  type: 'otlp',
+  summary: 'OTLP/HTTP logs and traces (protobuf or JSON) from OpenTelemetry SDKs: 200 once they are in the disk queue',
+  options: OTLP_SOURCE_OPTIONS,
+  configure(v, o) {
+    const tokens = v.tokens ?? [];
+    if (tokens.length === 0 && !isLoopback(v.address.host))
+      o.fail('tokens', `give tokens: ${v.address.host} is not a loopback address, so anyone who reaches it could send`);
+    if (v.max_decompressed_bytes > OTLP_MAX_BYTES)
+      o.fail(
+        'max_decompressed_bytes',
+        `at most ${OTLP_MAX_BYTES / 1024 / 1024}MiB (bodies are decoded whole in memory)`,
+      );
+    if (v.max_decompressed_bytes * OTLP_WEIGHT > v.max_inflight_bytes)
+      o.fail(
+        'max_decompressed_bytes',
+        `must be at most an eighth of max_inflight_bytes (a body counts ${OTLP_WEIGHT} times its size there, so a larger one could never be taken)`,
+      );
+    for (const key of ['traces_dataset', 'logs_dataset'] as const) {
+      const problem = v[key] === undefined ? undefined : datasetNameProblem(v[key]);
+      if (problem) o.fail(key, problem);
+    }
+    return {
+      address: v.address,
+      tokens,
+      fallbackDatasets: { traces: v.traces_dataset, logs: v.logs_dataset },
+      datasets: v.datasets,
+      maxBodyBytes: v.max_body_bytes,
+      maxDecompressedBytes: v.max_decompressed_bytes,
+      maxInflightBytes: v.max_inflight_bytes,
+      maxConnections: v.max_connections,
+      idleTimeoutMs: v.idle_timeout,
+      queueTimeoutMs: v.queue_timeout,
+    };
+  },
+  create: (s, ctx) =>
+    new OtlpSource(
+      ctx.name,
+      s,
+      {
+        info: (o, m) => ctx.log.info(o, m),
+        warn: (o, m) => ctx.log.warn(o, m),
+        error: (o, m) => ctx.log.error(o, m),
+      },
+      () => ctx.flush(),
+      ctx.counters(newOtlpSourceCounters),
+    ),
+};

@@ -1,0 +1,87 @@
+/**
+ * OTLP/HTTP, as Axiom takes it: POST /v1/traces and /v1/logs with the dataset in X-Axiom-Dataset, protobuf
+ * or JSON bodies (gzip, zstd, deflate). Each span or log record becomes an event with the field names of
+ * Axiom's OTel datasets (src/ingest/otlp.ts), stored as an ingest stores events: the answer (an empty
+ * Export…ServiceResponse, or its partialSuccess) comes once they are committed.
+ *
+ * Spans go into a dataset of kind `otel:traces:v1` (where `duration` is a timespan) or an events dataset,
+ * log records into `otel:logs:v1` or an events dataset; a dataset kept for another signal refuses them.
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BodyBudget, readBody, type BodyLimits } from '../../../ingest/body.js';
+import { otlpEncoding, otlpEvents, otlpSuccess, OTLP_MAX_BYTES, type OtlpSignal } from '../../../ingest/otlp.js';
+import { letGoOfUnreadBody } from '../../../util/unread-body.js';
+import type { EventStore } from '../../store/event-store.js';
+import { badRequest, notFoundError } from '../errors.js';
+
+/** The kinds of dataset each signal may go into. */
+const KINDS: Record<OtlpSignal, readonly string[]> = {
+  traces: ['otel:traces:v1', 'axiom:events:v1', 'service:events:v1'],
+  logs: ['otel:logs:v1', 'axiom:events:v1', 'service:events:v1'],
+};
+
+/** Decompressed OTLP bodies held in memory at once (protobuf is decoded whole), across requests. */
+const INFLIGHT_BYTES = 4 * OTLP_MAX_BYTES;
+
+export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: BodyLimits): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+  const budget = new BodyBudget(INFLIGHT_BYTES);
+
+  const handler = (signal: OtlpSignal) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const dataset = String(req.headers['x-axiom-dataset']);
+    if (!store.hasDataset(dataset)) throw notFoundError(`dataset "${dataset}" not found`);
+    const { kind } = store.getDataset(dataset);
+    if (!KINDS[signal].includes(kind))
+      throw badRequest(
+        `dataset "${dataset}" is of kind ${kind}; send ${signal} to a dataset of kind ${KINDS[signal][0]} (or an events dataset)`,
+      );
+    const encoding = otlpEncoding(req.headers['content-type']);
+    const source = (req.body as Readable | undefined) ?? req.raw;
+    const body = await readBody(
+      source,
+      req.headers['content-encoding'],
+      {
+        maxBodyBytes: limits.maxBodyBytes,
+        maxDecompressedBytes: Math.min(limits.maxDecompressedBytes, OTLP_MAX_BYTES),
+      },
+      budget,
+      'the service',
+    ).catch((e: unknown) => {
+      if (!req.raw.complete) {
+        void reply.header('connection', 'close');
+        letGoOfUnreadBody(req.raw);
+      }
+      throw e;
+    });
+    let events: string[];
+    try {
+      events = otlpEvents(signal, body.bytes, encoding);
+    } finally {
+      body.release();
+    }
+    if (events.length > 0) {
+      const file = store.tempFile('ndjson');
+      try {
+        await writeFile(file, `${events.join('\n')}\n`);
+        const result = await store.ingestFile(dataset, file, 'ndjson');
+        if (result.failed > 0) {
+          const ok = otlpSuccess(encoding, signal, {
+            rejected: result.failed,
+            message: result.failures[0]?.error ?? '',
+          });
+          return reply.type(ok.contentType).send(ok.body);
+        }
+      } finally {
+        await rm(file, { force: true });
+      }
+    }
+    const ok = otlpSuccess(encoding, signal);
+    return reply.type(ok.contentType).send(ok.body);
+  };
+
+  app.post('/v1/traces', handler('traces'));
+  app.post('/v1/logs', handler('logs'));
+}

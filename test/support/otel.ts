@@ -1,0 +1,84 @@
+/**
+ * Spans and log records made and exported by the official OpenTelemetry JS SDK, with its OTLP/HTTP
+ * exporters (protobuf: `-proto`; JSON: `-http`), to a URL with headers: what an instrumented application
+ * sends. Resolves with the trace id of the trace it made, once the exporters have flushed.
+ */
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SeverityNumber } from '@opentelemetry/api-logs';
+import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+export type OtlpWire = 'proto' | 'json';
+
+/**
+ * A trace of `service`: a server span `GET /cart` (attributes http.method, http.route) with a client
+ * child span `SELECT cart` that failed, and an event on the parent; exported through `wire`.
+ */
+export async function exportTrace(
+  baseUrl: string,
+  headers: Record<string, string>,
+  service: string,
+  wire: OtlpWire,
+): Promise<{ traceId: string; parentId: string; childId: string }> {
+  const o = { url: `${baseUrl}/v1/traces`, headers };
+  const exporter = wire === 'proto' ? new ProtoTraceExporter(o) : new JsonTraceExporter(o);
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': service, 'deployment.environment': 'test' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  const tracer = provider.getTracer('shop-instrumentation', '1.0.0');
+  const parent = tracer.startSpan('GET /cart', {
+    kind: SpanKind.SERVER,
+    attributes: { 'http.method': 'GET', 'http.route': '/cart' },
+  });
+  parent.addEvent('cache miss', { key: 'cart:42' });
+  const child = tracer.startSpan(
+    'SELECT cart',
+    { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql' } },
+    trace.setSpan(context.active(), parent),
+  );
+  await new Promise((r) => setTimeout(r, 5));
+  child.setStatus({ code: SpanStatusCode.ERROR, message: 'connection reset' });
+  child.end();
+  parent.end();
+  await provider.forceFlush();
+  await provider.shutdown();
+  return {
+    traceId: parent.spanContext().traceId,
+    parentId: parent.spanContext().spanId,
+    childId: child.spanContext().spanId,
+  };
+}
+
+/** Two log records of `service` (one WARN with a string body in a span's context, one with a map body). */
+export async function exportLogs(
+  baseUrl: string,
+  headers: Record<string, string>,
+  service: string,
+  wire: OtlpWire,
+  ids?: { traceId: string; spanId: string },
+): Promise<void> {
+  const o = { url: `${baseUrl}/v1/logs`, headers };
+  const exporter = wire === 'proto' ? new ProtoLogExporter(o) : new JsonLogExporter(o);
+  const provider = new LoggerProvider({
+    resource: resourceFromAttributes({ 'service.name': service }),
+    processors: [new SimpleLogRecordProcessor({ exporter })],
+  });
+  const logger = provider.getLogger('shop-logger', '2.0.0');
+  const spanContext = ids && trace.setSpanContext(context.active(), { ...ids, traceFlags: 1 });
+  logger.emit({
+    severityNumber: SeverityNumber.WARN,
+    severityText: 'WARN',
+    body: `cart of ${service} is slow`,
+    attributes: { 'user.id': 42 },
+    ...(spanContext ? { context: spanContext } : {}),
+  });
+  logger.emit({ severityNumber: SeverityNumber.INFO, severityText: 'INFO', body: { order: 7, items: ['a', 'b'] } });
+  await provider.forceFlush();
+  await provider.shutdown();
+}
