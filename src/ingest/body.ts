@@ -179,6 +179,8 @@ export interface HeldBody {
   bytes: Buffer;
   /** Bytes after decompression (before any conversion). */
   size: number;
+  /** Takes `bytes` more from the budget for what the body became (its events), or throws `busy`. */
+  charge(bytes: number): void;
   release(): void;
 }
 
@@ -206,7 +208,15 @@ export async function readBody(
     const spooled = await decodeBody(source, encoding, limits, [...convert, collector]);
     const bytes = collector.chunks.length === 1 ? collector.chunks[0]! : Buffer.concat(collector.chunks);
     collector.chunks.length = 0;
-    return { bytes, size: spooled.bytes, release };
+    const charge = (more: number) => {
+      if (!budget.take(more))
+        throw new IngestBodyError(
+          'busy',
+          `${what} holds ${budget.used} bytes of request bodies already (its limit is ${budget.limit}); retry shortly`,
+        );
+      collector.held += more;
+    };
+    return { bytes, size: spooled.bytes, charge, release };
   } catch (e) {
     release();
     throw e;

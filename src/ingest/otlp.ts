@@ -15,6 +15,7 @@
  */
 import { createRequire } from 'node:module';
 import { IngestBodyError, invalidBody } from './errors.js';
+import { MAX_EVENT_BYTES } from './events.js';
 
 /** The protobufjs message types this module uses (the generated definitions carry no TypeScript types). */
 interface MessageType {
@@ -125,9 +126,14 @@ export function otlpEncoding(contentType: string | undefined): OtlpEncoding {
 
 const HEX_ID_KEYS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
-/** JSON.parse's reviver: OTLP JSON writes ids in hex, which protobuf's JSON mapping would read as base64. */
+/**
+ * JSON.parse's reviver: OTLP JSON writes ids in hex, which protobuf's JSON mapping would read as base64.
+ * Bytes given as anything but a string are refused: protobufjs would take any object with a `length`.
+ */
 function hexIds(key: string, value: unknown): unknown {
-  if (!HEX_ID_KEYS.has(key) || typeof value !== 'string') return value;
+  if (key === 'bytesValue' && typeof value !== 'string') throw new Error('bytesValue must be a base64 string');
+  if (!HEX_ID_KEYS.has(key)) return value;
+  if (typeof value !== 'string') throw new Error(`${key} must be a hex string`);
   if (!/^(?:[0-9a-fA-F]{2})*$/.test(value)) throw new Error(`${key} "${value.slice(0, 40)}" is not hex`);
   return Buffer.from(value, 'hex');
 }
@@ -148,12 +154,34 @@ function decode(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding): unkno
   }
 }
 
-const hex = (id: Uint8Array | null | undefined) => (id && id.length ? Buffer.from(id).toString('hex') : undefined);
+/** An id in hex (undefined when empty); one of another length than OTLP's (16 or 8 bytes) refuses the body. */
+function hex(id: Uint8Array | null | undefined, bytes: 16 | 8, what: string): string | undefined {
+  if (!id || id.length === 0) return undefined;
+  if (id.length !== bytes) throw invalidBody(`a ${what} of ${id.length} bytes (OTLP's are ${bytes})`);
+  return Buffer.from(id).toString('hex');
+}
 
-/** Nanoseconds since the epoch as a BigInt (0 when absent). */
-function nanos(v: Int64): bigint {
+/** The latest time taken: TIMESTAMP_NS ends in 2262. */
+const MAX_NANOS = 2n ** 63n - 1n;
+
+/**
+ * Nanoseconds since the epoch as a BigInt, 0 when absent. fixed64 is unsigned: protobufjs may hand it as a
+ * negative Long. A time past 2262 refuses the body.
+ */
+function nanos(v: Int64, what = 'time'): bigint {
   if (v === null || v === undefined) return 0n;
-  return BigInt(typeof v === 'number' ? Math.trunc(v) : v.toString());
+  let n = BigInt(typeof v === 'number' ? Math.trunc(v) : v.toString());
+  if (n < 0n) n += 2n ** 64n;
+  if (n > MAX_NANOS) throw invalidBody(`a ${what} of ${n} ns since 1970 is past 2262`);
+  return n;
+}
+
+/** An int64 attribute value: its text when a number cannot hold it exactly (also past int64, as sent). */
+function integer(v: Int64): number | string {
+  if (v === null || v === undefined) return 0;
+  const text = typeof v === 'number' ? String(Math.trunc(v)) : v.toString();
+  const n = BigInt(text);
+  return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : text;
 }
 
 /** RFC 3339 with nanoseconds, exact. */
@@ -169,10 +197,7 @@ function valueOf(v: AnyValue | null | undefined, depth = 0): unknown {
   if (!v) return null;
   if (v.stringValue !== null && v.stringValue !== undefined) return v.stringValue;
   if (v.boolValue !== null && v.boolValue !== undefined) return v.boolValue;
-  if (v.intValue !== null && v.intValue !== undefined) {
-    const n = nanos(v.intValue);
-    return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString();
-  }
+  if (v.intValue !== null && v.intValue !== undefined) return integer(v.intValue);
   if (v.doubleValue !== null && v.doubleValue !== undefined)
     return Number.isFinite(v.doubleValue) ? v.doubleValue : null;
   if (v.bytesValue) return Buffer.from(v.bytesValue).toString('base64');
@@ -196,54 +221,68 @@ function attributes(list: KeyValue[] | null | undefined, depth = 0): Record<stri
 const SPAN_KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 const STATUS_CODES = ['UNSET', 'OK', 'ERROR'];
 
-/** The fields every event of a resource and scope carries. */
-function common(resource: Resource | null | undefined, scope: Scope | null | undefined): Record<string, unknown> {
+/**
+ * The fields every event of a resource and scope carries, as JSON members (`"service.name":"cart",…`, or
+ * '' when none): written once and appended to each event's text, not copied into each event's object.
+ */
+function shared(resource: Resource | null | undefined, scope: Scope | null | undefined): string {
   const res = attributes(resource?.attributes);
   const serviceName = res['service.name'];
-  return {
+  const text = JSON.stringify({
     ...(serviceName !== undefined && serviceName !== null ? { 'service.name': serviceName } : {}),
     ...(scope?.name ? { 'scope.name': scope.name } : {}),
     ...(scope?.version ? { 'scope.version': scope.version } : {}),
     ...(Object.keys(res).length ? { resource: res } : {}),
-  };
+  });
+  return text.slice(1, -1);
 }
 
-function spanEvent(span: Span, shared: Record<string, unknown>): Record<string, unknown> {
-  const start = nanos(span.startTimeUnixNano);
-  const end = nanos(span.endTimeUnixNano);
+/** An event's own fields as JSON text, with the shared members appended. */
+function withShared(own: Record<string, unknown>, sharedText: string): string {
+  const text = JSON.stringify(own);
+  return sharedText === '' ? text : `${text.slice(0, -1)},${sharedText}}`;
+}
+
+/** The longest span taken as a number of nanoseconds exactly (104 days); longer ones are cut to it. */
+const MAX_DURATION = BigInt(Number.MAX_SAFE_INTEGER);
+
+function spanEvent(span: Span): Record<string, unknown> {
+  const start = nanos(span.startTimeUnixNano, 'span start');
+  const end = nanos(span.endTimeUnixNano, 'span end');
   const status = STATUS_CODES[span.status?.code ?? 0] ?? String(span.status?.code);
   const attrs = attributes(span.attributes);
+  const took = end > start ? end - start : 0n;
   return {
-    _time: rfc3339(start),
-    trace_id: hex(span.traceId) ?? '',
-    span_id: hex(span.spanId) ?? '',
-    parent_span_id: hex(span.parentSpanId) ?? '',
+    // A span without a start takes the receiver's time (as an event without _time does).
+    ...(start ? { _time: rfc3339(start) } : {}),
+    trace_id: hex(span.traceId, 16, 'trace id') ?? '',
+    span_id: hex(span.spanId, 8, 'span id') ?? '',
+    parent_span_id: hex(span.parentSpanId, 8, 'parent span id') ?? '',
     name: span.name ?? '',
     kind: SPAN_KINDS[span.kind ?? 0] ?? String(span.kind),
-    duration: Number(end > start ? end - start : 0n),
+    duration: Number(took > MAX_DURATION ? MAX_DURATION : took),
     error: status === 'ERROR',
     status_code: status,
     ...(span.status?.message ? { 'status.message': span.status.message } : {}),
-    ...shared,
     ...(Object.keys(attrs).length ? { attributes: attrs } : {}),
     events: (span.events ?? []).map((e) => ({
-      timestamp: rfc3339(nanos(e.timeUnixNano)),
+      timestamp: rfc3339(nanos(e.timeUnixNano, 'span event time')),
       name: e.name ?? '',
       attributes: attributes(e.attributes),
     })),
     links: (span.links ?? []).map((l) => ({
-      trace_id: hex(l.traceId) ?? '',
-      span_id: hex(l.spanId) ?? '',
+      trace_id: hex(l.traceId, 16, 'link trace id') ?? '',
+      span_id: hex(l.spanId, 8, 'link span id') ?? '',
       attributes: attributes(l.attributes),
     })),
   };
 }
 
-function logEvent(r: LogRecord, shared: Record<string, unknown>): Record<string, unknown> {
-  const time = nanos(r.timeUnixNano) || nanos(r.observedTimeUnixNano);
+function logEvent(r: LogRecord): Record<string, unknown> {
+  const time = nanos(r.timeUnixNano, 'log time') || nanos(r.observedTimeUnixNano, 'observed time');
   const attrs = attributes(r.attributes);
-  const traceId = hex(r.traceId);
-  const spanId = hex(r.spanId);
+  const traceId = hex(r.traceId, 16, 'trace id');
+  const spanId = hex(r.spanId, 8, 'span id');
   return {
     // A record without a time takes the receiver's (as an event without _time does).
     ...(time ? { _time: rfc3339(time) } : {}),
@@ -253,32 +292,54 @@ function logEvent(r: LogRecord, shared: Record<string, unknown>): Record<string,
     ...(traceId ? { trace_id: traceId } : {}),
     ...(spanId ? { span_id: spanId } : {}),
     ...(r.eventName ? { event_name: r.eventName } : {}),
-    ...shared,
     ...(Object.keys(attrs).length ? { attributes: attrs } : {}),
   };
 }
 
-/** A decompressed OTLP/HTTP body as events (their JSON text), one per span or log record. */
-export function otlpEvents(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding): string[] {
-  const events: string[] = [];
+/** Collects events' text, refusing the body once they pass what one request may make. */
+class EventTexts {
+  readonly events: string[] = [];
+  bytes = 0;
+  constructor(private readonly maxBytes: number) {}
+
+  push(text: string): void {
+    if (text.length > MAX_EVENT_BYTES)
+      throw new IngestBodyError('too_large', `an event of ${text.length} characters (at most ${MAX_EVENT_BYTES})`);
+    this.bytes += text.length + 1;
+    // Each span carries its resource: a small body can make many large events, so what they add up to is bounded.
+    if (this.bytes > this.maxBytes)
+      throw new IngestBodyError(
+        'too_large',
+        `the events of this body would take more than ${this.maxBytes} bytes; send smaller exports`,
+      );
+    this.events.push(text);
+  }
+}
+
+/**
+ * A decompressed OTLP/HTTP body as events (their JSON text), one per span or log record, at most
+ * `maxBytes` of them in all (413 beyond).
+ */
+export function otlpEvents(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): string[] {
+  const out = new EventTexts(maxBytes);
   if (signal === 'traces') {
     const req = decode('traces', body, encoding) as TracesRequest;
     for (const rs of req.resourceSpans ?? []) {
       for (const ss of rs.scopeSpans ?? []) {
-        const shared = common(rs.resource, ss.scope);
-        for (const span of ss.spans ?? []) events.push(JSON.stringify(spanEvent(span, shared)));
+        const common = shared(rs.resource, ss.scope);
+        for (const span of ss.spans ?? []) out.push(withShared(spanEvent(span), common));
       }
     }
   } else {
     const req = decode('logs', body, encoding) as LogsRequest;
     for (const rl of req.resourceLogs ?? []) {
       for (const sl of rl.scopeLogs ?? []) {
-        const shared = common(rl.resource, sl.scope);
-        for (const record of sl.logRecords ?? []) events.push(JSON.stringify(logEvent(record, shared)));
+        const common = shared(rl.resource, sl.scope);
+        for (const record of sl.logRecords ?? []) out.push(withShared(logEvent(record), common));
       }
     }
   }
-  return events;
+  return out.events;
 }
 
 /**

@@ -106,6 +106,10 @@ export interface HttpListenerOptions {
   handle(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void>;
 }
 
+/** The time a request has to arrive whole, and its headers. */
+const REQUEST_MS = 60_000;
+const HEADERS_MS = 20_000;
+
 /** Refusals in the last ten minutes make a warning in /health. */
 const RECENT_MS = 10 * 60_000;
 
@@ -123,7 +127,14 @@ export class HttpListener {
   constructor(private readonly o: HttpListenerOptions) {}
 
   async start(): Promise<void> {
-    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.request(req, res));
+    // Kept-alive connections are closed at idle_timeout too, and the answers say so (Keep-Alive: timeout=…),
+    // so that clients stop reusing a connection before it is closed under them.
+    // A request must arrive whole within REQUEST_MS (headers within HEADERS_MS): one that trickles in cannot
+    // hold a connection slot for longer.
+    const server = createServer(
+      { keepAliveTimeout: this.o.idleTimeoutMs, requestTimeout: REQUEST_MS, headersTimeout: HEADERS_MS },
+      (req, res) => this.request(req, res),
+    );
     server.maxConnections = this.o.maxConnections;
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);

@@ -129,7 +129,9 @@ export class OtlpSource implements Source {
     );
     let events: string[];
     try {
-      events = otlpEvents(signal, body.bytes, encoding);
+      // Spans repeat their resource: a small body may make large events, bounded and counted as well.
+      events = otlpEvents(signal, body.bytes, encoding, this.s.maxDecompressedBytes * 4);
+      body.charge(events.reduce((n, e) => n + e.length * 2, 0));
     } catch (e) {
       body.release();
       throw e;

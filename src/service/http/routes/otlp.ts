@@ -58,14 +58,17 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
     });
     let events: string[];
     try {
-      events = otlpEvents(signal, body.bytes, encoding);
-    } finally {
+      events = otlpEvents(signal, body.bytes, encoding, OTLP_MAX_BYTES);
+      // Spans repeat their resource: what the events take is counted too, while they are written out.
+      body.charge(events.reduce((n, e) => n + e.length * 2, 0));
+    } catch (e) {
       body.release();
+      throw e;
     }
     if (events.length > 0) {
       const file = store.tempFile('ndjson');
       try {
-        await writeFile(file, `${events.join('\n')}\n`);
+        await writeFile(file, `${events.join('\n')}\n`).finally(() => body.release());
         const result = await store.ingestFile(dataset, file, 'ndjson');
         if (result.failed > 0) {
           const ok = otlpSuccess(encoding, signal, {
@@ -78,6 +81,7 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
         await rm(file, { force: true });
       }
     }
+    body.release();
     const ok = otlpSuccess(encoding, signal);
     return reply.type(ok.contentType).send(ok.body);
   };

@@ -273,6 +273,25 @@ describe('the relay', () => {
     });
     expect(closed).toBe(true);
     expect((await r.post('/v1/ingest/app-web', '{"a":1}')).status).toBe(200);
+    // Kept-alive connections are said to last no longer than idle_timeout, so clients do not reuse a closed one.
+    const patient = await relay(settings({ idleTimeoutMs: 5_000 }));
+    const { request } = await import('node:http');
+    const keepAlive = await new Promise<string | undefined>((res, rej) => {
+      const req = request(
+        `${patient.url}/v1/ingest/logs`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', connection: 'keep-alive' },
+        },
+        (answer) => {
+          answer.resume();
+          res(String(answer.headers['keep-alive']));
+        },
+      );
+      req.on('error', rej);
+      req.end('{"a":1}');
+    });
+    expect(keepAlive).toBe('timeout=5');
     const other = await r.post('/v1/ingest/billing', '{"a":1}');
     expect(other).toMatchObject({ status: 403, body: { message: expect.stringMatching(/not one this source takes/) } });
   });

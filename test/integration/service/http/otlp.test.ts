@@ -181,4 +181,40 @@ describe('OTLP/HTTP into the service', () => {
     expect((await send('{}', json, readOnly)).status).toBe(403);
     expect((await send('{}', json)).status).toBe(200);
   });
+
+  it('refuses bodies that would blow up: ids that are not hex strings or not OTLP’s length, times past 2262, spans that repeat a large resource', async () => {
+    const json = { 'content-type': 'application/json', 'x-axiom-dataset': 'traces' };
+    const spans = (span: object) => JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] });
+    const send = async (body: string | Buffer, h: Record<string, string> = json) => {
+      const r = await svc.call('POST', '/v1/traces', body, token, h);
+      return { status: r.status, body: (await r.json()) as { code: number; message: string } };
+    };
+    // protobufjs takes any object with a length as bytes: {"length": 3e8} would make a 600 MB id.
+    expect(await send(spans({ traceId: { length: 3e8 } }))).toMatchObject({
+      status: 400,
+      body: { message: expect.stringMatching(/traceId must be a hex string/) },
+    });
+    expect((await send(spans({ traceId: 'abcdef', spanId: 'eee19b7ec3c1b174' }))).body.message).toMatch(
+      /trace id of 3 bytes/,
+    );
+    expect((await send(spans({ startTimeUnixNano: '18446744073709551615' }))).body.message).toMatch(/past 2262/);
+    // A 100 KB resource attribute repeated by 20,000 empty spans: a 2 GB expansion from a body of a few KB.
+    const bomb = gzipSync(
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'pad', value: { stringValue: 'x'.repeat(100_000) } }] },
+            scopeSpans: [{ spans: Array(20_000).fill({}) }],
+          },
+        ],
+      }),
+    );
+    expect(bomb.length).toBeLessThan(10_000);
+    const refused = await send(bomb, { ...json, 'content-encoding': 'gzip' });
+    expect(refused).toMatchObject({ status: 413, body: { message: expect.stringMatching(/send smaller exports/) } });
+    // A span without a start time takes the time it was received, not 1970.
+    expect((await send(spans({ name: 'no-start', endTimeUnixNano: '5' }))).status).toBe(200);
+    const [row] = await rows(`['traces'] | where name == 'no-start' | project _time`);
+    expect(Date.parse(String(row!._time))).toBeGreaterThan(Date.now() - 60_000);
+  });
 });
