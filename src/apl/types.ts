@@ -25,7 +25,11 @@ export type DynamicShape = 'array' | 'dictionary' | undefined;
  */
 export interface DatasetSchema {
   table: string;
-  fields: { name: string; column: string; type: AplType; shape?: DynamicShape }[];
+  /**
+   * `readAs`: the SQL type the column is read as (TRY_CAST), when the field's APL type is not its stored
+   * one (a traces dataset's `duration`, a timespan, stored as a float after a client sent one).
+   */
+  fields: { name: string; column: string; type: AplType; shape?: DynamicShape; readAs?: string }[];
 }
 
 /** The field type of a tabular result (`fields[].type`). */

@@ -28,6 +28,19 @@ export class LocalSink implements Sink {
         reason: `dataset "${dataset}" is kept by the service itself`,
         config: false,
       };
+    // An OTel signal's events go into a dataset of their kind or an events dataset, as the service's OTLP
+    // routes have it: not into a dataset kept for another signal.
+    const kind = to?.params?.datasetKind;
+    if (kind && this.store.hasDataset(dataset)) {
+      const has = this.store.getDataset(dataset).kind;
+      if (has !== kind && has.startsWith('otel:'))
+        return {
+          kind: 'refused',
+          status: 400,
+          reason: `dataset "${dataset}" is of kind ${has}, not ${kind}`,
+          config: false,
+        };
+    }
     // A dataset events brought with them is made on first use, as the sink's own was at its start.
     if (dataset !== this.dataset && !this.store.hasDataset(dataset)) {
       try {

@@ -8,6 +8,7 @@
  * `otel:logs:v1`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import { bytes, duration, globs, int, listen, str, strings, type OptionSpecs } from '../../config/options.js';
 import { BodyBudget, readBody } from '../../ingest/body.js';
 import { OTLP_MAX_BYTES, otlpEncoding, otlpEvents, otlpSuccess, type OtlpSignal } from '../../ingest/otlp.js';
@@ -188,7 +189,8 @@ export class OtlpSource implements Source {
   }
 }
 
-const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+const isLoopback = (host: string) =>
+  host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
 
 const OTLP_SOURCE_OPTIONS = {
   address: listen('127.0.0.1:4318').doc('`host:port` to listen on (4318 is OTLP/HTTP’s port)'),

@@ -55,7 +55,12 @@ export interface Relation {
 }
 
 export type Stage =
-  | { kind: 'scan'; dataset: string; table: string; columns: { alias: string; physical: string }[] }
+  | {
+      kind: 'scan';
+      dataset: string;
+      table: string;
+      columns: { alias: string; physical: string; readAs?: string }[];
+    }
   | { kind: 'values'; columns: BoundColumn[]; rows: BExpr[][] }
   | { kind: 'filter'; predicate: BExpr }
   | { kind: 'select'; items: { alias: string; expr: BExpr }[] }

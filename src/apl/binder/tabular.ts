@@ -156,15 +156,15 @@ export class Tabular {
     this.scope.datasets.add(s.name);
     const fields = [...schema.fields].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const columns: BoundColumn[] = [];
-    const scanCols: { alias: string; physical: string }[] = [];
-    const add = (name: string, physical: string, type: AplType, shape?: DynamicShape) => {
+    const scanCols: { alias: string; physical: string; readAs?: string }[] = [];
+    const add = (name: string, physical: string, type: AplType, shape?: DynamicShape, readAs?: string) => {
       const alias = this.scope.alias();
       columns.push({ name, type, alias, shape });
-      scanCols.push({ alias, physical });
+      scanCols.push({ alias, physical, ...(readAs ? { readAs } : {}) });
     };
     add('_time', '_time', 'datetime');
     add('_sysTime', '_sysTime', 'datetime');
-    for (const f of fields) add(f.name, f.column, f.type, f.shape);
+    for (const f of fields) add(f.name, f.column, f.type, f.shape, f.readAs);
     const order: OrderKey[] = [
       { expr: { k: 'hidden', type: 'datetime', alias: '__t' }, desc: true, nullsFirst: false, field: '_time' },
       { expr: { k: 'hidden', type: 'long', alias: '__s' }, desc: true, nullsFirst: false },

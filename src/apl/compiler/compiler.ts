@@ -130,7 +130,10 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions)
         '"_time" AS "__t"',
         '"_seq" AS "__s"',
         ...(opts.sysTime ? ['"_sysTime" AS "__st"'] : []),
-        ...s.columns.map((c) => `${sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`),
+        ...s.columns.map(
+          (c) =>
+            `${c.readAs ? `TRY_CAST(${sqlIdent(c.physical)} AS ${c.readAs})` : sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`,
+        ),
       ];
       const where: string[] = [];
       if (opts.startNs !== undefined) where.push(`"_time" >= ${sqlLiteral('datetime', opts.startNs)}`);

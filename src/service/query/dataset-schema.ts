@@ -1,5 +1,5 @@
 /** A stored dataset's fields as APL types: what the query engine hands the binder. */
-import type { AplType, DatasetSchema, DynamicShape } from '../../apl/types.js';
+import { SQL_TYPE_OF, type AplType, type DatasetSchema, type DynamicShape } from '../../apl/types.js';
 import type { FieldType } from '../store/field-types.js';
 import type { SchemaField } from '../store/ingest-plan.js';
 
@@ -23,8 +23,17 @@ export function datasetSchema(stored: { table: string; kind?: string; fields: re
   return {
     table: stored.table,
     fields: stored.fields.map((f) => {
-      const kindType = Object.hasOwn(byKind, f.name) && f.type === 'integer' ? byKind[f.name] : undefined;
-      return { name: f.name, column: f.column, ...(kindType ? { type: kindType } : APL_TYPE[f.type]) };
+      const kindType = Object.hasOwn(byKind, f.name) ? byKind[f.name] : undefined;
+      if (!kindType || f.type === 'array' || f.type === 'map[string]' || f.type === 'boolean')
+        return { name: f.name, column: f.column, ...APL_TYPE[f.type] };
+      // Stored wider than its kind says (a client sent a float or a text): read as the kind's type, so the
+      // dataset's queries keep working; what does not convert is null.
+      return {
+        name: f.name,
+        column: f.column,
+        type: kindType,
+        ...(f.type === 'integer' ? {} : { readAs: SQL_TYPE_OF[kindType] }),
+      };
     }),
   };
 }

@@ -396,6 +396,17 @@ describe('axiom sink', () => {
     await local.send(ndjson(events(1)), 'none', { dataset: '-not a name-' });
     expect(local.counters).toMatchObject({ eventsOut: 5, deadLettered: 1 });
     expect(readFileSync(join(dir, 'dead-letter.ndjson'), 'utf8')).toContain('invalid dataset name');
+    // The service's own datasets are written by the service alone; an OTel signal goes to its kind's datasets.
+    await local.send(ndjson(events(1)), 'none', { dataset: 'ferry-monitor-runs', params: {} });
+    const traces = { dataset: 'spans', params: { datasetKind: 'otel:traces:v1' } };
+    await local.send(ndjson(events(1)), 'none', traces);
+    expect(svc.store.getDataset('spans').kind).toBe('otel:traces:v1');
+    await local.send(ndjson(events(1)), 'none', { dataset: 'spans', params: { datasetKind: 'otel:logs:v1' } });
+    expect(await svc.store.count('spans')).toBe(1);
+    expect(local.counters).toMatchObject({ eventsOut: 6, deadLettered: 3 });
+    const dead = readFileSync(join(dir, 'dead-letter.ndjson'), 'utf8');
+    expect(dead).toContain('kept by the service itself');
+    expect(dead).toContain('is of kind otel:traces:v1, not otel:logs:v1');
   });
 
   it("delivers into Ferry's own service, and closing stops a retry loop without losing the batch", async () => {

@@ -212,6 +212,17 @@ describe('OTLP/HTTP into the service', () => {
     expect(bomb.length).toBeLessThan(10_000);
     const refused = await send(bomb, { ...json, 'content-encoding': 'gzip' });
     expect(refused).toMatchObject({ status: 413, body: { message: expect.stringMatching(/send smaller exports/) } });
+    // A client that writes a float duration into the traces dataset does not break its duration queries.
+    const floats = await svc.call('POST', '/v1/ingest/traces', '{"name":"float","duration":1500000.5}', token, {
+      'content-type': 'application/x-ndjson',
+    });
+    expect(floats.status).toBe(200);
+    expect(await rows(`['traces'] | where name == 'float' and duration > 1ms | project duration`)).toEqual([
+      { duration: '1.5ms' },
+    ]);
+    expect(await rows(`['traces'] | getschema | where ColumnName == 'duration' | project ColumnType`)).toEqual([
+      { ColumnType: 'timespan' },
+    ]);
     // A span without a start time takes the time it was received, not 1970.
     expect((await send(spans({ name: 'no-start', endTimeUnixNano: '5' }))).status).toBe(200);
     const [row] = await rows(`['traces'] | where name == 'no-start' | project _time`);
