@@ -138,10 +138,8 @@ export function splitNdjson(body: Buffer, maxEvents = Infinity): SplitBody {
   return out;
 }
 
-const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
-
 function skipSpace(s: string, i: number): number {
-  while (i < s.length && WS.has(s.charCodeAt(i))) i++;
+  while (i < s.length && isJsonSpace(s.charCodeAt(i))) i++;
   return i;
 }
 

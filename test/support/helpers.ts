@@ -1,3 +1,4 @@
+import { createServer as createNetServer } from 'node:net';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -195,4 +196,13 @@ export function mergeCapabilities(grants: Capabilities[]): {
     Object.assign(caps.orgCapabilities, g.orgCapabilities ?? {});
   }
   return caps;
+}
+
+/** A loopback port nothing listens on now (for a server a child process opens on a port the test names). */
+export async function freePort(): Promise<number> {
+  const s = createNetServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
 }

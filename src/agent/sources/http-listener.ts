@@ -11,12 +11,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import picomatch from 'picomatch';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Transform } from 'node:stream';
 import type { Socket } from 'node:net';
 import { IngestBodyError } from '../../ingest/errors.js';
 import type { IngestParams } from '../../ingest/request.js';
 import { NowAndThen } from '../../util/now-and-then.js';
 import { letGoOfUnreadBody } from '../../util/unread-body.js';
-import type { SourceLine, Stream } from './source.js';
+import { bytes, duration, globs, int } from '../../config/options.js';
+import { BodyBudget, readBody, type HeldBody } from '../../ingest/body.js';
+import { datasetNameProblem } from '../../service/store/dataset-name.js';
+import type { Gauge, Source, SourceCounters, SourceLine, SourceStatus, Stream } from './source.js';
 
 /** An answer other than success, with its status. */
 export class HttpRefusal extends Error {
@@ -383,4 +387,137 @@ export class HandOff {
   async handed(): Promise<void> {
     await Promise.all([...this.handing]);
   }
+}
+
+/** The settings every source that listens for HTTP has. */
+export interface ListeningSettings {
+  address: { host: string; port: number };
+  tokens: string[];
+  /** Globs of the datasets taken (all when empty). */
+  datasets?: string[];
+  maxBodyBytes: number;
+  maxDecompressedBytes: number;
+  maxInflightBytes: number;
+  maxConnections: number;
+  /** A connection with no request in progress is closed after this long. */
+  idleTimeoutMs: number;
+  /** A request whose events are not all queued by then is answered 503 (they may still be shipped). */
+  queueTimeoutMs: number;
+}
+
+/** The keys of ListeningSettings that read the same in every such source. */
+export const LISTENING_OPTIONS = {
+  datasets: globs([])
+    .doc('the datasets it takes events for, as globs (`app-*`); a request for another is refused with 403')
+    .shown('all'),
+  max_body_bytes: bytes('20MiB').doc('larger request bodies (as sent, compressed or not) are refused with 413'),
+  max_connections: int(256, { min: 1 }).doc('connections at once; more are refused'),
+  idle_timeout: duration('30s').doc('a connection with no request in progress is closed after this long'),
+  queue_timeout: duration('30s').doc(
+    "a request whose events are not all in the sinks' disk queues by then is answered 503 (they may still be shipped)",
+  ),
+};
+
+/**
+ * A source that takes events over HTTP (the relay, OTLP): the listener, the memory budget of bodies, the
+ * hand-off that answers once events are queued, and the source's life cycle; a kind brings its `handle`.
+ */
+export abstract class ListeningSource<C extends SourceCounters> implements Source {
+  private readonly listener: HttpListener;
+  private readonly budget: BodyBudget;
+  protected readonly handOff: HandOff;
+  private readonly allows: (dataset: string) => void;
+
+  /** @param started what the log says once it listens */
+  constructor(
+    readonly name: string,
+    protected readonly s: ListeningSettings,
+    protected readonly log: ListenerLog,
+    flush: () => Promise<void>,
+    readonly counters: C,
+    private readonly started: string,
+  ) {
+    this.budget = new BodyBudget(s.maxInflightBytes);
+    this.handOff = new HandOff(name, flush, s.queueTimeoutMs);
+    this.allows = datasetGate(s.datasets);
+    this.listener = new HttpListener({
+      source: name,
+      address: s.address,
+      maxConnections: s.maxConnections,
+      idleTimeoutMs: s.idleTimeoutMs,
+      tokens: new TokenCheck(s.tokens),
+      log,
+      handle: (req, res, stopping) => this.handle(req, res, stopping),
+    });
+  }
+
+  /** Answers one authenticated request; throws HttpRefusal (or an ingest body error) to refuse it. */
+  protected abstract handle(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void>;
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
+    this.handOff.emit = emit;
+    await this.listener.start();
+    this.log.info(
+      { source: this.name, address: `${this.s.address.host}:${this.port}`, tokens: this.s.tokens.length > 0 },
+      this.started,
+    );
+  }
+
+  /** Throws 400 for a name no dataset may have, 403 for one this source does not take. */
+  protected checkDataset(dataset: string): void {
+    const problem = datasetNameProblem(dataset);
+    if (problem) throw new HttpRefusal(400, problem);
+    this.allows(dataset);
+  }
+
+  /** The request's body, decompressed, within the limits and the budget (`weight`: its cost per byte). */
+  protected read(req: IncomingMessage, weight: number, convert: Transform[] = []): Promise<HeldBody> {
+    return readBody(
+      req,
+      req.headers['content-encoding'],
+      { maxBodyBytes: this.s.maxBodyBytes, maxDecompressedBytes: this.s.maxDecompressedBytes },
+      this.budget,
+      `the agent (source ${this.name}, max_inflight_bytes)`,
+      convert,
+      weight,
+    );
+  }
+
+  finished(): Promise<void> {
+    return new Promise(() => undefined); // listens until the agent stops
+  }
+
+  async stop(): Promise<void> {
+    await this.listener.stop(() => this.handOff.handed());
+  }
+
+  async close(): Promise<void> {
+    await this.listener.close();
+  }
+
+  status(): SourceStatus {
+    const { warnings, refusedEvents } = this.listener.warnings();
+    return { warnings, ...(refusedEvents ? { degraded: true } : {}) };
+  }
+
+  /** The requests answered, by status code, under the kind's metric name; and the bodies held now. */
+  protected listenerGauges(requests: { name: string; help: string }, inflight?: string): Gauge[] {
+    const labels = { source: this.name };
+    return [
+      ...[...this.listener.requests].map(([code, value]) => ({
+        ...requests,
+        labels: { ...labels, code: String(code) },
+        value,
+      })),
+      ...(inflight
+        ? [{ name: inflight, help: 'Memory counted for request bodies held now', labels, value: this.budget.used }]
+        : []),
+    ];
+  }
+
+  abstract gauges(): Gauge[];
 }

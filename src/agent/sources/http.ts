@@ -12,47 +12,24 @@
  * time the receiver cannot read fails there, into the sink's dead-letter file.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bytes, duration, globs, int, listen, strings, type OptionSpecs } from '../../config/options.js';
+import { bytes, int, listen, strings, type OptionSpecs } from '../../config/options.js';
 import { csvToNdjson, type CsvStats } from '../../ingest/csv.js';
 import { MAX_LISTED_FAILURES, splitArray, splitNdjson, type SplitBody } from '../../ingest/events.js';
 import { bodyFormat, csvParams, parseLabels, timeParams, type IngestParams } from '../../ingest/request.js';
-import { datasetNameProblem } from '../../service/store/dataset-name.js';
 import { formatRfc3339Nano } from '../../util/time.js';
-import { BodyBudget, readBody } from '../../ingest/body.js';
 import {
   answer,
-  datasetGate,
-  HandOff,
-  HttpListener,
   HttpRefusal,
-  TokenCheck,
+  LISTENING_OPTIONS,
+  ListeningSource,
   type ListenerLog,
+  type ListeningSettings,
 } from './http-listener.js';
-import {
-  newSourceCounters,
-  type Gauge,
-  type Source,
-  type SourceCounters,
-  type SourceLine,
-  type SourceSpec,
-  type SourceStatus,
-} from './source.js';
+import { newSourceCounters, type Gauge, type SourceCounters, type SourceSpec } from './source.js';
 
-export interface HttpSourceSettings {
-  address: { host: string; port: number };
-  tokens: string[];
-  /** Globs of the datasets taken (all when empty). */
-  datasets?: string[];
-  maxBodyBytes: number;
-  maxDecompressedBytes: number;
-  maxInflightBytes: number;
-  maxConnections: number;
+export interface HttpSourceSettings extends ListeningSettings {
   /** Events (and values that are not) in one request, at most. */
   maxEvents: number;
-  /** A connection with no request in progress is closed after this long. */
-  idleTimeoutMs: number;
-  /** A request whose events are not all queued by then is answered 503 (they may still be shipped). */
-  queueTimeoutMs: number;
 }
 
 export interface HttpSourceCounters extends SourceCounters {
@@ -85,51 +62,27 @@ class ParamsInterner {
   }
 }
 
-export class HttpSource implements Source {
-  readonly counters: HttpSourceCounters;
-  private readonly listener: HttpListener;
-  private readonly budget: BodyBudget;
+export class HttpSource extends ListeningSource<HttpSourceCounters> {
   private readonly params = new ParamsInterner();
-  private readonly handOff: HandOff;
-  private readonly allows: (dataset: string) => void;
 
   constructor(
-    readonly name: string,
-    private readonly s: HttpSourceSettings,
-    private readonly log: ListenerLog,
+    name: string,
+    protected override readonly s: HttpSourceSettings,
+    log: ListenerLog,
     flush: () => Promise<void>,
     counters?: HttpSourceCounters,
   ) {
-    this.counters = counters ?? newHttpSourceCounters();
-    this.handOff = new HandOff(name, flush, s.queueTimeoutMs);
-    this.allows = datasetGate(s.datasets);
-    this.budget = new BodyBudget(s.maxInflightBytes);
-    this.listener = new HttpListener({
-      source: name,
-      address: s.address,
-      maxConnections: s.maxConnections,
-      idleTimeoutMs: s.idleTimeoutMs,
-      tokens: new TokenCheck(s.tokens),
+    super(
+      name,
+      s,
       log,
-      handle: (req, res, stopping) => this.ingest(req, res, stopping),
-    });
-  }
-
-  get port(): number {
-    return this.listener.port;
-  }
-
-  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
-    this.handOff.emit = emit;
-    await this.listener.start();
-    const { host } = this.s.address;
-    this.log.info(
-      { source: this.name, address: `${host}:${this.port}` },
+      flush,
+      counters ?? newHttpSourceCounters(),
       'source started: relaying Axiom ingest requests (POST /v1/ingest/{dataset})',
     );
   }
 
-  private async ingest(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void> {
     const url = req.url ?? '/';
     const m = INGEST_PATH.exec(url);
     if (!m) throw new HttpRefusal(404, `route ${req.method} ${url.split('?')[0]!.slice(0, 200)} not found`);
@@ -141,9 +94,7 @@ export class HttpSource implements Source {
     } catch {
       throw new HttpRefusal(400, 'the dataset in the path is not valid percent-encoding');
     }
-    const problem = datasetNameProblem(dataset);
-    if (problem) throw new HttpRefusal(400, problem);
-    this.allows(dataset);
+    this.checkDataset(dataset);
     const query = Object.fromEntries(new URL(url, 'http://relay').searchParams) as Record<string, string>;
     const format = bodyFormat(req.headers['content-type']);
     const { labels, bytes: labelBytes } = parseLabels(req.headers['x-axiom-event-labels']);
@@ -151,15 +102,7 @@ export class HttpSource implements Source {
     const csvStats: CsvStats = { skipped: [], collisions: 0 };
     const convert = format === 'csv' ? csvToNdjson(csvParams(query, req.headers['x-axiom-csv-fields']), csvStats) : [];
 
-    const body = await readBody(
-      req,
-      req.headers['content-encoding'],
-      { maxBodyBytes: this.s.maxBodyBytes, maxDecompressedBytes: this.s.maxDecompressedBytes },
-      this.budget,
-      `the agent (source ${this.name}, max_inflight_bytes)`,
-      convert,
-      BODY_WEIGHT,
-    );
+    const body = await this.read(req, BODY_WEIGHT, convert);
     let split: SplitBody;
     try {
       split =
@@ -192,43 +135,17 @@ export class HttpSource implements Source {
     });
   }
 
-  finished(): Promise<void> {
-    return new Promise(() => undefined); // listens until the agent stops
-  }
-
-  async stop(): Promise<void> {
-    await this.listener.stop(() => this.handOff.handed());
-  }
-
-  async close(): Promise<void> {
-    await this.listener.close();
-  }
-
-  status(): SourceStatus {
-    const { warnings, refusedEvents } = this.listener.warnings();
-    return { warnings, ...(refusedEvents ? { degraded: true } : {}) };
-  }
-
   gauges(): Gauge[] {
-    const labels = { source: this.name };
     return [
-      ...[...this.listener.requests].map(([code, value]) => ({
-        name: 'ferry_source_http_requests_total',
-        help: 'Requests answered, by status code',
-        labels: { ...labels, code: String(code) },
-        value,
-      })),
+      ...this.listenerGauges(
+        { name: 'ferry_source_http_requests_total', help: 'Requests answered, by status code' },
+        'ferry_source_http_inflight_bytes',
+      ),
       {
         name: 'ferry_source_http_failed_events_total',
         help: 'Events a 200 listed as failed (not JSON objects, bad CSV records)',
-        labels,
+        labels: { source: this.name },
         value: this.counters.failedEvents,
-      },
-      {
-        name: 'ferry_source_http_inflight_bytes',
-        help: 'Decompressed request bodies held in memory now',
-        labels,
-        value: this.budget.used,
       },
     ];
   }
@@ -247,20 +164,12 @@ const HTTP_SOURCE_OPTIONS = {
     .required()
     .doc('the Bearer tokens apps may send (`${APP_TOKEN}`); any other is refused with 401')
     .check((t) => (t.length === 0 ? 'give at least one token' : undefined)),
-  datasets: globs([])
-    .doc('the datasets it takes events for, as globs (`app-*`); a request for another is refused with 403')
-    .shown('all'),
-  max_body_bytes: bytes('20MiB').doc('larger request bodies (as sent, compressed or not) are refused with 413'),
+  ...LISTENING_OPTIONS,
   max_decompressed_bytes: bytes('64MiB').doc('… and bodies larger than this once decompressed'),
   max_inflight_bytes: bytes('256MiB').doc(
     'memory for request bodies at once, across requests (each counts three times its decompressed size: its bytes, text and events); past it a request is answered 503 with Retry-After',
   ),
-  max_connections: int(256, { min: 1 }).doc('connections at once; more are refused'),
   max_events: int(100_000, { min: 1 }).doc('values in one request body, at most (413 beyond)'),
-  idle_timeout: duration('30s').doc('a connection with no request in progress is closed after this long'),
-  queue_timeout: duration('30s').doc(
-    "a request whose events are not all in the sinks' disk queues by then is answered 503 (they may still be shipped)",
-  ),
 } satisfies OptionSpecs;
 
 export const httpSource: SourceSpec<HttpSourceSettings, typeof HTTP_SOURCE_OPTIONS> = {
@@ -287,16 +196,5 @@ export const httpSource: SourceSpec<HttpSourceSettings, typeof HTTP_SOURCE_OPTIO
       queueTimeoutMs: v.queue_timeout,
     };
   },
-  create: (s, ctx) =>
-    new HttpSource(
-      ctx.name,
-      s,
-      {
-        info: (o, m) => ctx.log.info(o, m),
-        warn: (o, m) => ctx.log.warn(o, m),
-        error: (o, m) => ctx.log.error(o, m),
-      },
-      () => ctx.flush(),
-      ctx.counters(newHttpSourceCounters),
-    ),
+  create: (s, ctx) => new HttpSource(ctx.name, s, ctx.log, () => ctx.flush(), ctx.counters(newHttpSourceCounters)),
 };

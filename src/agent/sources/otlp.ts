@@ -9,34 +9,21 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { bytes, duration, globs, int, listen, str, strings, type OptionSpecs } from '../../config/options.js';
-import { BodyBudget, readBody } from '../../ingest/body.js';
+import { bytes, listen, str, strings, type OptionSpecs } from '../../config/options.js';
 import { OTLP_MAX_BYTES, otlpEncoding, otlpEvents, otlpSuccess, type OtlpSignal } from '../../ingest/otlp.js';
 import type { IngestParams } from '../../ingest/request.js';
 import { datasetNameProblem } from '../../service/store/dataset-name.js';
-import { datasetGate, HandOff, HttpListener, HttpRefusal, TokenCheck, type ListenerLog } from './http-listener.js';
 import {
-  newSourceCounters,
-  type Gauge,
-  type Source,
-  type SourceCounters,
-  type SourceLine,
-  type SourceSpec,
-  type SourceStatus,
-} from './source.js';
+  HttpRefusal,
+  LISTENING_OPTIONS,
+  ListeningSource,
+  type ListenerLog,
+  type ListeningSettings,
+} from './http-listener.js';
+import { newSourceCounters, type Gauge, type SourceCounters, type SourceSpec } from './source.js';
 
-export interface OtlpSourceSettings {
-  address: { host: string; port: number };
-  tokens: string[];
-  /** Globs of the datasets taken (all when empty). */
-  datasets?: string[];
+export interface OtlpSourceSettings extends ListeningSettings {
   fallbackDatasets: Partial<Record<OtlpSignal, string>>;
-  maxBodyBytes: number;
-  maxDecompressedBytes: number;
-  maxInflightBytes: number;
-  maxConnections: number;
-  idleTimeoutMs: number;
-  queueTimeoutMs: number;
 }
 
 const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs' };
@@ -60,49 +47,25 @@ export interface OtlpSourceCounters extends SourceCounters {
 
 export const newOtlpSourceCounters = (): OtlpSourceCounters => ({ ...newSourceCounters(), spans: 0, logRecords: 0 });
 
-export class OtlpSource implements Source {
-  readonly counters: OtlpSourceCounters;
-  private readonly listener: HttpListener;
-  private readonly budget: BodyBudget;
-  private readonly handOff: HandOff;
-  private readonly allows: (dataset: string) => void;
-
+export class OtlpSource extends ListeningSource<OtlpSourceCounters> {
   constructor(
-    readonly name: string,
-    private readonly s: OtlpSourceSettings,
-    private readonly log: ListenerLog,
+    name: string,
+    protected override readonly s: OtlpSourceSettings,
+    log: ListenerLog,
     flush: () => Promise<void>,
     counters?: OtlpSourceCounters,
   ) {
-    this.counters = counters ?? newOtlpSourceCounters();
-    this.budget = new BodyBudget(s.maxInflightBytes);
-    this.handOff = new HandOff(name, flush, s.queueTimeoutMs);
-    this.allows = datasetGate(s.datasets);
-    this.listener = new HttpListener({
-      source: name,
-      address: s.address,
-      maxConnections: s.maxConnections,
-      idleTimeoutMs: s.idleTimeoutMs,
-      tokens: new TokenCheck(s.tokens),
+    super(
+      name,
+      s,
       log,
-      handle: (req, res, stopping) => this.export(req, res, stopping),
-    });
-  }
-
-  get port(): number {
-    return this.listener.port;
-  }
-
-  async start(emit: (l: SourceLine) => Promise<void> | undefined): Promise<void> {
-    this.handOff.emit = emit;
-    await this.listener.start();
-    this.log.info(
-      { source: this.name, address: `${this.s.address.host}:${this.port}`, tokens: this.s.tokens.length > 0 },
+      flush,
+      counters ?? newOtlpSourceCounters(),
       'source started: taking OTLP/HTTP (POST /v1/traces, /v1/logs)',
     );
   }
 
-  private async export(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse, stopping: () => boolean): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     const signal = Object.hasOwn(PATHS, path) ? PATHS[path] : undefined;
     if (!signal) throw new HttpRefusal(404, `route ${req.method} ${path.slice(0, 200)} not found`);
@@ -115,19 +78,9 @@ export class OtlpSource implements Source {
         400,
         `send the dataset in the X-Axiom-Dataset header (or set the source's ${signal}_dataset)`,
       );
-    const problem = datasetNameProblem(dataset);
-    if (problem) throw new HttpRefusal(400, problem);
-    this.allows(dataset);
+    this.checkDataset(dataset);
     const encoding = otlpEncoding(req.headers['content-type']);
-    const body = await readBody(
-      req,
-      req.headers['content-encoding'],
-      { maxBodyBytes: this.s.maxBodyBytes, maxDecompressedBytes: this.s.maxDecompressedBytes },
-      this.budget,
-      `the agent (source ${this.name}, max_inflight_bytes)`,
-      [],
-      OTLP_WEIGHT,
-    );
+    const body = await this.read(req, OTLP_WEIGHT);
     let events: string[];
     try {
       // Spans repeat their resource: a small body may make large events, bounded and counted as well.
@@ -147,38 +100,14 @@ export class OtlpSource implements Source {
     res.end(ok.body);
   }
 
-  finished(): Promise<void> {
-    return new Promise(() => undefined); // listens until the agent stops
-  }
-
-  async stop(): Promise<void> {
-    await this.listener.stop(() => this.handOff.handed());
-  }
-
-  async close(): Promise<void> {
-    await this.listener.close();
-  }
-
-  status(): SourceStatus {
-    const { warnings, refusedEvents } = this.listener.warnings();
-    return { warnings, ...(refusedEvents ? { degraded: true } : {}) };
-  }
-
   gauges(): Gauge[] {
     const labels = { source: this.name };
     return [
-      ...[...this.listener.requests].map(([code, value]) => ({
+      ...this.listenerGauges({
         name: 'ferry_source_otlp_requests_total',
         help: 'OTLP export requests answered, by status code',
-        labels: { ...labels, code: String(code) },
-        value,
-      })),
-      {
-        name: 'ferry_source_otlp_spans_total',
-        help: 'Spans taken',
-        labels,
-        value: this.counters.spans,
-      },
+      }),
+      { name: 'ferry_source_otlp_spans_total', help: 'Spans taken', labels, value: this.counters.spans },
       {
         name: 'ferry_source_otlp_log_records_total',
         help: 'Log records taken',
@@ -199,18 +128,10 @@ const OTLP_SOURCE_OPTIONS = {
     .shown('none (loopback only)'),
   traces_dataset: str().doc('the dataset of spans sent without X-Axiom-Dataset').shown('the header is required'),
   logs_dataset: str().doc('the dataset of log records sent without X-Axiom-Dataset').shown('the header is required'),
-  datasets: globs([])
-    .doc('the datasets it takes events for, as globs (`app-*`); a request for another is refused with 403')
-    .shown('all'),
-  max_body_bytes: bytes('20MiB').doc('larger request bodies (as sent) are refused with 413'),
+  ...LISTENING_OPTIONS,
   max_decompressed_bytes: bytes('16MiB').doc('… and bodies larger than this once decompressed (64 MiB at most)'),
   max_inflight_bytes: bytes('256MiB').doc(
     'memory for request bodies at once, across requests (each counts eight times its decompressed size: protobuf decodes into objects); past it a request is answered 503 with Retry-After',
-  ),
-  max_connections: int(256, { min: 1 }).doc('connections at once; more are refused'),
-  idle_timeout: duration('30s').doc('a connection with no request in progress is closed after this long'),
-  queue_timeout: duration('30s').doc(
-    "a request whose events are not all in the sinks' disk queues by then is answered 503 (they may still be shipped)",
   ),
 } satisfies OptionSpecs;
 
@@ -249,16 +170,5 @@ export const otlpSource: SourceSpec<OtlpSourceSettings, typeof OTLP_SOURCE_OPTIO
       queueTimeoutMs: v.queue_timeout,
     };
   },
-  create: (s, ctx) =>
-    new OtlpSource(
-      ctx.name,
-      s,
-      {
-        info: (o, m) => ctx.log.info(o, m),
-        warn: (o, m) => ctx.log.warn(o, m),
-        error: (o, m) => ctx.log.error(o, m),
-      },
-      () => ctx.flush(),
-      ctx.counters(newOtlpSourceCounters),
-    ),
+  create: (s, ctx) => new OtlpSource(ctx.name, s, ctx.log, () => ctx.flush(), ctx.counters(newOtlpSourceCounters)),
 };

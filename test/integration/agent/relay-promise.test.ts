@@ -9,7 +9,6 @@
  * in any failure.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,21 +20,13 @@ import {
   type AgentProcess,
   type Receiver,
 } from '../../support/agent-process.js';
-import { tempDir, testSeed } from '../../support/helpers.js';
+import { freePort, tempDir, testSeed } from '../../support/helpers.js';
 
 const TOKEN = 'relay-token';
 const DATASETS = ['web', 'jobs', 'audit-log'];
 const RUN_MS = 20_000;
 
 afterEach(stopAgentsAndReceivers);
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 interface Request {
   body: Buffer | string;

@@ -5,22 +5,13 @@
  * a kill -9 of the agent. Requests the source refuses get their status.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent, startReceiver, stopAgentsAndReceivers } from '../../../support/agent-process.js';
-import { ADMIN, tempDir } from '../../../support/helpers.js';
+import { ADMIN, freePort, tempDir } from '../../../support/helpers.js';
 import { exportLogs, exportTrace } from '../../../support/otel.js';
 
 afterEach(stopAgentsAndReceivers);
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('OTLP from OpenTelemetry SDKs through the agent', () => {
   it('reaches the local store and a receiver that was down, across a kill -9, queried with APL', async () => {

@@ -6,24 +6,15 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent, startReceiver, stopAgentsAndReceivers, trackChild } from '../../../support/agent-process.js';
-import { tempDir } from '../../../support/helpers.js';
+import { freePort, tempDir } from '../../../support/helpers.js';
 
 const TOKEN = 'app-token-1234';
 const APP = 'test/support/relay-app.mjs';
 
 afterEach(stopAgentsAndReceivers);
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Runs an application to its end; resolves with what its client reported, and its stderr. */
 function runApp(
