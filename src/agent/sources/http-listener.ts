@@ -69,10 +69,16 @@ export class TokenCheck {
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
 /** The status and message of what a handler threw; anything unforeseen is a 500 whose text is not sent. */
-function refusalOf(e: unknown): HttpRefusal {
+/** What a client that went away before its body ended is counted as (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
+function refusalOf(e: unknown, req: IncomingMessage): HttpRefusal {
   if (e instanceof HttpRefusal) return e;
   if (e instanceof IngestBodyError)
     return new HttpRefusal(INGEST_STATUS[e.kind], e.message, e.kind === 'busy' ? { 'retry-after': '1' } : {});
+  // The client, not the agent, ended it (Node's "aborted"): no answer can reach it, and nothing is wrong here.
+  if (!req.complete && (e as NodeJS.ErrnoException).code === 'ECONNRESET')
+    return new HttpRefusal(CLIENT_CLOSED, 'the client closed the request before its body ended');
   return new HttpRefusal(500, 'internal error; the agent logged it');
 }
 
@@ -202,7 +208,7 @@ export class HttpListener {
       await this.o.handle(req, res, () => this.stopping);
       status = res.statusCode;
     } catch (e) {
-      const r = refusalOf(e);
+      const r = refusalOf(e, req);
       status = r.status;
       if (r.status === 500) this.o.log.error({ source: this.o.source, err: e, url: req.url }, 'request failed');
       this.note(r, req);

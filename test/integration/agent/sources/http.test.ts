@@ -263,6 +263,27 @@ describe('the relay', () => {
     expect(r.lines).toHaveLength(2); // handed on after all: they may still be shipped (at least once)
   });
 
+  it('counts a client that goes away mid-body as a closed request (499), not an error of its own (500)', async () => {
+    const r = await relay();
+    const { connect } = await import('node:net');
+    const socket = connect(r.source.port, '127.0.0.1');
+    await new Promise<void>((res) => socket.once('connect', () => res()));
+    socket.write(
+      `POST /v1/ingest/logs HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"a":`,
+    );
+    await new Promise((res) => setTimeout(res, 100));
+    socket.destroy();
+    const requests = () =>
+      r.source
+        .gauges()
+        .filter((g) => g.name === 'ferry_source_http_requests_total')
+        .map((g) => [g.labels.code, g.value]);
+    const deadline = Date.now() + 5_000;
+    while (requests().length === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+    expect(requests()).toEqual([['499', 1]]);
+    expect(r.lines).toEqual([]);
+  });
+
   it('closes connections that send nothing after idle_timeout, and takes only the datasets it is given', async () => {
     const r = await relay(settings({ idleTimeoutMs: 200, datasets: ['app-*'] }));
     const { connect } = await import('node:net');
