@@ -179,8 +179,13 @@ export interface HeldBody {
   bytes: Buffer;
   /** Bytes after decompression (before any conversion). */
   size: number;
-  /** Takes `bytes` more from the budget for what the body became (its events), or throws `busy`. */
+  /**
+   * Takes `bytes` more from the budget for what the body becomes (its events, its decoded messages), or
+   * throws `busy` (the budget is held by other requests) or `too_large` (this request alone would pass it).
+   */
   charge(bytes: number): void;
+  /** Gives back part of what `charge` took, once it is let go. */
+  give(bytes: number): void;
   release(): void;
 }
 
@@ -209,6 +214,11 @@ export async function readBody(
     const bytes = collector.chunks.length === 1 ? collector.chunks[0]! : Buffer.concat(collector.chunks);
     collector.chunks.length = 0;
     const charge = (more: number) => {
+      if (collector.held + more > budget.limit)
+        throw new IngestBodyError(
+          'too_large',
+          `handling this body would take more than the ${budget.limit} bytes ${what} keeps for request bodies; send smaller ones`,
+        );
       if (!budget.take(more))
         throw new IngestBodyError(
           'busy',
@@ -216,7 +226,12 @@ export async function readBody(
         );
       collector.held += more;
     };
-    return { bytes, size: spooled.bytes, charge, release };
+    const give = (less: number) => {
+      const given = Math.min(less, collector.held);
+      budget.give(given);
+      collector.held -= given;
+    };
+    return { bytes, size: spooled.bytes, charge, give, release };
   } catch (e) {
     release();
     throw e;

@@ -4,8 +4,10 @@
  *
  * The messages are decoded by protobufjs with the OTLP definitions OpenTelemetry generated for its own
  * exporters (`otlp-definitions`, OpenTelemetry's otlp-transformer at a version that ships them): protobuf
- * with `decode`, the OTLP JSON mapping with `fromObject`, after turning the JSON's hex trace and span ids into
- * bytes (protobuf's JSON mapping would read them as base64).
+ * item by item with the generated types' `decode` (protobufjs's reader walks the levels above the items), the
+ * OTLP JSON mapping with `fromObject`, after turning the JSON's hex trace and span ids into bytes (protobuf's
+ * JSON mapping would read them as base64). Item by item, because a decoded message is many times its
+ * encoded size: a small gzip body of empty spans would otherwise take gigabytes before any limit applied.
  *
  * A span becomes `{_time, trace_id, span_id, parent_span_id, name, kind, duration, error, status_code,
  * status.message, service.name, scope.name, scope.version, attributes.<key>, resource.<key>, events, links}`
@@ -14,12 +16,13 @@
  * one object level (`{"attributes": {"http.method": "GET"}}`), which the store names `attributes.http.method`.
  */
 import { createRequire } from 'node:module';
+import protobuf, { type Reader } from 'protobufjs/minimal.js';
 import { IngestBodyError, invalidBody } from './errors.js';
 import { MAX_EVENT_BYTES } from './events.js';
 
 /** The protobufjs message types this module uses (the generated definitions carry no TypeScript types). */
 interface MessageType {
-  decode(bytes: Uint8Array): unknown;
+  decode(reader: Reader | Uint8Array, length?: number): unknown;
   fromObject(object: object): unknown;
   encode(message: unknown): { finish(): Uint8Array };
 }
@@ -31,10 +34,15 @@ const definitions = createRequire(import.meta.url)('otlp-definitions/build/src/g
         trace: { v1: { ExportTraceServiceRequest: MessageType; ExportTraceServiceResponse: MessageType } };
         logs: { v1: { ExportLogsServiceRequest: MessageType; ExportLogsServiceResponse: MessageType } };
       };
+      trace: { v1: { Span: MessageType } };
+      logs: { v1: { LogRecord: MessageType } };
+      resource: { v1: { Resource: MessageType } };
+      common: { v1: { InstrumentationScope: MessageType } };
     };
   };
 };
-const { collector } = definitions.opentelemetry.proto;
+const { collector, trace, logs, resource: resourceProto, common } = definitions.opentelemetry.proto;
+const { Reader: Readers } = protobuf;
 
 /** A 64-bit integer as protobufjs gives it (a Long, or a number). */
 type Int64 = number | { toString(): string } | null | undefined;
@@ -90,25 +98,11 @@ interface LogRecord {
   eventName?: string | null;
 }
 
-interface TracesRequest {
-  resourceSpans?: {
-    resource?: Resource | null;
-    scopeSpans?: { scope?: Scope | null; spans?: Span[] | null }[] | null;
-  }[];
-}
-
-interface LogsRequest {
-  resourceLogs?: {
-    resource?: Resource | null;
-    scopeLogs?: { scope?: Scope | null; logRecords?: LogRecord[] | null }[] | null;
-  }[];
-}
-
 export type OtlpSignal = 'logs' | 'traces';
 
 /**
- * The largest OTLP body taken once decompressed: protobuf is decoded whole in memory (the OpenTelemetry
- * Collector's receiver takes 20 MiB by default).
+ * The largest OTLP body taken once decompressed: it is held whole in memory while its items are decoded (the
+ * OpenTelemetry Collector's receiver takes 20 MiB by default).
  */
 export const OTLP_MAX_BYTES = 64 * 1024 * 1024;
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -122,36 +116,6 @@ export function otlpEncoding(contentType: string | undefined): OtlpEncoding {
     'unsupported',
     `unsupported Content-Type "${media}" for OTLP/HTTP (use application/x-protobuf or application/json)`,
   );
-}
-
-const HEX_ID_KEYS = new Set(['traceId', 'spanId', 'parentSpanId']);
-
-/**
- * JSON.parse's reviver: OTLP JSON writes ids in hex, which protobuf's JSON mapping would read as base64.
- * Bytes given as anything but a string are refused: protobufjs would take any object with a `length`.
- */
-function hexIds(key: string, value: unknown): unknown {
-  if (key === 'bytesValue' && typeof value !== 'string') throw new Error('bytesValue must be a base64 string');
-  if (!HEX_ID_KEYS.has(key)) return value;
-  if (typeof value !== 'string') throw new Error(`${key} must be a hex string`);
-  if (!/^(?:[0-9a-fA-F]{2})*$/.test(value)) throw new Error(`${key} "${value.slice(0, 40)}" is not hex`);
-  return Buffer.from(value, 'hex');
-}
-
-/** Decodes a (decompressed) body; a body that does not decode is a 400 naming why. */
-function decode(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding): unknown {
-  const type =
-    signal === 'traces' ? collector.trace.v1.ExportTraceServiceRequest : collector.logs.v1.ExportLogsServiceRequest;
-  try {
-    if (encoding === 'protobuf') return type.decode(body);
-    const object = JSON.parse(body.length === 0 ? '{}' : body.toString('utf8'), hexIds) as unknown;
-    if (!object || typeof object !== 'object' || Array.isArray(object)) throw new Error('expected a JSON object');
-    return type.fromObject(object);
-  } catch (e) {
-    throw invalidBody(
-      `invalid OTLP ${signal} ${encoding === 'json' ? 'JSON' : 'protobuf'} body: ${(e as Error).message}`,
-    );
-  }
 }
 
 /** An id in hex (undefined when empty); one of another length than OTLP's (16 or 8 bytes) refuses the body. */
@@ -296,11 +260,25 @@ function logEvent(r: LogRecord): Record<string, unknown> {
   };
 }
 
+/**
+ * Memory a conversion takes as it goes, from the budget of the request it serves (its HeldBody): `charge`
+ * throws an IngestBodyError (busy or too large) when the budget cannot give it.
+ */
+export interface MemoryMeter {
+  charge(bytes: number): void;
+  give(bytes: number): void;
+}
+
+const UNMETERED: MemoryMeter = { charge: () => undefined, give: () => undefined };
+
 /** Collects events' text, refusing the body once they pass what one request may make. */
 class EventTexts {
   readonly events: string[] = [];
   bytes = 0;
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly meter: MemoryMeter,
+  ) {}
 
   push(text: string): void {
     if (text.length > MAX_EVENT_BYTES)
@@ -312,32 +290,270 @@ class EventTexts {
         'too_large',
         `the events of this body would take more than ${this.maxBytes} bytes; send smaller exports`,
       );
+    this.meter.charge(text.length * 2);
     this.events.push(text);
   }
 }
 
+/** The three levels of an export, the same for both signals but for their names. */
+interface SignalShape {
+  /** The message of one event: Span or LogRecord. */
+  item: MessageType;
+  itemName: string;
+  toEvent(item: unknown): Record<string, unknown>;
+  /** The JSON names of the lists: resourceSpans, scopeSpans, spans. */
+  lists: readonly [resources: string, scopes: string, items: string];
+  /** The JSON members of an item (and of its links) that hold ids in hex. */
+  idKeys: readonly string[];
+}
+
+const SHAPES: Record<OtlpSignal, SignalShape> = {
+  traces: {
+    item: trace.v1.Span,
+    itemName: 'span',
+    toEvent: (span) => spanEvent(span as Span),
+    lists: ['resourceSpans', 'scopeSpans', 'spans'],
+    idKeys: ['traceId', 'spanId', 'parentSpanId'],
+  },
+  logs: {
+    item: logs.v1.LogRecord,
+    itemName: 'log record',
+    toEvent: (record) => logEvent(record as LogRecord),
+    lists: ['resourceLogs', 'scopeLogs', 'logRecords'],
+    idKeys: ['traceId', 'spanId'],
+  },
+};
+
+/**
+ * What decoding a message may take in memory per byte of it: an empty nested message is two bytes on the
+ * wire and an object with its lists once decoded.
+ */
+const DECODE_EXPANSION = 48;
+
+/**
+ * The length-delimited fields of the message that ends at `end`, as [field number, end], the reader at the
+ * field's content; when the consumer asks for the next, the reader goes past the field whatever it read. A
+ * field numbered up to `messageFields` (the levels' messages and lists) with another wire type makes the
+ * body malformed; other fields are skipped.
+ */
+function* fields(reader: Reader, end: number, what: string, messageFields: number): Generator<[number, number]> {
+  while (reader.pos < end) {
+    const tag = reader.uint32();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === 0) throw new Error(`${what} has a field numbered 0`);
+    if (wire !== 2) {
+      if (field <= messageFields) throw new Error(`field ${field} of ${what} is not length-delimited`);
+      reader.skipType(wire);
+      continue;
+    }
+    const fieldEnd = reader.uint32() + reader.pos;
+    if (fieldEnd > end) throw new Error(`field ${field} of ${what} runs past its end`);
+    yield [field, fieldEnd];
+    reader.pos = fieldEnd;
+  }
+  if (reader.pos !== end) throw new Error(`${what} runs past its end`);
+}
+
+/**
+ * The range of the last field numbered `wanted` in the message from the reader to `end` (a repeated message
+ * field replaces the last, as decode does; it may follow the lists on the wire), or undefined.
+ */
+function lastField(reader: Reader, end: number, what: string, wanted: number): [number, number] | undefined {
+  let found: [number, number] | undefined;
+  for (const [field, fieldEnd] of fields(reader, end, what, 2)) if (field === wanted) found = [reader.pos, fieldEnd];
+  return found;
+}
+
+/** Decodes the message in `range`, or null when there is none. */
+function decodeAt(type: MessageType, reader: Reader, range: [number, number] | undefined): unknown {
+  if (!range) return null;
+  reader.pos = range[0];
+  return type.decode(reader, range[1] - range[0]);
+}
+
+/**
+ * A protobuf export's events, one item at a time: the levels above the items are walked with protobufjs's
+ * reader and each span or log record is decoded by its own generated type, made an event and let go, so
+ * what a body holds in memory at once is its events' text, its resource and scope, and one decoded item.
+ * Each decoded message is charged to the meter while it is held.
+ */
+function* protobufEvents(shape: SignalShape, body: Buffer, meter: MemoryMeter): Generator<string> {
+  const reader = Readers.create(body);
+  const [resources, scopes] = shape.lists;
+  for (const [field, resourceEnd] of fields(reader, body.length, 'the export', 1)) {
+    if (field !== 1) continue;
+    const resourceStart = reader.pos;
+    const resourceAt = lastField(reader, resourceEnd, `an entry of ${resources}`, 1);
+    const resourceCost = resourceAt ? (resourceAt[1] - resourceAt[0]) * DECODE_EXPANSION : 0;
+    meter.charge(resourceCost);
+    try {
+      const res = decodeAt(resourceProto.v1.Resource, reader, resourceAt) as Resource | null;
+      reader.pos = resourceStart;
+      for (const [f, scopeEnd] of fields(reader, resourceEnd, `an entry of ${resources}`, 2)) {
+        if (f !== 2) continue;
+        const scopeStart = reader.pos;
+        const scopeAt = lastField(reader, scopeEnd, `an entry of ${scopes}`, 1);
+        const scopeCost = scopeAt ? (scopeAt[1] - scopeAt[0]) * DECODE_EXPANSION : 0;
+        meter.charge(scopeCost);
+        let sharedText: string;
+        try {
+          sharedText = shared(res, decodeAt(common.v1.InstrumentationScope, reader, scopeAt) as Scope | null);
+        } finally {
+          meter.give(scopeCost);
+        }
+        reader.pos = scopeStart;
+        for (const [g, itemEnd] of fields(reader, scopeEnd, `an entry of ${scopes}`, 2)) {
+          if (g !== 2) continue;
+          const itemCost = (itemEnd - reader.pos) * DECODE_EXPANSION;
+          meter.charge(itemCost);
+          let text: string;
+          try {
+            text = withShared(shape.toEvent(shape.item.decode(reader, itemEnd - reader.pos)), sharedText);
+          } finally {
+            meter.give(itemCost);
+          }
+          yield text;
+        }
+      }
+    } finally {
+      meter.give(resourceCost);
+    }
+  }
+}
+
+/**
+ * JSON.parse's reviver: OTLP JSON writes ids in hex, which protobuf's JSON mapping would read as base64 (they
+ * are made bytes item by item, see jsonItem). Bytes given as anything but a string are refused: protobufjs
+ * would take any object with a `length`.
+ */
+function checkIds(key: string, value: unknown): unknown {
+  if (key === 'bytesValue' && typeof value !== 'string') throw new Error('bytesValue must be a base64 string');
+  if (key !== 'traceId' && key !== 'spanId' && key !== 'parentSpanId') return value;
+  if (typeof value !== 'string') throw new Error(`${key} must be a hex string`);
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(value)) throw new Error(`${key} "${value.slice(0, 40)}" is not hex`);
+  return value;
+}
+
+/**
+ * What JSON.parse may take in memory for a body: its text (twice, for two-byte strings) and an object's or
+ * a string's worth for each `{`, `[` and `"` outside strings, which the text alone would not bound (`{},`
+ * is three bytes and an object with its slot).
+ */
+function jsonParseCost(body: Buffer): number {
+  let values = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+      values++;
+    } else if (c === 0x7b || c === 0x5b) values++;
+  }
+  return body.length * 2 + values * 64;
+}
+
+function listOf(value: unknown, what: string): unknown[] {
+  if (value === null || value === undefined) return [];
+  if (!Array.isArray(value)) throw new Error(`${what}: array expected`);
+  return value;
+}
+
+function objectOf(value: unknown, what: string): Record<string, unknown> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${what}: object expected`);
+  return value as Record<string, unknown>;
+}
+
+/** A JSON item with its ids (and its links' ids) as bytes, for fromObject. */
+function jsonItem(item: Record<string, unknown>, idKeys: readonly string[]): Record<string, unknown> {
+  const bytes = (v: unknown) => (typeof v === 'string' ? Buffer.from(v, 'hex') : v);
+  const out = { ...item };
+  for (const key of idKeys) if (key in out) out[key] = bytes(out[key]);
+  if (Array.isArray(out.links))
+    out.links = out.links.map((l: unknown) =>
+      l && typeof l === 'object'
+        ? {
+            ...l,
+            traceId: bytes((l as Record<string, unknown>).traceId),
+            spanId: bytes((l as Record<string, unknown>).spanId),
+          }
+        : l,
+    );
+  return out;
+}
+
+/**
+ * A JSON export's events (the OTLP JSON mapping): parsed whole, charged to the meter until its last item is
+ * made an event, each item by its generated type's fromObject.
+ */
+function* jsonEvents(shape: SignalShape, body: Buffer, meter: MemoryMeter): Generator<string> {
+  const cost = jsonParseCost(body);
+  meter.charge(cost);
+  try {
+    const [resources, scopes, items] = shape.lists;
+    const root = objectOf(JSON.parse(body.length === 0 ? '{}' : body.toString('utf8'), checkIds), 'the export');
+    for (const [i, entry] of listOf(root[resources], resources).entries()) {
+      const level = objectOf(entry, `${resources}[${i}]`);
+      const res =
+        level.resource === null || level.resource === undefined
+          ? null
+          : (resourceProto.v1.Resource.fromObject(objectOf(level.resource, `${resources}[${i}].resource`)) as Resource);
+      for (const [j, scopeEntry] of listOf(level[scopes], `${resources}[${i}].${scopes}`).entries()) {
+        const at = `${resources}[${i}].${scopes}[${j}]`;
+        const scopeLevel = objectOf(scopeEntry, at);
+        const scope =
+          scopeLevel.scope === null || scopeLevel.scope === undefined
+            ? null
+            : (common.v1.InstrumentationScope.fromObject(objectOf(scopeLevel.scope, `${at}.scope`)) as Scope);
+        const sharedText = shared(res, scope);
+        for (const [k, item] of listOf(scopeLevel[items], `${at}.${items}`).entries()) {
+          const fields = jsonItem(objectOf(item, `${at}.${items}[${k}]`), shape.idKeys);
+          yield withShared(shape.toEvent(shape.item.fromObject(fields)), sharedText);
+        }
+      }
+    }
+  } finally {
+    meter.give(cost);
+  }
+}
+
+/** How long a conversion runs before it lets the process's other work in. */
+const SLICE_MS = 10;
+
 /**
  * A decompressed OTLP/HTTP body as events (their JSON text), one per span or log record, at most
- * `maxBytes` of them in all (413 beyond).
+ * `maxBytes` of them in all (413 beyond). What the conversion holds in memory is taken from `meter` as it
+ * goes: the events' text, and the parsed JSON or the protobuf messages being decoded. It yields to the
+ * event loop every few milliseconds, so a large body does not hold up other requests. A body that does not
+ * decode is a 400 naming why.
  */
-export function otlpEvents(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): string[] {
-  const out = new EventTexts(maxBytes);
-  if (signal === 'traces') {
-    const req = decode('traces', body, encoding) as TracesRequest;
-    for (const rs of req.resourceSpans ?? []) {
-      for (const ss of rs.scopeSpans ?? []) {
-        const common = shared(rs.resource, ss.scope);
-        for (const span of ss.spans ?? []) out.push(withShared(spanEvent(span), common));
+export async function otlpEvents(
+  signal: OtlpSignal,
+  body: Buffer,
+  encoding: OtlpEncoding,
+  maxBytes: number,
+  meter: MemoryMeter = UNMETERED,
+): Promise<string[]> {
+  const out = new EventTexts(maxBytes, meter);
+  const shape = SHAPES[signal];
+  try {
+    const events = encoding === 'protobuf' ? protobufEvents(shape, body, meter) : jsonEvents(shape, body, meter);
+    let sliceStart = performance.now();
+    for (const text of events) {
+      out.push(text);
+      if ((out.events.length & 255) === 0 && performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
       }
     }
-  } else {
-    const req = decode('logs', body, encoding) as LogsRequest;
-    for (const rl of req.resourceLogs ?? []) {
-      for (const sl of rl.scopeLogs ?? []) {
-        const common = shared(rl.resource, sl.scope);
-        for (const record of sl.logRecords ?? []) out.push(withShared(logEvent(record), common));
-      }
-    }
+  } catch (e) {
+    if (e instanceof IngestBodyError) throw e;
+    throw invalidBody(
+      `invalid OTLP ${signal} ${encoding === 'json' ? 'JSON' : 'protobuf'} body: ${(e as Error).message}`,
+    );
   }
   return out.events;
 }

@@ -29,10 +29,11 @@ export interface OtlpSourceSettings extends ListeningSettings {
 const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs' };
 
 /**
- * What an OTLP body costs max_inflight_bytes per decompressed byte while it is handled: protobuf decodes
- * into objects several times its size, and the events are text beside it.
+ * How many times its decompressed size max_inflight_bytes must hold for the largest body: besides the body,
+ * a request holds its events' text and what is being decoded (the parsed JSON, or one protobuf item), which
+ * are charged as they are made.
  */
-const OTLP_WEIGHT = 8;
+const OTLP_HEADROOM = 8;
 
 /** One parameters object per signal: the batcher cuts batches where it changes. */
 const PARAMS: Record<OtlpSignal, IngestParams> = {
@@ -80,12 +81,11 @@ export class OtlpSource extends ListeningSource<OtlpSourceCounters> {
       );
     this.checkDataset(dataset);
     const encoding = otlpEncoding(req.headers['content-type']);
-    const body = await this.read(req, OTLP_WEIGHT);
+    const body = await this.read(req, 1);
     let events: string[];
     try {
       // Spans repeat their resource: a small body may make large events, bounded and counted as well.
-      events = otlpEvents(signal, body.bytes, encoding, this.s.maxDecompressedBytes * 4);
-      body.charge(events.reduce((n, e) => n + e.length * 2, 0));
+      events = await otlpEvents(signal, body.bytes, encoding, this.s.maxDecompressedBytes * 4, body);
     } catch (e) {
       body.release();
       throw e;
@@ -131,7 +131,7 @@ const OTLP_SOURCE_OPTIONS = {
   ...LISTENING_OPTIONS,
   max_decompressed_bytes: bytes('16MiB').doc('… and bodies larger than this once decompressed (64 MiB at most)'),
   max_inflight_bytes: bytes('256MiB').doc(
-    'memory for request bodies at once, across requests (each counts eight times its decompressed size: protobuf decodes into objects); past it a request is answered 503 with Retry-After',
+    'memory for request bodies at once, across requests: each counts its decompressed size, its events and what is being decoded (the parsed JSON or one protobuf item); past it a request is answered 503 with Retry-After, or 413 when it alone would pass it',
   ),
 } satisfies OptionSpecs;
 
@@ -146,12 +146,12 @@ export const otlpSource: SourceSpec<OtlpSourceSettings, typeof OTLP_SOURCE_OPTIO
     if (v.max_decompressed_bytes > OTLP_MAX_BYTES)
       o.fail(
         'max_decompressed_bytes',
-        `at most ${OTLP_MAX_BYTES / 1024 / 1024}MiB (bodies are decoded whole in memory)`,
+        `at most ${OTLP_MAX_BYTES / 1024 / 1024}MiB (a body is held whole in memory while it is converted)`,
       );
-    if (v.max_decompressed_bytes * OTLP_WEIGHT > v.max_inflight_bytes)
+    if (v.max_decompressed_bytes * OTLP_HEADROOM > v.max_inflight_bytes)
       o.fail(
         'max_decompressed_bytes',
-        `must be at most an eighth of max_inflight_bytes (a body counts ${OTLP_WEIGHT} times its size there, so a larger one could never be taken)`,
+        `must be at most an eighth of max_inflight_bytes (a body takes several times its size there while it is decoded, so a larger one might never be taken)`,
       );
     for (const key of ['traces_dataset', 'logs_dataset'] as const) {
       const problem = v[key] === undefined ? undefined : datasetNameProblem(v[key]);

@@ -22,7 +22,7 @@ const KINDS: Record<OtlpSignal, readonly string[]> = {
   logs: ['otel:logs:v1', 'axiom:events:v1', 'service:events:v1'],
 };
 
-/** Decompressed OTLP bodies held in memory at once (protobuf is decoded whole), across requests. */
+/** Memory for OTLP bodies, their events and what is being decoded, across requests. */
 const INFLIGHT_BYTES = 4 * OTLP_MAX_BYTES;
 
 export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: BodyLimits): void {
@@ -58,9 +58,8 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
     });
     let events: string[];
     try {
-      events = otlpEvents(signal, body.bytes, encoding, OTLP_MAX_BYTES);
       // Spans repeat their resource: what the events take is counted too, while they are written out.
-      body.charge(events.reduce((n, e) => n + e.length * 2, 0));
+      events = await otlpEvents(signal, body.bytes, encoding, OTLP_MAX_BYTES, body);
     } catch (e) {
       body.release();
       throw e;

@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent, startReceiver, stopAgentsAndReceivers } from '../../../support/agent-process.js';
 import { ADMIN, freePort, tempDir } from '../../../support/helpers.js';
@@ -155,5 +156,65 @@ sinks:
       body: '{}',
     });
     expect([empty.status, await empty.text()]).toEqual([200, '{}']);
+  }, 60_000);
+  it('refuses bodies that decode into far more than they weigh, within a small heap, and goes on taking exports', async () => {
+    const port = await freePort();
+    const dir = tempDir();
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(
+      config,
+      `service: { enabled: false }
+agent: { data_dir: ${join(dir, 'agent')}, api: { listen: 127.0.0.1:0 } }
+sources:
+  otel: { type: otlp, address: "127.0.0.1:${port}", max_decompressed_bytes: 4MiB, max_inflight_bytes: 64MiB }
+sinks:
+  out: { type: axiom, inputs: [otel], url: "http://127.0.0.1:9", token: t, dataset: fallback }
+`,
+    );
+    // Decoded whole, each of these bodies takes hundreds of megabytes: more than this heap holds.
+    const agent = startAgent(config, { NODE_OPTIONS: '--max-old-space-size=160' });
+    await agent.waitLog('agent running');
+    const url = `http://127.0.0.1:${port}`;
+    const post = async (body: Buffer, type: string) => {
+      const r = await fetch(`${url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': type, 'content-encoding': 'gzip', 'x-axiom-dataset': 'spans' },
+        body: gzipSync(body) as unknown as BodyInit,
+      });
+      return { status: r.status, body: (await r.json()) as { message: string } };
+    };
+    const field = (n: number, inner: Buffer) => {
+      const len = inner.length;
+      const varint: number[] = [];
+      for (let v = len; ; v = Math.floor(v / 128)) {
+        if (v < 128) {
+          varint.push(v);
+          break;
+        }
+        varint.push((v & 127) | 128);
+      }
+      return Buffer.concat([Buffer.from([(n << 3) | 2, ...varint]), inner]);
+    };
+    const repeated = (n: number, count: number) => Buffer.alloc(count * 2).fill(Buffer.from([(n << 3) | 2, 0]));
+    // Two million empty spans (4 MB, 4 KB gzipped): their events pass what one request may make.
+    const spans = field(1, field(2, repeated(2, 2_000_000)));
+    expect(await post(spans, 'application/x-protobuf')).toMatchObject({
+      status: 413,
+      body: { message: expect.stringMatching(/events of this body would take more than/) },
+    });
+    // One span of a million empty span events: decoding it alone would take more than max_inflight_bytes.
+    const events = field(1, field(2, field(2, repeated(11, 1_000_000))));
+    expect(await post(events, 'application/x-protobuf')).toMatchObject({
+      status: 413,
+      body: { message: expect.stringMatching(/handling this body would take more than/) },
+    });
+    // The same in JSON: 1.3 million empty objects are priced before they are parsed.
+    const json = Buffer.from(
+      `{"resourceSpans":[{"scopeSpans":[{"spans":[${Array(1_300_000).fill('{}').join(',')}]}]}]}`,
+    );
+    expect((await post(json, 'application/json')).status).toBe(413);
+    // Still running, and taking what real exporters send.
+    await exportTrace(url, { 'x-axiom-dataset': 'spans' }, 'cart', 'proto');
+    expect(agent.child.exitCode).toBeNull();
   }, 60_000);
 });
