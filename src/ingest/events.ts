@@ -1,13 +1,15 @@
 /**
  * An ingest body's events, told apart in JavaScript by the agent's relay (the `http` source), which hands
- * each event on as its own text: never re-serialised, so key order, duplicate keys and large integers reach
- * the receiver as the client wrote them. The verdicts are the service's (whose DuckDB reader decides them
- * there): an NDJSON line that is not JSON, or not an object, is a failed event numbered among the non-blank
- * lines; an array whose structure or any element does not parse is refused whole (400); an element that is
- * not an object is a failed event. Pure functions over the decoded body.
+ * each event on as the bytes it came as: never re-serialised, so key order, duplicate keys and large
+ * integers reach the receiver as the client wrote them. The verdicts are the service's (whose DuckDB reader
+ * decides them there): an NDJSON line that is not JSON, or not an object, is a failed event numbered among
+ * the non-blank lines; an array whose structure or any element does not parse is refused whole (400); an
+ * element that is not an object is a failed event. Most events are told to be objects from their bytes
+ * (json-scan.ts); the rest by JSON.parse, which also names what they are. Pure functions over the decoded body.
  */
 import { isUtf8 } from 'node:buffer';
 import { IngestBodyError, invalidBody } from './errors.js';
+import { isJsonObject } from './json-scan.js';
 
 /** An event that could not be taken, numbered from 1 as the ingest result's failures number them. */
 export interface EventFailure {
@@ -16,8 +18,8 @@ export interface EventFailure {
 }
 
 export interface SplitBody {
-  /** Each event's JSON object text. */
-  events: string[];
+  /** Each event's JSON object, as its bytes in the body (JSON whitespace around it left out). */
+  events: Buffer[];
   /** The first MAX_LISTED_FAILURES failures, in order. */
   failures: EventFailure[];
   /** How many failed in all. */
@@ -32,19 +34,20 @@ export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 
 /** Collects a body's verdicts, refusing the body whole once it holds more than `maxEvents` values. */
 class Verdicts implements SplitBody {
-  events: string[] = [];
+  events: Buffer[] = [];
   failures: EventFailure[] = [];
   failed = 0;
   constructor(private readonly maxEvents: number) {}
 
-  take(text: string, n: number): void {
+  /** Takes one value's bytes (valid UTF-8, trimmed), the `n`th of the body. */
+  take(bytes: Buffer, n: number): void {
     if (n > this.maxEvents)
       throw new IngestBodyError(
         'too_large',
         `the body holds more than ${this.maxEvents} events; send smaller requests`,
       );
-    const error = verdict(text, n);
-    if (error === undefined) this.events.push(text);
+    const error = verdictOf(bytes, n);
+    if (error === undefined) this.events.push(bytes);
     else this.fail(n, error);
   }
 
@@ -54,16 +57,24 @@ class Verdicts implements SplitBody {
   }
 }
 
+/** The verdict on one value's bytes (valid UTF-8): from the bytes when they are plainly an object. */
+function verdictOf(bytes: Buffer, n: number): string | undefined {
+  if (bytes.length > MAX_EVENT_BYTES) return `event ${n}: larger than ${MAX_EVENT_BYTES} bytes`;
+  if (isJsonObject(bytes, 0, bytes.length)) return undefined;
+  return verdict(bytes.toString('utf8'), n);
+}
+
 /** JSON's whitespace: space, tab, line feed, carriage return (not the other Unicode spaces trim() takes). */
 const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
-function jsonTrim(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && isJsonSpace(s.charCodeAt(a))) a++;
-  while (b > a && isJsonSpace(s.charCodeAt(b - 1))) b--;
-  return a === 0 && b === s.length ? s : s.slice(a, b);
+/** The range of b[start, end) without JSON whitespace around it. */
+function trimmed(b: Buffer, start: number, end: number): Buffer {
+  while (start < end && isJsonSpace(b[start]!)) start++;
+  while (end > start && isJsonSpace(b[end - 1]!)) end--;
+  return b.subarray(start, end);
 }
+
+const startsWithBom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
 
 /** The name the service's reader gives a JSON value's type (DuckDB's json_type, in lower case). */
 function typeName(value: unknown, text: string): string {
@@ -88,7 +99,6 @@ function typeName(value: unknown, text: string): string {
 
 /** The verdict on one event's text: undefined when it is a JSON object, else why it fails. */
 function verdict(text: string, n: number): string | undefined {
-  if (text.length > MAX_EVENT_BYTES) return `event ${n}: larger than ${MAX_EVENT_BYTES} bytes`;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -101,53 +111,38 @@ function verdict(text: string, n: number): string | undefined {
 
 /**
  * One JSON value per line; blank lines are skipped and not numbered, and a byte order mark that starts the
- * body is not part of it. A body that is not UTF-8 is read line by line, and a line that is not fails.
+ * body is not part of it. A line that is not UTF-8 fails.
  */
 export function splitNdjson(body: Buffer, maxEvents = Infinity): SplitBody {
   const out = new Verdicts(maxEvents);
-  if (isUtf8(body)) {
-    const text = body.toString('utf8');
-    let n = 0;
-    for (let at = 0; at < text.length;) {
-      let end = text.indexOf('\n', at);
-      if (end < 0) end = text.length;
-      let line = jsonTrim(text.slice(at, end));
-      if (at === 0 && line.charCodeAt(0) === 0xfeff) line = jsonTrim(line.slice(1));
-      at = end + 1;
-      if (line === '') continue;
-      out.take(line, ++n);
-    }
-    return out;
-  }
+  const utf8 = isUtf8(body);
   let n = 0;
   for (let at = 0; at < body.length;) {
     let end = body.indexOf(0x0a, at);
     if (end < 0) end = body.length;
-    const bytes = body.subarray(at, end);
-    const first = at === 0;
+    let line = trimmed(body, at, end);
+    if (at === 0 && startsWithBom(line)) line = trimmed(line, 3, line.length);
     at = end + 1;
-    if (!isUtf8(bytes)) {
+    if (!utf8 && !isUtf8(line)) {
       out.fail(++n, `event ${n}: invalid JSON`);
       continue;
     }
-    let line = jsonTrim(bytes.toString('utf8'));
-    if (first && line.charCodeAt(0) === 0xfeff) line = jsonTrim(line.slice(1));
-    if (line === '') continue;
+    if (line.length === 0) continue;
     out.take(line, ++n);
   }
   return out;
 }
 
-function skipSpace(s: string, i: number): number {
-  while (i < s.length && isJsonSpace(s.charCodeAt(i))) i++;
+function skipSpace(b: Buffer, i: number): number {
+  while (i < b.length && isJsonSpace(b[i]!)) i++;
   return i;
 }
 
 /** The index just past the string whose opening quote is at `i`, or -1 if it never closes. */
-function stringEnd(s: string, i: number): number {
-  for (let j = s.indexOf('"', i + 1); j >= 0; j = s.indexOf('"', j + 1)) {
+function stringEnd(b: Buffer, i: number): number {
+  for (let j = b.indexOf(0x22, i + 1); j >= 0; j = b.indexOf(0x22, j + 1)) {
     let slashes = 0;
-    while (s.charCodeAt(j - 1 - slashes) === 0x5c) slashes++;
+    while (b[j - 1 - slashes] === 0x5c) slashes++;
     if (slashes % 2 === 0) return j + 1;
   }
   return -1;
@@ -155,14 +150,14 @@ function stringEnd(s: string, i: number): number {
 
 /**
  * The end of the array element starting at `i` (the index of the `,` or `]` after it), found by brackets
- * and strings alone: the element itself is parsed afterwards.
+ * and strings alone: the element itself is judged afterwards.
  */
-function elementEnd(s: string, i: number): number {
+function elementEnd(b: Buffer, i: number): number {
   let depth = 0;
-  while (i < s.length) {
-    const c = s.charCodeAt(i);
+  while (i < b.length) {
+    const c = b[i]!;
     if (c === 0x22) {
-      i = stringEnd(s, i);
+      i = stringEnd(b, i);
       if (i < 0) return -1;
       continue;
     }
@@ -176,32 +171,35 @@ function elementEnd(s: string, i: number): number {
   return -1;
 }
 
+/** Where byte `i` of the body is as a character of its text (what error messages count). */
+const characterAt = (b: Buffer, i: number) => b.subarray(0, i).toString('utf8').length;
+
 const NOT_CLOSED = 'invalid JSON body: the JSON array is not closed with "]" (a truncated body?)';
 
 /** One JSON array of values; refused whole if it does not parse (or is not UTF-8). */
-export function splitArray(bytes: Buffer, maxEvents = Infinity): SplitBody {
-  if (!isUtf8(bytes)) throw invalidBody('invalid JSON body: it is not valid UTF-8');
-  const body = bytes.toString('utf8');
+export function splitArray(body: Buffer, maxEvents = Infinity): SplitBody {
+  if (!isUtf8(body)) throw invalidBody('invalid JSON body: it is not valid UTF-8');
   const out = new Verdicts(maxEvents);
-  let i = skipSpace(body, body.charCodeAt(0) === 0xfeff ? 1 : 0);
-  if (body.charCodeAt(i) !== 0x5b) throw invalidBody('invalid JSON body: expected a JSON array');
+  let i = skipSpace(body, startsWithBom(body) ? 3 : 0);
+  if (body[i] !== 0x5b) throw invalidBody('invalid JSON body: expected a JSON array');
   i = skipSpace(body, i + 1);
-  if (body.charCodeAt(i) === 0x5d) i++;
+  if (body[i] === 0x5d) i++;
   else {
     for (let n = 1; ; n++) {
       const end = elementEnd(body, i);
       if (end < 0) throw invalidBody(NOT_CLOSED);
-      const text = jsonTrim(body.slice(i, end));
-      if (text === '') throw invalidBody(`invalid JSON body: element ${n} is empty (at character ${i})`);
+      const element = trimmed(body, i, end);
+      if (element.length === 0)
+        throw invalidBody(`invalid JSON body: element ${n} is empty (at character ${characterAt(body, i)})`);
       if (n > maxEvents)
         throw new IngestBodyError('too_large', `the body holds more than ${maxEvents} events; send smaller requests`);
-      const error = verdict(text, n);
+      const error = verdictOf(element, n);
       if (error?.endsWith('invalid JSON'))
-        throw invalidBody(`invalid JSON body: element ${n} (at character ${i}) is not valid JSON`);
+        throw invalidBody(`invalid JSON body: element ${n} (at character ${characterAt(body, i)}) is not valid JSON`);
       if (error) out.fail(n, error);
-      else out.events.push(text);
+      else out.events.push(element);
       i = skipSpace(body, end + 1);
-      if (body.charCodeAt(end) === 0x5d) break;
+      if (body[end] === 0x5d) break;
     }
   }
   if (skipSpace(body, i) < body.length) throw invalidBody(NOT_CLOSED);

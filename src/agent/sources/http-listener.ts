@@ -317,10 +317,15 @@ export class HandOff {
   private readonly handing = new Set<Promise<void>>();
   private seq = 0;
 
+  /**
+   * @param decoded whether a transform reads the events: if not, those given as bytes go to the sinks as
+   *   they are, never decoded to text
+   */
   constructor(
     private readonly source: string,
     private readonly flush: () => Promise<void>,
     private readonly timeoutMs: number,
+    private readonly decoded = true,
   ) {}
 
   /**
@@ -328,7 +333,7 @@ export class HandOff {
    *   the memory they hold is given back then
    */
   async queue(
-    events: string[],
+    events: readonly (string | Buffer)[],
     dataset: string,
     params: IngestParams,
     stopping: () => boolean,
@@ -344,8 +349,11 @@ export class HandOff {
     const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), this.timeoutMs)));
     const work = (async () => {
       for (let i = 0; i < events.length; i++) {
+        const event = events[i]!;
+        const bytes = typeof event !== 'string';
         const wait = this.emit({
-          text: events[i]!,
+          text: !bytes ? event : this.decoded ? event.toString('utf8') : '',
+          raw: bytes && !this.decoded ? event : undefined,
           truncated: false,
           structured: true,
           dataset,
@@ -442,9 +450,10 @@ export abstract class ListeningSource<C extends SourceCounters> implements Sourc
     flush: () => Promise<void>,
     readonly counters: C,
     private readonly started: string,
+    decoded = true,
   ) {
     this.budget = new BodyBudget(s.maxInflightBytes);
-    this.handOff = new HandOff(name, flush, s.queueTimeoutMs);
+    this.handOff = new HandOff(name, flush, s.queueTimeoutMs, decoded);
     this.allows = datasetGate(s.datasets);
     this.listener = new HttpListener({
       source: name,

@@ -40,8 +40,8 @@ export interface HttpSourceCounters extends SourceCounters {
 export const newHttpSourceCounters = (): HttpSourceCounters => ({ ...newSourceCounters(), failedEvents: 0 });
 
 /**
- * What a body costs in memory, counted against max_inflight_bytes, per decompressed byte: the bytes, their
- * text, and the events cut from it.
+ * What a body costs in memory, counted against max_inflight_bytes, per decompressed byte: the bytes, and the
+ * events cut from it (views of the bytes, or their text where a transform reads them).
  */
 const BODY_WEIGHT = 3;
 
@@ -71,6 +71,7 @@ export class HttpSource extends ListeningSource<HttpSourceCounters> {
     log: ListenerLog,
     flush: () => Promise<void>,
     counters?: HttpSourceCounters,
+    decoded = true,
   ) {
     super(
       name,
@@ -79,6 +80,7 @@ export class HttpSource extends ListeningSource<HttpSourceCounters> {
       flush,
       counters ?? newHttpSourceCounters(),
       'source started: relaying Axiom ingest requests (POST /v1/ingest/{dataset})',
+      decoded,
     );
   }
 
@@ -196,5 +198,6 @@ export const httpSource: SourceSpec<HttpSourceSettings, typeof HTTP_SOURCE_OPTIO
       queueTimeoutMs: v.queue_timeout,
     };
   },
-  create: (s, ctx) => new HttpSource(ctx.name, s, ctx.log, () => ctx.flush(), ctx.counters(newHttpSourceCounters)),
+  create: (s, ctx) =>
+    new HttpSource(ctx.name, s, ctx.log, () => ctx.flush(), ctx.counters(newHttpSourceCounters), ctx.decoded),
 };

@@ -259,7 +259,10 @@ sinks: { local: { type: local, inputs: [parse], dataset: logs } }
     await agent.waitLog('agent running');
     // The rotated file is not matched by *.log any more; its last lines were drained before a kill, or
     // come again from the checkpoint of the file it was (see the rotation note in the README).
-    await until('every line delivered', () => receiver.seen.size === written, 30_000);
+    await until('every line delivered', () => receiver.seen.size === written, 30_000).catch((e: Error) => {
+      const missing = Array.from({ length: written }, (_, i) => `e${i}`).filter((id) => !receiver.seen.has(id));
+      throw new Error(`${e.message}: ${missing.length} missing (${missing.slice(0, 20).join(' ')})`);
+    });
     for (let i = 0; i < written; i++) expect(receiver.seen.get(`e${i}`), `line e${i}`).toBeGreaterThanOrEqual(1);
     // At least once: a kill repeats what was queued after the last checkpoint save (every 200 ms here;
     // the writer adds ~145 lines in that time) and the batch in flight: at most ~300 lines per kill.
