@@ -180,12 +180,10 @@ export interface HeldBody {
   /** Bytes after decompression (before any conversion). */
   size: number;
   /**
-   * Takes `bytes` more from the budget for what the body becomes (its events, its decoded messages), or
+   * Takes `bytes` more from the budget for what the body becomes (its events), or
    * throws `busy` (the budget is held by other requests) or `too_large` (this request alone would pass it).
    */
   charge(bytes: number): void;
-  /** Gives back part of what `charge` took, once it is let go. */
-  give(bytes: number): void;
   release(): void;
 }
 
@@ -226,12 +224,7 @@ export async function readBody(
         );
       collector.held += more;
     };
-    const give = (less: number) => {
-      const given = Math.min(less, collector.held);
-      budget.give(given);
-      collector.held -= given;
-    };
-    return { bytes, size: spooled.bytes, charge, give, release };
+    return { bytes, size: spooled.bytes, charge, release };
   } catch (e) {
     release();
     throw e;

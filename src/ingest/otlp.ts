@@ -185,20 +185,36 @@ function attributes(list: KeyValue[] | null | undefined, depth = 0): Record<stri
 const SPAN_KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 const STATUS_CODES = ['UNSET', 'OK', 'ERROR'];
 
-/**
- * The fields every event of a resource and scope carries, as JSON members (`"service.name":"cart",…`, or
- * '' when none): written once and appended to each event's text, not copied into each event's object.
- */
-function shared(resource: Resource | null | undefined, scope: Scope | null | undefined): string {
+/** The fields every event of a resource carries, as JSON members: written once per resource. */
+interface ResourceText {
+  /** `"service.name":"cart"`, or ''. */
+  service: string;
+  /** `"resource":{…}`, or ''. */
+  resource: string;
+}
+
+function resourceFields(resource: Resource | null | undefined): ResourceText {
   const res = attributes(resource?.attributes);
   const serviceName = res['service.name'];
-  const text = JSON.stringify({
-    ...(serviceName !== undefined && serviceName !== null ? { 'service.name': serviceName } : {}),
+  return {
+    service:
+      serviceName !== undefined && serviceName !== null
+        ? JSON.stringify({ 'service.name': serviceName }).slice(1, -1)
+        : '',
+    resource: Object.keys(res).length ? JSON.stringify({ resource: res }).slice(1, -1) : '',
+  };
+}
+
+/**
+ * The fields every event of a resource and scope carries, as JSON members (or '' when none): appended to
+ * each event's text, not copied into each event's object.
+ */
+function shared(res: ResourceText, scope: Scope | null | undefined): string {
+  const scopeText = JSON.stringify({
     ...(scope?.name ? { 'scope.name': scope.name } : {}),
     ...(scope?.version ? { 'scope.version': scope.version } : {}),
-    ...(Object.keys(res).length ? { resource: res } : {}),
-  });
-  return text.slice(1, -1);
+  }).slice(1, -1);
+  return [res.service, scopeText, res.resource].filter((t) => t !== '').join(',');
 }
 
 /** An event's own fields as JSON text, with the shared members appended. */
@@ -261,39 +277,33 @@ function logEvent(r: LogRecord): Record<string, unknown> {
 }
 
 /**
- * Memory a conversion takes as it goes, from the budget of the request it serves (its HeldBody): `charge`
- * throws an IngestBodyError (busy or too large) when the budget cannot give it.
+ * Collects events' text, refusing the body once they pass what one request may make. Each event is counted
+ * with what holding it costs besides its characters.
  */
-export interface MemoryMeter {
-  charge(bytes: number): void;
-  give(bytes: number): void;
-}
-
-const UNMETERED: MemoryMeter = { charge: () => undefined, give: () => undefined };
-
-/** Collects events' text, refusing the body once they pass what one request may make. */
 class EventTexts {
   readonly events: string[] = [];
   bytes = 0;
-  constructor(
-    private readonly maxBytes: number,
-    private readonly meter: MemoryMeter,
-  ) {}
+  constructor(private readonly maxBytes: number) {}
 
   push(text: string): void {
     if (text.length > MAX_EVENT_BYTES)
       throw new IngestBodyError('too_large', `an event of ${text.length} characters (at most ${MAX_EVENT_BYTES})`);
-    this.bytes += text.length + 1;
+    this.bytes += text.length + EVENT_OVERHEAD;
     // Each span carries its resource: a small body can make many large events, so what they add up to is bounded.
     if (this.bytes > this.maxBytes)
       throw new IngestBodyError(
         'too_large',
         `the events of this body would take more than ${this.maxBytes} bytes; send smaller exports`,
       );
-    this.meter.charge(text.length * 2);
     this.events.push(text);
   }
 }
+
+/** What holding one event's text costs besides its characters: the string's header and its slot. */
+export const EVENT_OVERHEAD = 48;
+
+/** What holding events' text costs (two bytes a character, as a string may need). */
+export const eventsCost = (events: readonly string[]) => events.reduce((n, e) => n + e.length * 2 + EVENT_OVERHEAD, 0);
 
 /** The three levels of an export, the same for both signals but for their names. */
 interface SignalShape {
@@ -323,12 +333,6 @@ const SHAPES: Record<OtlpSignal, SignalShape> = {
     idKeys: ['traceId', 'spanId'],
   },
 };
-
-/**
- * What decoding a message may take in memory per byte of it: an empty nested message is two bytes on the
- * wire and an object with its lists once decoded.
- */
-const DECODE_EXPANSION = 48;
 
 /**
  * The length-delimited fields of the message that ends at `end`, as [field number, end], the reader at the
@@ -365,59 +369,48 @@ function lastField(reader: Reader, end: number, what: string, wanted: number): [
   return found;
 }
 
+/**
+ * Decodes the message from the reader's position to `end`: one that reads past its end (a length inside it
+ * that runs over) makes the body malformed, as decoding the whole would have found.
+ */
+function decodeTo(type: MessageType, reader: Reader, end: number): unknown {
+  const message = type.decode(reader, end - reader.pos);
+  if (reader.pos !== end) throw new Error('a message runs past its end');
+  return message;
+}
+
 /** Decodes the message in `range`, or null when there is none. */
 function decodeAt(type: MessageType, reader: Reader, range: [number, number] | undefined): unknown {
   if (!range) return null;
   reader.pos = range[0];
-  return type.decode(reader, range[1] - range[0]);
+  return decodeTo(type, reader, range[1]);
 }
 
 /**
  * A protobuf export's events, one item at a time: the levels above the items are walked with protobufjs's
  * reader and each span or log record is decoded by its own generated type, made an event and let go, so
  * what a body holds in memory at once is its events' text, its resource and scope, and one decoded item.
- * Each decoded message is charged to the meter while it is held.
  */
-function* protobufEvents(shape: SignalShape, body: Buffer, meter: MemoryMeter): Generator<string> {
+function* protobufEvents(shape: SignalShape, body: Buffer): Generator<string> {
   const reader = Readers.create(body);
   const [resources, scopes] = shape.lists;
   for (const [field, resourceEnd] of fields(reader, body.length, 'the export', 1)) {
     if (field !== 1) continue;
     const resourceStart = reader.pos;
     const resourceAt = lastField(reader, resourceEnd, `an entry of ${resources}`, 1);
-    const resourceCost = resourceAt ? (resourceAt[1] - resourceAt[0]) * DECODE_EXPANSION : 0;
-    meter.charge(resourceCost);
-    try {
-      const res = decodeAt(resourceProto.v1.Resource, reader, resourceAt) as Resource | null;
-      reader.pos = resourceStart;
-      for (const [f, scopeEnd] of fields(reader, resourceEnd, `an entry of ${resources}`, 2)) {
-        if (f !== 2) continue;
-        const scopeStart = reader.pos;
-        const scopeAt = lastField(reader, scopeEnd, `an entry of ${scopes}`, 1);
-        const scopeCost = scopeAt ? (scopeAt[1] - scopeAt[0]) * DECODE_EXPANSION : 0;
-        meter.charge(scopeCost);
-        let sharedText: string;
-        try {
-          sharedText = shared(res, decodeAt(common.v1.InstrumentationScope, reader, scopeAt) as Scope | null);
-        } finally {
-          meter.give(scopeCost);
-        }
-        reader.pos = scopeStart;
-        for (const [g, itemEnd] of fields(reader, scopeEnd, `an entry of ${scopes}`, 2)) {
-          if (g !== 2) continue;
-          const itemCost = (itemEnd - reader.pos) * DECODE_EXPANSION;
-          meter.charge(itemCost);
-          let text: string;
-          try {
-            text = withShared(shape.toEvent(shape.item.decode(reader, itemEnd - reader.pos)), sharedText);
-          } finally {
-            meter.give(itemCost);
-          }
-          yield text;
-        }
-      }
-    } finally {
-      meter.give(resourceCost);
+    const resourceText = resourceFields(decodeAt(resourceProto.v1.Resource, reader, resourceAt) as Resource | null);
+    reader.pos = resourceStart;
+    for (const [f, scopeEnd] of fields(reader, resourceEnd, `an entry of ${resources}`, 2)) {
+      if (f !== 2) continue;
+      const scopeStart = reader.pos;
+      const scopeAt = lastField(reader, scopeEnd, `an entry of ${scopes}`, 1);
+      const sharedText = shared(
+        resourceText,
+        decodeAt(common.v1.InstrumentationScope, reader, scopeAt) as Scope | null,
+      );
+      reader.pos = scopeStart;
+      for (const [g, itemEnd] of fields(reader, scopeEnd, `an entry of ${scopes}`, 2))
+        if (g === 2) yield withShared(shape.toEvent(decodeTo(shape.item, reader, itemEnd)), sharedText);
     }
   }
 }
@@ -433,27 +426,6 @@ function checkIds(key: string, value: unknown): unknown {
   if (typeof value !== 'string') throw new Error(`${key} must be a hex string`);
   if (!/^(?:[0-9a-fA-F]{2})*$/.test(value)) throw new Error(`${key} "${value.slice(0, 40)}" is not hex`);
   return value;
-}
-
-/**
- * What JSON.parse may take in memory for a body: its text (twice, for two-byte strings) and an object's or
- * a string's worth for each `{`, `[` and `"` outside strings, which the text alone would not bound (`{},`
- * is three bytes and an object with its slot).
- */
-function jsonParseCost(body: Buffer): number {
-  let values = 0;
-  let inString = false;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-      values++;
-    } else if (c === 0x7b || c === 0x5b) values++;
-  }
-  return body.length * 2 + values * 64;
 }
 
 function listOf(value: unknown, what: string): unknown[] {
@@ -485,70 +457,45 @@ function jsonItem(item: Record<string, unknown>, idKeys: readonly string[]): Rec
   return out;
 }
 
-/**
- * A JSON export's events (the OTLP JSON mapping): parsed whole, charged to the meter until its last item is
- * made an event, each item by its generated type's fromObject.
- */
-function* jsonEvents(shape: SignalShape, body: Buffer, meter: MemoryMeter): Generator<string> {
-  const cost = jsonParseCost(body);
-  meter.charge(cost);
-  try {
-    const [resources, scopes, items] = shape.lists;
-    const root = objectOf(JSON.parse(body.length === 0 ? '{}' : body.toString('utf8'), checkIds), 'the export');
-    for (const [i, entry] of listOf(root[resources], resources).entries()) {
-      const level = objectOf(entry, `${resources}[${i}]`);
-      const res =
-        level.resource === null || level.resource === undefined
+/** A JSON export's events (the OTLP JSON mapping): parsed whole, each item by its generated type's fromObject. */
+function* jsonEvents(shape: SignalShape, body: Buffer): Generator<string> {
+  const [resources, scopes, items] = shape.lists;
+  const root = objectOf(JSON.parse(body.length === 0 ? '{}' : body.toString('utf8'), checkIds), 'the export');
+  for (const [i, entry] of listOf(root[resources], resources).entries()) {
+    const level = objectOf(entry, `${resources}[${i}]`);
+    const resourceText = resourceFields(
+      level.resource === null || level.resource === undefined
+        ? null
+        : (resourceProto.v1.Resource.fromObject(objectOf(level.resource, `${resources}[${i}].resource`)) as Resource),
+    );
+    for (const [j, scopeEntry] of listOf(level[scopes], `${resources}[${i}].${scopes}`).entries()) {
+      const at = `${resources}[${i}].${scopes}[${j}]`;
+      const scopeLevel = objectOf(scopeEntry, at);
+      const scope =
+        scopeLevel.scope === null || scopeLevel.scope === undefined
           ? null
-          : (resourceProto.v1.Resource.fromObject(objectOf(level.resource, `${resources}[${i}].resource`)) as Resource);
-      for (const [j, scopeEntry] of listOf(level[scopes], `${resources}[${i}].${scopes}`).entries()) {
-        const at = `${resources}[${i}].${scopes}[${j}]`;
-        const scopeLevel = objectOf(scopeEntry, at);
-        const scope =
-          scopeLevel.scope === null || scopeLevel.scope === undefined
-            ? null
-            : (common.v1.InstrumentationScope.fromObject(objectOf(scopeLevel.scope, `${at}.scope`)) as Scope);
-        const sharedText = shared(res, scope);
-        for (const [k, item] of listOf(scopeLevel[items], `${at}.${items}`).entries()) {
-          const fields = jsonItem(objectOf(item, `${at}.${items}[${k}]`), shape.idKeys);
-          yield withShared(shape.toEvent(shape.item.fromObject(fields)), sharedText);
-        }
+          : (common.v1.InstrumentationScope.fromObject(objectOf(scopeLevel.scope, `${at}.scope`)) as Scope);
+      const sharedText = shared(resourceText, scope);
+      for (const [k, item] of listOf(scopeLevel[items], `${at}.${items}`).entries()) {
+        const fields = jsonItem(objectOf(item, `${at}.${items}[${k}]`), shape.idKeys);
+        yield withShared(shape.toEvent(shape.item.fromObject(fields)), sharedText);
       }
     }
-  } finally {
-    meter.give(cost);
   }
 }
 
-/** How long a conversion runs before it lets the process's other work in. */
-const SLICE_MS = 10;
-
 /**
  * A decompressed OTLP/HTTP body as events (their JSON text), one per span or log record, at most
- * `maxBytes` of them in all (413 beyond). What the conversion holds in memory is taken from `meter` as it
- * goes: the events' text, and the parsed JSON or the protobuf messages being decoded. It yields to the
- * event loop every few milliseconds, so a large body does not hold up other requests. A body that does not
- * decode is a 400 naming why.
+ * `maxBytes` of them in all, each counted with EVENT_OVERHEAD (413 beyond). A body that does not decode is
+ * a 400 naming why. The work and memory this takes depend on the body's structure more than on its size,
+ * so the service and the agent run it in a worker thread of its own (otlp-decoder.ts).
  */
-export async function otlpEvents(
-  signal: OtlpSignal,
-  body: Buffer,
-  encoding: OtlpEncoding,
-  maxBytes: number,
-  meter: MemoryMeter = UNMETERED,
-): Promise<string[]> {
-  const out = new EventTexts(maxBytes, meter);
+export function otlpEvents(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): string[] {
+  const out = new EventTexts(maxBytes);
   const shape = SHAPES[signal];
   try {
-    const events = encoding === 'protobuf' ? protobufEvents(shape, body, meter) : jsonEvents(shape, body, meter);
-    let sliceStart = performance.now();
-    for (const text of events) {
-      out.push(text);
-      if ((out.events.length & 255) === 0 && performance.now() - sliceStart > SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
-    }
+    const events = encoding === 'protobuf' ? protobufEvents(shape, body) : jsonEvents(shape, body);
+    for (const text of events) out.push(text);
   } catch (e) {
     if (e instanceof IngestBodyError) throw e;
     throw invalidBody(

@@ -10,7 +10,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { bytes, listen, str, strings, type OptionSpecs } from '../../config/options.js';
-import { OTLP_MAX_BYTES, otlpEncoding, otlpEvents, otlpSuccess, type OtlpSignal } from '../../ingest/otlp.js';
+import { otlpDecoder } from '../../ingest/otlp-decoder.js';
+import { eventsCost, OTLP_MAX_BYTES, otlpEncoding, otlpSuccess, type OtlpSignal } from '../../ingest/otlp.js';
 import type { IngestParams } from '../../ingest/request.js';
 import { datasetNameProblem } from '../../service/store/dataset-name.js';
 import {
@@ -29,10 +30,12 @@ export interface OtlpSourceSettings extends ListeningSettings {
 const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs' };
 
 /**
- * How many times its decompressed size max_inflight_bytes must hold for the largest body: besides the body,
- * a request holds its events' text and what is being decoded (the parsed JSON, or one protobuf item), which
- * are charged as they are made.
+ * What a body costs max_inflight_bytes per decompressed byte while it is handled: the body, and the copy
+ * its decoder works on. Its events are counted once made.
  */
+const OTLP_BODY_WEIGHT = 2;
+
+/** How many times its decompressed size max_inflight_bytes must hold for the largest body. */
 const OTLP_HEADROOM = 8;
 
 /** One parameters object per signal: the batcher cuts batches where it changes. */
@@ -81,11 +84,12 @@ export class OtlpSource extends ListeningSource<OtlpSourceCounters> {
       );
     this.checkDataset(dataset);
     const encoding = otlpEncoding(req.headers['content-type']);
-    const body = await this.read(req, 1);
+    const body = await this.read(req, OTLP_BODY_WEIGHT);
     let events: string[];
     try {
       // Spans repeat their resource: a small body may make large events, bounded and counted as well.
-      events = await otlpEvents(signal, body.bytes, encoding, this.s.maxDecompressedBytes * 4, body);
+      events = await otlpDecoder.decode(signal, body.bytes, encoding, this.s.maxDecompressedBytes * 4);
+      body.charge(eventsCost(events));
     } catch (e) {
       body.release();
       throw e;
@@ -131,7 +135,7 @@ const OTLP_SOURCE_OPTIONS = {
   ...LISTENING_OPTIONS,
   max_decompressed_bytes: bytes('16MiB').doc('… and bodies larger than this once decompressed (64 MiB at most)'),
   max_inflight_bytes: bytes('256MiB').doc(
-    'memory for request bodies at once, across requests: each counts its decompressed size, its events and what is being decoded (the parsed JSON or one protobuf item); past it a request is answered 503 with Retry-After, or 413 when it alone would pass it',
+    'memory for request bodies at once, across requests: each counts twice its decompressed size (the body and the copy its decoder works on) and its events; past it a request is answered 503 with Retry-After, or 413 when it alone would pass it',
   ),
 } satisfies OptionSpecs;
 
@@ -151,7 +155,7 @@ export const otlpSource: SourceSpec<OtlpSourceSettings, typeof OTLP_SOURCE_OPTIO
     if (v.max_decompressed_bytes * OTLP_HEADROOM > v.max_inflight_bytes)
       o.fail(
         'max_decompressed_bytes',
-        `must be at most an eighth of max_inflight_bytes (a body takes several times its size there while it is decoded, so a larger one might never be taken)`,
+        `must be at most an eighth of max_inflight_bytes (a body counts twice its size there, and its events several times more, so a larger one might never be taken)`,
       );
     for (const key of ['traces_dataset', 'logs_dataset'] as const) {
       const problem = v[key] === undefined ? undefined : datasetNameProblem(v[key]);

@@ -7,7 +7,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { IngestBodyError } from '../../../src/ingest/errors.js';
-import { otlpEvents, type MemoryMeter } from '../../../src/ingest/otlp.js';
+import { OtlpDecoder } from '../../../src/ingest/otlp-decoder.js';
+import { EVENT_OVERHEAD, otlpEvents } from '../../../src/ingest/otlp.js';
 import { testSeed } from '../../support/helpers.js';
 
 interface Type {
@@ -144,100 +145,116 @@ function shuffledTraces(traces: { resourceSpans: Record<string, unknown>[] }): B
   );
 }
 
-const events = (signal: 'traces' | 'logs', body: Buffer, encoding: 'protobuf' | 'json', meter?: MemoryMeter) =>
-  otlpEvents(signal, body, encoding, 64 * 1024 * 1024, meter);
+const events = (signal: 'traces' | 'logs', body: Buffer, encoding: 'protobuf' | 'json') =>
+  otlpEvents(signal, body, encoding, 64 * 1024 * 1024);
 
 describe('OTLP bodies as events', () => {
-  it('makes the same events from protobuf, however its levels are laid out, as from JSON (seeded)', async () => {
+  it('makes the same events from protobuf, however its levels are laid out, as from JSON (seeded)', () => {
     const { rnd, replay } = testSeed('FERRY_OTLP_SEED', 'npx vitest run test/unit/ingest/otlp.test.ts');
     for (let i = 0; i < 200; i++) {
       const x = randomExport(rnd);
-      const fromJson = await events('traces', Buffer.from(JSON.stringify(x.traces)), 'json');
+      const fromJson = events('traces', Buffer.from(JSON.stringify(x.traces)), 'json');
       const { ExportTraceServiceRequest } = proto.collector.trace.v1;
       const { ExportLogsServiceRequest } = proto.collector.logs.v1;
       expect(
-        await events('traces', encode(ExportTraceServiceRequest, withBytes(x.traces) as object), 'protobuf'),
+        events('traces', encode(ExportTraceServiceRequest, withBytes(x.traces) as object), 'protobuf'),
         replay,
       ).toEqual(fromJson);
-      expect(await events('traces', shuffledTraces(x.traces), 'protobuf'), replay).toEqual(fromJson);
+      expect(events('traces', shuffledTraces(x.traces), 'protobuf'), replay).toEqual(fromJson);
       const spans = x.traces.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
       expect(
         fromJson.map((e) => (JSON.parse(e) as { span_id: string }).span_id),
         replay,
       ).toEqual(spans.map((s) => s.spanId));
-      expect(
-        await events('logs', encode(ExportLogsServiceRequest, withBytes(x.logs) as object), 'protobuf'),
-        replay,
-      ).toEqual(await events('logs', Buffer.from(JSON.stringify(x.logs)), 'json'));
+      expect(events('logs', encode(ExportLogsServiceRequest, withBytes(x.logs) as object), 'protobuf'), replay).toEqual(
+        events('logs', Buffer.from(JSON.stringify(x.logs)), 'json'),
+      );
     }
   });
 
-  it('refuses malformed protobuf with a 400 naming why', async () => {
+  it('refuses malformed protobuf with a 400 naming why', () => {
     const { ExportTraceServiceRequest } = proto.collector.trace.v1;
     const good = encode(ExportTraceServiceRequest, { resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'a' }] }] }] });
-    const refusal = async (body: Buffer) => {
-      const e = await events('traces', body, 'protobuf').catch((x: unknown) => x);
+    const refusal = (body: Buffer) => {
+      let e: unknown;
+      try {
+        events('traces', body, 'protobuf');
+      } catch (x) {
+        e = x;
+      }
       expect(e).toBeInstanceOf(IngestBodyError);
       expect((e as IngestBodyError).kind).toBe('invalid');
       return (e as Error).message;
     };
-    expect(await refusal(good.subarray(0, good.length - 1))).toMatch(
-      /^invalid OTLP traces protobuf body: .*past its end/,
+    expect(refusal(good.subarray(0, good.length - 1))).toMatch(/^invalid OTLP traces protobuf body: .*past its end/);
+    expect(refusal(Buffer.from([0x08, 0x01]))).toMatch(/field 1 of the export is not length-delimited/);
+    expect(refusal(Buffer.from([0x0a, 0x02, 0x10, 0x01]))).toMatch(/field 2 of an entry of resourceSpans is not/);
+    expect(refusal(Buffer.from([0x02, 0x00]))).toMatch(/numbered 0/);
+    expect(refusal(Buffer.from([0x0a, 0x03, 0x12, 0x01, 0x12]))).toMatch(/index out of range/);
+    // A span whose attribute says it is longer than the span: decoding it reads into the next span.
+    const overlapping = field(
+      1,
+      field(2, Buffer.from([0x12, 0x04, 0x4a, 0x05, 0x0a, 0x00, 0x12, 0x03, 0x0a, 0x01, 0x61])),
     );
-    expect(await refusal(Buffer.from([0x08, 0x01]))).toMatch(/field 1 of the export is not length-delimited/);
-    expect(await refusal(Buffer.from([0x0a, 0x02, 0x10, 0x01]))).toMatch(/field 2 of an entry of resourceSpans is not/);
-    expect(await refusal(Buffer.from([0x02, 0x00]))).toMatch(/numbered 0/);
-    expect(await refusal(Buffer.from([0x0a, 0x03, 0x12, 0x01, 0x12]))).toMatch(/index out of range/);
+    expect(refusal(overlapping)).toMatch(/a message runs past its end/);
   });
 
-  it('charges what it holds to the budget, within its limit, and gives the decoding back', async () => {
-    const meter = (limit: number) => {
-      const m = {
-        held: 0,
-        peak: 0,
-        charge(n: number) {
-          if (m.held + n > limit) throw new IngestBodyError('too_large', `over ${limit}`);
-          m.held += n;
-          m.peak = Math.max(m.peak, m.held);
-        },
-        give(n: number) {
-          m.held -= n;
-        },
-      };
-      return m;
-    };
-    const spans = Buffer.alloc(200_000).fill(Buffer.from([0x12, 0x00])); // 100,000 empty spans
-    const body = field(1, field(2, spans));
-    const ok = meter(1 << 30);
-    const made = await events('traces', body, 'protobuf', ok);
+  it('refuses a body whose events pass what one request may make, counting what each costs', () => {
+    const body = field(1, field(2, Buffer.alloc(200_000).fill(Buffer.from([0x12, 0x00])))); // 100,000 empty spans
+    const made = otlpEvents('traces', body, 'protobuf', 64 * 1024 * 1024);
     expect(made).toHaveLength(100_000);
-    // What stays held is the events' text; each decoded span was given back.
-    expect(ok.held).toBe(made.reduce((n, e) => n + e.length * 2, 0));
-
-    const json = Buffer.from(`{"resourceSpans":[{"scopeSpans":[{"spans":[${Array(100_000).fill('{}').join(',')}]}]}]}`);
-    const parsed = meter(1 << 30);
-    expect(await events('traces', json, 'json', parsed)).toEqual(made);
-    expect(parsed.held).toBe(ok.held);
-    expect(parsed.peak).toBeGreaterThan(100_000 * 64);
-
-    const small = meter(4 << 20);
-    await expect(events('traces', json, 'json', small)).rejects.toThrow(/over/);
-    expect(small.held).toBe(0);
-    const oneBigSpan = field(1, field(2, field(2, Buffer.alloc(200_000).fill(Buffer.from([0x5a, 0x00])))));
-    await expect(events('traces', oneBigSpan, 'protobuf', small)).rejects.toThrow(/over/);
-    expect(small.peak).toBeLessThanOrEqual(4 << 20);
+    const bytes = made.reduce((n, e) => n + e.length + EVENT_OVERHEAD, 0);
+    expect(otlpEvents('traces', body, 'protobuf', bytes)).toHaveLength(100_000);
+    expect(() => otlpEvents('traces', body, 'protobuf', bytes - 1)).toThrow(/events of this body would take more than/);
   });
+});
 
-  it('lets the event loop in during a long conversion', async () => {
-    const body = field(1, field(2, Buffer.alloc(400_000).fill(Buffer.from([0x12, 0x00]))));
+describe('the OTLP decoder (a worker thread)', () => {
+  const spans = (n: number) => field(1, field(2, Buffer.alloc(2 * n).fill(Buffer.from([0x12, 0x00]))));
+  /** One span of `n` empty span events: a few bytes each on the wire, hundreds once decoded and made text. */
+  const eventful = (n: number) => field(1, field(2, field(2, Buffer.alloc(2 * n).fill(Buffer.from([0x5a, 0x00])))));
+
+  it('decodes off the event loop, one body after another, and stops when idle', async () => {
+    const decoder = new OtlpDecoder({ heapMb: 256, timeLimitMs: 30_000, idleMs: 200 });
     let ticks = 0;
-    const timer = setInterval(() => ticks++, 1);
+    const timer = setInterval(() => ticks++, 5);
     try {
-      const made = await events('traces', body, 'protobuf');
-      expect(made).toHaveLength(200_000);
+      const [a, b] = await Promise.all([
+        decoder.decode('traces', spans(200_000), 'protobuf', 1 << 30),
+        decoder.decode('traces', spans(3), 'protobuf', 1 << 30),
+      ]);
+      expect([a.length, b.length]).toEqual([200_000, 3]);
+      expect(a[0]).toBe(otlpEvents('traces', spans(1), 'protobuf', 1 << 30)[0]);
     } finally {
       clearInterval(timer);
     }
-    expect(ticks).toBeGreaterThan(0);
+    // The worker decoded 200,000 spans (hundreds of milliseconds) while the timer kept ticking.
+    expect(ticks).toBeGreaterThan(10);
+    expect(decoder.running).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(decoder.running).toBe(false);
+    await expect(decoder.decode('traces', Buffer.from([0x08, 0x01]), 'protobuf', 1 << 20)).rejects.toMatchObject({
+      kind: 'invalid',
+      message: expect.stringMatching(/not length-delimited/),
+    });
+  });
+
+  it('refuses with 413 a body that needs more memory or time than its limits, and goes on with the next', async () => {
+    const small = new OtlpDecoder({ heapMb: 32, timeLimitMs: 30_000, idleMs: 1000 });
+    await expect(small.decode('traces', eventful(600_000), 'protobuf', 1 << 30)).rejects.toMatchObject({
+      kind: 'too_large',
+      message: expect.stringMatching(/more than the 32 MiB its decoder may hold/),
+    });
+    expect(await small.decode('traces', spans(2), 'protobuf', 1 << 20)).toHaveLength(2);
+    const quick = new OtlpDecoder({ heapMb: 256, timeLimitMs: 50, idleMs: 1000 });
+    const [late, next] = await Promise.allSettled([
+      quick.decode('traces', spans(1_000_000), 'protobuf', 1 << 30),
+      quick.decode('traces', spans(1), 'protobuf', 1 << 20),
+    ]);
+    expect(late).toMatchObject({
+      status: 'rejected',
+      reason: { kind: 'too_large', message: expect.stringMatching(/took more than 0.05s/) },
+    });
+    expect(next).toMatchObject({ status: 'fulfilled', value: [expect.any(String)] });
   });
 });

@@ -11,7 +11,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyBudget, readBody, type BodyLimits } from '../../../ingest/body.js';
-import { otlpEncoding, otlpEvents, otlpSuccess, OTLP_MAX_BYTES, type OtlpSignal } from '../../../ingest/otlp.js';
+import { otlpDecoder } from '../../../ingest/otlp-decoder.js';
+import { eventsCost, otlpEncoding, otlpSuccess, OTLP_MAX_BYTES, type OtlpSignal } from '../../../ingest/otlp.js';
 import { letGoOfUnreadBody } from '../../../util/unread-body.js';
 import type { EventStore } from '../../store/event-store.js';
 import { badRequest, notFoundError } from '../errors.js';
@@ -22,7 +23,7 @@ const KINDS: Record<OtlpSignal, readonly string[]> = {
   logs: ['otel:logs:v1', 'axiom:events:v1', 'service:events:v1'],
 };
 
-/** Memory for OTLP bodies, their events and what is being decoded, across requests. */
+/** Memory for OTLP bodies (and their decoder's copy) and their events, across requests. */
 const INFLIGHT_BYTES = 4 * OTLP_MAX_BYTES;
 
 export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: BodyLimits): void {
@@ -49,6 +50,8 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
       },
       budget,
       'the service',
+      [],
+      2, // the body, and the copy its decoder works on
     ).catch((e: unknown) => {
       if (!req.raw.complete) {
         void reply.header('connection', 'close');
@@ -58,8 +61,9 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
     });
     let events: string[];
     try {
+      events = await otlpDecoder.decode(signal, body.bytes, encoding, OTLP_MAX_BYTES);
       // Spans repeat their resource: what the events take is counted too, while they are written out.
-      events = await otlpEvents(signal, body.bytes, encoding, OTLP_MAX_BYTES, body);
+      body.charge(eventsCost(events));
     } catch (e) {
       body.release();
       throw e;

@@ -1,0 +1,156 @@
+/**
+ * OTLP bodies turned into events off the event loop, for the service's /v1/traces and /v1/logs and the
+ * agent's `otlp` source: what decoding takes depends on a body's structure more than on its size (a few
+ * kilobytes of gzip can hold millions of empty messages), so it runs in a worker thread with a heap and a
+ * time limit of its own. A body that passes either is refused (413) and the worker is started afresh; the
+ * process and its other requests go on. Bodies are decoded one at a time, in order; the worker is started
+ * when first needed and stopped when idle.
+ */
+import { Worker } from 'node:worker_threads';
+import { IngestBodyError } from './errors.js';
+import type { OtlpEncoding, OtlpSignal } from './otlp.js';
+import type { DecodeAnswer, DecodeRequest } from './otlp-worker.js';
+
+export interface OtlpDecoderLimits {
+  /** The worker's heap (its old generation), in MiB. */
+  heapMb: number;
+  /** How long one body may take. */
+  timeLimitMs: number;
+  /** The worker stops after this long without a body. */
+  idleMs: number;
+}
+
+export const OTLP_DECODER_LIMITS: OtlpDecoderLimits = { heapMb: 256, timeLimitMs: 15_000, idleMs: 30_000 };
+
+// Run from the TypeScript sources (the tests), the worker is the compiled one: a worker runs JavaScript only.
+const WORKER_URL = import.meta.url.endsWith('.ts')
+  ? new URL('../../dist/src/ingest/otlp-worker.js', import.meta.url)
+  : new URL('./otlp-worker.js', import.meta.url);
+
+interface Job {
+  request: Omit<DecodeRequest, 'id'>;
+  resolve: (events: string[]) => void;
+  reject: (e: Error) => void;
+}
+
+export class OtlpDecoder {
+  private worker?: Worker;
+  private readonly waiting: Job[] = [];
+  private current?: { id: number; job: Job; timer?: NodeJS.Timeout };
+  /** Whether the worker has loaded what it decodes with (bodies are timed from then). */
+  private ready = false;
+  private seq = 0;
+  private idle?: NodeJS.Timeout;
+
+  constructor(private readonly limits: OtlpDecoderLimits = OTLP_DECODER_LIMITS) {}
+
+  /** Whether the worker is running (tests). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** The body's events (see otlpEvents), or its refusal as an IngestBodyError. */
+  decode(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ request: { signal, encoding, maxBytes, body }, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    if (this.current || this.waiting.length === 0) return;
+    clearTimeout(this.idle);
+    const job = this.waiting.shift()!;
+    const worker = this.worker ?? this.start();
+    const id = ++this.seq;
+    this.current = { id, job };
+    if (this.ready) this.time();
+    // A copy the worker owns: the request keeps its body until it is answered.
+    const body = new Uint8Array(job.request.body);
+    worker.postMessage({ ...job.request, id, body } satisfies DecodeRequest, [body.buffer]);
+  }
+
+  /** Starts the time limit of the body being decoded. */
+  private time(): void {
+    if (!this.current || this.current.timer) return;
+    this.current.timer = setTimeout(
+      () =>
+        this.stop(
+          new IngestBodyError(
+            'too_large',
+            `decoding this body took more than ${this.limits.timeLimitMs / 1000}s; send smaller exports`,
+          ),
+        ),
+      this.limits.timeLimitMs,
+    );
+  }
+
+  private start(): Worker {
+    const worker = new Worker(WORKER_URL, {
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb, maxYoungGenerationSizeMb: 16 },
+    });
+    worker.unref();
+    this.ready = false;
+    worker.on('message', (a: DecodeAnswer) => this.answered(worker, a));
+    worker.on('error', (e: Error & { code?: string }) => {
+      if (worker === this.worker)
+        this.stop(
+          e.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new IngestBodyError(
+                'too_large',
+                `decoding this body takes more than the ${this.limits.heapMb} MiB its decoder may hold; send smaller exports`,
+              )
+            : new Error(`the OTLP decoder failed: ${e.message}`),
+        );
+    });
+    worker.on('exit', () => {
+      if (worker === this.worker) this.stop(new Error('the OTLP decoder stopped'));
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private answered(worker: Worker, a: DecodeAnswer): void {
+    if (worker !== this.worker) return;
+    if ('ready' in a) {
+      this.ready = true;
+      return this.time();
+    }
+    if (a.id !== this.current?.id) return;
+    const { job, timer } = this.current;
+    clearTimeout(timer);
+    this.current = undefined;
+    if ('events' in a) job.resolve(a.events);
+    else if ('refusal' in a) job.reject(new IngestBodyError(a.refusal.kind, a.refusal.message));
+    else job.reject(new Error(`the OTLP decoder failed: ${a.failure}`));
+    this.settle();
+  }
+
+  /** Stops the worker, refusing the body it was decoding with `e`. */
+  private stop(e: Error): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    void worker?.terminate();
+    if (this.current) {
+      clearTimeout(this.current.timer);
+      this.current.job.reject(e);
+      this.current = undefined;
+    }
+    this.settle();
+  }
+
+  private settle(): void {
+    clearTimeout(this.idle);
+    if (this.waiting.length > 0) return this.next();
+    if (!this.worker) return;
+    this.idle = setTimeout(() => {
+      const worker = this.worker;
+      this.worker = undefined;
+      void worker?.terminate();
+    }, this.limits.idleMs);
+    this.idle.unref();
+  }
+}
+
+/** The process's decoder, shared by the service and the agent. */
+export const otlpDecoder = new OtlpDecoder();

@@ -1,0 +1,38 @@
+/**
+ * The worker thread that turns OTLP bodies into events for otlp-decoder.ts: one body at a time, each answered
+ * with its events or with why it was refused.
+ */
+import { parentPort } from 'node:worker_threads';
+import { IngestBodyError } from './errors.js';
+import { otlpEvents, type OtlpEncoding, type OtlpSignal } from './otlp.js';
+
+export interface DecodeRequest {
+  id: number;
+  signal: OtlpSignal;
+  encoding: OtlpEncoding;
+  maxBytes: number;
+  body: Uint8Array;
+}
+
+export type DecodeAnswer =
+  | { ready: true }
+  | { id: number; events: string[] }
+  | { id: number; refusal: { kind: IngestBodyError['kind']; message: string } }
+  | { id: number; failure: string };
+
+parentPort?.on('message', (r: DecodeRequest) => {
+  let answer: DecodeAnswer;
+  try {
+    const body = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
+    answer = { id: r.id, events: otlpEvents(r.signal, body, r.encoding, r.maxBytes) };
+  } catch (e) {
+    answer =
+      e instanceof IngestBodyError
+        ? { id: r.id, refusal: { kind: e.kind, message: e.message } }
+        : { id: r.id, failure: (e as Error).stack ?? String(e) };
+  }
+  parentPort!.postMessage(answer);
+});
+
+// Bodies are timed from here: loading the definitions is not part of any body's time.
+parentPort?.postMessage({ ready: true } satisfies DecodeAnswer);
