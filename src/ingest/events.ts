@@ -9,7 +9,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { IngestBodyError, invalidBody } from './errors.js';
-import { isJsonObject } from './json-scan.js';
+import { isJsonObject, OBJECT, OBJECT_ON_LINES } from './json-scan.js';
 
 /** An event that could not be taken, numbered from 1 as the ingest result's failures number them. */
 export interface EventFailure {
@@ -18,7 +18,10 @@ export interface EventFailure {
 }
 
 export interface SplitBody {
-  /** Each event's JSON object, as its bytes in the body (JSON whitespace around it left out). */
+  /**
+   * Each event's JSON object, as its bytes in the body (JSON whitespace around it left out; line breaks
+   * between its tokens made spaces).
+   */
   events: Buffer[];
   /** The first MAX_LISTED_FAILURES failures, in order. */
   failures: EventFailure[];
@@ -46,9 +49,9 @@ class Verdicts implements SplitBody {
         'too_large',
         `the body holds more than ${this.maxEvents} events; send smaller requests`,
       );
-    const error = verdictOf(bytes, n);
-    if (error === undefined) this.events.push(bytes);
-    else this.fail(n, error);
+    const judged = judge(bytes, n);
+    if (typeof judged === 'string') this.fail(n, judged);
+    else this.events.push(judged);
   }
 
   fail(n: number, error: string): void {
@@ -57,11 +60,27 @@ class Verdicts implements SplitBody {
   }
 }
 
-/** The verdict on one value's bytes (valid UTF-8): from the bytes when they are plainly an object. */
-function verdictOf(bytes: Buffer, n: number): string | undefined {
-  if (bytes.length > MAX_EVENT_BYTES) return `event ${n}: larger than ${MAX_EVENT_BYTES} bytes`;
-  if (isJsonObject(bytes, 0, bytes.length)) return undefined;
-  return verdict(bytes.toString('utf8'), n);
+/**
+ * One value's verdict (its bytes valid UTF-8): the bytes to hand on when it is a JSON object, else why it
+ * fails. An object spread over lines (a pretty-printed array's element) is handed on with its line breaks
+ * made spaces, so that it stays one line of the NDJSON it is shipped in: JSON strings hold none raw.
+ */
+function judge(bytes: Buffer, n: number): Buffer | string {
+  // Counted in characters, as the relay always has: decoded only when the bytes alone pass the limit.
+  if (bytes.length > MAX_EVENT_BYTES && bytes.toString('utf8').length > MAX_EVENT_BYTES)
+    return `event ${n}: larger than ${MAX_EVENT_BYTES} bytes`;
+  const found = isJsonObject(bytes, 0, bytes.length);
+  if (found === OBJECT) return bytes;
+  if (found === OBJECT_ON_LINES) return oneLine(bytes);
+  const error = verdict(bytes.toString('utf8'), n);
+  if (error !== undefined) return error;
+  return bytes.includes(0x0a) || bytes.includes(0x0d) ? oneLine(bytes) : bytes;
+}
+
+function oneLine(bytes: Buffer): Buffer {
+  const copy = Buffer.from(bytes);
+  for (let i = 0; i < copy.length; i++) if (copy[i] === 0x0a || copy[i] === 0x0d) copy[i] = 0x20;
+  return copy;
 }
 
 /** JSON's whitespace: space, tab, line feed, carriage return (not the other Unicode spaces trim() takes). */
@@ -193,11 +212,11 @@ export function splitArray(body: Buffer, maxEvents = Infinity): SplitBody {
         throw invalidBody(`invalid JSON body: element ${n} is empty (at character ${characterAt(body, i)})`);
       if (n > maxEvents)
         throw new IngestBodyError('too_large', `the body holds more than ${maxEvents} events; send smaller requests`);
-      const error = verdictOf(element, n);
-      if (error?.endsWith('invalid JSON'))
+      const judged = judge(element, n);
+      if (typeof judged !== 'string') out.events.push(judged);
+      else if (judged.endsWith('invalid JSON'))
         throw invalidBody(`invalid JSON body: element ${n} (at character ${characterAt(body, i)}) is not valid JSON`);
-      if (error) out.fail(n, error);
-      else out.events.push(element);
+      else out.fail(n, judged);
       i = skipSpace(body, end + 1);
       if (body[end] === 0x5d) break;
     }

@@ -5,7 +5,9 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { isJsonObject } from '../../../src/ingest/json-scan.js';
+import { isJsonObject as found, NOT_SURE, OBJECT_ON_LINES } from '../../../src/ingest/json-scan.js';
+
+const isJsonObject = (b: Uint8Array, start: number, end: number) => found(b, start, end) !== NOT_SURE;
 import { testSeed } from '../../support/helpers.js';
 
 function parsesAsObject(text: string): boolean {
@@ -91,6 +93,14 @@ describe('isJsonObject', () => {
     }
     expect(objects).toBeGreaterThan(10_000);
     expect(mutants).toBeGreaterThan(10_000);
+  });
+
+  it('says when an object has line breaks between its tokens', () => {
+    const pretty = Buffer.from(JSON.stringify({ a: [1, { b: 'x\ny' }] }, null, 2));
+    expect(found(pretty, 0, pretty.length)).toBe(OBJECT_ON_LINES);
+    const escaped = Buffer.from('{"a":"x\\ny\\r"}');
+    expect(found(escaped, 0, escaped.length)).not.toBe(OBJECT_ON_LINES);
+    expect(isJsonObject(escaped, 0, escaped.length)).toBe(true);
   });
 
   it('reads only its range of the buffer, and leaves what it cannot follow to JSON.parse', () => {

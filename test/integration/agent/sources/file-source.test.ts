@@ -273,14 +273,15 @@ describe('file source', () => {
       const { dir, logs } = setup();
       const f = join(logs, 'app.log');
       // The new file must be found whether or not a poll falls into the gap, and whatever the watcher
-      // makes of an unlink and create within 100 ms. Each file stays at the path for two polls (with
-      // rotated names outside the include, a file renamed away before any poll saw it cannot be read).
+      // makes of an unlink and create within 100 ms. Each file stays at the path for several polls (with
+      // rotated names outside the include, a file renamed away before any poll saw it cannot be read, and
+      // a busy machine delays polls).
       const h = await tail(dir, { include: [join(logs, pattern)], pollIntervalMs: 100, rotateWaitMs: 5000 });
       let n = 0;
       for (const gap of [0, 20, 35, 50, 70, 90, 120, 300]) {
         writeFileSync(f, numbered('line', n, 20));
         n += 20;
-        await new Promise((r) => setTimeout(r, 250));
+        await new Promise((r) => setTimeout(r, 600));
         renameSync(f, `${f}.${gap}`);
         await new Promise((r) => setTimeout(r, gap));
       }
