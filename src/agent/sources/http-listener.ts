@@ -68,10 +68,10 @@ export class TokenCheck {
 
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
-/** The status and message of what a handler threw; anything unforeseen is a 500 whose text is not sent. */
 /** What a client that went away before its body ended is counted as (nginx's "client closed request"). */
 const CLIENT_CLOSED = 499;
 
+/** The status and message of what a handler threw; anything unforeseen is a 500 whose text is not sent. */
 function refusalOf(e: unknown, req: IncomingMessage): HttpRefusal {
   if (e instanceof HttpRefusal) return e;
   if (e instanceof IngestBodyError)

@@ -169,7 +169,7 @@ const HTTP_SOURCE_OPTIONS = {
   ...LISTENING_OPTIONS,
   max_decompressed_bytes: bytes('64MiB').doc('… and bodies larger than this once decompressed'),
   max_inflight_bytes: bytes('256MiB').doc(
-    'memory for request bodies at once, across requests (each counts three times its decompressed size: its bytes, text and events); past it a request is answered 503 with Retry-After',
+    'memory for request bodies at once, across requests (each counts three times its decompressed size: its bytes and the events cut from them); past it a request is answered 503 with Retry-After',
   ),
   max_events: int(100_000, { min: 1 }).doc('values in one request body, at most (413 beyond)'),
 } satisfies OptionSpecs;
