@@ -329,6 +329,8 @@ export class HandOff {
   ) {}
 
   /**
+   * @param res the request's answer: a client that went away while its body was read or decoded gets
+   *   nothing handed on (it will send again, and would get its events twice)
    * @param done called once the events are all handed on (or the hand-off failed), even after a late answer:
    *   the memory they hold is given back then
    */
@@ -337,11 +339,16 @@ export class HandOff {
     dataset: string,
     params: IngestParams,
     stopping: () => boolean,
+    res: ServerResponse,
     done: () => void,
   ): Promise<void> {
     if (stopping()) {
       done();
       throw new HttpRefusal(503, 'the agent is stopping; send again shortly', { 'retry-after': '5' });
+    }
+    if (res.destroyed) {
+      done();
+      throw new HttpRefusal(CLIENT_CLOSED, 'the client closed the request before its events were handed on');
     }
     const stream = new RequestStream(`${this.source}#${++this.seq}`, this.source, events.length);
     // The time limit covers the whole hand-off: a full queue (when_full: block) holds the emits themselves.

@@ -115,7 +115,7 @@ export class HttpSource extends ListeningSource<HttpSourceCounters> {
       body.release();
       throw e;
     }
-    await this.handOff.queue(split.events, dataset, params, stopping, body.release);
+    await this.handOff.queue(split.events, dataset, params, stopping, res, body.release);
 
     const receivedAt = formatRfc3339Nano(BigInt(Date.now()) * 1_000_000n);
     const failures = [

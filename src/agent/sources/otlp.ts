@@ -94,7 +94,7 @@ export class OtlpSource extends ListeningSource<OtlpSourceCounters> {
       body.release();
       throw e;
     }
-    await this.handOff.queue(events, dataset, PARAMS[signal], stopping, body.release);
+    await this.handOff.queue(events, dataset, PARAMS[signal], stopping, res, body.release);
     this.counters.linesIn += events.length;
     this.counters.bytesIn += body.size;
     if (signal === 'traces') this.counters.spans += events.length;

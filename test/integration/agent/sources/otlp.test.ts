@@ -158,6 +158,39 @@ sinks:
       body: '{}',
     });
     expect([empty.status, await empty.text()]).toEqual([200, '{}']);
+
+    // A client that goes away while its body is decoded (200,000 empty spans: most of a second) gets
+    // nothing handed on: it will send again.
+    const api = (agent.logs.find((l) => l.msg === 'agent running')?.api ?? '') as string;
+    const counter = async (name: string) => {
+      const text = await (await fetch(`${api}/metrics`)).text();
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith(name))
+        .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+    };
+    const spans = Buffer.alloc(400_000).fill(Buffer.from([0x12, 0x00]));
+    const body = Buffer.concat([Buffer.from([0x0a, 0x84, 0xb5, 0x18, 0x12, 0x80, 0xb5, 0x18]), spans]);
+    const client = new AbortController();
+    const gone = fetch(`http://127.0.0.1:${port}/v1/traces`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'content-type': 'application/x-protobuf',
+        'content-encoding': 'gzip',
+        'x-axiom-dataset': 'spans',
+      },
+      body: gzipSync(body) as unknown as BodyInit,
+      signal: client.signal,
+    }).catch((e: Error) => e.name);
+    setTimeout(() => client.abort(), 150);
+    expect(await gone).toBe('AbortError');
+    const deadline = Date.now() + 15_000;
+    while ((await counter('ferry_source_otlp_requests_total{source="otel",code="499"}')) === 0) {
+      expect(Date.now(), 'the request of a client that went away is counted as 499').toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await counter('ferry_source_otlp_spans_total')).toBe(0);
   }, 60_000);
   it('refuses bodies that decode into far more than they weigh, within a small heap, and goes on taking exports', async () => {
     const port = await freePort();
