@@ -144,6 +144,13 @@ export class BodyBudget {
   }
 }
 
+/** The refusal of a request that finds the budget held by others (503: retry). */
+const busy = (budget: BodyBudget, what: string) =>
+  new IngestBodyError(
+    'busy',
+    `${what} holds ${budget.used} bytes of request bodies already (its limit is ${budget.limit}); retry shortly`,
+  );
+
 /** Collects a decompressed body in memory, taking each chunk from the budget first. */
 class Collector extends Writable {
   readonly chunks: Buffer[] = [];
@@ -160,12 +167,7 @@ class Collector extends Writable {
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
     const cost = chunk.length * this.weight;
     if (!this.budget.take(cost)) {
-      cb(
-        new IngestBodyError(
-          'busy',
-          `${this.what} holds ${this.budget.used} bytes of request bodies already (its limit is ${this.budget.limit}); retry shortly`,
-        ),
-      );
+      cb(busy(this.budget, this.what));
       return;
     }
     this.held += cost;
@@ -217,11 +219,7 @@ export async function readBody(
           'too_large',
           `handling this body would take more than the ${budget.limit} bytes ${what} keeps for request bodies; send smaller ones`,
         );
-      if (!budget.take(more))
-        throw new IngestBodyError(
-          'busy',
-          `${what} holds ${budget.used} bytes of request bodies already (its limit is ${budget.limit}); retry shortly`,
-        );
+      if (!budget.take(more)) throw busy(budget, what);
       collector.held += more;
     };
     return { bytes, size: spooled.bytes, charge, release };

@@ -3,8 +3,8 @@
  * agent's `otlp` source: what decoding takes depends on a body's structure more than on its size (a few
  * kilobytes of gzip can hold millions of empty messages), so it runs in a worker thread with a heap and a
  * time limit of its own. A body that passes either is refused (413) and the worker is started afresh; the
- * process and its other requests go on. Bodies are decoded one at a time, in order; the worker is started
- * when first needed and stopped when idle.
+ * process and its other requests go on. Bodies are decoded one at a time, in order, and one that waits too
+ * long behind others is refused as busy (503); the worker is started when first needed and stopped when idle.
  */
 import { Worker } from 'node:worker_threads';
 import { IngestBodyError } from './errors.js';
@@ -18,9 +18,19 @@ export interface OtlpDecoderLimits {
   timeLimitMs: number;
   /** The worker stops after this long without a body. */
   idleMs: number;
+  /** A body that waits longer than this for the bodies before it is refused as busy (503: retry). */
+  maxWaitMs: number;
 }
 
-export const OTLP_DECODER_LIMITS: OtlpDecoderLimits = { heapMb: 256, timeLimitMs: 15_000, idleMs: 30_000 };
+export const OTLP_DECODER_LIMITS: OtlpDecoderLimits = {
+  heapMb: 256,
+  timeLimitMs: 15_000,
+  idleMs: 30_000,
+  maxWaitMs: 15_000,
+};
+
+/** What a worker may take to load its definitions, on top of a body's time limit, before it is given up. */
+const STARTUP_MS = 10_000;
 
 // Run from the TypeScript sources (the tests), the worker is the compiled one: a worker runs JavaScript only.
 const WORKER_URL = import.meta.url.endsWith('.ts')
@@ -29,6 +39,7 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
 
 interface Job {
   request: Omit<DecodeRequest, 'id'>;
+  queuedAt: number;
   resolve: (events: string[]) => void;
   reject: (e: Error) => void;
 }
@@ -52,27 +63,37 @@ export class OtlpDecoder {
   /** The body's events (see otlpEvents), or its refusal as an IngestBodyError. */
   decode(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): Promise<string[]> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request: { signal, encoding, maxBytes, body }, resolve, reject });
+      this.waiting.push({ request: { signal, encoding, maxBytes, body }, queuedAt: Date.now(), resolve, reject });
       this.next();
     });
   }
 
   private next(): void {
-    if (this.current || this.waiting.length === 0) return;
+    if (this.current) return;
     clearTimeout(this.idle);
-    const job = this.waiting.shift()!;
-    const worker = this.worker ?? this.start();
+    // Bodies queued behind a slow one are not kept waiting past maxWaitMs: their senders retry.
+    let job: Job | undefined;
+    while ((job = this.waiting.shift()) && Date.now() - job.queuedAt > this.limits.maxWaitMs)
+      job.reject(new IngestBodyError('busy', 'the OTLP decoder is busy with other bodies; retry shortly'));
+    if (!job) return;
     const id = ++this.seq;
     this.current = { id, job };
-    if (this.ready) this.time();
-    // A copy the worker owns: the request keeps its body until it is answered.
-    const body = new Uint8Array(job.request.body);
-    worker.postMessage({ ...job.request, id, body } satisfies DecodeRequest, [body.buffer]);
+    try {
+      const worker = this.worker ?? this.start();
+      // Until the worker has loaded, it may take STARTUP_MS more; the body's own limit starts then.
+      this.time(this.ready ? 0 : STARTUP_MS);
+      // A copy the worker owns: the request keeps its body until it is answered.
+      const body = new Uint8Array(job.request.body);
+      worker.postMessage({ ...job.request, id, body } satisfies DecodeRequest, [body.buffer]);
+    } catch (e) {
+      this.stop(new Error(`the OTLP decoder could not start: ${(e as Error).message}`));
+    }
   }
 
-  /** Starts the time limit of the body being decoded. */
-  private time(): void {
-    if (!this.current || this.current.timer) return;
+  /** (Re)starts the time limit of the body being decoded, `extraMs` beyond it. */
+  private time(extraMs: number): void {
+    if (!this.current) return;
+    clearTimeout(this.current.timer);
     this.current.timer = setTimeout(
       () =>
         this.stop(
@@ -81,7 +102,7 @@ export class OtlpDecoder {
             `decoding this body took more than ${this.limits.timeLimitMs / 1000}s; send smaller exports`,
           ),
         ),
-      this.limits.timeLimitMs,
+      this.limits.timeLimitMs + extraMs,
     );
   }
 
@@ -95,13 +116,17 @@ export class OtlpDecoder {
     worker.on('error', (e: Error & { code?: string }) => {
       if (worker === this.worker)
         this.stop(
-          e.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          // Out of memory before it was ready is the decoder's failure, not the body's.
+          e.code === 'ERR_WORKER_OUT_OF_MEMORY' && this.ready
             ? new IngestBodyError(
                 'too_large',
                 `decoding this body takes more than the ${this.limits.heapMb} MiB its decoder may hold; send smaller exports`,
               )
             : new Error(`the OTLP decoder failed: ${e.message}`),
         );
+    });
+    worker.on('messageerror', (e) => {
+      if (worker === this.worker) this.stop(new Error(`the OTLP decoder's answer could not be read: ${e.message}`));
     });
     worker.on('exit', () => {
       if (worker === this.worker) this.stop(new Error('the OTLP decoder stopped'));
@@ -114,7 +139,7 @@ export class OtlpDecoder {
     if (worker !== this.worker) return;
     if ('ready' in a) {
       this.ready = true;
-      return this.time();
+      return this.time(0);
     }
     if (a.id !== this.current?.id) return;
     const { job, timer } = this.current;

@@ -276,10 +276,7 @@ function logEvent(r: LogRecord): Record<string, unknown> {
   };
 }
 
-/**
- * Collects events' text, refusing the body once they pass what one request may make. Each event is counted
- * with what holding it costs besides its characters.
- */
+/** Collects events' text, refusing the body once what holding them costs (eventCost) passes `maxBytes`. */
 class EventTexts {
   readonly events: string[] = [];
   bytes = 0;
@@ -288,7 +285,7 @@ class EventTexts {
   push(text: string): void {
     if (text.length > MAX_EVENT_BYTES)
       throw new IngestBodyError('too_large', `an event of ${text.length} characters (at most ${MAX_EVENT_BYTES})`);
-    this.bytes += text.length + EVENT_OVERHEAD;
+    this.bytes += eventCost(text);
     // Each span carries its resource: a small body can make many large events, so what they add up to is bounded.
     if (this.bytes > this.maxBytes)
       throw new IngestBodyError(
@@ -302,14 +299,19 @@ class EventTexts {
 /** What holding one event's text costs besides its characters: the string's header and its slot. */
 export const EVENT_OVERHEAD = 48;
 
-/** What holding events' text costs (two bytes a character, as a string may need). */
-export const eventsCost = (events: readonly string[]) => events.reduce((n, e) => n + e.length * 2 + EVENT_OVERHEAD, 0);
+/**
+ * What holding an event's text costs where it is received (two bytes a character, as a string may need):
+ * in the worker, events share their resource's text; copied out, each holds its own.
+ */
+const eventCost = (text: string) => text.length * 2 + EVENT_OVERHEAD;
+
+/** What holding events' text costs. */
+export const eventsCost = (events: readonly string[]) => events.reduce((n, e) => n + eventCost(e), 0);
 
 /** The three levels of an export, the same for both signals but for their names. */
 interface SignalShape {
   /** The message of one event: Span or LogRecord. */
   item: MessageType;
-  itemName: string;
   toEvent(item: unknown): Record<string, unknown>;
   /** The JSON names of the lists: resourceSpans, scopeSpans, spans. */
   lists: readonly [resources: string, scopes: string, items: string];
@@ -320,14 +322,12 @@ interface SignalShape {
 const SHAPES: Record<OtlpSignal, SignalShape> = {
   traces: {
     item: trace.v1.Span,
-    itemName: 'span',
     toEvent: (span) => spanEvent(span as Span),
     lists: ['resourceSpans', 'scopeSpans', 'spans'],
     idKeys: ['traceId', 'spanId', 'parentSpanId'],
   },
   logs: {
     item: logs.v1.LogRecord,
-    itemName: 'log record',
     toEvent: (record) => logEvent(record as LogRecord),
     lists: ['resourceLogs', 'scopeLogs', 'logRecords'],
     idKeys: ['traceId', 'spanId'],
@@ -486,7 +486,7 @@ function* jsonEvents(shape: SignalShape, body: Buffer): Generator<string> {
 
 /**
  * A decompressed OTLP/HTTP body as events (their JSON text), one per span or log record, at most
- * `maxBytes` of them in all, each counted with EVENT_OVERHEAD (413 beyond). A body that does not decode is
+ * what holding them costs `maxBytes` in all (eventsCost; 413 beyond). A body that does not decode is
  * a 400 naming why. The work and memory this takes depend on the body's structure more than on its size,
  * so the service and the agent run it in a worker thread of its own (otlp-decoder.ts).
  */

@@ -82,3 +82,22 @@ export async function exportLogs(
   await provider.forceFlush();
   await provider.shutdown();
 }
+
+/** A length-delimited protobuf field (`n` its number): for bodies no SDK would send. */
+export function protoField(n: number, inner: Buffer): Buffer {
+  const head: number[] = [(n << 3) | 2];
+  for (let v = inner.length; ; v = Math.floor(v / 128)) {
+    if (v < 128) {
+      head.push(v);
+      break;
+    }
+    head.push((v & 127) | 128);
+  }
+  return Buffer.concat([Buffer.from(head), inner]);
+}
+
+/** `count` empty messages in field `n`: two bytes each on the wire. */
+export const emptyFields = (n: number, count: number) => Buffer.alloc(count * 2).fill(Buffer.from([(n << 3) | 2, 0]));
+
+/** An ExportTraceServiceRequest of `count` empty spans (one resource, one scope). */
+export const emptySpans = (count: number) => protoField(1, protoField(2, emptyFields(2, count)));

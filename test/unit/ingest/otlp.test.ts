@@ -8,8 +8,9 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { IngestBodyError } from '../../../src/ingest/errors.js';
 import { OtlpDecoder } from '../../../src/ingest/otlp-decoder.js';
-import { EVENT_OVERHEAD, otlpEvents } from '../../../src/ingest/otlp.js';
+import { eventsCost, otlpEvents } from '../../../src/ingest/otlp.js';
 import { testSeed } from '../../support/helpers.js';
+import { emptyFields, emptySpans, protoField } from '../../support/otel.js';
 
 interface Type {
   fromObject(o: object): unknown;
@@ -31,18 +32,7 @@ const proto = (
 
 const encode = (type: Type, o: object) => Buffer.from(type.encode(type.fromObject(o)).finish());
 
-/** A varint-keyed length-delimited field. */
-function field(n: number, inner: Buffer): Buffer {
-  const head: number[] = [(n << 3) | 2];
-  for (let v = inner.length; ; v = Math.floor(v / 128)) {
-    if (v < 128) {
-      head.push(v);
-      break;
-    }
-    head.push((v & 127) | 128);
-  }
-  return Buffer.concat([Buffer.from(head), inner]);
-}
+const field = protoField;
 
 /** Ids as the JSON mapping writes them (hex), turned into bytes for fromObject. */
 function withBytes(o: unknown): unknown {
@@ -200,22 +190,22 @@ describe('OTLP bodies as events', () => {
   });
 
   it('refuses a body whose events pass what one request may make, counting what each costs', () => {
-    const body = field(1, field(2, Buffer.alloc(200_000).fill(Buffer.from([0x12, 0x00])))); // 100,000 empty spans
+    const body = emptySpans(100_000);
     const made = otlpEvents('traces', body, 'protobuf', 64 * 1024 * 1024);
     expect(made).toHaveLength(100_000);
-    const bytes = made.reduce((n, e) => n + e.length + EVENT_OVERHEAD, 0);
+    const bytes = eventsCost(made);
     expect(otlpEvents('traces', body, 'protobuf', bytes)).toHaveLength(100_000);
     expect(() => otlpEvents('traces', body, 'protobuf', bytes - 1)).toThrow(/events of this body would take more than/);
   });
 });
 
 describe('the OTLP decoder (a worker thread)', () => {
-  const spans = (n: number) => field(1, field(2, Buffer.alloc(2 * n).fill(Buffer.from([0x12, 0x00]))));
+  const spans = emptySpans;
   /** One span of `n` empty span events: a few bytes each on the wire, hundreds once decoded and made text. */
-  const eventful = (n: number) => field(1, field(2, field(2, Buffer.alloc(2 * n).fill(Buffer.from([0x5a, 0x00])))));
+  const eventful = (n: number) => field(1, field(2, field(2, emptyFields(11, n))));
 
   it('decodes off the event loop, one body after another, and stops when idle', async () => {
-    const decoder = new OtlpDecoder({ heapMb: 256, timeLimitMs: 30_000, idleMs: 200 });
+    const decoder = new OtlpDecoder({ heapMb: 256, timeLimitMs: 30_000, idleMs: 200, maxWaitMs: 30_000 });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
     try {
@@ -239,14 +229,25 @@ describe('the OTLP decoder (a worker thread)', () => {
     });
   });
 
+  it('refuses as busy a body kept waiting too long behind another, and goes on with the next', async () => {
+    const decoder = new OtlpDecoder({ heapMb: 256, timeLimitMs: 30_000, idleMs: 1000, maxWaitMs: 100 });
+    const [slow, waited] = await Promise.allSettled([
+      decoder.decode('traces', spans(300_000), 'protobuf', 1 << 30),
+      decoder.decode('traces', spans(1), 'protobuf', 1 << 20),
+    ]);
+    expect(slow).toMatchObject({ status: 'fulfilled', value: { length: 300_000 } });
+    expect(waited).toMatchObject({ status: 'rejected', reason: { kind: 'busy' } });
+    expect(await decoder.decode('traces', spans(1), 'protobuf', 1 << 20)).toHaveLength(1);
+  });
+
   it('refuses with 413 a body that needs more memory or time than its limits, and goes on with the next', async () => {
-    const small = new OtlpDecoder({ heapMb: 32, timeLimitMs: 30_000, idleMs: 1000 });
+    const small = new OtlpDecoder({ heapMb: 32, timeLimitMs: 30_000, idleMs: 1000, maxWaitMs: 30_000 });
     await expect(small.decode('traces', eventful(600_000), 'protobuf', 1 << 30)).rejects.toMatchObject({
       kind: 'too_large',
       message: expect.stringMatching(/more than the 32 MiB its decoder may hold/),
     });
     expect(await small.decode('traces', spans(2), 'protobuf', 1 << 20)).toHaveLength(2);
-    const quick = new OtlpDecoder({ heapMb: 256, timeLimitMs: 50, idleMs: 1000 });
+    const quick = new OtlpDecoder({ heapMb: 256, timeLimitMs: 50, idleMs: 1000, maxWaitMs: 30_000 });
     const [late, next] = await Promise.allSettled([
       quick.decode('traces', spans(1_000_000), 'protobuf', 1 << 30),
       quick.decode('traces', spans(1), 'protobuf', 1 << 20),

@@ -10,9 +10,29 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent, startReceiver, stopAgentsAndReceivers } from '../../../support/agent-process.js';
 import { ADMIN, freePort, tempDir } from '../../../support/helpers.js';
-import { exportLogs, exportTrace } from '../../../support/otel.js';
+import { emptyFields, emptySpans, exportLogs, exportTrace, protoField } from '../../../support/otel.js';
 
 afterEach(stopAgentsAndReceivers);
+
+/** An agent with one otlp source (`keys`, its settings besides the address) shipping to nobody, and its API. */
+async function otlpAgent(keys: string, env: Record<string, string> = {}) {
+  const port = await freePort();
+  const dir = tempDir();
+  const config = join(dir, 'agent.yaml');
+  writeFileSync(
+    config,
+    `service: { enabled: false }
+agent: { data_dir: ${join(dir, 'agent')}, api: { listen: 127.0.0.1:0 } }
+sources:
+  otel: { type: otlp, address: "127.0.0.1:${port}", ${keys} }
+sinks:
+  out: { type: axiom, inputs: [otel], url: "http://127.0.0.1:9", token: t, dataset: fallback }
+`,
+  );
+  const agent = startAgent(config, env);
+  const api = (await agent.waitLog('agent running')).api as string;
+  return { agent, port, api };
+}
 
 describe('OTLP from OpenTelemetry SDKs through the agent', () => {
   it('reaches the local store and a receiver that was down, across a kill -9, queried with APL', async () => {
@@ -114,21 +134,7 @@ sinks:
   }, 90_000);
 
   it('refuses what it cannot take: no dataset, a bad body, a wrong path, a token when tokens are set', async () => {
-    const port = await freePort();
-    const dir = tempDir();
-    const config = join(dir, 'agent.yaml');
-    writeFileSync(
-      config,
-      `service: { enabled: false }
-agent: { data_dir: ${join(dir, 'agent')}, api: { listen: 127.0.0.1:0 } }
-sources:
-  otel: { type: otlp, address: "127.0.0.1:${port}", tokens: ["otel-secret"] }
-sinks:
-  out: { type: axiom, inputs: [otel], url: "http://127.0.0.1:9", token: t, dataset: fallback }
-`,
-    );
-    const agent = startAgent(config);
-    await agent.waitLog('agent running');
+    const { port, api } = await otlpAgent('tokens: ["otel-secret"]');
     const post = async (path: string, body: string | Buffer, headers: Record<string, string>) => {
       const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers, body: body as BodyInit });
       return { status: r.status, body: (await r.json()) as { code: number; message: string } };
@@ -159,9 +165,8 @@ sinks:
     });
     expect([empty.status, await empty.text()]).toEqual([200, '{}']);
 
-    // A client that goes away while its body is decoded (200,000 empty spans: most of a second) gets
+    // A client that goes away while its body is decoded (110,000 empty spans: about half a second) gets
     // nothing handed on: it will send again.
-    const api = (agent.logs.find((l) => l.msg === 'agent running')?.api ?? '') as string;
     const counter = async (name: string) => {
       const text = await (await fetch(`${api}/metrics`)).text();
       return text
@@ -169,8 +174,6 @@ sinks:
         .filter((l) => l.startsWith(name))
         .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
     };
-    const spans = Buffer.alloc(400_000).fill(Buffer.from([0x12, 0x00]));
-    const body = Buffer.concat([Buffer.from([0x0a, 0x84, 0xb5, 0x18, 0x12, 0x80, 0xb5, 0x18]), spans]);
     const client = new AbortController();
     const gone = fetch(`http://127.0.0.1:${port}/v1/traces`, {
       method: 'POST',
@@ -180,10 +183,10 @@ sinks:
         'content-encoding': 'gzip',
         'x-axiom-dataset': 'spans',
       },
-      body: gzipSync(body) as unknown as BodyInit,
+      body: gzipSync(emptySpans(110_000)) as unknown as BodyInit,
       signal: client.signal,
     }).catch((e: Error) => e.name);
-    setTimeout(() => client.abort(), 150);
+    setTimeout(() => client.abort(), 100);
     expect(await gone).toBe('AbortError');
     const deadline = Date.now() + 15_000;
     while ((await counter('ferry_source_otlp_requests_total{source="otel",code="499"}')) === 0) {
@@ -192,24 +195,13 @@ sinks:
     }
     expect(await counter('ferry_source_otlp_spans_total')).toBe(0);
   }, 60_000);
+
   it('refuses bodies that decode into far more than they weigh, within a small heap, and goes on taking exports', async () => {
-    const port = await freePort();
-    const dir = tempDir();
-    const config = join(dir, 'agent.yaml');
-    writeFileSync(
-      config,
-      `service: { enabled: false }
-agent: { data_dir: ${join(dir, 'agent')}, api: { listen: 127.0.0.1:0 } }
-sources:
-  otel: { type: otlp, address: "127.0.0.1:${port}", max_decompressed_bytes: 4MiB, max_inflight_bytes: 64MiB }
-sinks:
-  out: { type: axiom, inputs: [otel], url: "http://127.0.0.1:9", token: t, dataset: fallback }
-`,
-    );
     // Decoded whole, each of these bodies takes hundreds of megabytes: more than this heap holds. They are
     // decoded in a worker thread with a heap of its own, one item at a time.
-    const agent = startAgent(config, { NODE_OPTIONS: '--max-old-space-size=160' });
-    await agent.waitLog('agent running');
+    const { agent, port } = await otlpAgent('max_decompressed_bytes: 4MiB, max_inflight_bytes: 64MiB', {
+      NODE_OPTIONS: '--max-old-space-size=160',
+    });
     const url = `http://127.0.0.1:${port}`;
     const post = async (body: Buffer, type: string) => {
       const r = await fetch(`${url}/v1/traces`, {
@@ -219,27 +211,14 @@ sinks:
       });
       return { status: r.status, body: (await r.json()) as { message: string } };
     };
-    const field = (n: number, inner: Buffer) => {
-      const len = inner.length;
-      const varint: number[] = [];
-      for (let v = len; ; v = Math.floor(v / 128)) {
-        if (v < 128) {
-          varint.push(v);
-          break;
-        }
-        varint.push((v & 127) | 128);
-      }
-      return Buffer.concat([Buffer.from([(n << 3) | 2, ...varint]), inner]);
-    };
-    const repeated = (n: number, count: number) => Buffer.alloc(count * 2).fill(Buffer.from([(n << 3) | 2, 0]));
     // Two million empty spans (4 MB, 4 KB gzipped): their events pass what one request may make.
-    const spans = field(1, field(2, repeated(2, 2_000_000)));
+    const spans = emptySpans(2_000_000);
     expect(await post(spans, 'application/x-protobuf')).toMatchObject({
       status: 413,
       body: { message: expect.stringMatching(/events of this body would take more than/) },
     });
     // One span of a million empty span events (2 MB, 2 KB gzipped): its decoder runs out of its own heap.
-    const events = field(1, field(2, field(2, repeated(11, 1_000_000))));
+    const events = protoField(1, protoField(2, protoField(2, emptyFields(11, 1_000_000))));
     expect(await post(events, 'application/x-protobuf')).toMatchObject({
       status: 413,
       body: { message: expect.stringMatching(/more than the 256 MiB its decoder may hold/) },
