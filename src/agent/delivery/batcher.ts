@@ -142,7 +142,12 @@ export class Batcher {
       return this.addToNextStage(line, mark, dataset, params);
     }
     if (this.count > 0) this.stage[this.used++] = 0x0a;
-    this.used += text ? this.stage.write(line, this.used) : line.copy(this.stage, this.used);
+    if (text) this.used += this.stage.write(line, this.used);
+    else {
+      // TypedArray's set, not Buffer's copy: that makes a view of the line for every copy.
+      this.stage.set(line, this.used);
+      this.used += line.length;
+    }
     return this.added(mark);
   }
 

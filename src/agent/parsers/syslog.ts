@@ -36,8 +36,10 @@ const RFC5424 = /^<(\d{1,3})>(\d{1,2}) (\S+) (\S+) (\S+) (\S+) (\S+) (-|(?:\[(?:
  * without its `<PRI>` (`Nov 23 19:05:01 myhost sshd[123]: text`), or with an RFC 3339 stamp instead
  * (`2026-11-23T19:05:01.123456+01:00 myhost sshd[123]: text`, rsyslog's high-precision file format).
  */
-const RFC3164 =
-  /^(?:<(\d{1,3})>)?(?:([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2})|(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))) (\S+) ([^:[\s]+)(?:\[([^\]]*)\])?:? ?(.*)$/s;
+const RFC3164_HEADER =
+  /^(?:<(\d{1,3})>)?(?:([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2})|(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))) (\S+) ([^:[\s]+)(?:\[([^\]]*)\])?:? ?/;
+/** The header, then the message: anything, which ends no match sooner than the header alone. */
+const RFC3164 = new RegExp(`${RFC3164_HEADER.source}(.*)$`, 's');
 
 /**
  * Syslog lines, RFC 5424 or RFC 3164 (`auto` tries 5424 first), as sent (with `<PRI>`) or as written to
@@ -68,6 +70,29 @@ export class SyslogParser implements Parser {
       if (m) return this.rfc3164(m);
     }
     return { message: line };
+  }
+
+  /**
+   * Where parse(line)'s `message` starts in the line, which it always ends: 0 for a line that is not
+   * syslog (the whole line is its message), -1 when the event has no message. Lets a caller reuse the
+   * fields of the part before it, which lines from one sender mostly share.
+   */
+  messageAt(line: string): number {
+    if (this.rfc !== '3164') {
+      const m = RFC5424.exec(line);
+      if (m) {
+        const tail = m[9];
+        if (!tail) return -1;
+        const at = line.length - tail.length + (tail.charCodeAt(0) === 0xfeff ? 1 : 0);
+        return at < line.length ? at : -1;
+      }
+    }
+    if (this.rfc !== '5424') {
+      // Without the message (`(.*)$`, which matches whatever follows): the header's end is where it starts.
+      const m = RFC3164_HEADER.exec(line);
+      if (m) return m[0].length;
+    }
+    return 0;
   }
 
   private rfc5424(m: RegExpExecArray): LogEvent {

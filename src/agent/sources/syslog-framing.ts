@@ -2,13 +2,15 @@
  * Syslog messages in a TCP stream (RFC 6587): each either ends with a newline (non-transparent framing)
  * or is preceded by its length in bytes and a space (octet counting). `auto` tells them apart at the
  * start of each message: a digit there begins a length, anything else (a message starts with `<`) a line.
- * Pure: bytes in, messages out; a message longer than the limit is cut there and marked.
+ * Pure: bytes in, messages out (as views of the bytes, never decoded here: an event may be made from
+ * them as they are); a message longer than the limit is cut there and marked.
  */
 
 export type Framing = 'auto' | 'newline' | 'octet_counted';
 
 export interface Frame {
-  text: string;
+  /** The message's bytes, without its framing (the newline and a CR before it, or the count). */
+  bytes: Buffer;
   truncated: boolean;
 }
 
@@ -78,9 +80,9 @@ export class SyslogFramer {
     if (this.held.length) this.buf = Buffer.concat([this.buf, ...this.held]);
     this.held = [];
     if (this.skippingLine || this.skip > 0 || this.buf.length === 0) return undefined;
-    const text = this.buf.toString('utf8').replace(/\r$/, '');
+    const bytes = withoutCr(this.buf);
     this.buf = Buffer.alloc(0);
-    return text ? { text, truncated: false } : undefined;
+    return bytes.length ? { bytes, truncated: false } : undefined;
   }
 
   private octetCounted(): boolean {
@@ -112,13 +114,14 @@ export class SyslogFramer {
       this.waitFor = sp + 1 + take;
       return undefined;
     }
-    const text = body.toString('utf8', 0, take).replace(/\r?\n$/, '');
+    const message = body.subarray(0, take);
+    const bytes = message[take - 1] === 10 ? withoutCr(message.subarray(0, take - 1)) : message;
     if (body.length >= len) this.buf = body.subarray(len);
     else {
       this.skip = len - body.length;
       this.buf = Buffer.alloc(0);
     }
-    return len === 0 ? null : { text, truncated: len > this.maxBytes };
+    return len === 0 ? null : { bytes, truncated: len > this.maxBytes };
   }
 
   /** The next newline-framed message; undefined when incomplete, null for an empty line. */
@@ -130,13 +133,18 @@ export class SyslogFramer {
         return undefined;
       }
       // Longer than the limit: the first part is the message, the rest of the line is skipped.
-      const text = this.buf.toString('utf8', 0, this.maxBytes);
+      const bytes = this.buf.subarray(0, this.maxBytes);
       this.buf = this.buf.subarray(this.maxBytes);
       this.skippingLine = true;
-      return { text, truncated: true };
+      return { bytes, truncated: true };
     }
-    const text = this.buf.toString('utf8', 0, nl).replace(/\r$/, '');
+    const bytes = withoutCr(this.buf.subarray(0, nl));
     this.buf = this.buf.subarray(nl + 1);
-    return text === '' ? null : { text, truncated: false };
+    return bytes.length === 0 ? null : { bytes, truncated: false };
   }
+}
+
+/** A line without the CR of a CRLF ending. */
+function withoutCr(line: Buffer): Buffer {
+  return line[line.length - 1] === 13 ? line.subarray(0, line.length - 1) : line;
 }

@@ -19,6 +19,7 @@ import { bytes, duration, int, listen, oneOf, optionalGroup, str, type OptionSpe
 import { NowAndThen } from '../../util/now-and-then.js';
 import { SYSLOG_OPTIONS as SYSLOG_PARSER_OPTIONS, SyslogParser } from '../parsers/syslog.js';
 import { SyslogFramer, type Framing } from './syslog-framing.js';
+import { PARSE_ERROR, senderSuffix, syslogEvent, SyslogEventWriter } from './syslog-event.js';
 import {
   newSourceCounters,
   type Gauge,
@@ -62,8 +63,6 @@ const RECENT_DROPS_MS = 10 * 60_000;
 /** A TLS client that has not finished its handshake by then is let go. */
 const TLS_HANDSHAKE_MS = 10_000;
 
-export const PARSE_ERROR = 'not an RFC 5424 or RFC 3164 syslog message';
-
 /** An address as /proc/net/udp[6] writes it: hex, each 32-bit word in the host's (little-endian) order. */
 export function procAddress(address: string): string {
   const words = (bytes: number[]) =>
@@ -81,28 +80,17 @@ export function procAddress(address: string): string {
   return words(groups.flatMap((g) => [parseInt(g, 16) >> 8, parseInt(g, 16) & 255]));
 }
 
-/** The end of every event from one sender: its address and port (and the object's closing brace). */
-export function senderSuffix(address: string, port: number): string {
-  return `,"client.address":${JSON.stringify(address)},"client.port":${port}}`;
+export { PARSE_ERROR, senderSuffix, syslogEvent };
+
+/** Whom a message came from: the end of its event, as text and as bytes. */
+interface Sender {
+  text: string;
+  bytes: Buffer;
 }
 
-/**
- * A message as an event's JSON text: its fields, then the sender's (`senderSuffix`), and a parse error if
- * it was neither RFC. The parser's fields come in one order, so their object has one shape; the sender's
- * part is written once per connection.
- */
-export function syslogEvent(
-  parser: SyslogParser,
-  text: string,
-  truncated: boolean,
-  sender: string,
-): { event: string; parsed: boolean } {
-  const fields = parser.parse(text);
-  const parsed = fields.appname !== undefined || fields.severity !== undefined || fields.message !== text;
-  if (!parsed) fields.parse_error = PARSE_ERROR;
-  if (truncated) fields.truncated = true;
-  const json = JSON.stringify(fields);
-  return { event: json.length > 2 ? json.slice(0, -1) + sender : `{${sender.slice(1)}`, parsed };
+function sender(address: string, port: number): Sender {
+  const text = senderSuffix(address, port);
+  return { text, bytes: Buffer.from(text) };
 }
 
 export class SyslogSource implements Source {
@@ -122,7 +110,9 @@ export class SyslogSource implements Source {
   private stopping = false;
   private readonly reading = new Set<Promise<void>>();
   /** UDP datagrams waiting for the pipeline, and whether one is being handed on. */
-  private udpBacklog: { text: string; truncated: boolean; sender: string; bytes: number }[] = [];
+  private udpBacklog: { bytes: Buffer; truncated: boolean; sender: Sender; held: number }[] = [];
+  /** Events of UDP datagrams as bytes (one for every sender: the header it reuses is the last datagram's). */
+  private readonly udpWriter: SyslogEventWriter;
   private udpDraining: Promise<void> | undefined;
   private lastDropAt = 0;
   private emit!: (l: SourceLine) => Promise<void> | undefined;
@@ -132,9 +122,15 @@ export class SyslogSource implements Source {
     private readonly s: SyslogSettings,
     private readonly log: { info(o: object, m: string): void; warn(o: object, m: string): void },
     counters?: SyslogCounters,
+    /**
+     * Whether a transform reads the events: if so they are made as text (and parsed again by no one); if
+     * not, as bytes straight from the frames (the sinks ship them as they are).
+     */
+    private readonly decoded = true,
   ) {
     this.counters = counters ?? newSyslogCounters();
     this.parser = new SyslogParser(s.rfc, undefined, s.timezone);
+    this.udpWriter = new SyslogEventWriter(this.parser);
     // Syslog has no acknowledgements: a message is the agent's once it is read.
     this.stream = { id: `${name}:syslog`, source: name, acknowledge: () => undefined };
   }
@@ -216,7 +212,8 @@ export class SyslogSource implements Source {
 
   /** Reads one connection to its end; while the pipeline is full the socket is not read (back-pressure). */
   private async read(socket: Socket): Promise<void> {
-    const sender = senderSuffix(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    const from = sender(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    const writer = new SyslogEventWriter(this.parser);
     const framer = new SyslogFramer(this.s.framing, this.s.maxMessageBytes);
     socket.on('error', () => undefined); // a reset ends the iteration below
     // A connection that says nothing for idle_timeout gives its slot back (not while the pipeline makes it wait).
@@ -227,7 +224,7 @@ export class SyslogSource implements Source {
     try {
       for await (const chunk of socket as AsyncIterable<Buffer>) {
         for (const f of framer.push(chunk)) {
-          const wait = this.message(f.text, f.truncated, sender);
+          const wait = this.message(f.bytes, f.truncated, from, writer);
           if (wait) {
             waiting = true;
             await wait;
@@ -236,22 +233,31 @@ export class SyslogSource implements Source {
         }
       }
       const last = framer.end();
-      if (last) await this.message(last.text, last.truncated, sender);
+      if (last) await this.message(last.bytes, last.truncated, from, writer);
     } catch {
       // The connection was reset: what was read is handed on; the rest is the sender's.
     }
   }
 
   /** Hands a message on; a promise only when the pipeline is full (wait before reading more). */
-  private message(text: string, truncated: boolean, sender: string): Promise<void> | undefined {
-    const { event, parsed } = syslogEvent(this.parser, text, truncated, sender);
+  private message(
+    bytes: Buffer,
+    truncated: boolean,
+    from: Sender,
+    writer: SyslogEventWriter,
+  ): Promise<void> | undefined {
+    let text = '';
+    const raw = this.decoded ? undefined : writer.write(bytes, truncated, from.bytes);
+    let parsed = writer.parsed;
+    if (!raw) ({ event: text, parsed } = syslogEvent(this.parser, bytes.toString('utf8'), truncated, from.text));
     this.offset++;
     this.counters.linesIn++;
-    this.counters.bytesIn += text.length + 1;
+    this.counters.bytesIn += bytes.length + 1;
     if (truncated) this.counters.truncatedLines++;
     if (!parsed) this.counters.parseErrors++;
     return this.emit({
-      text: event,
+      text,
+      raw,
       truncated: false,
       structured: true,
       stream: this.stream,
@@ -263,7 +269,8 @@ export class SyslogSource implements Source {
   private datagram(msg: Buffer, address: string, port: number): void {
     if (this.stopping) return;
     const truncated = msg.length > this.s.maxMessageBytes;
-    const text = msg.toString('utf8', 0, Math.min(msg.length, this.s.maxMessageBytes)).replace(/\r?\n$/, '');
+    let bytes = msg.subarray(0, Math.min(msg.length, this.s.maxMessageBytes));
+    if (bytes[bytes.length - 1] === 10) bytes = bytes.subarray(0, bytes[bytes.length - 2] === 13 ? -2 : -1);
     if (this.udpBacklog.length >= UDP_BACKLOG || this.udpHeldBytes + msg.length > UDP_BACKLOG_BYTES) {
       this.counters.dropped++;
       if (Date.now() - this.lastDropAt > 60_000)
@@ -275,7 +282,7 @@ export class SyslogSource implements Source {
       return;
     }
     this.udpHeldBytes += msg.length;
-    this.udpBacklog.push({ text, truncated, sender: senderSuffix(address, port), bytes: msg.length });
+    this.udpBacklog.push({ bytes, truncated, sender: sender(address, port), held: msg.length });
     this.udpDraining ??= this.drainUdp().finally(() => (this.udpDraining = undefined));
   }
 
@@ -285,8 +292,8 @@ export class SyslogSource implements Source {
       this.udpBacklog = [];
       for (const d of batch) {
         if (this.stopping) return;
-        await this.message(d.text, d.truncated, d.sender);
-        this.udpHeldBytes -= d.bytes;
+        await this.message(d.bytes, d.truncated, d.sender, this.udpWriter);
+        this.udpHeldBytes -= d.held;
       }
     }
   }
@@ -439,5 +446,6 @@ export const syslogSource: SourceSpec<SyslogSettings, typeof SYSLOG_SOURCE_OPTIO
       s,
       { info: (o, m) => ctx.log.info(o, m), warn: (o, m) => ctx.log.warn(o, m) },
       ctx.counters(newSyslogCounters),
+      ctx.decoded,
     ),
 };

@@ -41,8 +41,9 @@ interface Run {
   block(): () => void;
 }
 
-async function listen(s: SyslogSettings): Promise<Run> {
-  const source = new SyslogSource('net', s, { info: () => undefined, warn: () => undefined });
+/** @param decoded whether a transform reads the events (they come as text), or not (as bytes, for the sinks) */
+async function listen(s: SyslogSettings, decoded = true): Promise<Run> {
+  const source = new SyslogSource('net', s, { info: () => undefined, warn: () => undefined }, undefined, decoded);
   running.push(source);
   const lines: SourceLine[] = [];
   let gate: Promise<void> | undefined;
@@ -53,7 +54,12 @@ async function listen(s: SyslogSettings): Promise<Run> {
   return {
     source,
     lines,
-    events: () => lines.map((l) => JSON.parse(l.text) as Record<string, unknown>),
+    events: () =>
+      lines.map((l) => {
+        // As bytes exactly when no transform reads them.
+        expect(l.raw === undefined).toBe(decoded);
+        return JSON.parse(l.raw ? l.raw.toString('utf8') : l.text) as Record<string, unknown>;
+      }),
     block() {
       let open!: () => void;
       gate = new Promise<void>((r) => (open = r));
@@ -79,83 +85,90 @@ function logger(port: number, ...args: string[]): void {
 }
 
 describe('the syslog source', () => {
-  it('takes RFC 5424 over UDP from logger, structured data and the sender as fields', async () => {
-    const r = await listen(settings({ mode: 'udp' }));
-    logger(
-      r.source.port,
-      '--udp',
-      '--rfc5424',
-      '--sd-id',
-      'origin@32473',
-      '--sd-param',
-      'ip="10.0.0.5"',
-      '--msgid',
-      'ID47',
-      '-t',
-      'myapp',
-      '-p',
-      'local0.warning',
-      'hello over udp',
-    );
-    await until('1 event', () => r.lines.length === 1);
-    const [e] = r.events();
-    expect(e).toMatchObject({
-      message: 'hello over udp',
-      appname: 'myapp',
-      msgid: 'ID47',
-      'sd.origin@32473.ip': '10.0.0.5',
-      severity: 'warning',
-      facility: 'local0',
-      'client.address': '127.0.0.1',
-      'client.port': expect.any(Number),
+  for (const [decoded, as] of [
+    [true, 'text'],
+    [false, 'bytes'],
+  ] as const) {
+    it(`takes RFC 5424 over UDP from logger, structured data and the sender as fields (events as ${as})`, async () => {
+      const r = await listen(settings({ mode: 'udp' }), decoded);
+      logger(
+        r.source.port,
+        '--udp',
+        '--rfc5424',
+        '--sd-id',
+        'origin@32473',
+        '--sd-param',
+        'ip="10.0.0.5"',
+        '--msgid',
+        'ID47',
+        '-t',
+        'myapp',
+        '-p',
+        'local0.warning',
+        'hello over udp',
+      );
+      await until('1 event', () => r.lines.length === 1);
+      const [e] = r.events();
+      expect(e).toMatchObject({
+        message: 'hello over udp',
+        appname: 'myapp',
+        msgid: 'ID47',
+        'sd.origin@32473.ip': '10.0.0.5',
+        severity: 'warning',
+        facility: 'local0',
+        'client.address': '127.0.0.1',
+        'client.port': expect.any(Number),
+      });
+      expect(e!._time).toEqual(expect.any(String));
+      expect(r.lines[0]!.structured).toBe(true);
     });
-    expect(e!._time).toEqual(expect.any(String));
-    expect(r.lines[0]!.structured).toBe(true);
-  });
 
-  it('takes TCP with newline and octet-counted framing, RFC 3164 and RFC 5424, from logger', async () => {
-    const r = await listen(settings());
-    logger(r.source.port, '--tcp', '--rfc3164', '-t', 'sshd', 'newline framed 3164');
-    logger(r.source.port, '--tcp', '--octet-count', '--rfc5424', '-t', 'cron', 'octet counted 5424\nwith a newline');
-    await until('2 events', () => r.lines.length === 2);
-    const byApp = Object.fromEntries(r.events().map((e) => [e.appname, e]));
-    expect(byApp.sshd).toMatchObject({ message: 'newline framed 3164', 'client.address': '127.0.0.1' });
-    expect(byApp.cron).toMatchObject({ message: 'octet counted 5424\nwith a newline' });
-  });
+    it(`takes TCP with newline and octet-counted framing, RFC 3164 and RFC 5424, from logger (events as ${as})`, async () => {
+      const r = await listen(settings(), decoded);
+      logger(r.source.port, '--tcp', '--rfc3164', '-t', 'sshd', 'newline framed 3164');
+      logger(r.source.port, '--tcp', '--octet-count', '--rfc5424', '-t', 'cron', 'octet counted 5424\nwith a newline');
+      await until('2 events', () => r.lines.length === 2);
+      const byApp = Object.fromEntries(r.events().map((e) => [e.appname, e]));
+      expect(byApp.sshd).toMatchObject({ message: 'newline framed 3164', 'client.address': '127.0.0.1' });
+      expect(byApp.cron).toMatchObject({ message: 'octet counted 5424\nwith a newline' });
+    });
 
-  it('keeps a malformed message with parse_error, and cuts an oversized one, marking it', async () => {
-    const r = await listen(settings({ maxMessageBytes: 40 }));
-    const c = connect(r.source.port, '127.0.0.1');
-    c.end(`not syslog at all\n<13>Nov 23 19:05:01 host app: ${'y'.repeat(200)}\n<13>Nov 23 19:05:02 host app: after\n`);
-    await until('3 events', () => r.lines.length === 3);
-    const [bad, long, after] = r.events();
-    expect(bad).toMatchObject({ message: 'not syslog at all', parse_error: PARSE_ERROR });
-    expect(long).toMatchObject({ appname: 'app', truncated: true });
-    expect(after).toMatchObject({ message: 'after' });
-    expect(r.source.counters).toMatchObject({ parseErrors: 1, truncatedLines: 1 });
-  });
+    it(`keeps a malformed message with parse_error, and cuts an oversized one, marking it (events as ${as})`, async () => {
+      const r = await listen(settings({ maxMessageBytes: 40 }), decoded);
+      const c = connect(r.source.port, '127.0.0.1');
+      c.end(
+        `not syslog at all\n<13>Nov 23 19:05:01 host app: ${'y'.repeat(200)}\n<13>Nov 23 19:05:02 host app: after\n`,
+      );
+      await until('3 events', () => r.lines.length === 3);
+      const [bad, long, after] = r.events();
+      expect(bad).toMatchObject({ message: 'not syslog at all', parse_error: PARSE_ERROR });
+      expect(long).toMatchObject({ appname: 'app', truncated: true });
+      expect(after).toMatchObject({ message: 'after' });
+      expect(r.source.counters).toMatchObject({ parseErrors: 1, truncatedLines: 1 });
+    });
 
-  it('stops reading a TCP sender while the pipeline is full and loses nothing once it has room', async () => {
-    const r = await listen(settings());
-    const open = r.block();
-    const c = connect(r.source.port, '127.0.0.1');
-    const n = 20_000;
-    const body = Array.from(
-      { length: n },
-      (_, i) => `<13>Nov 23 19:05:01 host app: message ${i} ${'p'.repeat(200)}\n`,
-    ).join('');
-    c.write(body);
-    await new Promise((res) => setTimeout(res, 500));
-    // One message is being handed on; the rest waits in the socket buffers, unread.
-    expect(r.lines.length).toBe(1);
-    expect(c.writableLength).toBeGreaterThan(0);
-    open();
-    c.end();
-    await until(`${n} events`, () => r.lines.length === n);
-    expect(r.events().map((e) => Number(String(e.message).split(' ')[1]))).toEqual(
-      Array.from({ length: n }, (_, i) => i),
-    );
-  });
+    it(`stops reading a TCP sender while the pipeline is full and loses nothing once it has room (events as ${as})`, async () => {
+      const r = await listen(settings(), decoded);
+      const open = r.block();
+      const c = connect(r.source.port, '127.0.0.1');
+      const n = 20_000;
+      const body = Array.from(
+        { length: n },
+        (_, i) => `<13>Nov 23 19:05:01 host app: message ${i} ${'p'.repeat(200)}\n`,
+      ).join('');
+      c.write(body);
+      await new Promise((res) => setTimeout(res, 500));
+      // One message is being handed on; the rest waits in the socket buffers, unread.
+      expect(r.lines.length).toBe(1);
+      expect(c.writableLength).toBeGreaterThan(0);
+      open();
+      c.end();
+      await until(`${n} events`, () => r.lines.length === n);
+      expect(r.events().map((e) => Number(String(e.message).split(' ')[1]))).toEqual(
+        Array.from({ length: n }, (_, i) => i),
+      );
+    });
+  }
 
   it("counts UDP datagrams dropped while the pipeline was full, its own and the kernel's, and says so in /health", async () => {
     const r = await listen(settings({ mode: 'udp' }));

@@ -11,7 +11,7 @@ function frames(framing: Framing, stream: string, size: number, max = 64) {
   for (let i = 0; i < bytes.length; i += size) out.push(...f.push(bytes.subarray(i, i + size)));
   const last = f.end();
   if (last) out.push(last);
-  return out.map((m) => (m.truncated ? `${m.text}…` : m.text));
+  return out.map((m) => (m.truncated ? `${m.bytes.toString()}…` : m.bytes.toString()));
 }
 
 describe('syslog framing', () => {
