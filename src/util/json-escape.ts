@@ -17,6 +17,17 @@ const HEX = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0
 /** Bytes `escapeJsonString` may write for `n` bytes of text at most: `\u00XX` for each. */
 export const escapedBound = (n: number): number => 6 * n;
 
+/** The bytes `escapeJsonString` writes for `src[start, end)`. */
+export function escapedLength(src: Uint8Array, start: number, end: number): number {
+  let n = end - start;
+  for (let i = start; i < end; i++) {
+    const c = src[i]!;
+    if (ESCAPED[c] === 0) continue;
+    n += c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d ? 1 : 5;
+  }
+  return n;
+}
+
 /**
  * Writes `src[start, end)`, which must be valid UTF-8 (`isUtf8`), escaped as JSON string content into `out` at `at`
  * (which has room for `escapedBound` of the length); returns where the writing ended.

@@ -61,6 +61,7 @@ export class SyslogParser implements Parser {
   }
 
   parse(line: string): LogEvent {
+    this.stampedAt = undefined;
     if (this.rfc !== '3164') {
       const m = RFC5424.exec(line);
       if (m) return this.rfc5424(m);
@@ -122,13 +123,22 @@ export class SyslogParser implements Parser {
   private lastStamp = '';
   private lastTime: string | undefined;
   private lastStampAt = 0;
+  /**
+   * When the instant of the last parse()'s RFC 3164 stamp was worked out (its year depends on the clock
+   * then); undefined when that line had no such stamp. A caller that keeps the fields for later lines
+   * keeps them no longer than the parser keeps the instant.
+   */
+  stampedAt: number | undefined;
 
   /** An RFC 3164 stamp (no year, no zone) as an instant: this zone, the year that puts it at most a day ahead. */
   private stampTime(mon: string, dd: string, hms: string): string | undefined {
     const stamp = `${mon} ${dd} ${hms}`;
     const nowMs = Date.now();
     // Reused for a minute: the year it infers can only change at New Year.
-    if (stamp === this.lastStamp && nowMs - this.lastStampAt < 60_000) return this.lastTime;
+    if (stamp === this.lastStamp && nowMs - this.lastStampAt < 60_000) {
+      this.stampedAt = this.lastStampAt;
+      return this.lastTime;
+    }
     const month = MONTHS.indexOf(mon);
     let time: string | undefined;
     if (month >= 0) {
@@ -136,13 +146,21 @@ export class SyslogParser implements Parser {
       const [h, mi, s] = hms.split(':').map(Number) as [number, number, number];
       const day = Number(dd.trim());
       const year = this.zone.yearOf(now.getTime());
+      // The year that puts the stamp at most a day ahead: last year's December just after New Year,
+      // next year's January just before it.
+      const ahead = now.getTime() + 86_400_000;
       let t = this.zone.toEpoch(year, month, day, h, mi, s);
-      if (t > now.getTime() + 86_400_000) t = this.zone.toEpoch(year - 1, month, day, h, mi, s);
+      if (t > ahead) t = this.zone.toEpoch(year - 1, month, day, h, mi, s);
+      else {
+        const next = this.zone.toEpoch(year + 1, month, day, h, mi, s);
+        if (next <= ahead) t = next;
+      }
       time = new Date(t).toISOString();
     }
     this.lastStamp = stamp;
     this.lastTime = time;
     this.lastStampAt = nowMs;
+    this.stampedAt = nowMs;
     return time;
   }
 

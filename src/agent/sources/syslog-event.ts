@@ -5,7 +5,7 @@
  * as bytes, straight from the frame, for events that go to the sinks as they are.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { escapeJsonString, escapedBound } from '../../util/json-escape.js';
+import { escapedBound, escapedLength, escapeJsonString } from '../../util/json-escape.js';
 import type { SyslogParser } from '../parsers/syslog.js';
 
 export const PARSE_ERROR = 'not an RFC 5424 or RFC 3164 syslog message';
@@ -35,6 +35,11 @@ export function syslogEvent(
 
 /** A header's fields are worked out again after this long: an RFC 3164 stamp's year depends on now. */
 const HEADER_REUSE_MS = 60_000;
+/** Headers longer than this are not kept for the lines after. */
+const MAX_KEPT_HEADER = 1024;
+/** Messages longer than this are measured before they are written. */
+const MEASURED_FROM = 4096;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Events as bytes, the same bytes as `syslogEvent`'s text. The message is escaped from the frame into
@@ -45,7 +50,7 @@ export class SyslogEventWriter {
   /** The header (the line before its message) last seen, and its JSON up to the message's opening quote. */
   private header: string | undefined;
   private headerAt = 0;
-  private head = Buffer.alloc(0);
+  private head: Buffer = EMPTY;
   /** Whether the last message was syslog (false: it went with `parse_error`). */
   parsed = false;
 
@@ -65,11 +70,27 @@ export class SyslogEventWriter {
     if (at < 0) return undefined;
     const header = line.slice(0, at);
     const now = Date.now();
-    if (header !== this.header || now - this.headerAt >= HEADER_REUSE_MS) this.newHeader(line, header, now);
+    let head: Buffer = this.head;
+    if (header !== this.header || now - this.headerAt >= HEADER_REUSE_MS) {
+      head = this.newHeader(line, at > 0);
+      // A header of unusual length (a hostname of 60,000 characters) is not kept for the next line.
+      if (header.length <= MAX_KEPT_HEADER) {
+        this.header = header;
+        this.head = head;
+        // No longer than the parser keeps the instant of its stamp: the year is inferred from the clock.
+        this.headerAt = (at > 0 && this.parser.stampedAt) || now;
+      } else {
+        this.header = undefined;
+        this.head = EMPTY;
+      }
+    }
     this.parsed = at > 0;
     const start = ascii || at === 0 ? at : Buffer.byteLength(header);
     const tail = (this.parsed ? 0 : PARSE_ERROR_MEMBER.length) + (truncated ? TRUNCATED_MEMBER.length : 0);
-    const bound = this.head.length + escapedBound(frame.length - start) + 1 + tail + sender.length;
+    // Long messages are measured first: the bound of six bytes a byte would take slabs of six times their size.
+    const length = frame.length - start;
+    const escaped = length > MEASURED_FROM ? escapedLength(frame, start, frame.length) : escapedBound(length);
+    const bound = head.length + escaped + 1 + tail + sender.length;
     if (slab.length - slabAt < bound) {
       slab = Buffer.allocUnsafeSlow(Math.max(bound, SLAB_BYTES));
       slabAt = 0;
@@ -77,8 +98,8 @@ export class SyslogEventWriter {
     const out = slab;
     const from = slabAt;
     // TypedArray's set, not Buffer's copy: that makes a view of the source for every copy.
-    out.set(this.head, from);
-    let o = escapeJsonString(frame, start, frame.length, out, from + this.head.length);
+    out.set(head, from);
+    let o = escapeJsonString(frame, start, frame.length, out, from + head.length);
     out[o++] = 0x22;
     if (!this.parsed) o = put(out, o, PARSE_ERROR_MEMBER);
     if (truncated) o = put(out, o, TRUNCATED_MEMBER);
@@ -87,10 +108,10 @@ export class SyslogEventWriter {
     return out.subarray(from, o);
   }
 
-  /** The JSON of a new header's fields, up to the message's opening quote. */
-  private newHeader(line: string, header: string, now: number): void {
+  /** The JSON of a line's header fields, up to the message's opening quote. */
+  private newHeader(line: string, parsed: boolean): Buffer {
     let head = '{';
-    if (header !== '') {
+    if (parsed) {
       const fields = this.parser.parse(line);
       // The message is the parser's last field: everything before it is the header's.
       for (const key in fields) {
@@ -98,9 +119,7 @@ export class SyslogEventWriter {
         if (key !== 'message' && value !== undefined) head += `${JSON.stringify(key)}:${JSON.stringify(value)},`;
       }
     }
-    this.head = Buffer.from(`${head}"message":"`);
-    this.header = header;
-    this.headerAt = now;
+    return Buffer.from(`${head}"message":"`);
   }
 }
 

@@ -78,6 +78,10 @@ describe('agent parsers', () => {
     // December seen in early January is last year's.
     expect(p.parse('<13>Dec 31 23:59:59 web1 cron: job')._time).toBe('2023-12-31T23:59:59.000Z');
     expect(p.parse('plain text')).toEqual({ message: 'plain text' });
+    // January seen seconds before New Year (a sender's clock a little ahead) is next year's.
+    const eve = new SyslogParser('auto', () => new Date('2026-12-31T23:59:55Z'), 'UTC');
+    expect(eve.parse('<13>Jan 01 00:00:05 web1 cron: job')._time).toBe('2027-01-01T00:00:05.000Z');
+    expect(eve.parse('<13>Dec 31 23:59:50 web1 cron: job')._time).toBe('2026-12-31T23:59:50.000Z');
   });
 
   it('syslog files as rsyslog and syslog-ng write them (no PRI): time in the configured zone, year across New Year, host, app, pid, message', () => {

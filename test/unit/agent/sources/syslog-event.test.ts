@@ -4,7 +4,7 @@
  * (RFC 5424 and 3164, headers repeated and changed, JSON messages, control characters, non-ASCII and
  * invalid UTF-8, cut messages), the bytes are the text's bytes whenever the byte path takes the line.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SyslogParser } from '../../../../src/agent/parsers/syslog.js';
 import {
   PARSE_ERROR,
@@ -12,7 +12,7 @@ import {
   syslogEvent,
   SyslogEventWriter,
 } from '../../../../src/agent/sources/syslog-event.js';
-import { escapeJsonString, escapedBound } from '../../../../src/util/json-escape.js';
+import { escapedBound, escapedLength, escapeJsonString } from '../../../../src/util/json-escape.js';
 import { testSeed } from '../../../support/helpers.js';
 
 const REPLAY = 'npx vitest run test/unit/agent/sources/syslog-event.test.ts';
@@ -56,9 +56,11 @@ function randomLine(rnd: () => number): Buffer {
     `${pri}1 2026-11-23T19:05:01Z h a p m - \uFEFF`,
     'not syslog at all ',
     '',
+    `${pri}Nov 23 19:05:01 ${'h'.repeat(1500)} app: `,
   ]);
   const message = pick([
     () => JSON.stringify({ status: 200, uri: '/a"b', ua: 'Mozilla/5.0 (X11)' }),
+    () => `${'"\u0001'.repeat(2500)}é`,
     () => randomText(rnd, 40),
     () => '',
   ])();
@@ -137,6 +139,33 @@ describe('syslog events as bytes', () => {
   });
 });
 
+describe('syslog events as bytes, over time', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("keep a header's year no longer than the parser keeps its stamp's instant", () => {
+    // A sender a day ahead: at first its stamp is more than a day ahead (last year's), a minute later not.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const t0 = Date.parse('2026-11-23T12:00:00Z');
+    vi.setSystemTime(t0);
+    const parser = new SyslogParser('3164', () => new Date(Date.now()), 'UTC');
+    const line = '<13>Nov 24 12:00:30 host app: x';
+    const sender = senderSuffix('127.0.0.1', 1);
+    const bytes = (w: SyslogEventWriter) =>
+      (JSON.parse(w.write(Buffer.from(line), false, Buffer.from(sender))!.toString()) as { _time: string })._time;
+    expect(bytes(new SyslogEventWriter(parser))).toBe('2025-11-24T12:00:30.000Z');
+    // Another connection's first line, 59 s on, gets the parser's instant of the stamp (worked out at t0).
+    vi.setSystemTime(t0 + 59_000);
+    const late = new SyslogEventWriter(parser);
+    expect(bytes(late)).toBe('2025-11-24T12:00:30.000Z');
+    // 100 s on, both paths work the year out again: the stamp is now less than a day ahead.
+    vi.setSystemTime(t0 + 100_000);
+    expect(bytes(late)).toBe('2026-11-24T12:00:30.000Z');
+    expect(JSON.parse(syslogEvent(parser, line, false, sender).event)).toMatchObject({
+      _time: '2026-11-24T12:00:30.000Z',
+    });
+  });
+});
+
 describe('JSON escaping of UTF-8 bytes', () => {
   it('writes what JSON.stringify writes (seeded)', () => {
     const { rnd, replay } = testSeed('FERRY_JSON_ESCAPE_SEED', REPLAY);
@@ -149,6 +178,7 @@ describe('JSON escaping of UTF-8 bytes', () => {
       const src = Buffer.from(`xx${text}yy`);
       const end = escapeJsonString(src, 2, src.length - 2, out, 3);
       expect(out.toString('utf8', 3, end), replay).toBe(JSON.stringify(text).slice(1, -1));
+      expect(escapedLength(src, 2, src.length - 2), replay).toBe(end - 3);
     }
   });
 });
