@@ -8,8 +8,10 @@
  *
  * The seed also draws the topology: the file straight to the sink, through a parse transform, a diamond
  * (the sink reads the file directly and through multiline → parse → enrich, which tags its copies), or a
- * fan-out (one sink reads the file, another its multiline-joined lines). Each copy of a line, one per
- * path, must arrive: a multiline transform holds a line back while the other copy is acknowledged.
+ * fan-out (one sink reads the file, another its multiline-joined lines), or a filter (the sink reads the
+ * file directly and through an apl transform that drops every third line). Each copy of a line, one per
+ * path, must arrive: a multiline transform holds a line back while the other copy is acknowledged, and a
+ * dropped line's place is acknowledged on its path.
  *
  * What the README allows and this checks: no line lost; no line torn or merged (each arrives as written);
  * duplicates only from a kill -9 (what was read since the last checkpoint save, and the batches in flight)
@@ -93,7 +95,7 @@ export interface TortureReport {
   tornSample: string[];
 }
 
-type Topology = 'passthrough' | 'parse' | 'diamond' | 'fanout';
+type Topology = 'passthrough' | 'parse' | 'diamond' | 'fanout' | 'filter';
 
 /** The copies of each line a topology delivers: `dataset/via` (the enrich tag, `-` for none). */
 const COPIES: Record<Topology, string[]> = {
@@ -101,7 +103,14 @@ const COPIES: Record<Topology, string[]> = {
   parse: ['torture/-'],
   diamond: ['torture/-', 'torture/joined'],
   fanout: ['torture/-', 'torture-b/-'],
+  filter: ['torture/-', 'torture/kept'],
 };
+
+/** Copies that only some lines have: the `filter` topology's apl transform drops every third line. */
+const ONLY: Record<string, (seq: number) => boolean> = {
+  'torture/kept': (seq) => seq % 3 !== 0,
+};
+const hasCopy = (copy: string, seq: number) => ONLY[copy]?.(seq) ?? true;
 
 /** The transforms and sinks of each topology (the sinks' common settings are added to each). */
 function topologyConfig(mode: Topology): { transforms: string; sinks: Record<string, string> } {
@@ -123,6 +132,15 @@ function topologyConfig(mode: Topology): { transforms: string; sinks: Record<str
       return {
         transforms: multiline,
         sinks: { out: 'inputs: [app], dataset: torture', out_b: 'inputs: [joined], dataset: torture-b' },
+      };
+    case 'filter':
+      // The sink reads the file directly and through a filter that drops a third of the lines: the lines
+      // it drops are acknowledged on that path as if delivered, or the file would be read again from them.
+      return {
+        transforms: `  parse: { type: parse, inputs: [app], parser: json }
+  kept: { type: apl, inputs: [parse], query: "where seq % 3 != 0 | extend via = 'kept'" }
+`,
+        sinks: { out: 'inputs: [kept, app], dataset: torture' },
       };
   }
 }
@@ -276,7 +294,7 @@ function sleep(ms: number): Promise<void> {
 export async function torture(o: TortureOptions): Promise<TortureReport> {
   const rnd = seededRandom(o.seed);
   const pick = (n: number) => Math.floor(rnd() * n);
-  const mode = (['passthrough', 'parse', 'diamond', 'fanout'] as const)[pick(4)]!;
+  const mode = (['passthrough', 'parse', 'diamond', 'fanout', 'filter'] as const)[pick(5)]!;
   const expected = COPIES[mode];
   const topology = topologyConfig(mode);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-torture-'));
@@ -335,7 +353,7 @@ ${Object.entries(topology.sinks)
   const delivered = (upTo: number) => {
     for (const copy of expected) {
       const counts = receiver.seen.get(copy);
-      for (let s = 0; s < upTo; s++) if (!counts?.has(s)) return false;
+      for (let s = 0; s < upTo; s++) if (hasCopy(copy, s) && !counts?.has(s)) return false;
     }
     return true;
   };
@@ -451,7 +469,9 @@ ${Object.entries(topology.sinks)
     const counts = receiver.seen.get(copy);
     for (let s = 0; s < seq; s++) {
       const n = counts?.get(s) ?? 0;
-      if (n === 0) lost.push(expected.length > 1 ? `w${s} (${copy})` : `w${s}`);
+      if (!hasCopy(copy, s)) {
+        if (n > 0) receiver.torn.push(`w${s} (${copy}): a line the filter drops arrived`);
+      } else if (n === 0) lost.push(expected.length > 1 ? `w${s} (${copy})` : `w${s}`);
       else duplicated += n - 1;
     }
   }

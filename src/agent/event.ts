@@ -20,7 +20,7 @@ export function addedField(key: string, value: unknown): AddedField {
 
 export class Event {
   private constructor(
-    private readonly fields: LogEvent,
+    private fields: LogEvent,
     /** The line's JSON text, while the fields are exactly it parsed plus `added`. */
     private text: string | undefined,
     private added: AddedField[] | undefined,
@@ -64,6 +64,12 @@ export class Event {
       else (this.added ??= []).push(f);
     }
     this.fields[f.key] = f.value;
+  }
+
+  /** The event becomes exactly these fields (a projection), in their order. */
+  replace(fields: LogEvent): void {
+    this.fields = fields;
+    this.dropText();
   }
 
   delete(key: string): void {

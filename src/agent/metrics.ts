@@ -21,6 +21,21 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
     if (!f) families.set(name, (f = { type, help, samples: [] }));
     f.samples.push({ labels, value });
   };
+  for (const t of p?.transforms ?? []) {
+    const c = t.counters;
+    if (!c) continue;
+    const l = { transform: t.name };
+    add('ferry_transform_events_in_total', 'counter', 'Events a transform took', l, c.eventsIn);
+    add('ferry_transform_events_out_total', 'counter', 'Events a transform passed on', l, c.eventsOut);
+    for (const [reason, n] of Object.entries(c.dropped))
+      add(
+        'ferry_transform_events_dropped_total',
+        'counter',
+        'Events a transform dropped on purpose, by reason (where: its filter)',
+        { ...l, reason },
+        n,
+      );
+  }
   for (const s of p?.sources ?? []) {
     const l = { source: s.name };
     add('ferry_source_lines_total', 'counter', 'Lines read', l, s.counters.linesIn);

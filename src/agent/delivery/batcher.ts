@@ -151,6 +151,16 @@ export class Batcher {
     return this.added(mark);
   }
 
+  /**
+   * Takes the place of a line that ships nothing (its event was dropped by a transform): its mark goes with
+   * the batch being gathered, so it is acknowledged in order, after every line before it is durable. A batch
+   * of such places alone is handed on like any other, and queues nothing.
+   */
+  mark(mark: Mark): void {
+    this.marks.set(mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream, mark);
+    this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
+  }
+
   private added(mark: Mark | undefined): Promise<void> | undefined {
     this.count++;
     if (mark) this.marks.set(mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream, mark);
@@ -249,7 +259,7 @@ export class Batcher {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.count === 0) return this.flushing;
+    if (this.count === 0 && this.marks.size === 0) return this.flushing;
     if (this.used > 0) this.seal();
     const parts = this.parts;
     const count = this.count;

@@ -87,9 +87,13 @@ export class Delivery {
     this.batcher = new Batcher(
       o.settings.batch,
       async (batch, count, marks, to) => {
-        const { payload, tag } = queueRecord(batch, encoding, to);
-        const queued = await queue.push(payload, tag);
-        if (!queued) this.counters.droppedEvents += count;
+        // Only the places of dropped events: nothing to queue, only lines to acknowledge.
+        let queued = true;
+        if (count > 0) {
+          const { payload, tag } = queueRecord(batch, encoding, to);
+          queued = await queue.push(payload, tag);
+          if (!queued) this.counters.droppedEvents += count;
+        }
         // Dropped (drop_newest) lines are given up on purpose and counted: the files need not keep them.
         for (const m of marks) o.onDurable(m, queued);
       },
@@ -139,6 +143,10 @@ export class Delivery {
 
   /** Takes an envelope; returns a promise only when the caller must wait (backpressure). */
   accept(e: Envelope): Promise<void> | undefined {
+    if (e.dropped) {
+      this.batcher.mark(e);
+      return undefined;
+    }
     const line = lineOf(e);
     this.counters.eventsIn++;
     this.counters.bytesIn += line.length + 1; // strings: UTF-16 units, exact for ASCII, and free

@@ -101,7 +101,11 @@ export class Pipeline {
     const built = new Map<string, Transform>();
     for (const name of [...cfg.topology.transformOrder].reverse()) {
       const t = byName.get(name)!;
-      const transform = t.spec.create(t.settings, { name, next: emitterOf(name) });
+      const transform = t.spec.create(t.settings, {
+        name,
+        next: emitterOf(name),
+        counters: (make) => book.get(`transform:${name}`, make),
+      });
       built.set(name, transform);
       takes.set(name, (e) => transform.process(e));
     }

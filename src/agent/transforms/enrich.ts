@@ -26,6 +26,7 @@ export class EnrichTransform implements Transform {
   }
 
   async process(e: Envelope): Promise<void> {
+    if (e.dropped) return this.next(e);
     const event = eventOf(e);
     if (this.host) event.add(this.host);
     if (this.cfg.pathField && e.stream.path !== undefined) event.add(this.pathField(e.stream.path, this.cfg.pathField));

@@ -1,5 +1,6 @@
 /** The transforms by name, as the config names them. A new transform is one file, registered here. */
 import { Registry } from '../../config/registry.js';
+import { aplTransform } from './apl.js';
 import { enrichTransform } from './enrich.js';
 import { multilineTransform } from './multiline.js';
 import { parseTransform } from './parse.js';
@@ -9,4 +10,5 @@ export const transforms = new Registry<TransformSpec>('transform', [
   parseTransform,
   multilineTransform,
   enrichTransform,
+  aplTransform,
 ]);

@@ -125,8 +125,9 @@ export class MultilineTransform implements Transform {
       m = new Multiline<Envelope>(this.cfg, async (text, last) => this.next({ ...last, text, event: undefined }));
       this.joiners.set(key, m);
     }
-    // A cut line is not matched against patterns: it closes what is pending and goes on alone.
-    if (e.truncated) {
+    // A cut line is not matched against patterns: it closes what is pending and goes on alone; so does a
+    // dropped one (acknowledged, it would pass the lines pending before it).
+    if (e.truncated || e.dropped) {
       await m.flush();
       await this.next(e);
     } else await m.push(e.text, e);

@@ -35,6 +35,7 @@ export class ParseTransform implements Transform {
 
   async process(e: Envelope): Promise<void> {
     if (e.stream.whole) {
+      if (e.dropped) return this.next(e);
       this.wholeParser ??= this.cfg.parser.create(this.cfg.settings);
       return this.emitParsed(e, this.wholeParser.parse(e.text));
     }
@@ -45,6 +46,12 @@ export class ParseTransform implements Transform {
     // A truncated file starts its offsets over.
     if (st.generation !== e.generation) st = { parser: st.parser, generation: e.generation };
     this.parsers.set(key, st);
+    if (e.dropped) {
+      // A line dropped before this transform: acknowledged no further than a partial line held.
+      st.lastEnd = e.offset;
+      if (st.heldFrom !== undefined && st.parser.holding?.()) e.offset = Math.min(e.offset, st.heldFrom);
+      return this.next(e);
+    }
     // Where this line began: the end of the one before (the first one seen: its own length back).
     const start = st.lastEnd ?? Math.max(0, e.offset - Buffer.byteLength(e.text) - 1);
     st.lastEnd = e.offset;

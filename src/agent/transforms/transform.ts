@@ -11,6 +11,12 @@ import type { SourceLine } from '../sources/source.js';
 /** A line on its way through the pipeline: its text and origin, and the event once made. */
 export interface Envelope extends SourceLine {
   event?: Event;
+  /**
+   * A transform dropped the event (`where`): what goes on is its place in the stream, so that the sinks
+   * acknowledge the line in order with the others, as if delivered. Every transform passes it on (one that
+   * holds lines back lets them go first, or acknowledges no further than them); sinks ship nothing for it.
+   */
+  dropped?: true;
 }
 
 /** Hands an envelope downstream; a returned promise must be awaited (backpressure), nothing means go on. */
@@ -18,16 +24,30 @@ export type Emit = (e: Envelope) => Promise<void> | undefined;
 
 export interface Transform {
   readonly name: string;
-  /** Takes one envelope; emits zero or more downstream (awaited: backpressure). */
+  /** Takes one envelope; emits zero or more downstream (awaited: backpressure). A dropped one goes on. */
   process(e: Envelope): Promise<void>;
   /** Emits whatever is held back (a multiline event in progress): shutdown and reload. */
   flush(): Promise<void>;
+  /** Events in and out, and those dropped on purpose by reason (`where`), for /metrics. */
+  readonly counters?: TransformCounters;
+}
+
+export interface TransformCounters {
+  eventsIn: number;
+  eventsOut: number;
+  dropped: Record<string, number>;
+}
+
+export function newTransformCounters(): TransformCounters {
+  return { eventsIn: 0, eventsOut: 0, dropped: {} };
 }
 
 /** What a transform is built with: its name and where it emits to. */
 export interface TransformContext {
   name: string;
   next: Emit;
+  /** Counters that outlive this transform (across reloads), made on first use. */
+  counters<C extends object>(make: () => C): C;
 }
 
 /** A transform as the config names it (`type: parse`). */

@@ -6,7 +6,8 @@ import type { LiteralValue } from '../parser/ast.js';
 import type { AplType, DynamicShape } from '../types.js';
 
 export type BExpr =
-  | { k: 'col'; type: AplType; alias: string; name: string; shape?: DynamicShape }
+  /** `open`: a field of an event, whose fields are not known before it comes (an agent's transform). */
+  | { k: 'col'; type: AplType; alias: string; name: string; shape?: DynamicShape; open?: boolean }
   | { k: 'lit'; type: AplType; value: LiteralValue }
   | { k: 'call'; type: AplType; fn: string; args: BExpr[]; pos: number } // a scalar function or operator
   | { k: 'agg'; type: AplType; fn: string; args: BExpr[]; pos: number }
@@ -17,8 +18,9 @@ export type BExpr =
   | { k: 'hidden'; type: AplType; alias: HiddenColumn };
 
 /** Columns every row of a dataset scan carries until an aggregation, for cursors and the stream order. */
-export type HiddenColumn = '__t' | '__s' | '__st';
+export type HiddenColumn = '__t' | '__s' | '__st' | '__now';
 export const HIDDEN: HiddenColumn[] = ['__t', '__s', '__st'];
+/** `__now`: the instant an event is evaluated at, for pipelines that run for longer than a query (`nowNs: 'live'`). */
 
 /** What `agg` says in a tabular result field. */
 export interface AggMeta {

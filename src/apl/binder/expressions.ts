@@ -120,6 +120,11 @@ export class Expressions {
     if (letValue) this.scope.fail(`"${e.name}" is a table, not a scalar`, e.pos);
     if (!e.quoted && e.name === 'null') return { k: 'lit', type: 'dynamic', value: null };
     if (this.scope.opts.unknownNames === 'null') return { k: 'lit', type: 'dynamic', value: null };
+    if (this.scope.opts.unknownNames === 'field')
+      // Every event has a time; its other fields are whatever it holds.
+      return e.name === '_time'
+        ? { k: 'col', type: 'datetime', alias: e.name, name: e.name, open: true }
+        : { k: 'col', type: 'dynamic', alias: e.name, name: e.name, open: true };
     return this.scope.fail(`unknown column or variable "${e.name}"`, e.pos);
   }
 
@@ -290,8 +295,12 @@ export class Expressions {
   /** A value of the query a function reads (its catalog entry's `reads`), as a constant argument. */
   private queryValue(value: QueryValue): BExpr {
     switch (value) {
-      case 'now':
-        return { k: 'lit', type: 'datetime', value: this.scope.opts.nowNs };
+      case 'now': {
+        const now = this.scope.opts.nowNs;
+        return now === 'live'
+          ? { k: 'hidden', type: 'datetime', alias: '__now' }
+          : { k: 'lit', type: 'datetime', value: now };
+      }
       case 'binAuto':
         this.scope.binAutoUsed = true;
         return { k: 'lit', type: 'timespan', value: this.scope.opts.binAutoNs };
@@ -360,7 +369,7 @@ function trialSql(fn: { sql(args: SqlArg[], ctx: { filter: boolean }): string },
   );
 }
 
-function argInfo(b: BExpr): ArgInfo {
+export function argInfo(b: BExpr): ArgInfo {
   return {
     type: b.type,
     constant: b.k === 'lit' ? { value: b.value } : undefined,

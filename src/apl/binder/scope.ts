@@ -14,8 +14,8 @@ import type { BExpr, BoundQuery } from './bound.js';
 export interface BindOptions {
   /** The dataset's schema, or undefined when there is no such dataset. */
   schema(dataset: string): DatasetSchema | undefined;
-  /** now() for the whole query, ns since the epoch. */
-  nowNs: bigint;
+  /** now() for the whole query, ns since the epoch; `live`: the instant each event is evaluated at. */
+  nowNs: bigint | 'live';
   /** The bin size bin_auto() uses (chosen by the caller from the query's time range). */
   binAutoNs: bigint;
   /** The length of the query's time range (rate() without a time bin divides by it). */
@@ -28,10 +28,11 @@ export interface BindOptions {
    */
   limits?: BindLimits;
   /**
-   * A name that is no column and no let: an error (a query), or a dynamic null (a monitor saved before its
-   * data arrived: its runs report the missing field until it exists).
+   * A name that is no column and no let: an error (a query), a dynamic null (a monitor saved before its
+   * data arrived: its runs report the missing field until it exists), or a dynamic field of the event (an
+   * agent's transform, over events whose fields are not known in advance).
    */
-  unknownNames?: 'error' | 'null';
+  unknownNames?: 'error' | 'null' | 'field';
 }
 
 export interface BindLimits {

@@ -62,7 +62,7 @@ function equality(op: string, x: string, y: string, a: SqlArg, b: SqlArg, ctx: S
   return `(CASE WHEN ${x} IS NULL AND ${y} IS NULL THEN NULL ELSE ${x} IS DISTINCT FROM ${y} END)`;
 }
 
-function arithmeticType(op: string, a: ArgInfo, b: ArgInfo, ctx: TypeContext): AplType {
+export function arithmeticType(op: string, a: ArgInfo, b: ArgInfo, ctx: TypeContext): AplType {
   const [x, y] = [a.type, b.type];
   const num = (t: AplType) => isNumeric(t) || (!ctx.strict && (t === 'string' || t === 'dynamic'));
   if (x === 'datetime' && y === 'datetime' && op === '-') return 'timespan';
@@ -209,9 +209,11 @@ export const OPERATORS: Record<string, ScalarFunction> = lookupTable({
     maxArgs: 1,
     returns([a]) {
       if (a!.type === 'long' || a!.type === 'real' || a!.type === 'timespan') return a!.type;
+      // A dynamic value (an event's field in an agent's pipeline) is negated as a number.
+      if (a!.type === 'dynamic') return 'real';
       return fail(`unary "-" is not defined for ${a!.type}`);
     },
-    sql: ([a]) => `(-${a!.sql})`,
+    sql: ([a]) => `(-${a!.type === 'dynamic' ? convertSql(a!, 'real') : a!.sql})`,
   },
   ...stringPredicate('=~', (l, r, t) =>
     t !== undefined ? `(lower(${l}) = ${sqlText(t.toLowerCase())})` : `(lower(${l}) = lower(${r.sql}))`,

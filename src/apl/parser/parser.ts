@@ -101,6 +101,15 @@ export function parseQuery(source: string, limits?: ParseLimits): Query {
   return new Parser(source, limits).query();
 }
 
+/**
+ * Parses operators without a source (`where status >= 500 | extend slow = d > 1s`), with `let` statements
+ * before them: the pipeline an agent's `apl` transform runs over each event. The body's source is a table
+ * with no name (the event).
+ */
+export function parsePipeline(source: string, limits?: ParseLimits): Query {
+  return new Parser(source, limits).pipeline();
+}
+
 /** Parses a single expression (used by tests and by the legacy query endpoint's virtual fields). */
 export function parseExpression(source: string, limits?: ParseLimits): Expr {
   const p = new Parser(source, limits);
@@ -288,6 +297,25 @@ class Parser {
   }
 
   // ---- tabular expressions -------------------------------------------------------------------------------
+
+  pipeline(): Query {
+    const statements: Statement[] = [];
+    for (;;) {
+      while (this.acceptPunct(';'));
+      if (this.isWord('let')) statements.push(this.letStatement());
+      else break;
+      if (this.peek().kind !== 'eof') this.expectPunct(';');
+    }
+    const pos = this.peek().pos;
+    if (this.peek().kind === 'eof') this.fail('expected an operator such as where or extend');
+    this.acceptPunct('|');
+    const ops: Operator[] = [this.operator()];
+    while (this.acceptPunct('|')) ops.push(this.operator());
+    while (this.acceptPunct(';'));
+    if (this.peek().kind !== 'eof')
+      this.fail(`unexpected ${this.describe(this.peek())}; operators are separated by "|"`);
+    return { statements, body: { pos, source: { kind: 'table', pos, name: '' }, ops } };
+  }
 
   private tabular(): TabularExpr {
     if (++this.nesting > this.maxDepth) this.fail(`the query is nested too deeply (${this.depthLimit})`);

@@ -1,7 +1,8 @@
 /**
  * The agent's promise, tried adversarially against the real binary and a real receiver (bench/torture.ts):
  * a random schedule of appends, rotations, copytruncate, truncation, deletions, kill -9 and receiver
- * restarts, over a random topology (direct, parse, a diamond through multiline, a fan-out to two sinks);
+ * restarts, over a random topology (direct, parse, a diamond through multiline, a fan-out to two sinks, a
+ * filter dropping a third of the lines on one of two paths);
  * then every copy of every line written must have arrived, whole, with duplicates within what the README
  * allows. The seed is random unless FERRY_TORTURE_SEED is set, and is printed in any failure.
  * `npm run soak -- --minutes N` runs the same for longer.

@@ -88,6 +88,25 @@ describe('batcher', () => {
     expect(batches[4]).toHaveLength(1);
   });
 
+  it('acknowledges the place of a dropped line after the lines before it, in a batch that ships nothing if alone', async () => {
+    const order: string[] = [];
+    const shipped: number[] = [];
+    const stream = { id: 's', source: 's', acknowledge: () => undefined };
+    const mark = (offset: number) => ({ stream, offset, generation: 0 });
+    // The first hand-over is slow: the dropped line's place must wait for it.
+    const b = new Batcher({ maxEvents: 2, maxBytes: 1 << 20, timeoutMs: 30 }, async (_batch, count, marks) => {
+      if (count > 0) await new Promise((r) => setTimeout(r, 50));
+      shipped.push(count);
+      for (const m of marks) order.push(`durable ${m.offset}`);
+    });
+    await b.add('{"a":1}', mark(1));
+    await b.add('{"a":2}', mark(2)); // a full batch: handed on, slowly
+    b.mark(mark(3)); // dropped: its place only
+    await until(() => order.length === 2);
+    expect(order).toEqual(['durable 2', 'durable 3']);
+    expect(shipped).toEqual([2, 0]);
+  });
+
   it("reuses a batch's memory only after the batch was handed on, so slow hand-overs see their own lines", async () => {
     const seen: string[][] = [];
     // Each hand-over reads its batch only after later batches have started gathering.

@@ -23,7 +23,11 @@ describe('transforms over whole-event streams', () => {
   it('parse keeps no parser per stream for them, and one per stream otherwise', async () => {
     const out: Envelope[] = [];
     const settings = configureComponent(parseTransform, new Options({ type: 'parse', parser: 'json' }, 'transforms.p'));
-    const t = parseTransform.create(settings, { name: 'p', next: async (e) => void out.push(e) });
+    const t = parseTransform.create(settings, {
+      name: 'p',
+      next: async (e) => void out.push(e),
+      counters: (make) => make(),
+    });
     for (let i = 0; i < 100; i++) await t.process(envelope(i, true));
     expect((t as unknown as { parsers: Map<string, unknown> }).parsers.size).toBe(0);
     expect(out.map((e) => e.event?.get('i'))).toEqual(Array.from({ length: 100 }, (_, i) => i));
@@ -37,7 +41,11 @@ describe('transforms over whole-event streams', () => {
       multilineTransform,
       new Options({ type: 'multiline', preset: 'java' }, 'transforms.m'),
     );
-    const t = multilineTransform.create(settings, { name: 'm', next: async (e) => void out.push(e) });
+    const t = multilineTransform.create(settings, {
+      name: 'm',
+      next: async (e) => void out.push(e),
+      counters: (make) => make(),
+    });
     for (let i = 0; i < 50; i++) await t.process(envelope(i, true));
     expect(out).toHaveLength(50);
     expect((t as unknown as { joiners: Map<string, unknown> }).joiners.size).toBe(0);

@@ -1,0 +1,161 @@
+/**
+ * Binds a pipeline of operators that work on one event at a time (an agent's `apl` transform:
+ * `where status >= 500 | extend slow = duration > 1s | project-away secret`). Events have no schema: a name
+ * no operator defined is a dynamic field of the event (`_time` a datetime), null where the event lacks it.
+ * Fields an `extend` or `project` made have the type of their expression. Operators that need more than one
+ * event (summarize, sort, take, join…) are refused, naming their line and column.
+ */
+import type { Expr, NamePattern, Operator, Query } from '../parser/ast.js';
+import type { BExpr, BoundColumn, Relation } from './bound.js';
+import { Expressions } from './expressions.js';
+import { validOrKept, wildcardMatch } from './relation.js';
+import { Scope, type BindLimits } from './scope.js';
+
+/** One operator over an event, bound. */
+export type EventStage =
+  | { kind: 'where'; predicate: BExpr }
+  /** Sets each field in turn (an expression sees the fields set before it). */
+  | { kind: 'extend'; items: { name: string; expr: BExpr }[] }
+  /** The event becomes these fields, made from the event as it was. */
+  | { kind: 'project'; items: { name: string; expr: BExpr }[] }
+  | { kind: 'project-away'; patterns: NamePattern[] }
+  | { kind: 'project-keep'; patterns: NamePattern[] }
+  | { kind: 'project-rename'; items: { name: string; from: string }[] }
+  | {
+      kind: 'project-reorder';
+      items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[];
+    };
+
+export interface EventPipelineOptions {
+  limits?: BindLimits;
+}
+
+/** Operators that work on the events of a query together, not on one event: refused in a pipeline of events. */
+const MANY_EVENTS = new Set([
+  'summarize',
+  'sort',
+  'take',
+  'top',
+  'count',
+  'distinct',
+  'getschema',
+  'union',
+  'join',
+  'lookup',
+  'mv-expand',
+  'sample',
+  'make-series',
+  'search',
+]);
+
+export function bindEventPipeline(query: Query, src: string, opts: EventPipelineOptions = {}): EventStage[] {
+  const scope = new Scope(src, {
+    schema: () => undefined,
+    nowNs: 'live',
+    binAutoNs: 0n,
+    rangeNs: 0n,
+    datasets: () => [],
+    limits: opts.limits,
+    unknownNames: 'field',
+  });
+  const exprs = new Expressions(scope);
+  const none: Relation = { columns: [], rowIdentity: true, order: [], groups: [] };
+  for (const st of query.statements) {
+    if (st.kind !== 'let' || st.tabular)
+      return scope.fail('only scalar let statements may come before the operators of an event pipeline', st.pos);
+    scope.lets.set(st.name, { kind: 'scalar', expr: exprs.expr(st.value as Expr, none) });
+  }
+  // The fields whose type an operator made; any other name is a dynamic field of the event.
+  let known: BoundColumn[] = [];
+  const stages: EventStage[] = [];
+  const rel = (): Relation => ({ ...none, columns: known });
+  const set = (name: string, e: BExpr) => {
+    known = [...known.filter((c) => c.name !== name), { name, type: e.type, alias: name }];
+  };
+  for (const op of query.body.ops) {
+    switch (op.op) {
+      case 'where': {
+        const predicate = exprs.expr(op.predicate, rel());
+        if (predicate.type !== 'bool' && predicate.type !== 'dynamic')
+          scope.fail(`where needs a bool predicate, not ${predicate.type}`, op.predicate.pos);
+        stages.push({ kind: 'where', predicate });
+        break;
+      }
+      case 'extend': {
+        const items: { name: string; expr: BExpr }[] = [];
+        for (const a of op.items) {
+          const name = a.name ?? scope.derivedName(a.expr, true);
+          let e = exprs.expr(a.expr, rel());
+          if (op.valid) e = validOrKept(e, known.find((c) => c.name === name) ?? openField(name), a.pos);
+          items.push({ name, expr: e });
+          set(name, e);
+        }
+        stages.push({ kind: 'extend', items });
+        break;
+      }
+      case 'project': {
+        const items: { name: string; expr: BExpr }[] = [];
+        const before = rel();
+        for (const item of op.items) {
+          if ('pattern' in item) {
+            if (item.pattern.wildcard)
+              scope.fail(
+                'a wildcard in project needs the fields of every event in advance; use project-keep',
+                item.pattern.pos,
+              );
+            const name = item.pattern.pattern;
+            items.push({ name, expr: exprs.expr({ kind: 'name', pos: item.pos, name, quoted: true }, before) });
+          } else {
+            const name = item.name ?? scope.derivedName(item.expr, true);
+            items.push({ name, expr: exprs.expr(item.expr, before) });
+          }
+        }
+        known = items.map((i) => ({ name: i.name, type: i.expr.type, alias: i.name }));
+        stages.push({ kind: 'project', items });
+        break;
+      }
+      case 'project-away':
+      case 'project-keep': {
+        const { patterns } = op;
+        const matches = (name: string) =>
+          patterns.some((p) => (p.wildcard ? wildcardMatch(p.pattern, name) : p.pattern === name));
+        known = known.filter((c) => matches(c.name) === (op.op === 'project-keep'));
+        stages.push({ kind: op.op, patterns });
+        break;
+      }
+      case 'project-rename': {
+        for (const item of op.items) {
+          const c = known.find((k) => k.name === item.from);
+          known = known.filter((k) => k.name !== item.from && k.name !== item.name);
+          if (c) known.push({ ...c, name: item.name, alias: item.name });
+        }
+        stages.push({ kind: 'project-rename', items: op.items.map((i) => ({ name: i.name, from: i.from })) });
+        break;
+      }
+      case 'project-reorder':
+        stages.push({ kind: 'project-reorder', items: op.items });
+        break;
+      default:
+        refuse(scope, op);
+    }
+  }
+  return stages;
+}
+
+/** A field of the event with no type an operator gave it: dynamic (extend-valid keeps it when the value is not valid). */
+function openField(name: string): BoundColumn {
+  return { name, type: 'dynamic', alias: name };
+}
+
+function refuse(scope: Scope, op: Operator): never {
+  const name = op.op === 'unsupported' ? op.name : op.op;
+  if (MANY_EVENTS.has(name))
+    scope.fail(
+      `${name} works on many events together; a transform sees one event at a time (use it in a query or a monitor)`,
+      op.pos,
+    );
+  return scope.fail(
+    `${name} is not available in an event pipeline (where, extend, extend-valid, project, project-away, project-keep, project-rename and project-reorder are)`,
+    op.pos,
+  );
+}

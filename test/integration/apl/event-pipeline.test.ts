@@ -1,0 +1,198 @@
+/**
+ * One meaning per APL function: expressions an agent's event pipeline evaluates in JavaScript
+ * (src/apl/js/) give what the store's SQL gives for the same events. A corpus of events is ingested into a
+ * real service and queried there (`extend r = E`, `where P`), and the same expressions run on the same
+ * events through compileEventPipeline; every value is compared. The store has typed columns (it inferred
+ * them on ingest), the pipeline none (every field is dynamic): the conversions must agree too.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileEventPipeline, type EventFields } from '../../../src/apl/js/pipeline.js';
+import { startTestService, type TestService } from '../../support/helpers.js';
+
+const CORPUS: Record<string, unknown>[] = Array.from({ length: 40 }, (_, i) => {
+  const e: Record<string, unknown> = {
+    _time: new Date(Date.UTC(2026, 10, 1, 0, 0, i)).toISOString(),
+    id: i,
+    msg: ['GET /index.html', 'post /api/v1/Orders', 'déjà vu ✓', 'Ünïcode ÉTÉ', 'a "quoted" \\ path', ''][i % 6],
+    flag: i % 3 === 0,
+    ts: `2026-11-0${1 + (i % 5)}T1${i % 10}:00:00${i % 2 ? '.123456789' : ''}Z`,
+    span: ['1.5s', '300ms', '2h45m', '-1m', '0'][i % 5],
+    pad: `  p${i}  `,
+    attrs: { region: ['eu', 'us', 'ap'][i % 3], n: i * 2 },
+  };
+  if (i % 7 !== 6) e.status = [200, 201, 304, 404, 500, 503, -3][i % 7];
+  if (i % 5 !== 4) e.dur = [0.25, 1.5, 1000.125, -2.5][i % 4];
+  if (i % 4 === 1) e.opt = i % 8 === 1 ? '' : `o${i}`;
+  return e;
+});
+
+const EXPRESSIONS = [
+  // comparison and logic
+  'status >= 500',
+  'status == 200',
+  'status != 200',
+  'status < 300',
+  'dur > 0.5',
+  'dur <= 1.5',
+  "msg == 'GET /index.html'",
+  "msg != ''",
+  'flag == true',
+  'not(flag)',
+  'flag and status > 300',
+  'flag or isnull(opt)',
+  'status between (200 .. 404)',
+  'status !between (200 .. 404)',
+  'status in (200, 404)',
+  'status !in (200, 500)',
+  "msg in~ ('get /index.html', 'DÉJÀ VU ✓')",
+  "attrs.region in ('eu', 'ap')",
+  // string operators
+  "msg contains 'get'",
+  "msg !contains 'api'",
+  "msg contains_cs 'GET'",
+  "msg startswith 'post'",
+  "msg !startswith 'GET'",
+  "msg endswith 'HTML'",
+  "msg has 'api'",
+  "msg has 'v1'",
+  "msg !has 'index'",
+  "msg hasprefix 'ord'",
+  "msg hassuffix 'ers'",
+  "msg has_cs 'Orders'",
+  "msg =~ 'get /index.html'",
+  "msg !~ 'get /index.html'",
+  "msg matches regex '^[a-z]+ /'",
+  "msg has_any ('api', 'vu')",
+  // arithmetic
+  'status + 1',
+  'status - dur',
+  'status * 2',
+  'status / 7',
+  'status % 7',
+  'dur * 2',
+  'dur / 4',
+  '-status',
+  'attrs.n + 1',
+  '_time + 1h',
+  '_time - todatetime(ts)',
+  // conversions
+  'tostring(status)',
+  'tostring(dur)',
+  'tostring(flag)',
+  'tolong(dur)',
+  'toint(status)',
+  'toreal(status)',
+  'tobool(flag)',
+  "tolong('12')",
+  'todatetime(ts)',
+  'tostring(todatetime(ts))',
+  'totimespan(span)',
+  'tostring(totimespan(span))',
+  // strings and conditionals
+  'strlen(msg)',
+  'tolower(msg)',
+  'toupper(msg)',
+  'substring(msg, 1, 3)',
+  'substring(msg, 2)',
+  "strcat(msg, '-', status)",
+  "strcat_delim(',', msg, status, flag)",
+  "replace_string(msg, '/', '|')",
+  'trim_space(pad)',
+  "iff(status >= 400, 'bad', 'ok')",
+  "case(status < 300, 'ok', status < 500, 'client', 'server')",
+  "coalesce(opt, 'none')",
+  'isnull(opt)',
+  'isnotnull(status)',
+  'isempty(opt)',
+  'isnotempty(opt)',
+  'attrs.region',
+  'tostring(attrs.region)',
+  '_time > datetime(2026-11-01T00:00:20Z)',
+];
+
+let svc: TestService;
+let token: string;
+
+async function query(apl: string): Promise<Map<number, unknown>> {
+  const r = await svc.call(
+    'POST',
+    '/v1/datasets/_apl?format=tabular',
+    { apl, startTime: '2026-10-01T00:00:00Z', endTime: '2026-12-01T00:00:00Z' },
+    token,
+  );
+  const body = (await r.json()) as {
+    message?: string;
+    tables: { fields: { name: string }[]; columns: unknown[][] }[];
+  };
+  if (r.status !== 200) throw new Error(`${apl}: ${r.status} ${body.message}`);
+  const t = body.tables[0]!;
+  const id = t.fields.findIndex((f) => f.name === 'id');
+  const value = t.fields.findIndex((f) => f.name === 'r');
+  return new Map(t.columns[id]!.map((v, i) => [v as number, value >= 0 ? t.columns[value]![i] : true]));
+}
+
+function event(fields: Record<string, unknown>): EventFields {
+  return {
+    data: structuredClone(fields),
+    set(k, v) {
+      (this.data as Record<string, unknown>)[k] = v;
+    },
+    delete(k) {
+      delete (this.data as Record<string, unknown>)[k];
+    },
+    replace(f) {
+      (this as { data: Record<string, unknown> }).data = f;
+    },
+  };
+}
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await svc.createDataset('corpus');
+  token = await svc.apiToken();
+  const r = await svc.call(
+    'POST',
+    '/v1/datasets/corpus/ingest',
+    CORPUS.map((e) => JSON.stringify(e)).join('\n'),
+    token,
+    { 'content-type': 'application/x-ndjson' },
+  );
+  expect(r.status).toBe(200);
+});
+afterAll(async () => svc?.stop());
+
+describe('APL in an event pipeline means what it means in the store', () => {
+  it('extend: every expression gives the store value for every event of the corpus', async () => {
+    const mismatches: string[] = [];
+    for (const expr of EXPRESSIONS) {
+      const stored = await query(`['corpus'] | extend r = ${expr} | project id, r`);
+      let pipeline;
+      try {
+        pipeline = compileEventPipeline(`extend r = ${expr}`);
+      } catch (err) {
+        mismatches.push(`${expr}: ${(err as Error).message}`);
+        continue;
+      }
+      for (const fields of CORPUS) {
+        const e = event(fields);
+        expect(pipeline.run(e)).toBe(true);
+        const mine = e.data.r ?? null;
+        const theirs = stored.get(fields.id as number) ?? null;
+        if (JSON.stringify(mine) !== JSON.stringify(theirs))
+          mismatches.push(
+            `${expr} on event ${String(fields.id)}: pipeline ${JSON.stringify(mine)}, store ${JSON.stringify(theirs)}`,
+          );
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('where: keeps the events the store keeps', async () => {
+    for (const expr of EXPRESSIONS.slice(0, 34)) {
+      const stored = await query(`['corpus'] | where ${expr} | project id`);
+      const pipeline = compileEventPipeline(`where ${expr}`);
+      const kept = CORPUS.filter((f) => pipeline.run(event(f))).map((f) => f.id);
+      expect(kept, expr).toEqual([...stored.keys()].sort((a, b) => a - b));
+    }
+  });
+});
