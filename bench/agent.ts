@@ -7,13 +7,15 @@
  *                    re-serialised
  * The file is generated once and kept in the temp directory (reused by later runs).
  *
+ *   apl              parse json + an `apl` transform (a filter that keeps nearly every event, two fields
+ *                    added, one taken away), compiled to JavaScript closures
  *   syslog           the same events as RFC 3164 syslog lines (`<13>… host app: {json}`) sent over one TCP
  *                    connection to a `syslog` source (parsed into fields, shipped as JSON)
  *   relay            the same events posted to an `http` source as an app's Axiom client would: NDJSON
  *                    bodies of 1,000 events, gzip-compressed beforehand, 4 requests in flight, from a
  *                    process of its own (bench/relay-sender.ts)
  *
- * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|relay|both|all]
+ * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|apl|syslog|relay|both|all]
  * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
  * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node,
  * after the daemon's own DAEMON_NODE_FLAGS).
@@ -48,12 +50,15 @@ const gunzipAsync = promisify(gunzip);
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const RELAY_SENDER = fileURLToPath(new URL('./relay-sender.js', import.meta.url));
 
-const values = benchArgs(`usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|syslog|relay|both|all]`, {
-  options: {
-    mb: { type: 'string', default: '1024' },
-    mode: { type: 'string', default: 'both' },
+const values = benchArgs(
+  `usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|apl|syslog|relay|both|all]`,
+  {
+    options: {
+      mb: { type: 'string', default: '1024' },
+      mode: { type: 'string', default: 'both' },
+    },
   },
-});
+);
 const targetBytes = Number(values.mb) * 1024 * 1024;
 
 async function generate(): Promise<{ file: string; lines: number; bytes: number }> {
@@ -187,11 +192,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-type Mode = 'passthrough' | 'parse' | 'syslog' | 'relay';
-const MODES: readonly Mode[] = ['passthrough', 'parse', 'syslog', 'relay'];
+/** The apl mode's pipeline: a filter that keeps nearly every event (as parse mode ships them all), fields added, one taken away. */
+const APL_QUERY =
+  "where status >= 200 and method != 'TRACE' | extend slow = request_time > 0.5, api = uri startswith '/api' | project-away http_referer";
+
+type Mode = 'passthrough' | 'parse' | 'apl' | 'syslog' | 'relay';
+const MODES: readonly Mode[] = ['passthrough', 'parse', 'apl', 'syslog', 'relay'];
 const TITLE: Record<Mode, string> = {
   passthrough: 'passthrough',
   parse: 'parse-and-enrich',
+  apl: 'parse and an apl transform',
   syslog: 'syslog over TCP',
   relay: 'http relay (gzip bodies of 1,000 events)',
 };
@@ -214,7 +224,12 @@ async function run(mode: Mode, data: { file: string; lines: number; bytes: numbe
   parse: { type: parse, inputs: [file], parser: json }
   enrich: { type: enrich, inputs: [parse], host: true, source_path: true, fields: { environment: bench } }
 `
-      : '';
+      : mode === 'apl'
+        ? `transforms:
+  parse: { type: parse, inputs: [file], parser: json }
+  enrich: { type: apl, inputs: [parse], query: "${APL_QUERY}" }
+`
+        : '';
   const config = join(dir, 'agent.yaml');
   writeFileSync(
     config,
@@ -230,7 +245,7 @@ ${transforms}
 sinks:
   out:
     type: axiom
-    inputs: [${mode === 'parse' ? 'enrich' : mode === 'syslog' || mode === 'relay' ? 'net' : 'file'}]
+    inputs: [${mode === 'parse' || mode === 'apl' ? 'enrich' : mode === 'syslog' || mode === 'relay' ? 'net' : 'file'}]
     url: ${receiver.url}
     token: xaat-bench
     dataset: bench

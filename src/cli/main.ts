@@ -290,6 +290,13 @@ function validateCommand(argv: string[]): void {
     `${file}: valid (${a.sources.length} source(s), ${a.transforms.length} transform(s), ${a.sinks.length} sink(s); ` +
       `service ${cfg.service.enabled ? `on ${cfg.service.listen.host}:${cfg.service.listen.port}` : 'disabled'})\n`,
   );
+  // The flow, a component a line, and what each transform will do.
+  for (const s of a.sources) process.stdout.write(`  source ${s.name} (${s.spec.type})\n`);
+  for (const t of a.transforms) {
+    process.stdout.write(`  transform ${t.name} (${t.spec.type}) <- ${t.inputs.join(', ')}\n`);
+    for (const line of t.spec.describe?.(t.settings) ?? []) process.stdout.write(`    | ${line}\n`);
+  }
+  for (const s of a.sinks) process.stdout.write(`  sink ${s.name} (${s.type}) <- ${s.inputs.join(', ')}\n`);
 }
 
 async function query(argv: string[]): Promise<void> {

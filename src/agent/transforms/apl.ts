@@ -59,5 +59,6 @@ export const aplTransform: TransformSpec<EventPipeline, typeof APL_OPTIONS> = {
       throw err;
     }
   },
+  describe: (pipeline) => pipeline.describe(),
   create: (pipeline, ctx) => new AplTransform(ctx.name, pipeline, ctx.next, ctx.counters(newTransformCounters)),
 };

@@ -56,6 +56,8 @@ export interface TransformSpec<Settings = unknown, Keys extends OptionSpecs = Op
   Keys
 > {
   create(settings: Settings, ctx: TransformContext): Transform;
+  /** What the transform will do, one line each, for `ferry validate` (an apl pipeline's operators as bound). */
+  describe?(settings: Settings): string[];
 }
 
 /** The event of an envelope not parsed by any parse transform: the line as `message`. */

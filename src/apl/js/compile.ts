@@ -11,6 +11,7 @@ import { argInfo } from '../binder/expressions.js';
 import { arithmeticType, comparisonType } from '../functions/operators.js';
 import { isNumeric, type AplType } from '../types.js';
 import { JS_FUNCTIONS } from './functions.js';
+import { regexOf } from './regex.js';
 import { converter, toStringValue, type Value } from './values.js';
 
 /** An event's fields, as the pipeline reads them. */
@@ -350,12 +351,6 @@ const PREDICATES: Record<string, (s: string, t: string) => boolean> = {
   hassuffix: term(true, false, true),
   hassuffix_cs: term(false, false, true),
 };
-
-/** `matches regex`: RE2's syntax read by JavaScript's engine; a leading (?i) is its flag. */
-export function regexOf(pattern: string): RegExp {
-  const ci = pattern.startsWith('(?i)');
-  return new RegExp(ci ? pattern.slice(4) : pattern, ci ? 'iu' : 'u');
-}
 
 function matchesRegex(a: BExpr, b: BExpr, ctx: CompileContext, pos: number): Ev {
   const l = asText(a, ctx);

@@ -3,10 +3,12 @@
  * catalog (../functions/) means, argument conversions and null rules included. The binder has already
  * checked the arguments and typed the call; an entry here builds the closure once per call site.
  */
+import { createHash } from 'node:crypto';
 import type { BExpr } from '../binder/bound.js';
 import { unify } from '../functions/define.js';
 import type { AplType } from '../types.js';
 import type { Ev } from './compile.js';
+import { regex } from './regex.js';
 import { convertValue, toBoolValue, toStringValue, type Value } from './values.js';
 
 type Call = Extract<BExpr, { k: 'call' }>;
@@ -224,3 +226,272 @@ export const JS_FUNCTIONS: Record<string, JsFunction> = {
   },
 };
 JS_FUNCTIONS.iif = JS_FUNCTIONS.iff!;
+
+/** A real function with a domain: null outside it. */
+const real1 = (f: (x: number) => number, inDomain: (x: number) => boolean = () => true): JsFunction =>
+  fixed(['real'], (x: number) => (inDomain(x) ? f(x) : null));
+
+const NS_PER_DAY = 86_400_000_000_000n;
+const floorMod = (a: bigint, m: bigint) => ((a % m) + m) % m;
+
+/** A datetime's UTC calendar fields. */
+const utc = (ns: bigint) => new Date(Number(ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)));
+
+/** APL's bin(): values rounded down to a multiple of the size (datetimes from 0001-01-01, as the store). */
+const bin: JsFunction = ({ args: [v, size] }, c) => {
+  const t = v!.type;
+  if (t === 'datetime') {
+    const x = c.compile(v!);
+    const s = c.as(size!, 'timespan');
+    const anchor = -62135596800n * 1_000_000_000n;
+    return (row) => {
+      const d = x(row) as bigint | null;
+      const n = s(row) as bigint | null;
+      if (d === null || n === null || n <= 0n) return null;
+      return d - floorMod(d - floorMod(anchor, n), n);
+    };
+  }
+  if (t === 'long' || t === 'timespan') {
+    const x = c.compile(v!);
+    const s = c.compile(size!);
+    const big = (n: unknown) => (typeof n === 'bigint' ? n : BigInt(Math.trunc(n as number)));
+    return (row) => {
+      const a = x(row);
+      const n = s(row);
+      if (a === null || n === null) return null;
+      const [p, q] = [big(a), big(n)];
+      if (q <= 0n) return null;
+      const r = p - floorMod(p, q);
+      return t === 'long' ? Number(r) : r;
+    };
+  }
+  const x = c.as(v!, 'real');
+  const s = c.as(size!, 'real');
+  return (row) => {
+    const a = x(row) as number | null;
+    const n = s(row) as number | null;
+    return a === null || n === null || !(n > 0) ? null : Math.floor(a / n) * n;
+  };
+};
+
+/** A datetime's part as DuckDB's date_part gives it. */
+function datePart(part: (d: Date, ns: bigint) => number): JsFunction {
+  return fixed(['datetime'], (ns: bigint) => part(utc(ns), ns));
+}
+
+/** A digest of a string's UTF-8, in lower-case hex. */
+const digest = (algorithm: string) => text1((s) => createHash(algorithm).update(s).digest('hex'));
+
+Object.assign(JS_FUNCTIONS, {
+  abs: ({ args: [a] }, c) => {
+    const t = a!.type;
+    const f = t === 'long' || t === 'timespan' || t === 'real' ? c.compile(a!) : c.as(a!, 'real');
+    return (row) => {
+      const v = f(row);
+      if (v === null) return null;
+      return typeof v === 'bigint' ? (v < 0n ? -v : v) : Math.abs(v as number);
+    };
+  },
+  sqrt: real1(Math.sqrt, (x) => x >= 0),
+  pow: fixed(['real', 'real'], (x: number, y: number) => x ** y),
+  log: real1(Math.log, (x) => x > 0),
+  log10: real1(Math.log10, (x) => x > 0),
+  log2: real1(Math.log2, (x) => x > 0),
+  exp: real1(Math.exp),
+  isnan: fixed(['real'], (x: number) => Number.isNaN(x)),
+  isinf: fixed(['real'], (x: number) => x === Infinity || x === -Infinity),
+  isfinite: fixed(['real'], (x: number) => Number.isFinite(x)),
+  sign: real1(Math.sign),
+  floor: ({ args: [v, size], ...rest }, c) => {
+    if (size) return bin({ ...rest, args: [v!, size] }, c);
+    if (v!.type === 'long') return c.compile(v!);
+    return real1(Math.floor)({ ...rest, args: [v!] }, c);
+  },
+  ceiling: ({ args: [v], ...rest }, c) =>
+    v!.type === 'long' ? c.compile(v!) : real1(Math.ceil)({ ...rest, args: [v!] }, c),
+  bin,
+  round: ({ args: [v, places] }, c) => {
+    if (v!.type === 'long' && !places) return c.compile(v!);
+    const x = c.as(v!, 'real');
+    const p = places ? c.as(places, 'long') : () => 0;
+    return (row) => {
+      const a = x(row) as number | null;
+      const n = p(row) as number | null;
+      if (a === null || n === null) return null;
+      // Half away from zero, as DuckDB rounds.
+      const m = 10 ** n;
+      const r = (Math.sign(a) * Math.round(Math.abs(a) * m)) / m;
+      return Object.is(r, -0) ? 0 : r;
+    };
+  },
+  reverse: text1((s) => [...s].reverse().join('')),
+  hash_md5: digest('md5'),
+  hash_sha1: digest('sha1'),
+  hash_sha256: digest('sha256'),
+  hourofday: datePart((d) => d.getUTCHours()),
+  dayofmonth: datePart((d) => d.getUTCDate()),
+  getmonth: datePart((d) => d.getUTCMonth() + 1),
+  monthofyear: datePart((d) => d.getUTCMonth() + 1),
+  getyear: datePart((d) => d.getUTCFullYear()),
+  dayofweek: datePart((d) => d.getUTCDay()),
+  startofday: fixed(['datetime'], (ns: bigint) => ns - floorMod(ns, NS_PER_DAY)),
+  gettype: ({ args: [a] }, c) => {
+    const f = c.compile(a!);
+    const t = a!.type;
+    return (row) => {
+      const v = f(row);
+      if (v === null) return 'null';
+      if (t !== 'dynamic') return t;
+      if (Array.isArray(v)) return 'array';
+      switch (typeof v) {
+        case 'object':
+          return 'dictionary';
+        case 'string':
+          return 'string';
+        case 'boolean':
+          return 'bool';
+        case 'number':
+          return Number.isInteger(v) ? 'long' : 'real';
+        default:
+          return 'null';
+      }
+    };
+  },
+  array_length: ({ args: [a] }, c) => {
+    const f = c.as(a!, 'dynamic');
+    return (row) => {
+      const v = f(row);
+      return Array.isArray(v) ? v.length : null;
+    };
+  },
+  bag_keys: ({ args: [a] }, c) => {
+    const f = c.as(a!, 'dynamic');
+    return (row) => {
+      const v = f(row);
+      return v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v) : null;
+    };
+  },
+  parse_json: ({ args: [a] }, c) => {
+    const f = c.compile(a!);
+    if (a!.type !== 'string') return c.as(a!, 'dynamic');
+    return (row) => {
+      const s = f(row) as string | null;
+      if (s === null) return null;
+      try {
+        return JSON.parse(s) as Value;
+      } catch {
+        // Not JSON: the string itself (apl.md 4.2).
+        return s;
+      }
+    };
+  },
+} satisfies Record<string, JsFunction>);
+
+/** Characters (code points) of a string. */
+const chars = (s: string) => [...s];
+
+/** DuckDB's trim(s, characters): any of the characters, from either end. */
+function trimChars(s: string, cut: string, start: boolean, end: boolean): string {
+  const set = new Set(chars(cut));
+  const cs = chars(s);
+  let a = 0;
+  let b = cs.length;
+  while (start && a < b && set.has(cs[a]!)) a++;
+  while (end && b > a && set.has(cs[b - 1]!)) b--;
+  return cs.slice(a, b).join('');
+}
+
+/** The greatest or least of values of one type; null when any is (DuckDB's GREATEST skips nulls). */
+function extreme(name: string, pick: (c: number) => boolean): JsFunction {
+  return ({ args }, c) => {
+    const t = unify(
+      args.map((x) => x.type),
+      `${name}()`,
+    );
+    const parts = args.map((x) => c.as(x, t));
+    return (row) => {
+      let best: Value = null;
+      for (const p of parts) {
+        const v = p(row);
+        if (v === null) continue;
+        if (best === null || pick((v as number) < (best as number) ? -1 : (v as number) > (best as number) ? 1 : 0))
+          best = v;
+      }
+      return best;
+    };
+  };
+}
+
+/** n units since the epoch as a datetime (whole numbers exactly, others rounded to the nanosecond). */
+function epochTo(nsPerUnit: number): JsFunction {
+  return ({ args: [n] }, c) => {
+    if (n!.type === 'long') {
+      const f = c.compile(n!);
+      return (row) => {
+        const v = f(row) as number | null;
+        return v === null ? null : BigInt(v) * BigInt(nsPerUnit);
+      };
+    }
+    const f = c.as(n!, 'real');
+    return (row) => {
+      const v = f(row) as number | null;
+      return v === null || !Number.isFinite(v) ? null : BigInt(Math.round(v * nsPerUnit));
+    };
+  };
+}
+
+Object.assign(JS_FUNCTIONS, {
+  extract: ({ args: [re, group, s] }, c) => {
+    const [pattern, g, text] = [c.text(re!), c.as(group!, 'long'), c.text(s!)];
+    return (row) => {
+      const v = text(row);
+      const p = pattern(row);
+      const n = g(row) as number | null;
+      if (v === null || p === null || n === null) return null;
+      const m = regex(p, 'u')?.exec(v);
+      const out = m ? (m[n] ?? '') : '';
+      return out === '' ? null : out;
+    };
+  },
+  replace_regex: fixed(['string', 'string', 'string'], (re: string, rewrite: string, s: string) => {
+    const r = regex(re, 'gu');
+    // $1 is a group in both; any other $ is itself, as in RE2's rewrite.
+    return r ? s.replace(r, rewrite.replace(/\$(?!\d)/g, '$$$$')) : s;
+  }),
+  split: fixed(['string', 'string'], (s: string, d: string) => (d === '' ? chars(s) : s.split(d))),
+  trim: fixed(['string', 'string'], (cut: string, s: string) => trimChars(s, cut, true, true)),
+  trim_start: fixed(['string', 'string'], (cut: string, s: string) => trimChars(s, cut, true, false)),
+  trim_end: fixed(['string', 'string'], (cut: string, s: string) => trimChars(s, cut, false, true)),
+  countof: fixed(['string', 'string'], (l: string, s: string) => {
+    const removed = l === '' ? chars(s).length : chars(s.split(l).join('')).length;
+    return Math.trunc((chars(s).length - removed) / Math.max(chars(l).length, 1));
+  }),
+  strrep: ({ args: [s, n, d] }, c) => {
+    const [text, count, delim] = [c.as(s!, 'string'), c.as(n!, 'long'), d ? c.as(d, 'string') : () => ''];
+    return (row) => {
+      const v = text(row) as string | null;
+      const k = count(row) as number | null;
+      const sep = delim(row) as string | null;
+      if (v === null || k === null || sep === null) return null;
+      return k >= 1 ? Array<string>(Math.min(k, 1024)).fill(v).join(sep) : '';
+    };
+  },
+  base64_encode_tostring: text1((s) => Buffer.from(s, 'utf8').toString('base64')),
+  strcmp: fixed(['string', 'string'], (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)),
+  max_of: extreme('max_of', (c) => c > 0),
+  min_of: extreme('min_of', (c) => c < 0),
+  unixtime_seconds_todatetime: epochTo(1_000_000_000),
+  unixtime_milliseconds_todatetime: epochTo(1_000_000),
+  unixtime_microseconds_todatetime: epochTo(1_000),
+  unixtime_nanoseconds_todatetime: fixed(['long'], (n: number) => BigInt(n)),
+  todynamic: ({ args: [a] }, c) =>
+    a!.type === 'string' ? JS_FUNCTIONS.parse_json!({ args: [a!] } as Call, c) : c.as(a!, 'dynamic'),
+  isstring: ({ args: [a] }, c) => {
+    const f = c.compile(a!);
+    const t = a!.type;
+    return (row) => {
+      const v = f(row);
+      return t === 'string' || t === 'dynamic' ? typeof v === 'string' : false;
+    };
+  },
+} satisfies Record<string, JsFunction>);

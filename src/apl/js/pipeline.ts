@@ -3,12 +3,14 @@
  * secret`), parsed, bound and compiled once into closures (./compile.ts): an agent's `apl` transform runs
  * it on every event it sees, never through DuckDB. Errors name the line and column in the pipeline's text.
  */
+import type { BExpr } from '../binder/bound.js';
 import { bindEventPipeline, type EventStage } from '../binder/event-pipeline.js';
 import { sortNames, wildcardMatch } from '../binder/relation.js';
 import type { NamePattern } from '../parser/ast.js';
 import { parsePipeline } from '../parser/parser.js';
 import { compileExpr, type Ev, type Row } from './compile.js';
-import { converter, fieldValue } from './values.js';
+import { formatRfc3339Nano } from '../../util/time.js';
+import { converter, fieldValue, goDuration } from './values.js';
 
 /** The event a pipeline works on: its fields, and the changes it makes (an agent Event keeps its text right). */
 export interface EventFields {
@@ -25,8 +27,10 @@ type Step = (e: EventFields) => boolean;
 export interface EventPipeline {
   /** Runs the pipeline on an event, changing it; false when an operator (`where`) drops it. */
   run(e: EventFields): boolean;
-  /** The operators, one per line, for `ferry validate`. */
+  /** The operators as bound. */
   readonly stages: readonly EventStage[];
+  /** The operators as bound, one per line, each expression with its type (for `ferry validate`). */
+  describe(): string[];
 }
 
 /** @throws AplError naming the line and column of what is wrong in `text` */
@@ -36,6 +40,7 @@ export function compileEventPipeline(text: string): EventPipeline {
   const steps = stages.map((s) => step(s, ctx));
   return {
     stages,
+    describe: () => stages.map(describeStage),
     run(e) {
       for (let i = 0; i < steps.length; i++) if (!steps[i]!(e)) return false;
       return true;
@@ -129,4 +134,73 @@ function matcher(patterns: readonly NamePattern[]): (name: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.wildcard).map((p) => p.pattern));
   const wild = patterns.filter((p) => p.wildcard).map((p) => p.pattern);
   return (name) => exact.has(name) || wild.some((w) => wildcardMatch(w, name));
+}
+
+const patternsText = (ps: readonly NamePattern[]) => ps.map((p) => p.pattern).join(', ');
+
+/** An operator as bound: each expression written out, with the type it has. */
+function describeStage(s: EventStage): string {
+  switch (s.kind) {
+    case 'where':
+      return `where ${exprText(s.predicate)}`;
+    case 'extend':
+    case 'project':
+      return `${s.kind} ${s.items.map((i) => `${i.name}: ${i.expr.type} = ${exprText(i.expr)}`).join(', ')}`;
+    case 'project-away':
+    case 'project-keep':
+      return `${s.kind} ${patternsText(s.patterns)}`;
+    case 'project-rename':
+      return `project-rename ${s.items.map((i) => `${i.name} = ${i.from}`).join(', ')}`;
+    case 'project-reorder':
+      return `project-reorder ${s.items.map((i) => `${i.pattern.pattern}${i.order ? ` ${i.order}` : ''}`).join(', ')}`;
+  }
+}
+
+const INFIX = new Set(['+', '-', '*', '/', '%', '==', '!=', '<', '<=', '>', '>=', 'and', 'or']);
+/** String operators, without their `!` and `_cs`. */
+const STRING_OPERATORS = new Set([
+  'contains',
+  'startswith',
+  'endswith',
+  'has',
+  'hasprefix',
+  'hassuffix',
+  '=~',
+  '~',
+  'matches regex',
+]);
+
+/** A bound expression as text: fields by name (`field` when the event gives its type), calls, operators. */
+export function exprText(e: BExpr): string {
+  switch (e.k) {
+    case 'lit':
+      if (e.value === null) return 'null';
+      if (e.type === 'timespan') return goDuration(BigInt(e.value as bigint));
+      if (e.type === 'datetime') return `datetime(${formatRfc3339Nano(BigInt(e.value as bigint))})`;
+      return typeof e.value === 'string' || e.type === 'dynamic' ? JSON.stringify(e.value) : String(e.value);
+    case 'col':
+      return e.open && e.type === 'dynamic' ? e.name : `${e.name}:${e.type}`;
+    case 'path':
+      return `${exprText(e.target)}${e.path.map((p) => (typeof p === 'string' ? `.${p}` : typeof p === 'number' ? `[${p}]` : `[${exprText(p)}]`)).join('')}`;
+    case 'hidden':
+      return e.alias === '__now' ? 'now' : e.alias;
+    case 'in':
+      return `${exprText(e.left)} ${e.op} (${e.items.map(exprText).join(', ')})`;
+    case 'between':
+      return `${exprText(e.left)} ${e.negated ? '!between' : 'between'} (${exprText(e.low)} .. ${exprText(e.high)})`;
+    case 'has_any':
+      return `${exprText(e.left)} ${e.caseSensitive ? 'has_any_cs' : 'has_any'} (${e.terms.map((t) => JSON.stringify(t)).join(', ')})`;
+    case 'call':
+    case 'agg': {
+      const [a, b] = e.args;
+      const bare = e.fn.replace(/^!/, '').replace(/_cs$/, '');
+      if (e.args.length === 2 && (INFIX.has(e.fn) || STRING_OPERATORS.has(bare)))
+        return `(${exprText(a!)} ${e.fn} ${exprText(b!)})`;
+      if (e.fn === 'not#') return `not(${exprText(a!)})`;
+      if (e.fn === 'unary-') return `-${exprText(a!)}`;
+      // now() and ago() read the time the event passes: it is their first argument, not written.
+      const args = e.args.filter((x) => !(x.k === 'hidden' && x.alias === '__now'));
+      return `${e.fn}(${args.map(exprText).join(', ')})`;
+    }
+  }
 }

@@ -196,9 +196,31 @@ export function toDynamicValue(v: Value, from: AplType): Value {
   return v;
 }
 
+/**
+ * The type an event's field has by its value, as the store would infer its column's: a whole number a
+ * long, another number a real, a string a string, a boolean a bool; arrays and objects stay dynamic.
+ */
+export function typeOfValue(v: Value): AplType {
+  switch (typeof v) {
+    case 'number':
+      return Number.isInteger(v) ? 'long' : 'real';
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'bool';
+    default:
+      return 'dynamic';
+  }
+}
+
 /** Converts a value between types (the binder's implicit conversions, and tostring(), toint()…). */
 export function convertValue(v: Value, from: AplType, to: AplType): Value {
   if (from === to) return v ?? null;
+  // A dynamic scalar converts as the type its value has (`d > 1s` with d a number of ns, as a long field).
+  if (from === 'dynamic' && v !== null && typeof v !== 'object') {
+    const own = typeOfValue(v);
+    if (own !== 'dynamic') return own === to ? v : convertValue(v, own, to);
+  }
   switch (to) {
     case 'string':
       return toStringValue(v, from);

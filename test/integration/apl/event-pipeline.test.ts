@@ -23,6 +23,7 @@ const CORPUS: Record<string, unknown>[] = Array.from({ length: 40 }, (_, i) => {
   if (i % 7 !== 6) e.status = [200, 201, 304, 404, 500, 503, -3][i % 7];
   if (i % 5 !== 4) e.dur = [0.25, 1.5, 1000.125, -2.5][i % 4];
   if (i % 4 === 1) e.opt = i % 8 === 1 ? '' : `o${i}`;
+  if (i % 3 !== 2) e.tags = ['a', 'b', 'c'].slice(0, i % 4);
   return e;
 });
 
@@ -108,6 +109,72 @@ const EXPRESSIONS = [
   'attrs.region',
   'tostring(attrs.region)',
   '_time > datetime(2026-11-01T00:00:20Z)',
+  // math
+  'abs(status)',
+  'abs(dur)',
+  'sqrt(dur)',
+  'pow(status, 2)',
+  'log(dur)',
+  'log10(status)',
+  'exp(dur)',
+  'sign(dur)',
+  'floor(dur)',
+  'ceiling(dur)',
+  'round(dur)',
+  'round(dur, 1)',
+  'bin(status, 100)',
+  'bin(dur, 0.5)',
+  'bin(_time, 7s)',
+  'bin(todatetime(ts), 1d)',
+  'isnan(dur)',
+  'isfinite(dur)',
+  // strings, hashes, time parts, dynamic values
+  'reverse(msg)',
+  'hash_md5(msg)',
+  'hash_sha1(msg)',
+  'hash_sha256(msg)',
+  'hourofday(todatetime(ts))',
+  'dayofweek(_time)',
+  'getyear(_time)',
+  'getmonth(_time)',
+  'dayofmonth(todatetime(ts))',
+  'startofday(todatetime(ts))',
+  'gettype(status)',
+  'gettype(dur)',
+  'gettype(msg)',
+  'gettype(attrs.n)',
+  'gettype(tags)',
+  'array_length(tags)',
+  'parse_json(msg)',
+  `tostring(parse_json('{"a":[1,2]}'))`,
+  // regular expressions and more strings
+  "extract('/api/(v[0-9]+)/', 1, msg)",
+  "extract('[A-Z]+', 0, msg)",
+  "replace_regex('[aeiou]', '_', msg)",
+  "replace_regex('(/[a-z]+)', '[$1]', msg)",
+  "split(msg, '/')",
+  "split(msg, ' ')",
+  "trim(' p', pad)",
+  "trim_start(' ', pad)",
+  "trim_end(' ', pad)",
+  "countof(msg, '/')",
+  "strrep(msg, 2, '|')",
+  'base64_encode_tostring(msg)',
+  "strcmp(msg, 'm')",
+  'max_of(status, 300)',
+  'min_of(dur, 1.0)',
+  'unixtime_seconds_todatetime(status)',
+  'unixtime_milliseconds_todatetime(dur)',
+  'isstring(msg)',
+  'isstring(status)',
+  "todynamic('[1,2]')",
+  // a field's value has its own type, as the store's column has the type inferred from its values
+  'tobool(status)',
+  'todatetime(status)',
+  'totimespan(status)',
+  'status > 1s',
+  'toreal(flag)',
+  'tolong(flag)',
 ];
 
 let svc: TestService;

@@ -123,13 +123,41 @@ sinks:
     expect(await agent.exited).toBe(0);
   });
 
+  it('ferry validate prints the flow, and each apl pipeline as bound, with the types of what it makes', () => {
+    const dir = tempDir('ferry-apl-');
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(
+      config,
+      `agent: { data_dir: ${join(dir, 'state')} }
+service: { enabled: false }
+sources: { file: { type: file, include: ["${dir}/*.log"] } }
+transforms:
+  parse: { type: parse, inputs: [file], parser: json }
+  shape: { type: apl, inputs: [parse], query: "where status >= 500 | extend slow = d > 1s, t = ago(1h) | project-away secret" }
+sinks: { out: { type: axiom, inputs: [shape], url: "http://127.0.0.1:9", token: t, dataset: d } }
+`,
+    );
+    const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'validate', config], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.split('\n').slice(1)).toEqual([
+      '  source file (file)',
+      '  transform parse (parse) <- file',
+      '  transform shape (apl) <- parse',
+      '    | where (status >= 500)',
+      '    | extend slow: bool = (d > 1s), t: datetime = ago(1h0m0s)',
+      '    | project-away secret',
+      '  sink out (axiom) <- shape',
+      '',
+    ]);
+  });
+
   it('refuses a query it cannot run at load, naming the key, the line and the column', () => {
     const dir = tempDir('ferry-apl-');
     const config = join(dir, 'agent.yaml');
     const cases: [string, string][] = [
       ['where status >= 500\n| summarize count()', 'line 2, column 3: summarize works on many events together'],
       ['where status >=', 'line 1, column 16: expected an expression'],
-      ['extend h = hash_sha256(uri)', 'line 1, column 12: hash_sha256() is not available in an event pipeline yet'],
+      ['extend p = ipv4_is_private(ip)', 'line 1, column 12: ipv4_is_private() is not available in an event pipeline yet'],
     ];
     for (const [query, error] of cases) {
       writeFileSync(
