@@ -4,6 +4,7 @@
  * (`JSON.stringify` was a quarter of the parse mode's CPU). The event owns the text: set, add and delete
  * keep it or drop it themselves, so no transform can ship text that no longer says the event.
  */
+import { withoutMember } from '../util/json-members.js';
 import type { LogEvent } from './parsers/parser.js';
 
 /** A field added to many events, with its JSON member text made once, not once per event. */
@@ -38,8 +39,9 @@ export class Event {
     return this.fields[key];
   }
 
+  /** Whether the event has the field (a field deleted from it holds undefined, which no JSON value is). */
   has(key: string): boolean {
-    return Object.hasOwn(this.fields, key);
+    return this.fields[key] !== undefined && Object.hasOwn(this.fields, key);
   }
 
   /** The fields, to read (a change goes through set, add or delete). */
@@ -72,10 +74,30 @@ export class Event {
     this.dropText();
   }
 
+  /**
+   * Sets a field (an apl `extend`): one the event lacks is spliced into its text, which it keeps.
+   * @param keyJson the key's JSON, when the caller made it once for many events
+   */
+  put(key: string, value: unknown, keyJson = JSON.stringify(key)): void {
+    if (this.text === undefined || this.has(key)) return this.set(key, value);
+    (this.added ??= []).push({ key, value, member: `,${keyJson}:${JSON.stringify(value)}` });
+    this.fields[key] = value;
+  }
+
   delete(key: string): void {
     if (!this.has(key)) return;
-    delete this.fields[key];
-    this.dropText();
+    // Undefined rather than `delete`, which turns the object into a slow dictionary; JSON skips it.
+    this.fields[key] = undefined;
+    if (this.text === undefined) return;
+    // The key was spliced in, or is in the line's own text: the text goes on without it where it can.
+    const spliced = this.added?.findIndex((f) => f.key === key) ?? -1;
+    if (spliced >= 0) {
+      this.added!.splice(spliced, 1);
+      return;
+    }
+    const cut = withoutMember(this.text, key);
+    if (cut === undefined) this.dropText();
+    else this.text = cut;
   }
 
   /** The NDJSON line the sink ships. */

@@ -112,7 +112,8 @@ function path(e: Extract<BExpr, { k: 'path' }>, ctx: CompileContext): Ev {
     return (row) => {
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;
-        if (i === keys.length - 1 || Object.hasOwn(row, k)) return walk(row[k] ?? null, n - i, row);
+        if (i === keys.length - 1 || (row[k] !== undefined && Object.hasOwn(row, k)))
+          return walk(row[k] ?? null, n - i, row);
       }
       return null;
     };

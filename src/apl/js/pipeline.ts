@@ -16,6 +16,8 @@ import { converter, fieldValue, goDuration } from './values.js';
 export interface EventFields {
   readonly data: Readonly<Record<string, unknown>>;
   set(key: string, value: unknown): void;
+  /** Sets a field (extend), where the event can keep its own text for one it lacks. */
+  put?(key: string, value: unknown, keyJson: string): void;
   delete(key: string): void;
   /** The event becomes exactly these fields, in this order. */
   replace(fields: Record<string, unknown>): void;
@@ -62,9 +64,18 @@ function step(s: EventStage, ctx: { src: string }): Step {
       return (e) => test(e.data) === true;
     }
     case 'extend': {
-      const items = s.items.map((i) => ({ name: i.name, ev: compileExpr(i.expr, ctx), type: i.expr.type }));
+      const items = s.items.map((i) => ({
+        name: i.name,
+        json: JSON.stringify(i.name),
+        ev: compileExpr(i.expr, ctx),
+        type: i.expr.type,
+      }));
       return (e) => {
-        for (const i of items) e.set(i.name, fieldValue(i.ev(e.data), i.type));
+        for (const i of items) {
+          const v = fieldValue(i.ev(e.data), i.type);
+          if (e.put) e.put(i.name, v, i.json);
+          else e.set(i.name, v);
+        }
         return true;
       };
     }
@@ -79,6 +90,14 @@ function step(s: EventStage, ctx: { src: string }): Step {
     }
     case 'project-away': {
       const matches = matcher(s.patterns);
+      // Names alone: each looked up, not every field of the event matched against them.
+      if (s.patterns.every((p) => !p.wildcard)) {
+        const names = s.patterns.map((p) => p.pattern);
+        return (e) => {
+          for (const k of names) if (e.data[k] !== undefined) e.delete(k);
+          return true;
+        };
+      }
       return (e) => {
         for (const k of Object.keys(e.data)) if (matches(k)) e.delete(k);
         return true;
@@ -94,7 +113,7 @@ function step(s: EventStage, ctx: { src: string }): Step {
     case 'project-rename':
       return (e) => {
         for (const { name, from } of s.items) {
-          const had = Object.hasOwn(e.data, from);
+          const had = e.data[from] !== undefined && Object.hasOwn(e.data, from);
           const v = e.data[from];
           e.delete(from);
           // A field renamed from one the event lacks is null: the event lacks it too.

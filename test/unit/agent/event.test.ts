@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addedField, Event } from '../../../src/agent/event.js';
+import { withoutMember } from '../../../src/util/json-members.js';
+import { testSeed } from '../../support/helpers.js';
 
 const line = '{"level":"info","msg":"hi"}';
 
@@ -17,7 +19,6 @@ describe('an event owns its text', () => {
     const changes: [string, (e: Event) => void][] = [
       ['set', (e) => e.set('msg', 'changed')],
       ['set a new key', (e) => e.set('extra', 1)],
-      ['delete', (e) => e.delete('level')],
       ['add a key it has', (e) => e.add(addedField('msg', 'again'))],
     ];
     for (const [what, change] of changes) {
@@ -41,5 +42,52 @@ describe('an event owns its text', () => {
     a.add(addedField('only', 'a'));
     expect(JSON.parse(a.line())).toEqual({ level: 'info', msg: 'hi', only: 'a' });
     expect(JSON.parse(b.line())).toEqual({ level: 'info', msg: 'only b' });
+  });
+});
+
+describe('an event keeps its text through put and delete', () => {
+  it('splices a field it lacks, and cuts a member out of its text', () => {
+    const e = Event.of(JSON.parse(line) as Record<string, unknown>, line);
+    e.put('slow', true);
+    e.delete('level');
+    expect(e.keepsText).toBe(true);
+    expect(e.line()).toBe('{"msg":"hi","slow":true}');
+    e.delete('slow');
+    expect(e.line()).toBe('{"msg":"hi"}');
+    // A key it has is set, and the text goes; the last member goes with the text too.
+    e.put('msg', 'changed');
+    expect(e.keepsText).toBe(false);
+    const last = Event.of({ a: 1 }, '{"a":1}');
+    last.delete('a');
+    expect(last.line()).toBe('{}');
+  });
+
+  it('cuts members out of any JSON object as JSON.parse reads it, duplicates and escapes included (seeded)', () => {
+    const { rnd, replay } = testSeed('FERRY_JSON_MEMBERS_SEED', 'npx vitest run test/unit/agent/event.test.ts');
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const ws = () => pick(['', ' ', '\n', '\t ', '\r\n']);
+    const value = (depth: number): string =>
+      depth > 2
+        ? pick(['1', '-2.5e3', 'true', 'null', '"x"', '"a\\"b,}]"'])
+        : pick([
+            () => pick(['0', '12', 'false', '"s"', '"\\u0041\\\\"', '"{[,:]}"']),
+            () =>
+              `[${ws()}${Array.from({ length: Math.floor(rnd() * 3) }, () => value(depth + 1)).join(`${ws()},${ws()}`)}${ws()}]`,
+            () => object(depth + 1),
+          ])();
+    const keys = ['a', 'b', 'a\\"q', '\\u0061', 'é', ''];
+    const object = (depth: number): string =>
+      `{${ws()}${Array.from({ length: Math.floor(rnd() * 5) }, () => `"${pick(keys)}"${ws()}:${ws()}${value(depth)}`).join(`${ws()},${ws()}`)}${ws()}}`;
+    for (let i = 0; i < 3000; i++) {
+      const text = object(0);
+      const fields = JSON.parse(text) as Record<string, unknown>;
+      for (const key of [...Object.keys(fields), 'absent']) {
+        const cut = withoutMember(text, key);
+        const rest = { ...fields };
+        delete rest[key];
+        if (Object.keys(rest).length === 0) expect(cut, `${replay}: ${text}`).toBeUndefined();
+        else expect(JSON.parse(cut!), `${replay}: ${text} without ${key}`).toEqual(rest);
+      }
+    }
   });
 });

@@ -157,7 +157,10 @@ sinks: { out: { type: axiom, inputs: [shape], url: "http://127.0.0.1:9", token: 
     const cases: [string, string][] = [
       ['where status >= 500\n| summarize count()', 'line 2, column 3: summarize works on many events together'],
       ['where status >=', 'line 1, column 16: expected an expression'],
-      ['extend p = ipv4_is_private(ip)', 'line 1, column 12: ipv4_is_private() is not available in an event pipeline yet'],
+      [
+        'extend p = ipv4_is_private(ip)',
+        'line 1, column 12: ipv4_is_private() is not available in an event pipeline yet',
+      ],
     ];
     for (const [query, error] of cases) {
       writeFileSync(
