@@ -55,7 +55,7 @@ export class Event {
   }
 
   set(key: string, value: unknown): void {
-    this.fields[key] = value;
+    setField(this.fields, key, value);
     this.dropText();
   }
 
@@ -81,13 +81,13 @@ export class Event {
   put(key: string, value: unknown, keyJson = JSON.stringify(key)): void {
     if (this.text === undefined || this.has(key)) return this.set(key, value);
     (this.added ??= []).push({ key, value, member: `,${keyJson}:${JSON.stringify(value)}` });
-    this.fields[key] = value;
+    setField(this.fields, key, value);
   }
 
   delete(key: string): void {
     if (!this.has(key)) return;
     // Undefined rather than `delete`, which turns the object into a slow dictionary; JSON skips it.
-    this.fields[key] = undefined;
+    setField(this.fields, key, undefined);
     if (this.text === undefined) return;
     // The key was spliced in, or is in the line's own text: the text goes on without it where it can.
     const spliced = this.added?.findIndex((f) => f.key === key) ?? -1;
@@ -123,4 +123,11 @@ export class Event {
 /** `{…}` with at least one member: the shape a field can be spliced into before the closing brace. */
 function isObjectText(text: string): boolean {
   return text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d && !/^\{\s*\}$/.test(text);
+}
+
+/** Sets an own field, `__proto__` included (an assignment to it would set the object's prototype instead). */
+function setField(fields: LogEvent, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
+  else fields[key] = value;
 }

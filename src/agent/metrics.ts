@@ -27,6 +27,13 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
     const l = { transform: t.name };
     add('ferry_transform_events_in_total', 'counter', 'Events a transform took', l, c.eventsIn);
     add('ferry_transform_events_out_total', 'counter', 'Events a transform passed on', l, c.eventsOut);
+    add(
+      'ferry_transform_errors_total',
+      'counter',
+      'Expressions that failed on an event and gave null (the event went on)',
+      l,
+      c.errors,
+    );
     for (const [reason, n] of Object.entries(c.dropped))
       add(
         'ferry_transform_events_dropped_total',

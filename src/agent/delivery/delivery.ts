@@ -60,7 +60,15 @@ export function newDeliveryCounters(): DeliveryCounters {
  * `{"message": ...}` otherwise.
  */
 export function lineOf(e: Envelope): string | Buffer {
-  if (e.event) return e.event.line();
+  if (e.event) {
+    try {
+      return e.event.line();
+    } catch (err) {
+      // An event that cannot be written as JSON (fields nested past the stack's depth): its line goes as
+      // it came, with why, rather than being lost.
+      return JSON.stringify({ message: e.text || e.raw?.toString('utf8') || '', ferry_error: (err as Error).message });
+    }
+  }
   if (e.raw) {
     const r = e.raw;
     if (r.length > 1 && r[0] === 0x7b && r[r.length - 1] === 0x7d) return r;

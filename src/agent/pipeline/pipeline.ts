@@ -105,6 +105,7 @@ export class Pipeline {
         name,
         next: emitterOf(name),
         counters: (make) => book.get(`transform:${name}`, make),
+        log,
       });
       built.set(name, transform);
       takes.set(name, (e) => transform.process(e));

@@ -7,6 +7,7 @@
 import { AplError } from '../../apl/errors.js';
 import { compileEventPipeline, type EventPipeline } from '../../apl/js/pipeline.js';
 import { str, type OptionSpecs } from '../../config/options.js';
+import { NowAndThen } from '../../util/now-and-then.js';
 import {
   eventOf,
   newTransformCounters,
@@ -18,17 +19,41 @@ import {
 } from './transform.js';
 
 export class AplTransform implements Transform {
+  private readonly pipeline: EventPipeline;
+  private readonly failures = new NowAndThen();
+
   constructor(
     readonly name: string,
-    private readonly pipeline: EventPipeline,
+    query: string,
     private readonly next: Emit,
+    private readonly log: { warn(o: object, m: string): void },
     readonly counters: TransformCounters = newTransformCounters(),
-  ) {}
+  ) {
+    this.pipeline = compileEventPipeline(query, (err) => this.failed(err));
+  }
+
+  /** An expression failed on an event (it gave null): counted, and said at most now and then. */
+  private failed(err: unknown): void {
+    this.counters.errors++;
+    this.failures.hit((count) =>
+      this.log.warn(
+        { transform: this.name, err: (err as Error).message ?? String(err), count },
+        'apl expressions failed on events and gave null (the last error shown)',
+      ),
+    );
+  }
 
   async process(e: Envelope): Promise<void> {
     if (e.dropped) return this.next(e);
     this.counters.eventsIn++;
-    if (this.pipeline.run(eventOf(e))) {
+    let kept = true;
+    try {
+      kept = this.pipeline.run(eventOf(e));
+    } catch (err) {
+      // Past the expressions' own guard: the event goes on as far as the pipeline made it, never lost.
+      this.failed(err);
+    }
+    if (kept) {
       this.counters.eventsOut++;
       return this.next(e);
     }
@@ -47,18 +72,21 @@ const APL_OPTIONS = {
     ),
 } satisfies OptionSpecs;
 
-export const aplTransform: TransformSpec<EventPipeline, typeof APL_OPTIONS> = {
+export const aplTransform: TransformSpec<string, typeof APL_OPTIONS> = {
   type: 'apl',
   summary: 'filters and reshapes events with APL (where, extend, project…), as queries do, one event at a time',
   options: APL_OPTIONS,
   configure(v, o) {
     try {
-      return compileEventPipeline(v.query);
+      // Compiled here to refuse a bad query at load, naming the key; each transform compiles its own.
+      compileEventPipeline(v.query);
+      return v.query;
     } catch (err) {
       if (err instanceof AplError) return o.fail('query', err.message);
+      if (err instanceof RangeError) return o.fail('query', `the query is too large to compile (${err.message})`);
       throw err;
     }
   },
-  describe: (pipeline) => pipeline.describe(),
-  create: (pipeline, ctx) => new AplTransform(ctx.name, pipeline, ctx.next, ctx.counters(newTransformCounters)),
+  describe: (query) => compileEventPipeline(query).describe(),
+  create: (query, ctx) => new AplTransform(ctx.name, query, ctx.next, ctx.log, ctx.counters(newTransformCounters)),
 };

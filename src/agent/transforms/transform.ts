@@ -36,10 +36,12 @@ export interface TransformCounters {
   eventsIn: number;
   eventsOut: number;
   dropped: Record<string, number>;
+  /** Expressions that failed on an event (each gave null; the event went on). */
+  errors: number;
 }
 
 export function newTransformCounters(): TransformCounters {
-  return { eventsIn: 0, eventsOut: 0, dropped: {} };
+  return { eventsIn: 0, eventsOut: 0, dropped: {}, errors: 0 };
 }
 
 /** What a transform is built with: its name and where it emits to. */
@@ -48,6 +50,8 @@ export interface TransformContext {
   next: Emit;
   /** Counters that outlive this transform (across reloads), made on first use. */
   counters<C extends object>(make: () => C): C;
+  /** Where it says what goes wrong with events (never once per event). */
+  log: { warn(o: object, m: string): void };
 }
 
 /** A transform as the config names it (`type: parse`). */

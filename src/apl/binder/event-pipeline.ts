@@ -8,8 +8,8 @@
 import type { Expr, NamePattern, Operator, Query } from '../parser/ast.js';
 import type { BExpr, BoundColumn, Relation } from './bound.js';
 import { Expressions } from './expressions.js';
-import { validOrKept, wildcardMatch } from './relation.js';
-import { Scope, type BindLimits } from './scope.js';
+import { expressionSize, wildcardMatch } from './relation.js';
+import { Scope } from './scope.js';
 
 /** One operator over an event, bound. */
 export type EventStage =
@@ -26,9 +26,12 @@ export type EventStage =
       items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[];
     };
 
-export interface EventPipelineOptions {
-  limits?: BindLimits;
-}
+/**
+ * Bounds on a pipeline's expressions, lets written out where they are used (`let a1 = strcat(a0, a0)`
+ * doubles with each line): the closures are made once per use, and a config must not be able to take the
+ * agent's memory or time at load.
+ */
+export const EVENT_PIPELINE_LIMITS = { terms: 5000, depth: 200 };
 
 /** Operators that work on the events of a query together, not on one event: refused in a pipeline of events. */
 const MANY_EVENTS = new Set([
@@ -48,22 +51,39 @@ const MANY_EVENTS = new Set([
   'search',
 ]);
 
-export function bindEventPipeline(query: Query, src: string, opts: EventPipelineOptions = {}): EventStage[] {
+export function bindEventPipeline(query: Query, src: string): EventStage[] {
   const scope = new Scope(src, {
     schema: () => undefined,
     nowNs: 'live',
     binAutoNs: 0n,
     rangeNs: 0n,
     datasets: () => [],
-    limits: opts.limits,
     unknownNames: 'field',
   });
+  let terms = 0;
+  /** An expression bound, within the pipeline's bounds. */
+  const bound = (e: Expr, rel: Relation): BExpr => {
+    const b = exprs.expr(e, rel);
+    const size = expressionSize(b);
+    terms += size.terms;
+    if (size.depth > EVENT_PIPELINE_LIMITS.depth)
+      scope.fail(
+        `this expression nests ${size.depth} levels deep once its lets are written out, more than ${EVENT_PIPELINE_LIMITS.depth}`,
+        e.pos,
+      );
+    if (terms > EVENT_PIPELINE_LIMITS.terms)
+      scope.fail(
+        `the pipeline has more than ${EVENT_PIPELINE_LIMITS.terms} terms once its lets are written out where they are used`,
+        e.pos,
+      );
+    return b;
+  };
   const exprs = new Expressions(scope);
   const none: Relation = { columns: [], rowIdentity: true, order: [], groups: [] };
   for (const st of query.statements) {
     if (st.kind !== 'let' || st.tabular)
       return scope.fail('only scalar let statements may come before the operators of an event pipeline', st.pos);
-    scope.lets.set(st.name, { kind: 'scalar', expr: exprs.expr(st.value as Expr, none) });
+    scope.lets.set(st.name, { kind: 'scalar', expr: bound(st.value as Expr, none) });
   }
   // The fields whose type an operator made; any other name is a dynamic field of the event.
   let known: BoundColumn[] = [];
@@ -75,7 +95,7 @@ export function bindEventPipeline(query: Query, src: string, opts: EventPipeline
   for (const op of query.body.ops) {
     switch (op.op) {
       case 'where': {
-        const predicate = exprs.expr(op.predicate, rel());
+        const predicate = bound(op.predicate, rel());
         if (predicate.type !== 'bool' && predicate.type !== 'dynamic')
           scope.fail(`where needs a bool predicate, not ${predicate.type}`, op.predicate.pos);
         stages.push({ kind: 'where', predicate });
@@ -85,8 +105,14 @@ export function bindEventPipeline(query: Query, src: string, opts: EventPipeline
         const items: { name: string; expr: BExpr }[] = [];
         for (const a of op.items) {
           const name = a.name ?? scope.derivedName(a.expr, true);
-          let e = exprs.expr(a.expr, rel());
-          if (op.valid) e = validOrKept(e, known.find((c) => c.name === name) ?? openField(name), a.pos);
+          let e = bound(a.expr, rel());
+          if (op.valid)
+            e = validOrKept(
+              e,
+              known.find((c) => c.name === name),
+              name,
+              a.pos,
+            );
           items.push({ name, expr: e });
           set(name, e);
         }
@@ -104,10 +130,10 @@ export function bindEventPipeline(query: Query, src: string, opts: EventPipeline
                 item.pattern.pos,
               );
             const name = item.pattern.pattern;
-            items.push({ name, expr: exprs.expr({ kind: 'name', pos: item.pos, name, quoted: true }, before) });
+            items.push({ name, expr: bound({ kind: 'name', pos: item.pos, name, quoted: true }, before) });
           } else {
             const name = item.name ?? scope.derivedName(item.expr, true);
-            items.push({ name, expr: exprs.expr(item.expr, before) });
+            items.push({ name, expr: bound(item.expr, before) });
           }
         }
         known = items.map((i) => ({ name: i.name, type: i.expr.type, alias: i.name }));
@@ -142,9 +168,16 @@ export function bindEventPipeline(query: Query, src: string, opts: EventPipeline
   return stages;
 }
 
-/** A field of the event with no type an operator gave it: dynamic (extend-valid keeps it when the value is not valid). */
-function openField(name: string): BoundColumn {
-  return { name, type: 'dynamic', alias: name };
+/**
+ * extend-valid: the value where it is valid, else the field as it was. A field no operator typed is the
+ * event's own, of any type: the result is then dynamic, so it keeps whatever the field held.
+ */
+function validOrKept(e: BExpr, old: BoundColumn | undefined, name: string, pos: number): BExpr {
+  const kept: BExpr = old
+    ? { k: 'col', type: old.type, alias: old.alias, name: old.name }
+    : { k: 'col', type: 'dynamic', alias: name, name, open: true };
+  const valid: BExpr = { k: 'call', type: 'bool', fn: 'valid#', args: [e], pos };
+  return { k: 'call', type: kept.type === e.type ? e.type : 'dynamic', fn: 'iff', args: [valid, e, kept], pos };
 }
 
 function refuse(scope: Scope, op: Operator): never {

@@ -11,7 +11,7 @@ import { argInfo } from '../binder/expressions.js';
 import { arithmeticType, comparisonType } from '../functions/operators.js';
 import { isNumeric, type AplType } from '../types.js';
 import { JS_FUNCTIONS } from './functions.js';
-import { regexOf } from './regex.js';
+import { matches, regex, regexOf } from './regex.js';
 import { converter, toStringValue, type Value } from './values.js';
 
 /** An event's fields, as the pipeline reads them. */
@@ -72,9 +72,11 @@ function literal(v: unknown, type: AplType): Value {
 function column(name: string, type: AplType): Ev {
   // A field an operator made holds its value as JSON does (a datetime as text): read back as its type.
   // (`_time`, an open field, is read as a datetime.)
-  if (type === 'dynamic') return (row) => row[name] ?? null;
+  // Only the event's own fields: `constructor` or `toString` is no field of an event that lacks them.
+  const own = (row: Row) => (Object.hasOwn(row, name) ? row[name] : undefined);
+  if (type === 'dynamic') return (row) => own(row) ?? null;
   const read = converter('dynamic', type);
-  return (row) => read(row[name]);
+  return (row) => read(own(row));
 }
 
 /**
@@ -112,8 +114,9 @@ function path(e: Extract<BExpr, { k: 'path' }>, ctx: CompileContext): Ev {
     return (row) => {
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;
-        if (i === keys.length - 1 || (row[k] !== undefined && Object.hasOwn(row, k)))
-          return walk(row[k] ?? null, n - i, row);
+        const own = Object.hasOwn(row, k);
+        if (i === keys.length - 1 || (own && row[k] !== undefined))
+          return walk(own ? (row[k] ?? null) : null, n - i, row);
       }
       return null;
     };
@@ -152,8 +155,17 @@ function order(t: AplType): (x: Value, y: Value) => number {
   return (x, y) => ((x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0);
 }
 
-function comparison(op: string, a: BExpr, b: BExpr, ctx: CompileContext): Ev {
+/**
+ * The type two values are compared in: an event's field (dynamic) beside a long compares as a real, as the
+ * field may hold 0.25 (`dur > 0`), which the store's column of reals compares as a real.
+ */
+function compareType(op: string, a: BExpr, b: BExpr): AplType {
   const t = comparisonType(op, argInfo(a), argInfo(b), { strict: false });
+  return t === 'long' && (a.type === 'dynamic' || b.type === 'dynamic') ? 'real' : t;
+}
+
+function comparison(op: string, a: BExpr, b: BExpr, ctx: CompileContext): Ev {
+  const t = compareType(op, a, b);
   const x = as(a, t, ctx);
   const y = as(b, t, ctx);
   const cmp = order(t);
@@ -356,7 +368,7 @@ const PREDICATES: Record<string, (s: string, t: string) => boolean> = {
 function matchesRegex(a: BExpr, b: BExpr, ctx: CompileContext, pos: number): Ev {
   const l = asText(a, ctx);
   if (b.k === 'lit' && typeof b.value === 'string') {
-    let re: RegExp;
+    let re: ReturnType<typeof regexOf>;
     try {
       re = regexOf(b.value);
     } catch (err) {
@@ -364,25 +376,17 @@ function matchesRegex(a: BExpr, b: BExpr, ctx: CompileContext, pos: number): Ev 
     }
     return (row) => {
       const s = l(row);
-      return s === null ? false : re.test(s);
+      return s === null ? false : matches(re, s);
     };
   }
   const r = asText(b, ctx);
-  let last: { pattern: string; re: RegExp | null } | undefined;
   return (row) => {
     const s = l(row);
     const p = s === null ? null : r(row);
     if (s === null || p === null) return false;
-    if (last?.pattern !== p) {
-      let re: RegExp | null = null;
-      try {
-        re = regexOf(p);
-      } catch {
-        // A pattern from the event that does not compile matches nothing.
-      }
-      last = { pattern: p, re };
-    }
-    return last.re ? last.re.test(s) : false;
+    // A pattern from the event that is no RE2 pattern matches nothing.
+    const re = regex(p);
+    return re ? matches(re, s) : false;
   };
 }
 
@@ -477,7 +481,9 @@ function inList(e: Extract<BExpr, { k: 'in' }>, ctx: CompileContext): Ev {
     : types.every(isNumeric) && isNumeric(e.left.type)
       ? 'real'
       : e.left.type === 'dynamic'
-        ? types[0]!
+        ? types[0] === 'long'
+          ? 'real'
+          : types[0]!
         : e.left.type;
   const l = as(e.left, t, ctx);
   const cmp = order(t);
@@ -494,7 +500,7 @@ function inList(e: Extract<BExpr, { k: 'in' }>, ctx: CompileContext): Ev {
 }
 
 function between(e: Extract<BExpr, { k: 'between' }>, ctx: CompileContext): Ev {
-  const t = comparisonType('between', argInfo(e.left), argInfo(e.low), { strict: false });
+  const t = compareType('between', e.left, e.low);
   const x = as(e.left, t, ctx);
   const lo = as(e.low, t, ctx);
   const hi = as(e.high, t, ctx);

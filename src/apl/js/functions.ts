@@ -387,6 +387,9 @@ Object.assign(JS_FUNCTIONS, {
   },
 } satisfies Record<string, JsFunction>);
 
+/** The longest string a function makes from an event's values (strrep): beyond it, the call fails (null). */
+const MAX_MADE_CHARS = 1 << 20;
+
 /** Characters (code points) of a string. */
 const chars = (s: string) => [...s];
 
@@ -448,17 +451,24 @@ Object.assign(JS_FUNCTIONS, {
       const p = pattern(row);
       const n = g(row) as number | null;
       if (v === null || p === null || n === null) return null;
-      const m = regex(p, 'u')?.exec(v);
-      const out = m ? (m[n] ?? '') : '';
+      const m = regex(p)?.matcher(v);
+      const out = m?.find() ? (m.group(n) ?? '') : '';
       return out === '' ? null : out;
     };
   },
   replace_regex: fixed(['string', 'string', 'string'], (re: string, rewrite: string, s: string) => {
-    const r = regex(re, 'gu');
-    // $1 is a group in both; any other $ is itself, as in RE2's rewrite.
-    return r ? s.replace(r, rewrite.replace(/\$(?!\d)/g, '$$$$')) : s;
+    const r = regex(re);
+    if (!r) return s;
+    // $1 is a group (as DuckDB's rewrite \1); any other $ is itself.
+    return r
+      .matcher(s)
+      .replaceAll((match: string, ...rest: unknown[]) =>
+        rewrite.replace(/\$(\d)/g, (_, d: string) =>
+          d === '0' ? match : ((rest[Number(d) - 1] as string | null) ?? ''),
+        ),
+      );
   }),
-  split: fixed(['string', 'string'], (s: string, d: string) => (d === '' ? chars(s) : s.split(d))),
+  split: fixed(['string', 'string'], (s: string, d: string) => (d === '' ? (s === '' ? [''] : chars(s)) : s.split(d))),
   trim: fixed(['string', 'string'], (cut: string, s: string) => trimChars(s, cut, true, true)),
   trim_start: fixed(['string', 'string'], (cut: string, s: string) => trimChars(s, cut, true, false)),
   trim_end: fixed(['string', 'string'], (cut: string, s: string) => trimChars(s, cut, false, true)),
@@ -473,7 +483,11 @@ Object.assign(JS_FUNCTIONS, {
       const k = count(row) as number | null;
       const sep = delim(row) as string | null;
       if (v === null || k === null || sep === null) return null;
-      return k >= 1 ? Array<string>(Math.min(k, 1024)).fill(v).join(sep) : '';
+      if (k < 1) return '';
+      const n = Math.min(k, 1024);
+      if (n * (v.length + sep.length) > MAX_MADE_CHARS)
+        throw new RangeError(`strrep would make more than ${MAX_MADE_CHARS} characters`);
+      return Array<string>(n).fill(v).join(sep);
     };
   },
   base64_encode_tostring: text1((s) => Buffer.from(s, 'utf8').toString('base64')),

@@ -29,6 +29,8 @@ type Step = (e: EventFields) => boolean;
 export interface EventPipeline {
   /** Runs the pipeline on an event, changing it; false when an operator (`where`) drops it. */
   run(e: EventFields): boolean;
+  /** Expressions that failed on an event (a datetime out of range, a string past the limit): each gave null. */
+  readonly errors: number;
   /** The operators as bound. */
   readonly stages: readonly EventStage[];
   /** The operators as bound, one per line, each expression with its type (for `ferry validate`). */
@@ -36,12 +38,29 @@ export interface EventPipeline {
 }
 
 /** @throws AplError naming the line and column of what is wrong in `text` */
-export function compileEventPipeline(text: string): EventPipeline {
+export function compileEventPipeline(text: string, onError: (err: unknown) => void = () => undefined): EventPipeline {
   const stages = bindEventPipeline(parsePipeline(text), text);
-  const ctx = { src: text };
+  const state = { errors: 0 };
+  // An expression that throws on an event gives null, as a query's TRY does, and is counted: the event
+  // goes on, and its line is never acknowledged without it.
+  const guard =
+    (ev: Ev): Ev =>
+    (row) => {
+      try {
+        return ev(row);
+      } catch (err) {
+        state.errors++;
+        onError(err);
+        return null;
+      }
+    };
+  const ctx = { src: text, guard };
   const steps = stages.map((s) => step(s, ctx));
   return {
     stages,
+    get errors() {
+      return state.errors;
+    },
     describe: () => stages.map(describeStage),
     run(e) {
       for (let i = 0; i < steps.length; i++) if (!steps[i]!(e)) return false;
@@ -50,29 +69,19 @@ export function compileEventPipeline(text: string): EventPipeline {
   };
 }
 
-function step(s: EventStage, ctx: { src: string }): Step {
+function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step {
   switch (s.kind) {
     case 'where': {
       const p = compileExpr(s.predicate, ctx);
-      const test =
-        s.predicate.type === 'bool'
-          ? p
-          : (
-              (c) => (row: Row) =>
-                c(p(row))
-            )(converter('dynamic', 'bool'));
+      const toBool = converter('dynamic', 'bool');
+      const test = ctx.guard(s.predicate.type === 'bool' ? p : (row: Row) => toBool(p(row)));
       return (e) => test(e.data) === true;
     }
     case 'extend': {
-      const items = s.items.map((i) => ({
-        name: i.name,
-        json: JSON.stringify(i.name),
-        ev: compileExpr(i.expr, ctx),
-        type: i.expr.type,
-      }));
+      const items = s.items.map((i) => ({ name: i.name, json: JSON.stringify(i.name), value: fieldOf(i.expr, ctx) }));
       return (e) => {
         for (const i of items) {
-          const v = fieldValue(i.ev(e.data), i.type);
+          const v = i.value(e.data);
           if (e.put) e.put(i.name, v, i.json);
           else e.set(i.name, v);
         }
@@ -80,10 +89,10 @@ function step(s: EventStage, ctx: { src: string }): Step {
       };
     }
     case 'project': {
-      const items = s.items.map((i) => ({ name: i.name, ev: compileExpr(i.expr, ctx) as Ev, type: i.expr.type }));
+      const items = s.items.map((i) => ({ name: i.name, value: fieldOf(i.expr, ctx) }));
       return (e) => {
         const out: Record<string, unknown> = {};
-        for (const i of items) out[i.name] = fieldValue(i.ev(e.data), i.type);
+        for (const i of items) setOwn(out, i.name, i.value(e.data));
         e.replace(out);
         return true;
       };
@@ -141,12 +150,25 @@ function step(s: EventStage, ctx: { src: string }): Step {
           front.push(...ordered);
         }
         const out: Record<string, unknown> = {};
-        for (const k of front) out[k] = e.data[k];
-        for (const k of keys) if (!Object.hasOwn(out, k)) out[k] = e.data[k];
+        for (const k of front) setOwn(out, k, e.data[k]);
+        for (const k of keys) if (!Object.hasOwn(out, k)) setOwn(out, k, e.data[k]);
         e.replace(out);
         return true;
       };
   }
+}
+
+/** An expression's value as the event's field holds it (JSON), guarded: one that fails is null. */
+function fieldOf(e: BExpr, ctx: { src: string; guard: (ev: Ev) => Ev }): Ev {
+  const ev = compileExpr(e, ctx);
+  return ctx.guard((row) => fieldValue(ev(row), e.type));
+}
+
+/** Sets an own property, `__proto__` included (an assignment to it would set the object's prototype). */
+export function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  else o[key] = value;
 }
 
 function matcher(patterns: readonly NamePattern[]): (name: string) => boolean {

@@ -1,28 +1,37 @@
 /**
- * Regular expressions of APL pipelines: RE2's syntax (the store's, through DuckDB) read by JavaScript's
- * engine, which takes the common part of it alike; a leading `(?i)` becomes the `i` flag.
+ * Regular expressions of APL pipelines, read by re2js (a port of RE2, the store's engine through DuckDB):
+ * the same syntax as the store (`(?i)`, `\pL`, `(?P<name>…)`, no lookbehind), and time linear in the
+ * text, where JavaScript's backtracking engine let `^(a+)+$` stall the event loop for seconds.
  */
+import { RE2JS } from 're2js';
 
-export function regexOf(pattern: string, flags = 'u'): RegExp {
-  const ci = pattern.startsWith('(?i)');
-  return new RegExp(ci ? pattern.slice(4) : pattern, ci ? `i${flags}` : flags);
+/** @throws Error naming what is wrong in the pattern */
+export function regexOf(pattern: string): RE2JS {
+  return RE2JS.compile(pattern);
 }
 
-const cache = new Map<string, RegExp | null>();
+const cache = new Map<string, RE2JS | null>();
+/** Patterns longer than this (taken from events) are not kept for the next event. */
+const MAX_CACHED = 4096;
 
-/** A pattern that comes with the events (not a constant): compiled once, null when JavaScript cannot read it. */
-export function regex(pattern: string, flags: string): RegExp | null {
-  const key = `${flags}/${pattern}`;
-  let re = cache.get(key);
+/** A pattern that comes with the events (not a constant): compiled once, null when it is no RE2 pattern. */
+export function regex(pattern: string): RE2JS | null {
+  let re = cache.get(pattern);
   if (re === undefined) {
-    if (cache.size > 1000) cache.clear();
     try {
-      re = regexOf(pattern, flags);
+      re = regexOf(pattern);
     } catch {
       re = null;
     }
-    cache.set(key, re);
+    if (pattern.length <= MAX_CACHED) {
+      if (cache.size > 1000) cache.clear();
+      cache.set(pattern, re);
+    }
   }
-  if (re) re.lastIndex = 0;
   return re;
+}
+
+/** Whether the pattern matches anywhere in the text (DuckDB's regexp_matches). */
+export function matches(re: RE2JS, text: string): boolean {
+  return re.matcher(text).find();
 }

@@ -7,6 +7,7 @@ import { Batcher, STAGE_BYTES } from '../../../../src/agent/delivery/batcher.js'
 import { BufferPool } from '../../../../src/agent/queue/buffer-pool.js';
 import { splitLines } from '../../../../src/agent/delivery/batch.js';
 import { Delivery, lineOf } from '../../../../src/agent/delivery/delivery.js';
+import { Event } from '../../../../src/agent/event.js';
 import { EnrichTransform } from '../../../../src/agent/transforms/enrich.js';
 import { ParseTransform } from '../../../../src/agent/transforms/parse.js';
 import { jsonParser } from '../../../../src/agent/parsers/json.js';
@@ -420,6 +421,16 @@ describe('what a sink ships for each line', () => {
     expect(lineOf({ ...base, text: '', raw: Buffer.from('plain text') })).toBe('{"message":"plain text"}');
     expect(lineOf({ ...base, text: '{"a":1}' })).toBe('{"a":1}');
     expect(lineOf({ ...base, text: '{"cut', truncated: true })).toBe('{"message":"{\\"cut","truncated":true}');
+  });
+
+  it('an event that cannot be written as JSON goes as its line, with why, not lost', () => {
+    // Nested past the depth JSON.stringify can recurse to, and changed (so its own text is gone).
+    const text = `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const deep = Event.of(JSON.parse(text) as Record<string, unknown>, text);
+    deep.set('b', 1);
+    const line = JSON.parse(lineOf({ ...base, text, event: deep }) as string) as Record<string, string>;
+    expect(line.message).toBe(text);
+    expect(line.ferry_error).toMatch(/stack/i);
   });
 
   it('a parsed JSON line keeps its text with enrichment spliced in, unless a field would be overwritten', async () => {

@@ -27,6 +27,7 @@ describe('transforms over whole-event streams', () => {
       name: 'p',
       next: async (e) => void out.push(e),
       counters: (make) => make(),
+      log: { warn: () => undefined },
     });
     for (let i = 0; i < 100; i++) await t.process(envelope(i, true));
     expect((t as unknown as { parsers: Map<string, unknown> }).parsers.size).toBe(0);
@@ -45,6 +46,7 @@ describe('transforms over whole-event streams', () => {
       name: 'm',
       next: async (e) => void out.push(e),
       counters: (make) => make(),
+      log: { warn: () => undefined },
     });
     for (let i = 0; i < 50; i++) await t.process(envelope(i, true));
     expect(out).toHaveLength(50);

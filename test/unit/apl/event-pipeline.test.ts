@@ -1,0 +1,87 @@
+/**
+ * APL pipelines over single events (src/apl/js/) against hostile fields and queries: names an object
+ * inherits are no fields, `__proto__` is a field like any other, extend-valid keeps what the event held,
+ * an expression that throws gives null and is counted, regular expressions are RE2's, and a query that
+ * would multiply out of bounds is refused at load.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileEventPipeline, type EventFields } from '../../../src/apl/js/pipeline.js';
+import { Event } from '../../../src/agent/event.js';
+
+const fields = (e: EventFields) => JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>;
+
+function run(
+  query: string,
+  data: Record<string, unknown>,
+  text?: string,
+): { kept: boolean; event: Event; errors: number } {
+  const errors: unknown[] = [];
+  const p = compileEventPipeline(query, (err) => errors.push(err));
+  const event = Event.of(data, text);
+  const kept = p.run(event);
+  return { kept, event, errors: errors.length };
+}
+
+describe('event pipelines against hostile events and queries', () => {
+  it('reads only the fields an event has: inherited names are null', () => {
+    const { event } = run('extend a = constructor, b = toString, c = isnull(hasOwnProperty)', { x: 1 }, '{"x":1}');
+    expect(JSON.parse(event.line())).toEqual({ x: 1, a: null, b: null, c: true });
+  });
+
+  it('takes __proto__ as a field like any other, in the fields and in the text alike', () => {
+    const { event } = run("extend ['__proto__'] = parse_json('{\"b\":5}') | extend c = b", { a: 1 }, '{"a":1}');
+    expect(JSON.parse(event.line())).toEqual(JSON.parse('{"a":1,"__proto__":{"b":5},"c":null}'));
+    expect(fields(event)).toEqual(JSON.parse(event.line()));
+    const reordered = run('project-reorder a', JSON.parse('{"__proto__":{"x":1},"a":1}') as Record<string, unknown>);
+    expect(Object.keys(JSON.parse(reordered.event.line()) as object)).toEqual(['a', '__proto__']);
+  });
+
+  it('extend-valid keeps the field as the event held it where the value is not valid', () => {
+    const q = "extend-valid s = extract('([0-9]+)', 1, s)";
+    expect(JSON.parse(run(q, { s: 'abc' }).event.line())).toEqual({ s: 'abc' });
+    expect(JSON.parse(run(q, { s: 'a42' }).event.line())).toEqual({ s: '42' });
+    expect(JSON.parse(run(q, { s: true }).event.line())).toEqual({ s: true });
+  });
+
+  it('compares a field holding a real as a real beside a whole number', () => {
+    for (const [where, kept] of [
+      ['dur > 0', true],
+      ['dur == 0', false],
+      ['dur != 0', true],
+      ['dur in (0, 1)', false],
+      ['dur between (1 .. 2)', false],
+    ] as const)
+      expect(run(`where ${where}`, { dur: where.includes('between') ? 2.5 : 0.25 }).kept, where).toBe(kept);
+  });
+
+  it('gives null for an expression that fails on an event, counts it, and lets the event go on', () => {
+    const r = run('extend t = todatetime(n), u = unixtime_seconds_todatetime(n), s = strrep(x, 1000)', {
+      n: 1e300,
+      x: 'y'.repeat(100_000),
+    });
+    expect(r.kept).toBe(true);
+    expect(JSON.parse(r.event.line())).toMatchObject({ t: null, u: null, s: null });
+    expect(r.errors).toBe(3);
+  });
+
+  it('reads regular expressions as RE2 does: \\pL and named groups, no lookbehind', () => {
+    expect(
+      JSON.parse(
+        run("extend w = extract('\\\\pL+', 0, s), n = extract('(?P<d>[0-9]+)', 1, s)", { s: '12 été' }).event.line(),
+      ),
+    ).toMatchObject({
+      w: 'été',
+      n: '12',
+    });
+    expect(() => compileEventPipeline("where s matches regex '(?<=a)b'")).toThrow(/line 1, column 9: matches regex/);
+    // Backtracking would take seconds here; RE2 is linear.
+    expect(run("where s matches regex '^(a+)+$'", { s: `${'a'.repeat(40)}!` }).kept).toBe(false);
+  });
+
+  it('refuses at load a query whose lets multiply past the bounds, naming line and column', () => {
+    const lets = Array.from({ length: 16 }, (_, i) => `let a${i + 1} = strcat(a${i}, a${i});`).join('\n');
+    expect(() => compileEventPipeline(`let a0 = 'x';\n${lets}\nextend y = a16`)).toThrow(
+      /line \d+, column \d+: .*terms/,
+    );
+  });
+});
