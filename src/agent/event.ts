@@ -65,7 +65,7 @@ export class Event {
       if (this.has(f.key)) this.dropText();
       else (this.added ??= []).push(f);
     }
-    this.fields[f.key] = f.value;
+    setField(this.fields, f.key, f.value);
   }
 
   /** The event becomes exactly these fields (a projection), in their order. */
@@ -79,9 +79,7 @@ export class Event {
    * @param keyJson the key's JSON, when the caller made it once for many events
    */
   put(key: string, value: unknown, keyJson = JSON.stringify(key)): void {
-    if (this.text === undefined || this.has(key)) return this.set(key, value);
-    (this.added ??= []).push({ key, value, member: `,${keyJson}:${JSON.stringify(value)}` });
-    setField(this.fields, key, value);
+    this.add({ key, value, member: `,${keyJson}:${JSON.stringify(value)}` });
   }
 
   delete(key: string): void {

@@ -157,13 +157,13 @@ export class Batcher {
    * of such places alone is handed on like any other, and queues nothing.
    */
   mark(mark: Mark): void {
-    this.marks.set(mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream, mark);
+    this.marks.set(markKey(mark), mark);
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
   }
 
   private added(mark: Mark | undefined): Promise<void> | undefined {
     this.count++;
-    if (mark) this.marks.set(mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream, mark);
+    if (mark) this.marks.set(markKey(mark), mark);
     if (this.count >= this.limits.maxEvents || this.sealed + this.used >= this.limits.maxBytes) return this.cut();
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
     return undefined;
@@ -282,4 +282,9 @@ export class Batcher {
     void done.finally(() => this.handing.splice(this.handing.indexOf(done), 1)).catch(() => undefined);
     return done;
   }
+}
+
+/** A batch's marks are kept one per stream, or per stream and route for one of several copies of its lines. */
+function markKey(mark: Mark): Mark['stream'] | string {
+  return mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream;
 }

@@ -9,6 +9,7 @@ import { AplError } from '../errors.js';
 import type { BExpr } from '../binder/bound.js';
 import { argInfo } from '../binder/expressions.js';
 import { arithmeticType, comparisonType } from '../functions/operators.js';
+import { regexEscape } from '../functions/sql.js';
 import { isNumeric, type AplType } from '../types.js';
 import { JS_FUNCTIONS } from './functions.js';
 import { matches, regex, regexOf } from './regex.js';
@@ -47,7 +48,7 @@ export function compileExpr(e: BExpr, ctx: CompileContext): Ev {
       const left = asText(e.left, ctx);
       if (e.terms.length === 0) return () => false;
       const re = new RegExp(
-        `(?:^|${BOUNDARY})(?:${e.terms.map(escapeRegex).join('|')})(?:$|${BOUNDARY})`,
+        `(?:^|${BOUNDARY})(?:${e.terms.map(regexEscape).join('|')})(?:$|${BOUNDARY})`,
         e.caseSensitive ? 'u' : 'iu',
       );
       return (row) => {
@@ -141,7 +142,6 @@ function asText(e: BExpr, ctx: CompileContext): (row: Row) => string | null {
 }
 
 const BOUNDARY = '[^\\p{L}\\p{N}]';
-const escapeRegex = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
 
 /** Orders two non-null values of one type: numbers, bigints, strings, bools; dynamic values by their JSON. */
 function order(t: AplType): (x: Value, y: Value) => number {
@@ -329,18 +329,22 @@ function stringPredicate(name: string, a: BExpr, b: BExpr, ctx: CompileContext):
 
 const lower = (s: string) => s.toLowerCase();
 const termCache = new Map<string, RegExp>();
+const MAX_CACHED_TERM = 4096;
 
 function term(ci: boolean, before: boolean, after: boolean): (s: string, t: string) => boolean {
   return (s, t) => {
     const key = `${ci ? 'i' : ''}${before ? 'b' : ''}${after ? 'a' : ''}:${t}`;
     let re = termCache.get(key);
     if (!re) {
-      if (termCache.size > 1000) termCache.clear();
       re = new RegExp(
-        `${before ? `(?:^|${BOUNDARY})` : ''}${escapeRegex(t)}${after ? `(?:$|${BOUNDARY})` : ''}`,
+        `${before ? `(?:^|${BOUNDARY})` : ''}${regexEscape(t)}${after ? `(?:$|${BOUNDARY})` : ''}`,
         ci ? 'iu' : 'u',
       );
-      termCache.set(key, re);
+      // Terms from events are kept only while short and few.
+      if (t.length <= MAX_CACHED_TERM) {
+        if (termCache.size > 1000) termCache.clear();
+        termCache.set(key, re);
+      }
     }
     return re.test(s);
   };

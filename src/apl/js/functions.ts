@@ -9,7 +9,7 @@ import { unify } from '../functions/define.js';
 import type { AplType } from '../types.js';
 import type { Ev } from './compile.js';
 import { regex } from './regex.js';
-import { convertValue, toBoolValue, toStringValue, type Value } from './values.js';
+import { convertValue, toBoolValue, toStringValue, typeOfValue, type Value } from './values.js';
 
 type Call = Extract<BExpr, { k: 'call' }>;
 
@@ -343,18 +343,8 @@ Object.assign(JS_FUNCTIONS, {
       if (v === null) return 'null';
       if (t !== 'dynamic') return t;
       if (Array.isArray(v)) return 'array';
-      switch (typeof v) {
-        case 'object':
-          return 'dictionary';
-        case 'string':
-          return 'string';
-        case 'boolean':
-          return 'bool';
-        case 'number':
-          return Number.isInteger(v) ? 'long' : 'real';
-        default:
-          return 'null';
-      }
+      const own = typeOfValue(v);
+      return own === 'dynamic' ? 'dictionary' : own;
     };
   },
   array_length: ({ args: [a] }, c) => {

@@ -10,14 +10,14 @@ import type { NamePattern } from '../parser/ast.js';
 import { parsePipeline } from '../parser/parser.js';
 import { compileExpr, type Ev, type Row } from './compile.js';
 import { formatRfc3339Nano } from '../../util/time.js';
-import { converter, fieldValue, goDuration } from './values.js';
+import { converter, goDuration, toDynamicValue } from './values.js';
 
 /** The event a pipeline works on: its fields, and the changes it makes (an agent Event keeps its text right). */
 export interface EventFields {
   readonly data: Readonly<Record<string, unknown>>;
   set(key: string, value: unknown): void;
   /** Sets a field (extend), where the event can keep its own text for one it lacks. */
-  put?(key: string, value: unknown, keyJson: string): void;
+  put(key: string, value: unknown, keyJson: string): void;
   delete(key: string): void;
   /** The event becomes exactly these fields, in this order. */
   replace(fields: Record<string, unknown>): void;
@@ -29,18 +29,16 @@ type Step = (e: EventFields) => boolean;
 export interface EventPipeline {
   /** Runs the pipeline on an event, changing it; false when an operator (`where`) drops it. */
   run(e: EventFields): boolean;
-  /** Expressions that failed on an event (a datetime out of range, a string past the limit): each gave null. */
-  readonly errors: number;
-  /** The operators as bound. */
-  readonly stages: readonly EventStage[];
   /** The operators as bound, one per line, each expression with its type (for `ferry validate`). */
   describe(): string[];
 }
 
-/** @throws AplError naming the line and column of what is wrong in `text` */
+/**
+ * @param onError told of each expression that failed on an event (it gave null)
+ * @throws AplError naming the line and column of what is wrong in `text`
+ */
 export function compileEventPipeline(text: string, onError: (err: unknown) => void = () => undefined): EventPipeline {
   const stages = bindEventPipeline(parsePipeline(text), text);
-  const state = { errors: 0 };
   // An expression that throws on an event gives null, as a query's TRY does, and is counted: the event
   // goes on, and its line is never acknowledged without it.
   const guard =
@@ -49,7 +47,6 @@ export function compileEventPipeline(text: string, onError: (err: unknown) => vo
       try {
         return ev(row);
       } catch (err) {
-        state.errors++;
         onError(err);
         return null;
       }
@@ -57,10 +54,6 @@ export function compileEventPipeline(text: string, onError: (err: unknown) => vo
   const ctx = { src: text, guard };
   const steps = stages.map((s) => step(s, ctx));
   return {
-    stages,
-    get errors() {
-      return state.errors;
-    },
     describe: () => stages.map(describeStage),
     run(e) {
       for (let i = 0; i < steps.length; i++) if (!steps[i]!(e)) return false;
@@ -80,11 +73,7 @@ function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step 
     case 'extend': {
       const items = s.items.map((i) => ({ name: i.name, json: JSON.stringify(i.name), value: fieldOf(i.expr, ctx) }));
       return (e) => {
-        for (const i of items) {
-          const v = i.value(e.data);
-          if (e.put) e.put(i.name, v, i.json);
-          else e.set(i.name, v);
-        }
+        for (const i of items) e.put(i.name, i.value(e.data), i.json);
         return true;
       };
     }
@@ -161,7 +150,7 @@ function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step 
 /** An expression's value as the event's field holds it (JSON), guarded: one that fails is null. */
 function fieldOf(e: BExpr, ctx: { src: string; guard: (ev: Ev) => Ev }): Ev {
   const ev = compileExpr(e, ctx);
-  return ctx.guard((row) => fieldValue(ev(row), e.type));
+  return ctx.guard((row) => toDynamicValue(ev(row), e.type));
 }
 
 /** Sets an own property, `__proto__` included (an assignment to it would set the object's prototype). */

@@ -187,7 +187,10 @@ function toNanos(v: Value, from: AplType, self: AplType, parse: (s: string) => b
 export const toDatetimeValue = (v: Value, from: AplType) => toNanos(v, from, 'datetime', parseDatetime);
 export const toTimespanValue = (v: Value, from: AplType) => toNanos(v, from, 'timespan', parseGoDuration);
 
-/** A value as a dynamic one: datetimes and timespans as their text, as the store's to_json gives them. */
+/**
+ * A value as a dynamic one, which is also how an event's field holds it (JSON): datetimes and timespans as
+ * their text, as the store's to_json and tostring() write them; a real JSON cannot hold (NaN, ±Inf) null.
+ */
 export function toDynamicValue(v: Value, from: AplType): Value {
   if (v === null || v === undefined) return null;
   if (from === 'datetime') return formatRfc3339Nano(v as bigint);
@@ -243,12 +246,4 @@ export function convertValue(v: Value, from: AplType, to: AplType): Value {
 export function converter(from: AplType, to: AplType): (v: Value) => Value {
   if (from === to) return (v) => v ?? null;
   return (v) => convertValue(v, from, to);
-}
-
-/**
- * A value as an event's field holds it, in JSON: a datetime as RFC 3339 text, a timespan as Go's duration
- * text (as tostring() writes them), a real that JSON cannot hold (NaN, ±Inf) as null.
- */
-export function fieldValue(v: Value, type: AplType): Value {
-  return toDynamicValue(v, type);
 }

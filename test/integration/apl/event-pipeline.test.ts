@@ -204,6 +204,9 @@ function event(fields: Record<string, unknown>): EventFields {
     set(k, v) {
       (this.data as Record<string, unknown>)[k] = v;
     },
+    put(k, v) {
+      (this.data as Record<string, unknown>)[k] = v;
+    },
     delete(k) {
       delete (this.data as Record<string, unknown>)[k];
     },
