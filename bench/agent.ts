@@ -7,8 +7,9 @@
  *                    re-serialised
  * The file is generated once and kept in the temp directory (reused by later runs).
  *
- *   apl              parse json + an `apl` transform (a filter that keeps nearly every event, two fields
- *                    added, one taken away), compiled to JavaScript closures
+ *   apl              parse json + an `apl` transform (a filter that keeps every event, two fields added,
+ *                    one taken away), compiled to JavaScript closures, then a `route` whose three
+ *                    outputs (errors, slow, the rest) meet at the sink
  *   syslog           the same events as RFC 3164 syslog lines (`<13>… host app: {json}`) sent over one TCP
  *                    connection to a `syslog` source (parsed into fields, shipped as JSON)
  *   relay            the same events posted to an `http` source as an app's Axiom client would: NDJSON
@@ -192,7 +193,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The apl mode's pipeline: a filter that keeps nearly every event (as parse mode ships them all), fields added, one taken away. */
+/** The apl mode's pipeline: a filter that keeps every event (as parse mode ships them all), fields added, one taken away. */
 const APL_QUERY =
   "where status >= 200 and method != 'TRACE' | extend slow = request_time > 0.5, api = uri startswith '/api' | project-away http_referer";
 
@@ -201,7 +202,7 @@ const MODES: readonly Mode[] = ['passthrough', 'parse', 'apl', 'syslog', 'relay'
 const TITLE: Record<Mode, string> = {
   passthrough: 'passthrough',
   parse: 'parse-and-enrich',
-  apl: 'parse and an apl transform',
+  apl: 'parse, an apl transform and a route',
   syslog: 'syslog over TCP',
   relay: 'http relay (gzip bodies of 1,000 events)',
 };
@@ -227,7 +228,8 @@ async function run(mode: Mode, data: { file: string; lines: number; bytes: numbe
       : mode === 'apl'
         ? `transforms:
   parse: { type: parse, inputs: [file], parser: json }
-  enrich: { type: apl, inputs: [parse], query: "${APL_QUERY}" }
+  shape: { type: apl, inputs: [parse], query: "${APL_QUERY}" }
+  split: { type: route, inputs: [shape], routes: { errors: "status >= 500", slow: "status < 500 and slow" } }
 `
         : '';
   const config = join(dir, 'agent.yaml');
@@ -245,7 +247,7 @@ ${transforms}
 sinks:
   out:
     type: axiom
-    inputs: [${mode === 'parse' || mode === 'apl' ? 'enrich' : mode === 'syslog' || mode === 'relay' ? 'net' : 'file'}]
+    inputs: [${mode === 'parse' ? 'enrich' : mode === 'apl' ? 'split.errors, split.slow, split._unmatched' : mode === 'syslog' || mode === 'relay' ? 'net' : 'file'}]
     url: ${receiver.url}
     token: xaat-bench
     dataset: bench

@@ -9,7 +9,8 @@
  * The seed also draws the topology: the file straight to the sink, through a parse transform, a diamond
  * (the sink reads the file directly and through multiline → parse → enrich, which tags its copies), or a
  * fan-out (one sink reads the file, another its multiline-joined lines), or a filter (the sink reads the
- * file directly and through an apl transform that drops every third line). Each copy of a line, one per
+ * file directly and through an apl transform that drops every third line), or a route (three paths to one
+ * sink, one through a sample). Each copy of a line, one per
  * path, must arrive: a multiline transform holds a line back while the other copy is acknowledged, and a
  * dropped line's place is acknowledged on its path.
  *
@@ -38,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzip } from 'node:zlib';
+import { hashOf } from '../src/agent/transforms/sample.js';
 import { promisify } from 'node:util';
 
 const gunzipAsync = promisify(gunzip);
@@ -76,6 +78,8 @@ export interface TortureOptions {
   durationMs: number;
   /** Progress lines (the soak prints them; the test does not). */
   log?: (line: string) => void;
+  /** The topology, instead of the one the seed draws (the schedule is the seed's all the same). */
+  mode?: Topology;
 }
 
 export interface TortureReport {
@@ -95,7 +99,8 @@ export interface TortureReport {
   tornSample: string[];
 }
 
-type Topology = 'passthrough' | 'parse' | 'diamond' | 'fanout' | 'filter';
+export type Topology = 'passthrough' | 'parse' | 'diamond' | 'fanout' | 'filter' | 'route';
+export const TOPOLOGIES = ['passthrough', 'parse', 'diamond', 'fanout', 'filter', 'route'] as const;
 
 /** The copies of each line a topology delivers: `dataset/via` (the enrich tag, `-` for none). */
 const COPIES: Record<Topology, string[]> = {
@@ -104,13 +109,26 @@ const COPIES: Record<Topology, string[]> = {
   diamond: ['torture/-', 'torture/joined'],
   fanout: ['torture/-', 'torture-b/-'],
   filter: ['torture/-', 'torture/kept'],
+  route: ['torture/-', 'torture/a', 'torture/b'],
 };
 
-/** Copies that only some lines have: the `filter` topology's apl transform drops every third line. */
-const ONLY: Record<string, (seq: number) => boolean> = {
-  'torture/kept': (seq) => seq % 3 !== 0,
+/** The `route` topology's sample keeps the lines whose id hashes to an even number. */
+const sampledIn = (seq: number) => hashOf(`w${seq}`) % 2 === 0;
+
+/**
+ * Copies that only some lines have: the `filter` topology's apl transform drops every third line; the
+ * `route` topology sends every third line one way, every second line (sampled) another, the rest to
+ * `_unmatched`.
+ */
+const ONLY: Partial<Record<Topology, Record<string, (seq: number) => boolean>>> = {
+  filter: { 'torture/kept': (seq) => seq % 3 !== 0 },
+  route: {
+    'torture/a': (seq) => seq % 3 === 0,
+    'torture/b': (seq) => seq % 2 === 0 && sampledIn(seq),
+    'torture/-': (seq) => seq % 3 !== 0 && seq % 2 !== 0,
+  },
 };
-const hasCopy = (copy: string, seq: number) => ONLY[copy]?.(seq) ?? true;
+const hasCopy = (mode: Topology, copy: string, seq: number) => ONLY[mode]?.[copy]?.(seq) ?? true;
 
 /** The transforms and sinks of each topology (the sinks' common settings are added to each). */
 function topologyConfig(mode: Topology): { transforms: string; sinks: Record<string, string> } {
@@ -141,6 +159,18 @@ function topologyConfig(mode: Topology): { transforms: string; sinks: Record<str
   kept: { type: apl, inputs: [parse], query: "where seq % 3 != 0 | extend via = 'kept'" }
 `,
         sinks: { out: 'inputs: [kept, app], dataset: torture' },
+      };
+    case 'route':
+      // A route with three paths to one sink (a line matching both conditions takes two), one through a
+      // sample keyed by the line's id: a line is acknowledged once each path has it durable or passed it by.
+      return {
+        transforms: `  parse: { type: parse, inputs: [app], parser: json }
+  split: { type: route, inputs: [parse], routes: { third: "seq % 3 == 0", second: "seq % 2 == 0" } }
+  ta: { type: apl, inputs: [split.third], query: "extend via = 'a'" }
+  half: { type: sample, inputs: [split.second], rate: 2, key: id }
+  tb: { type: apl, inputs: [half], query: "extend via = 'b'" }
+`,
+        sinks: { out: 'inputs: [ta, tb, split._unmatched], dataset: torture' },
       };
   }
 }
@@ -294,7 +324,8 @@ function sleep(ms: number): Promise<void> {
 export async function torture(o: TortureOptions): Promise<TortureReport> {
   const rnd = seededRandom(o.seed);
   const pick = (n: number) => Math.floor(rnd() * n);
-  const mode = (['passthrough', 'parse', 'diamond', 'fanout', 'filter'] as const)[pick(5)]!;
+  const drawn = TOPOLOGIES[pick(TOPOLOGIES.length)]!;
+  const mode = o.mode ?? drawn;
   const expected = COPIES[mode];
   const topology = topologyConfig(mode);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-torture-'));
@@ -353,7 +384,7 @@ ${Object.entries(topology.sinks)
   const delivered = (upTo: number) => {
     for (const copy of expected) {
       const counts = receiver.seen.get(copy);
-      for (let s = 0; s < upTo; s++) if (hasCopy(copy, s) && !counts?.has(s)) return false;
+      for (let s = 0; s < upTo; s++) if (hasCopy(mode, copy, s) && !counts?.has(s)) return false;
     }
     return true;
   };
@@ -469,8 +500,8 @@ ${Object.entries(topology.sinks)
     const counts = receiver.seen.get(copy);
     for (let s = 0; s < seq; s++) {
       const n = counts?.get(s) ?? 0;
-      if (!hasCopy(copy, s)) {
-        if (n > 0) receiver.torn.push(`w${s} (${copy}): a line the filter drops arrived`);
+      if (!hasCopy(mode, copy, s)) {
+        if (n > 0) receiver.torn.push(`w${s} (${copy}): a line its path drops arrived`);
       } else if (n === 0) lost.push(expected.length > 1 ? `w${s} (${copy})` : `w${s}`);
       else duplicated += n - 1;
     }

@@ -38,6 +38,8 @@ export type SourceConfig = Configured<SourceSpec>;
 
 export interface TransformConfig extends Configured<TransformSpec> {
   inputs: string[];
+  /** Its named outputs (a route's), read as `<name>.<output>`. */
+  outputs?: string[];
 }
 
 export interface SinkConfig extends Configured<SinkSpec>, SinkSettings {
@@ -132,7 +134,8 @@ export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig
     transformRegistry.checkKeys(o, type, ['type', ...Object.keys(TRANSFORM_OPTIONS)]);
     const spec = transformRegistry.get(type);
     const { inputs } = o.read(TRANSFORM_OPTIONS);
-    return { name, type, inputs, spec, settings: configureComponent(spec, o) };
+    const settings = configureComponent(spec, o);
+    return { name, type, inputs, spec, settings, outputs: spec.outputs?.(settings) };
   });
   const sinks = entries(doc, 'sinks').map(([name, o]): SinkConfig => {
     const type = o.raw.type as string;

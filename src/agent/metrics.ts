@@ -38,7 +38,7 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
       add(
         'ferry_transform_events_dropped_total',
         'counter',
-        'Events a transform dropped on purpose, by reason (where: its filter)',
+        'Events a transform dropped on purpose, by reason (where, unmatched, unread, sampled, throttled, duplicate)',
         { ...l, reason },
         n,
       );

@@ -71,13 +71,27 @@ export class Registry<Spec extends ComponentSpec> {
   schema(discriminator: string, common: OptionSpecs): JsonSchema {
     const properties: Record<string, JsonSchema> = { [discriminator]: { enum: this.types } };
     for (const [k, o] of Object.entries(common)) properties[k] = o.schema;
-    for (const s of this.specs) for (const [k, o] of Object.entries(s.options)) properties[k] ??= o.schema;
+    // A key that types read differently (`fields`: enrich's map, dedupe's list) is checked per type.
+    const shapes = new Map<string, Set<string>>();
+    for (const s of this.specs)
+      for (const [k, o] of Object.entries(s.options)) {
+        if (k in common) continue;
+        const seen = shapes.get(k) ?? new Set<string>();
+        shapes.set(k, seen.add(JSON.stringify(o.schema)));
+      }
+    const perType = new Set([...shapes].filter(([, v]) => v.size > 1).map(([k]) => k));
+    for (const s of this.specs)
+      for (const [k, o] of Object.entries(s.options)) properties[k] ??= perType.has(k) ? {} : o.schema;
     const rules = this.specs
-      .filter((s) => requiredKeys(s.options).length)
-      .map((s) => ({
-        if: { properties: { [discriminator]: { const: s.type } }, required: [discriminator] },
-        then: { required: requiredKeys(s.options) },
-      }));
+      .map((s) => {
+        const own = Object.entries(s.options).filter(([k]) => perType.has(k));
+        const then: JsonSchema = {
+          ...(requiredKeys(s.options).length ? { required: requiredKeys(s.options) } : {}),
+          ...(own.length ? { properties: Object.fromEntries(own.map(([k, o]) => [k, o.schema])) } : {}),
+        };
+        return { if: { properties: { [discriminator]: { const: s.type } }, required: [discriminator] }, then };
+      })
+      .filter((r) => Object.keys(r.then).length > 0);
     return {
       type: 'object',
       additionalProperties: false,

@@ -73,7 +73,9 @@ export class Batcher {
   private count = 0;
   /** The last mark of each stream in the batch being gathered (offsets only grow within a stream). */
   /** Keyed by stream, or by stream and route for one of several copies of a stream's lines. */
-  private marks = new Map<Mark['stream'] | string, Mark>();
+  /** The last mark of each stream in the batch, and of each copy of a stream whose lines take several paths. */
+  private marks = new Map<Mark['stream'], Mark>();
+  private routedMarks = new Map<Mark['stream'], Map<number, Mark>>();
   private timer: NodeJS.Timeout | undefined;
   /** The destination of the batch being gathered (undefined dataset: the sink's own). */
   private dataset: string | undefined;
@@ -157,13 +159,24 @@ export class Batcher {
    * of such places alone is handed on like any other, and queues nothing.
    */
   mark(mark: Mark): void {
-    this.marks.set(markKey(mark), mark);
+    this.keep(mark);
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
+  }
+
+  /** Keyed by stream and route without making a key per line: marks come once per line. */
+  private keep(mark: Mark): void {
+    if (!mark.route) {
+      this.marks.set(mark.stream, mark);
+      return;
+    }
+    let byRoute = this.routedMarks.get(mark.stream);
+    if (!byRoute) this.routedMarks.set(mark.stream, (byRoute = new Map()));
+    byRoute.set(mark.route, mark);
   }
 
   private added(mark: Mark | undefined): Promise<void> | undefined {
     this.count++;
-    if (mark) this.marks.set(markKey(mark), mark);
+    if (mark) this.keep(mark);
     if (this.count >= this.limits.maxEvents || this.sealed + this.used >= this.limits.maxBytes) return this.cut();
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
     return undefined;
@@ -259,11 +272,12 @@ export class Batcher {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.count === 0 && this.marks.size === 0) return this.flushing;
+    if (this.count === 0 && this.marks.size === 0 && this.routedMarks.size === 0) return this.flushing;
     if (this.used > 0) this.seal();
     const parts = this.parts;
     const count = this.count;
     const marks = [...this.marks.values()];
+    for (const byRoute of this.routedMarks.values()) marks.push(...byRoute.values());
     const to: Destination | undefined =
       this.dataset === undefined
         ? undefined
@@ -272,6 +286,7 @@ export class Batcher {
     this.sealed = 0;
     this.count = 0;
     this.marks = new Map();
+    this.routedMarks = new Map();
     const done = this.flushing.then(async () =>
       this.handOn(await Promise.all(parts.map((p) => p.out)), count, marks, to),
     );
@@ -282,9 +297,4 @@ export class Batcher {
     void done.finally(() => this.handing.splice(this.handing.indexOf(done), 1)).catch(() => undefined);
     return done;
   }
-}
-
-/** A batch's marks are kept one per stream, or per stream and route for one of several copies of its lines. */
-function markKey(mark: Mark): Mark['stream'] | string {
-  return mark.route ? `${mark.stream.id}\u0000${mark.route}` : mark.stream;
 }

@@ -12,6 +12,7 @@ import type { AgentConfig, SinkConfig } from '../config.js';
 import type { EventStore } from '../../service/store/event-store.js';
 import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
+import { outputName } from './topology.js';
 import { Delivery, newDeliveryCounters } from '../delivery/delivery.js';
 import { newSinkCounters } from '../delivery/send-chain.js';
 import type { HealthReporter } from '../delivery/sink-health.js';
@@ -63,6 +64,23 @@ export class Pipeline {
       };
     };
 
+    // A named output is a path of its own: what goes out of it is marked with its route.
+    const outputEmitter = (name: string, outputs: readonly string[], out: string): Emit => {
+      const i = outputs.indexOf(out);
+      if (i < 0) throw new Error(`transforms.${name} has no output "${out}"`);
+      const target = emitterOf(outputName(name, out));
+      if (outputs.length === 1) return target;
+      // The routes out of it for the route an envelope came with: the same for every line of a path.
+      let from = -1;
+      let routes: readonly number[] = [];
+      return (e) => {
+        const route = e.route ?? 0;
+        if (route !== from) routes = cfg.topology.forkRoutes(name, (from = route));
+        e.route = routes[i];
+        return target(e);
+      };
+    };
+
     // A checkpoint waits for every copy of a source's lines.
     const acks = new AckGate((source) => cfg.topology.copiesOf(source));
 
@@ -104,6 +122,8 @@ export class Pipeline {
       const transform = t.spec.create(t.settings, {
         name,
         next: emitterOf(name),
+        output: (out) => outputEmitter(name, t.outputs ?? [], out),
+        isRead: (out) => cfg.topology.readersOf(outputName(name, out)).length > 0,
         counters: (make) => book.get(`transform:${name}`, make),
         log,
       });

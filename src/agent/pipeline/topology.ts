@@ -8,9 +8,17 @@ import { ComponentError } from '../../config/options.js';
 export interface Wired {
   name: string;
   inputs: readonly string[];
+  /**
+   * A transform's named outputs (a route's `errors`, `_unmatched`): its readers name one of them
+   * (`split.errors`), never the transform itself, and each output is a path of its own.
+   */
+  outputs?: readonly string[];
 }
 
-type Kind = 'sources' | 'transforms' | 'sinks';
+type Kind = 'sources' | 'transforms' | 'sinks' | 'outputs';
+
+/** The name readers give a transform's named output. */
+export const outputName = (transform: string, output: string): string => `${transform}.${output}`;
 
 export class Topology {
   private constructor(
@@ -20,6 +28,8 @@ export class Topology {
     private readonly forks: ReadonlyMap<string, ReadonlyMap<number, readonly number[]>>,
     private readonly copies: ReadonlyMap<string, number>,
     private readonly transformsFed: ReadonlySet<string>,
+    /** The named outputs of transforms (`split.errors`): paths through which events pass as they are. */
+    private readonly outputs: ReadonlySet<string>,
   ) {}
 
   static of(sources: readonly { name: string }[], transforms: readonly Wired[], sinks: readonly Wired[]): Topology {
@@ -40,6 +50,24 @@ export class Topology {
       }
     }
     const readers = new Map<string, string[]>();
+    // A transform with named outputs is read by its outputs, in their order; readers name the outputs.
+    const ownerOf = new Map<string, string>();
+    for (const t of transforms) {
+      if (!t.outputs) continue;
+      readers.set(t.name, []);
+      for (const out of t.outputs) {
+        const name = outputName(t.name, out);
+        const other = kinds.get(name);
+        if (other)
+          throw new ComponentError(
+            `${other}.${name}`,
+            `the name is also the output "${out}" of transforms.${t.name}; names must be unique`,
+          );
+        kinds.set(name, 'outputs');
+        ownerOf.set(name, t.name);
+        readers.get(t.name)!.push(name);
+      }
+    }
     for (const [kind, list] of [
       ['transforms', transforms],
       ['sinks', sinks],
@@ -47,15 +75,23 @@ export class Topology {
       for (const c of list) {
         c.inputs.forEach((input, i) => {
           const k = kinds.get(input);
-          if (k === undefined)
+          const at = `${kind}.${c.name}.inputs.${i}`;
+          if (k === undefined) {
+            const dot = input.lastIndexOf('.');
+            const owner = dot > 0 ? byName(transforms, input.slice(0, dot)) : undefined;
+            if (owner?.outputs)
+              throw new ComponentError(
+                at,
+                `transforms.${owner.name} has no output "${input.slice(dot + 1)}" (its outputs: ${owner.outputs.join(', ')})`,
+              );
+            throw new ComponentError(at, `unknown input "${input}" (inputs name sources or transforms)`);
+          }
+          if (k === 'sinks') throw new ComponentError(at, `"${input}" is a sink; inputs name sources or transforms`);
+          const named = byName(transforms, input)?.outputs;
+          if (named)
             throw new ComponentError(
-              `${kind}.${c.name}.inputs.${i}`,
-              `unknown input "${input}" (inputs name sources or transforms)`,
-            );
-          if (k === 'sinks')
-            throw new ComponentError(
-              `${kind}.${c.name}.inputs.${i}`,
-              `"${input}" is a sink; inputs name sources or transforms`,
+              at,
+              `transforms.${input} has named outputs: read one of them (${named.map((o) => outputName(input, o)).join(', ')})`,
             );
           readers.set(input, [...(readers.get(input) ?? []), c.name]);
         });
@@ -64,7 +100,7 @@ export class Topology {
 
     // Flow order by depth-first search from each transform to its inputs; a transform met again while
     // its own inputs are being visited closes a cycle.
-    const byName = new Map(transforms.map((t) => [t.name, t]));
+    const transformNamed = new Map(transforms.map((t) => [t.name, t]));
     const state = new Map<string, 'visiting' | 'done'>();
     const order: string[] = [];
     const visit = (t: Wired, trail: string[]) => {
@@ -73,7 +109,7 @@ export class Topology {
         throw new ComponentError(`transforms.${t.name}.inputs`, `a cycle: ${[...trail, t.name].join(' → ')}`);
       state.set(t.name, 'visiting');
       for (const i of t.inputs) {
-        const up = byName.get(i);
+        const up = transformNamed.get(ownerOf.get(i) ?? i);
         if (up) visit(up, [...trail, t.name]);
       }
       state.set(t.name, 'done');
@@ -91,7 +127,7 @@ export class Topology {
 
     const { forks, copies } = routesOf(sources, readers, new Set(sinks.map((k) => k.name)));
     const transformsFed = new Set(transforms.flatMap((t) => t.inputs));
-    return new Topology(order, readers, forks, copies, transformsFed);
+    return new Topology(order, readers, forks, copies, transformsFed, new Set(ownerOf.keys()));
   }
 
   /** The transforms and sinks that read a component's output, in the config's order. */
@@ -119,7 +155,7 @@ export class Topology {
 
   /** The sinks a component's output reaches, directly or through transforms, in the order first met. */
   sinksOf(name: string): string[] {
-    const transforms = new Set(this.transformOrder);
+    const transforms = new Set([...this.transformOrder, ...this.outputs]);
     const seen = new Set<string>();
     const visit = (n: string): string[] =>
       this.readersOf(n).flatMap((r) => {
@@ -134,6 +170,10 @@ export class Topology {
   isReadByTransform(source: string): boolean {
     return this.transformsFed.has(source);
   }
+}
+
+function byName(transforms: readonly Wired[], name: string): Wired | undefined {
+  return transforms.find((t) => t.name === name);
 }
 
 /** Paths walked from the sources at most: a config whose paths multiply past it is refused. */

@@ -2,11 +2,13 @@
  * Transforms sit between sources and sinks: parse a line into an event, join multiline events, enrich.
  * They share this one interface, and the config names them (`type: parse`), as in Vector.
  */
-import type { OptionSpecs } from '../../config/options.js';
+import type { Options, OptionSpecs } from '../../config/options.js';
+import { AplError } from '../../apl/errors.js';
 import type { ComponentSpec } from '../../config/registry.js';
 import { Event } from '../event.js';
 import type { LogEvent } from '../parsers/parser.js';
 import type { SourceLine } from '../sources/source.js';
+import { NowAndThen } from '../../util/now-and-then.js';
 
 /** A line on its way through the pipeline: its text and origin, and the event once made. */
 export interface Envelope extends SourceLine {
@@ -44,10 +46,107 @@ export function newTransformCounters(): TransformCounters {
   return { eventsIn: 0, eventsOut: 0, dropped: {}, errors: 0 };
 }
 
+/**
+ * A transform that keeps or drops each event (apl, sample, throttle, dedupe): a dropped one goes on as its
+ * place, counted by the reason the transform gives.
+ */
+export abstract class FilterTransform implements Transform {
+  constructor(
+    readonly name: string,
+    protected readonly next: Emit,
+    readonly counters: TransformCounters,
+    private readonly reason: string,
+  ) {}
+
+  /** Whether the event goes on (it may change it). */
+  protected abstract keeps(e: Envelope): boolean;
+
+  async process(e: Envelope): Promise<void> {
+    if (e.dropped) return this.next(e);
+    this.counters.eventsIn++;
+    if (this.keeps(e)) {
+      this.counters.eventsOut++;
+      return this.next(e);
+    }
+    countDrop(this.counters, this.reason);
+    return this.next(placeOf(e));
+  }
+
+  async flush(): Promise<void> {}
+}
+
+/** What goes on for an event a transform dropped: its place in the stream, without the event. */
+export function placeOf(e: Envelope): Envelope {
+  // Every key written out, in one order: places are made once per path a line does not take, and
+  // objects of one shape are cheap to make and to read (a spread made each of a different shape).
+  const place: { [K in keyof Required<Envelope>]: Envelope[K] } = {
+    text: e.text,
+    raw: e.raw,
+    truncated: e.truncated,
+    structured: e.structured,
+    dataset: e.dataset,
+    params: e.params,
+    stream: e.stream,
+    offset: e.offset,
+    generation: e.generation,
+    route: e.route,
+    event: undefined,
+    dropped: true,
+  };
+  return place;
+}
+
+/** Counts an event a transform dropped on purpose, by reason (`where`, `sampled`). */
+export function countDrop(c: TransformCounters, reason: string): void {
+  c.dropped[reason] = (c.dropped[reason] ?? 0) + 1;
+}
+
+/**
+ * What a transform does with an expression that failed on an event (it gave null): counted, and said at
+ * most now and then with the last error, never once per event.
+ */
+export function expressionFailures(
+  transform: string,
+  counters: TransformCounters,
+  log: { warn(o: object, m: string): void },
+): (err: unknown) => void {
+  const failures = new NowAndThen();
+  return (err) => {
+    counters.errors++;
+    failures.hit((count) =>
+      log.warn(
+        { transform, err: (err as Error)?.message ?? String(err), count },
+        'apl expressions failed on events and gave null (the last error shown)',
+      ),
+    );
+  };
+}
+
+/**
+ * Compiles a key's APL at config load (a query, a condition), refusing a bad one with the key path and
+ * the line and column in its text.
+ */
+export function compiledAt<T>(o: Options, key: string, compile: () => T): T {
+  try {
+    return compile();
+  } catch (err) {
+    if (err instanceof AplError) return o.fail(key, err.message);
+    if (err instanceof RangeError) return o.fail(key, `too large to compile (${err.message})`);
+    throw err;
+  }
+}
+
 /** What a transform is built with: its name and where it emits to. */
 export interface TransformContext {
   name: string;
   next: Emit;
+  /**
+   * Where a transform with named outputs (a route) emits to one of them. Each output must be handed an
+   * envelope of its own (the output marks it with its path), a dropped place where the event goes elsewhere.
+   */
+  output(name: string): Emit;
+  /** Whether anything reads one of its named outputs (what goes out of one nobody reads is dropped). */
+  isRead(output: string): boolean;
   /** Counters that outlive this transform (across reloads), made on first use. */
   counters<C extends object>(make: () => C): C;
   /** Where it says what goes wrong with events (never once per event). */
@@ -60,6 +159,8 @@ export interface TransformSpec<Settings = unknown, Keys extends OptionSpecs = Op
   Keys
 > {
   create(settings: Settings, ctx: TransformContext): Transform;
+  /** The transform's named outputs (`errors`, `_unmatched`), which readers name as `<transform>.<output>`. */
+  outputs?(settings: Settings): string[];
   /** What the transform will do, one line each, for `ferry validate` (an apl pipeline's operators as bound). */
   describe?(settings: Settings): string[];
 }

@@ -51,7 +51,8 @@ const MANY_EVENTS = new Set([
   'search',
 ]);
 
-export function bindEventPipeline(query: Query, src: string): EventStage[] {
+/** A scope over one event with no schema, and a binder of expressions within the pipeline's bounds. */
+function eventScope(src: string) {
   const scope = new Scope(src, {
     schema: () => undefined,
     nowNs: 'live',
@@ -60,6 +61,7 @@ export function bindEventPipeline(query: Query, src: string): EventStage[] {
     datasets: () => [],
     unknownNames: 'field',
   });
+  const exprs = new Expressions(scope);
   let terms = 0;
   /** An expression bound, within the pipeline's bounds. */
   const bound = (e: Expr, rel: Relation): BExpr => {
@@ -78,8 +80,26 @@ export function bindEventPipeline(query: Query, src: string): EventStage[] {
       );
     return b;
   };
-  const exprs = new Expressions(scope);
-  const none: Relation = { columns: [], rowIdentity: true, order: [], groups: [] };
+  return { scope, bound };
+}
+
+const NO_FIELDS: Relation = { columns: [], rowIdentity: true, order: [], groups: [] };
+
+/**
+ * Binds one expression over an event (a route's condition, a sample's `keep`): every name is a field of
+ * the event. With `condition`, the expression must be a bool (or a dynamic field, true only when it holds true).
+ */
+export function bindEventExpression(expr: Expr, src: string, condition: boolean): BExpr {
+  const { scope, bound } = eventScope(src);
+  const b = bound(expr, NO_FIELDS);
+  if (condition && b.type !== 'bool' && b.type !== 'dynamic')
+    scope.fail(`a condition must be a bool, not ${b.type}`, expr.pos);
+  return b;
+}
+
+export function bindEventPipeline(query: Query, src: string): EventStage[] {
+  const { scope, bound } = eventScope(src);
+  const none = NO_FIELDS;
   for (const st of query.statements) {
     if (st.kind !== 'let' || st.tabular)
       return scope.fail('only scalar let statements may come before the operators of an event pipeline', st.pos);

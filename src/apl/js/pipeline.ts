@@ -4,10 +4,10 @@
  * it on every event it sees, never through DuckDB. Errors name the line and column in the pipeline's text.
  */
 import type { BExpr } from '../binder/bound.js';
-import { bindEventPipeline, type EventStage } from '../binder/event-pipeline.js';
+import { bindEventExpression, bindEventPipeline, type EventStage } from '../binder/event-pipeline.js';
 import { sortNames, wildcardMatch } from '../binder/relation.js';
 import type { NamePattern } from '../parser/ast.js';
-import { parsePipeline } from '../parser/parser.js';
+import { parseExpression, parsePipeline } from '../parser/parser.js';
 import { compileExpr, type Ev, type Row } from './compile.js';
 import { formatRfc3339Nano } from '../../util/time.js';
 import { converter, goDuration, toDynamicValue } from './values.js';
@@ -39,19 +39,7 @@ export interface EventPipeline {
  */
 export function compileEventPipeline(text: string, onError: (err: unknown) => void = () => undefined): EventPipeline {
   const stages = bindEventPipeline(parsePipeline(text), text);
-  // An expression that throws on an event gives null, as a query's TRY does, and is counted: the event
-  // goes on, and its line is never acknowledged without it.
-  const guard =
-    (ev: Ev): Ev =>
-    (row) => {
-      try {
-        return ev(row);
-      } catch (err) {
-        onError(err);
-        return null;
-      }
-    };
-  const ctx = { src: text, guard };
+  const ctx = { src: text, guard: guardWith(onError) };
   const steps = stages.map((s) => step(s, ctx));
   return {
     describe: () => stages.map(describeStage),
@@ -62,13 +50,50 @@ export function compileEventPipeline(text: string, onError: (err: unknown) => vo
   };
 }
 
+/**
+ * One condition over an event (a route's, a sample's `keep`), compiled as a `where` predicate is: true only
+ * when it holds true; null, and an expression that fails on the event (counted through `onError`), are false.
+ * @throws AplError naming the line and column of what is wrong in `text`
+ */
+export function compileEventCondition(
+  text: string,
+  onError: (err: unknown) => void = () => undefined,
+): (data: Row) => boolean {
+  const predicate = bindEventExpression(parseExpression(text), text, true);
+  return predicateOf(predicate, { src: text, guard: guardWith(onError) });
+}
+
+/** A condition as bound, written out (for `ferry validate`). */
+export function describeEventCondition(text: string): string {
+  return exprText(bindEventExpression(parseExpression(text), text, true));
+}
+
+// An expression that throws on an event gives null, as a query's TRY does, and is counted: the event
+// goes on, and its line is never acknowledged without it.
+const guardWith =
+  (onError: (err: unknown) => void) =>
+  (ev: Ev): Ev =>
+  (row) => {
+    try {
+      return ev(row);
+    } catch (err) {
+      onError(err);
+      return null;
+    }
+  };
+
+function predicateOf(predicate: BExpr, ctx: { src: string; guard: (ev: Ev) => Ev }): (data: Row) => boolean {
+  const p = compileExpr(predicate, ctx);
+  const toBool = converter('dynamic', 'bool');
+  const test = ctx.guard(predicate.type === 'bool' ? p : (row: Row) => toBool(p(row)));
+  return (data) => test(data) === true;
+}
+
 function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step {
   switch (s.kind) {
     case 'where': {
-      const p = compileExpr(s.predicate, ctx);
-      const toBool = converter('dynamic', 'bool');
-      const test = ctx.guard(s.predicate.type === 'bool' ? p : (row: Row) => toBool(p(row)));
-      return (e) => test(e.data) === true;
+      const test = predicateOf(s.predicate, ctx);
+      return (e) => test(e.data);
     }
     case 'extend': {
       const items = s.items.map((i) => ({ name: i.name, json: JSON.stringify(i.name), value: fieldOf(i.expr, ctx) }));

@@ -2,7 +2,7 @@
  * The agent's promise, tried adversarially against the real binary and a real receiver (bench/torture.ts):
  * a random schedule of appends, rotations, copytruncate, truncation, deletions, kill -9 and receiver
  * restarts, over a random topology (direct, parse, a diamond through multiline, a fan-out to two sinks, a
- * filter dropping a third of the lines on one of two paths);
+ * filter dropping a third of the lines on one of two paths, a route whose three paths meet at one sink);
  * then every copy of every line written must have arrived, whole, with duplicates within what the README
  * allows. The seed is random unless FERRY_TORTURE_SEED is set, and is printed in any failure.
  * `npm run soak -- --minutes N` runs the same for longer.
@@ -34,4 +34,17 @@ describe('no line lost (model-based torture)', () => {
     expect(r.ops['kill -9 and restart'] ?? 0, summary).toBeGreaterThan(0);
     expect(r.duplicated, summary).toBeLessThanOrEqual(r.allowedDuplicates);
   }, 180_000);
+
+  it('through a route whose paths meet again at one sink, one of them sampled, every path of every line arrives', async () => {
+    const seed = process.env.FERRY_TORTURE_SEED
+      ? Number(process.env.FERRY_TORTURE_SEED)
+      : Math.floor(Math.random() * 2 ** 31);
+    const r = await torture({ seed, durationMs: 25_000, mode: 'route' });
+    const summary = `${describeReport(r)} (replay: FERRY_TORTURE_SEED=${seed} npx vitest run test/integration/agent/promise.test.ts -t route)`;
+    console.log(summary);
+    expect(r.lostSample, summary).toEqual([]);
+    expect(r.tornSample, summary).toEqual([]);
+    expect(r.written, summary).toBeGreaterThan(500);
+    expect(r.duplicated, summary).toBeLessThanOrEqual(r.allowedDuplicates);
+  }, 150_000);
 });

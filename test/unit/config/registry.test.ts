@@ -212,6 +212,40 @@ describe('topology', () => {
     expect(g.isReadByTransform('b')).toBe(false);
   });
 
+  it("reads a transform's named outputs as paths of their own, and refuses reading the transform itself", () => {
+    const split = { name: 'split', inputs: ['s'], outputs: ['errors', 'slow', '_unmatched'] };
+    const g = Topology.of(
+      [{ name: 's' }],
+      [t('tag', ['split.slow']), split],
+      [t('o1', ['split.errors', 'tag']), t('o2', ['split.errors', 'split._unmatched'])],
+    );
+    // The route comes before what reads its outputs, whatever the config's order.
+    expect(g.transformOrder).toEqual(['split', 'tag']);
+    expect(g.readersOf('split')).toEqual(['split.errors', 'split.slow', 'split._unmatched']);
+    expect(g.readersOf('split.errors')).toEqual(['o1', 'o2']);
+    // errors→o1, errors→o2, slow→tag→o1, _unmatched→o2: every output's path is a copy to acknowledge.
+    expect(g.copiesOf('s')).toBe(4);
+    expect(g.sinksOf('s')).toEqual(['o1', 'o2']);
+    expect(g.forkRoutes('split', 0)).toHaveLength(3);
+    expect(() => Topology.of([{ name: 's' }], [split], [t('o', ['split'])])).toThrow(
+      'sinks.o.inputs.0: transforms.split has named outputs: read one of them (split.errors, split.slow, split._unmatched)',
+    );
+    expect(() => Topology.of([{ name: 's' }], [split], [t('o', ['split.nope'])])).toThrow(
+      'sinks.o.inputs.0: transforms.split has no output "nope" (its outputs: errors, slow, _unmatched)',
+    );
+    expect(() =>
+      Topology.of([{ name: 's' }], [split], [t('split.slow', ['split.errors']), t('o', ['split._unmatched'])]),
+    ).toThrow('sinks.split.slow: the name is also the output "slow" of transforms.split');
+    // An output read by a transform that feeds the route again closes a cycle.
+    expect(() =>
+      Topology.of(
+        [{ name: 's' }],
+        [{ ...split, inputs: ['s', 'back'] }, t('back', ['split.slow'])],
+        [t('o', ['back'])],
+      ),
+    ).toThrow('a cycle');
+  });
+
   it('refuses a cycle through several transforms, naming it', () => {
     expect(() =>
       Topology.of([{ name: 's' }], [t('x', ['s', 'z']), t('y', ['x']), t('z', ['y'])], [t('o', ['z'])]),

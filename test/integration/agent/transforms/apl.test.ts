@@ -9,17 +9,9 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent, startReceiver, stopAgentsAndReceivers } from '../../../support/agent-process.js';
-import { freePort, tempDir } from '../../../support/helpers.js';
+import { freePort, tempDir, until } from '../../../support/helpers.js';
 
 afterEach(stopAgentsAndReceivers);
-
-async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const line = (status: number, i: number) =>
   JSON.stringify({ status, req_duration_ms: i * 300, secret: `s${i}`, uri: `/r/${i}` });

@@ -26,6 +26,10 @@ describe('transforms over whole-event streams', () => {
     const t = parseTransform.create(settings, {
       name: 'p',
       next: async (e) => void out.push(e),
+      output: () => {
+        throw new Error('no named outputs');
+      },
+      isRead: () => false,
       counters: (make) => make(),
       log: { warn: () => undefined },
     });
@@ -45,6 +49,10 @@ describe('transforms over whole-event streams', () => {
     const t = multilineTransform.create(settings, {
       name: 'm',
       next: async (e) => void out.push(e),
+      output: () => {
+        throw new Error('no named outputs');
+      },
+      isRead: () => false,
       counters: (make) => make(),
       log: { warn: () => undefined },
     });
