@@ -1,19 +1,21 @@
 /**
  * The agent daemon: the embedded service (when `service.enabled`), the pipeline of the config, and a small
- * HTTP API with /metrics and /health. SIGHUP reloads the pipeline: the old one stops the way a shutdown
+ * HTTP API (api.ts: /metrics, /health, /components, /tap). SIGHUP reloads the pipeline: the old one stops the way a shutdown
  * does (everything read is queued, checkpoints written) without waiting for deliveries, and the new one
  * takes over the same queues and checkpoints, so nothing is lost or read twice.
  *
  * The store is imported only when the service is enabled: a remote-only agent never loads DuckDB.
  */
-import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from './config.js';
 import type { ServiceConfig } from '../service/config.js';
 import type { DatabaseHealth, RecordFailure, RunningService } from '../service/service.js';
 import { reloadSmtp } from '../service/smtp-reload.js';
 import { CounterBook } from './counters.js';
-import { renderMetrics } from './metrics.js';
+import { AgentApi } from './api.js';
+import { componentStats, type ComponentStats } from './component-stats.js';
+import { TapHub } from './pipeline/taps.js';
+import { outputName } from './pipeline/topology.js';
 import { Pipeline } from './pipeline/pipeline.js';
 import type { SinkState } from './delivery/sink-health.js';
 
@@ -50,12 +52,34 @@ export class Agent {
     private pipeline: Pipeline,
     private readonly log: Logger,
     readonly service: RunningService | undefined,
-    private readonly api: Server | undefined,
+    private readonly api: AgentApi | undefined,
     private readonly counters: CounterBook,
+    readonly taps: TapHub,
   ) {}
+
+  get pipelineNow(): Pipeline {
+    return this.pipeline;
+  }
+
+  components(): ComponentStats[] {
+    return componentStats(this.pipeline, this.cfg.agent);
+  }
+
+  tappable(): { names: string[]; withOutputs: Map<string, string[]> } {
+    const a = this.cfg.agent;
+    const withOutputs = new Map(
+      a.transforms.filter((t) => t.outputs).map((t) => [t.name, t.outputs!.map((o) => outputName(t.name, o))]),
+    );
+    const names = [
+      ...a.sources.map((s) => s.name),
+      ...a.transforms.flatMap((t) => withOutputs.get(t.name) ?? [t.name]),
+    ];
+    return { names, withOutputs };
+  }
 
   static async start(cfg: DaemonConfig, log: Logger): Promise<Agent> {
     const counters = new CounterBook();
+    const taps = new TapHub();
     let service: RunningService | undefined;
     if (cfg.service.enabled) {
       const { startService } = await import('../service/service.js');
@@ -63,49 +87,26 @@ export class Agent {
     }
     let pipeline: Pipeline;
     try {
-      pipeline = await Pipeline.start(cfg.agent, { log, store: service?.store, counters });
+      pipeline = await Pipeline.start(cfg.agent, { log, store: service?.store, counters, taps });
     } catch (e) {
       await service?.close();
       throw e;
     }
     let agent: Agent | undefined;
-    let api: Server | undefined;
+    let api: AgentApi | undefined;
     if (cfg.agent.api.enabled) {
-      // Two read-only GETs: node:http is enough, and keeps a remote-only agent small.
-      api = createServer((req, res) => {
-        const path = (req.url ?? '/').split('?')[0];
-        if (req.method !== 'GET') {
-          res
-            .writeHead(405, { 'content-type': 'application/json', allow: 'GET' })
-            .end(JSON.stringify({ code: 405, message: 'only GET' }));
-        } else if (path === '/metrics') {
-          res
-            .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
-            .end(renderMetrics(agent?.pipeline, agent?.service));
-        } else if (path === '/health') {
-          const body = agent?.health() ?? { status: 'starting' };
-          res
-            .writeHead(body.status === 'ok' || body.status === 'degraded' ? 200 : 503, {
-              'content-type': 'application/json',
-            })
-            .end(JSON.stringify(body));
-        } else {
-          res
-            .writeHead(404, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ code: 404, message: `${path} not found (try /metrics or /health)` }));
-        }
-      });
+      api = new AgentApi(() => agent);
       const { host, port } = cfg.agent.api.listen;
       await new Promise<void>((resolve, reject) => {
-        api!.once('error', reject);
-        api!.listen(port, host, () => resolve());
+        api!.server.once('error', reject);
+        api!.server.listen(port, host, () => resolve());
       }).catch(async (e: unknown) => {
         await pipeline.stop(Date.now(), false);
         await service?.close();
         throw e;
       });
     }
-    agent = new Agent(cfg, pipeline, log, service, api, counters);
+    agent = new Agent(cfg, pipeline, log, service, api, counters, taps);
     log.info(
       {
         sources: cfg.agent.sources.length,
@@ -119,7 +120,7 @@ export class Agent {
   }
 
   get apiUrl(): string | undefined {
-    const addr = this.api?.address();
+    const addr = this.api?.server.address();
     return addr && typeof addr === 'object'
       ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`
       : undefined;
@@ -225,6 +226,7 @@ export class Agent {
         log: this.log,
         store: this.service?.store,
         counters: this.counters,
+        taps: this.taps,
       });
     } catch (e) {
       this.log.error({ err: e }, 'the new config failed to start; going on with the old one');
@@ -232,6 +234,7 @@ export class Agent {
         log: this.log,
         store: this.service?.store,
         counters: this.counters,
+        taps: this.taps,
       });
       throw e;
     }
@@ -257,7 +260,7 @@ export class Agent {
       true,
       giveUpOnRefusal ? refused : undefined,
     );
-    await new Promise<void>((r) => (this.api ? this.api.close(() => r()) : r()));
+    await this.api?.close();
     await this.service?.close();
     return delivered;
   }

@@ -71,7 +71,7 @@ export const AGENT_OPTIONS = {
     'queues (`queues/<sink>`), checkpoints (`checkpoints/<source>.json`), dead-letter files (`dead-letter/<sink>.ndjson`)',
   ),
   api: group({
-    enabled: bool(true).doc("the agent's HTTP API: `GET /metrics`, `GET /health`"),
+    enabled: bool(true).doc("the agent's HTTP API: `GET /metrics`, `GET /health`, `GET /components`, `GET /tap`"),
     listen: listen('127.0.0.1:8078').doc("where the agent's HTTP API listens (`host:port`)"),
   }),
   shutdown_timeout: duration('10s').doc(
@@ -143,7 +143,13 @@ export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig
     const spec = sinkRegistry.get(type);
     if (spec.needsService && !serviceEnabled)
       o.fail('type', `a ${type} sink writes into the embedded service: it needs service.enabled: true`);
-    return { name, type, spec, settings: configureComponent(spec, o), ...configureSink(o) };
+    return {
+      name,
+      type,
+      spec,
+      settings: configureComponent(spec, o),
+      ...configureSink(o, spec.datasetOptional ? name : undefined),
+    };
   });
   for (const spec of sourceRegistry.specs) {
     if (spec.single && sources.filter((s) => s.spec === spec).length > 1)

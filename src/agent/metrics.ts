@@ -13,7 +13,8 @@ function escape(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
-export function renderMetrics(p: Pipeline | undefined, service?: RunningService): string {
+/** @param taps the taps open now (`ferry tap`) */
+export function renderMetrics(p: Pipeline | undefined, service?: RunningService, taps?: number): string {
   const alerting = service?.alerting;
   const families = new Map<string, Family>();
   const add = (name: string, type: Family['type'], help: string, labels: Record<string, string>, value: number) => {
@@ -93,6 +94,7 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService)
       r.queue.depthBytes,
     );
   }
+  if (taps !== undefined) add('ferry_taps', 'gauge', 'Taps open now (ferry tap)', {}, taps);
   const database = service?.database();
   if (database) {
     add(

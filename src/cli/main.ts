@@ -65,6 +65,23 @@ const HELP: Record<string, string> = lookupTable({
     remove USER           removes the user and revokes its tokens
     --url URL, --token T, --config, -c FILE   as for ferry query (the owner token by default)
 `,
+  tap: `ferry tap [COMPONENT…] [--where APL] [--rate N] [--limit N] [--meta]
+  print the events leaving sources and transforms of a running agent as they pass (NDJSON), from its API;
+  every source and transform when none is named (a route's outputs by name: split.errors)
+    --where, -w APL       only events this condition holds for (as a route's: status >= 500)
+    --rate N              at most N events a second (default 100; the agent skips the rest and says so)
+    --limit N             stop after N events
+    --meta                each line as {"component": …, "event": …}
+    --api URL             the agent's API (env FERRY_AGENT_API; default: agent.api.listen of the config)
+    --config, -c FILE     config file to take agent.api.listen from
+`,
+  top: `ferry top [--interval D] [--count N]
+  each component of a running agent: events in and out per second, dropped, errors, queue, lag, state;
+  refreshed in place on a terminal, as one table after another otherwise
+    --interval D          between refreshes (default 1s)
+    --count N             stop after N refreshes
+    --api URL, --config, -c FILE   as for ferry tap
+`,
   components: `ferry components [--markdown [--section agent|service]]
   the sources, parsers, transforms and sinks this build knows, with their keys
     --markdown            the README's table of component keys
@@ -101,6 +118,8 @@ commands:
   monitors  list monitors with their state and last run, or show one's runs
   users     list, create and remove users, set their roles, issue and revoke their tokens
   validate  check a config file and say what it runs
+  tap       print the events leaving an agent's sources and transforms as they pass
+  top       each component of a running agent with its rates, queue and lag, refreshed
   components  list the sources, parsers, transforms and sinks, with their keys
   help      show this text, or a command's: ferry help pipe
 
@@ -398,6 +417,14 @@ async function main(): Promise<void> {
         section ? sectionMarkdown(section) : values.markdown ? componentsMarkdown() : componentsText(),
       );
       return;
+    }
+    case 'tap': {
+      const { tapCommand } = await import('./tap.js');
+      return runCommand(() => tapCommand(rest, loadConfig, (t) => process.stdout.write(t)));
+    }
+    case 'top': {
+      const { topCommand } = await import('./top.js');
+      return runCommand(() => topCommand(rest, loadConfig, (t) => process.stdout.write(t)));
     }
     case 'monitors': {
       const { monitorsCommand } = await import('./monitors.js');

@@ -16,7 +16,12 @@ export async function writeFileDurably(file: string, body: string, mode = 0o600)
     await fh.close();
   }
   await rename(tmp, file);
-  const dir = await open(dirname(file), 'r');
+  await syncDir(dirname(file));
+}
+
+/** Makes the names in a directory durable (a file created or renamed in it survives a crash). */
+export async function syncDir(path: string): Promise<void> {
+  const dir = await open(path, 'r');
   try {
     await dir.sync();
   } finally {

@@ -109,6 +109,8 @@ export interface AgentProcess {
   logs: Record<string, unknown>[];
   waitLog(msg: string, ms?: number): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
 }
 
 const children: ChildProcess[] = [];
@@ -163,6 +165,7 @@ export function startAgent(config: string, env: Record<string, string> = {}): Ag
     child,
     logs,
     exited,
+    stderr: () => stderr,
     async waitLog(msg, ms = 15_000) {
       const end = Date.now() + ms;
       for (;;) {

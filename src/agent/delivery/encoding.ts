@@ -11,31 +11,13 @@
  * zstd frames concatenate, and every decoder (Go's gzip and zstd readers at Axiom, Node's zlib, zstd)
  * reads such a body as the whole batch.
  */
-import { promisify } from 'node:util';
-import { constants as zlib, gunzipSync, gzip } from 'node:zlib';
-import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
-
 import type { Encoding } from '../sinks/sink.js';
+import { compress, decompress } from '../../util/codec.js';
 
 export type { Encoding };
 
-const gzipAsync = promisify(gzip);
-
-/**
- * Compresses a batch. gzip at level 1 runs on libuv's thread pool, off the event loop, and still shrinks
- * JSON logs about 8×; zstd (level 3) is smaller for the same CPU but runs on the loop.
- */
-export async function encode(raw: Buffer, encoding: Encoding): Promise<Buffer> {
-  switch (encoding) {
-    // One 128 KiB output chunk holds a compressed 512 KiB stage of log lines: no second chunk, no concat.
-    case 'gzip':
-      return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
-    case 'zstd':
-      return zstdCompress(raw);
-    case 'none':
-      return raw;
-  }
-}
+/** Compresses a batch (../../util/codec.ts). */
+export const encode: (raw: Buffer, encoding: Encoding) => Promise<Buffer> = compress;
 
 /** The queue record tag of each encoding; 0 is a record queued before tags. */
 const TAGS: Readonly<Record<Encoding, number>> = { none: 1, gzip: 2, zstd: 3 };
@@ -59,13 +41,4 @@ export function recordEncoding(tag: number, batch: Buffer): Encoding {
 }
 
 /** The NDJSON of a batch, for the slow paths that need its lines (413 splitting, dead letters). */
-export function decode(batch: Buffer, encoding: Encoding): Buffer {
-  switch (encoding) {
-    case 'gzip':
-      return gunzipSync(batch);
-    case 'zstd':
-      return zstdDecompress(batch);
-    case 'none':
-      return batch;
-  }
-}
+export const decode: (batch: Buffer, encoding: Encoding) => Buffer = decompress;

@@ -38,10 +38,10 @@ export interface SinkSettings {
 export const SINK_OPTIONS = {
   inputs: names().required().doc('the sources or transforms it ships'),
   dataset: str()
-    .required()
     .doc(
       "where it ships to: events that come with a dataset of their own (a file source's `dataset`, the dataset of a relayed request) go to theirs, in batches of one dataset each",
-    ),
+    )
+    .shown("required; for `console` and `file`, the sink's name"),
   concurrency: int(DEFAULT_SINK_CONCURRENCY, { min: 1, max: 64 }).doc(
     'batches in flight at once (one compresses while others are on the wire); the queue is acknowledged in order, so a batch still retrying holds back the ones after it',
   ),
@@ -75,11 +75,16 @@ export const SINK_OPTIONS = {
   }),
 } satisfies OptionSpecs;
 
-export function configureSink(o: Options): SinkSettings {
+/**
+ * @param datasetByName the sink's name is its dataset when none is set (a sink that writes locally, where
+ *   a dataset only names files or lines), instead of the key being required
+ */
+export function configureSink(o: Options, datasetByName?: string): SinkSettings {
   const v = o.read(SINK_OPTIONS);
+  const dataset = v.dataset ?? datasetByName ?? o.fail('dataset', 'required: the dataset this sink ships to');
   return {
     inputs: v.inputs,
-    dataset: v.dataset,
+    dataset,
     concurrency: v.concurrency,
     timestampField: v.timestamp_field,
     timestampFormat: v.timestamp_format,

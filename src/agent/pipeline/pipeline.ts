@@ -12,6 +12,7 @@ import type { AgentConfig, SinkConfig } from '../config.js';
 import type { EventStore } from '../../service/store/event-store.js';
 import { CounterBook } from '../counters.js';
 import { AckGate } from './acks.js';
+import type { TapHub } from './taps.js';
 import { outputName } from './topology.js';
 import { Delivery, newDeliveryCounters } from '../delivery/delivery.js';
 import { newSinkCounters } from '../delivery/send-chain.js';
@@ -30,6 +31,8 @@ export interface PipelineDeps {
   counters?: CounterBook;
   /** Where sinks say how delivery goes; by default the log. */
   reportSink?: HealthReporter;
+  /** Where `ferry tap` listens to what leaves sources and transforms (the agent's, across reloads). */
+  taps?: TapHub;
   /** 401, 403 and 404 from a receiver: hold the queue (the daemon) or dead-letter (`ferry pipe`). */
   refusal?: 'hold' | 'dead-letter';
 }
@@ -49,8 +52,18 @@ export class Pipeline {
     const book = deps.counters ?? new CounterBook();
     // What takes each transform's and sink's input; a component's readers are all made before it is.
     const takes = new Map<string, Emit>();
-    // At a fork each reader gets its own copy, marked with its route: copies are acknowledged apart.
+    // What leaves a component is offered to the taps listening to it (one lookup when none does).
     const emitterOf = (name: string): Emit => {
+      const emit = forkingEmitter(name);
+      const taps = deps.taps;
+      if (!taps) return emit;
+      return (e) => {
+        if (taps.listening(name)) taps.offer(name, e);
+        return emit(e);
+      };
+    };
+    // At a fork each reader gets its own copy, marked with its route: copies are acknowledged apart.
+    const forkingEmitter = (name: string): Emit => {
       const list = cfg.topology.readersOf(name).map((r) => takes.get(r)!);
       if (list.length === 1) return list[0]!;
       return async (e: Envelope) => {

@@ -10,6 +10,7 @@ import type { OptionSpecs } from '../../config/options.js';
 import type { ComponentSpec } from '../../config/registry.js';
 import type { IngestParams } from '../../ingest/request.js';
 import type { EventStore } from '../../service/store/event-store.js';
+import type { Codec } from '../../util/codec.js';
 
 /**
  * Where a batch goes when its events came with a destination of their own (a relayed request, a file
@@ -22,7 +23,7 @@ export interface Destination {
 }
 
 /** The body encoding of a batch: how a sink wants it, and how the queue holds it. */
-export type Encoding = 'gzip' | 'zstd' | 'none';
+export type Encoding = Codec;
 
 export type TroubleKind = 'unreachable' | 'failing' | 'throttled' | 'refused';
 
@@ -95,6 +96,8 @@ export interface SinkSpec<Settings = unknown, Keys extends OptionSpecs = OptionS
   Keys
 > {
   create(settings: Settings, ctx: SinkContext): Sink | Promise<Sink>;
+  /** Its dataset, when not set, is the sink's name (it writes locally: the dataset only names files or lines). */
+  readonly datasetOptional?: boolean;
   /** It writes into the embedded service, so it needs service.enabled. */
   readonly needsService?: boolean;
   /** Where it delivers, for the start-up log (never a secret). */

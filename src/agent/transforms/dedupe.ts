@@ -94,5 +94,6 @@ export const dedupeTransform: TransformSpec<DedupeConfig, typeof DEDUPE_OPTIONS>
   summary: 'drops repeats of the same field values within a window, and counts them',
   options: DEDUPE_OPTIONS,
   configure: (v) => ({ fields: v.fields, windowMs: v.window, maxEntries: v.max_entries }),
+  describe: (s) => [`drops repeats of ${s.fields.join(', ')} within ${s.windowMs} ms`],
   create: (s, ctx) => new DedupeTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

@@ -2,7 +2,15 @@
 import { scalarMap, value, type OptionSpecs } from '../../config/options.js';
 import { hostname } from 'node:os';
 import { addedField, type AddedField } from '../event.js';
-import { eventOf, type Emit, type Envelope, type Transform, type TransformSpec } from './transform.js';
+import {
+  eventOf,
+  newTransformCounters,
+  type Emit,
+  type Envelope,
+  type Transform,
+  type TransformCounters,
+  type TransformSpec,
+} from './transform.js';
 
 export interface EnrichConfig {
   hostField?: string;
@@ -20,6 +28,7 @@ export class EnrichTransform implements Transform {
     readonly name: string,
     private readonly cfg: EnrichConfig,
     private readonly next: Emit,
+    readonly counters: TransformCounters = newTransformCounters(),
   ) {
     this.host = cfg.hostField ? addedField(cfg.hostField, hostname()) : undefined;
     this.fields = Object.entries(cfg.fields).map(([k, v]) => addedField(k, v));
@@ -27,6 +36,8 @@ export class EnrichTransform implements Transform {
 
   async process(e: Envelope): Promise<void> {
     if (e.dropped) return this.next(e);
+    this.counters.eventsIn++;
+    this.counters.eventsOut++;
     const event = eventOf(e);
     if (this.host) event.add(this.host);
     if (this.cfg.pathField && e.stream.path !== undefined) event.add(this.pathField(e.stream.path, this.cfg.pathField));
@@ -72,5 +83,5 @@ export const enrichTransform: TransformSpec<EnrichConfig, typeof ENRICH_OPTIONS>
     pathField: fieldName(v.source_path, 'log.file.path'),
     fields: v.fields,
   }),
-  create: (s, ctx) => new EnrichTransform(ctx.name, s, ctx.next),
+  create: (s, ctx) => new EnrichTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

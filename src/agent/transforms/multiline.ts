@@ -6,7 +6,14 @@
  * `maxBytes` is emitted as it is and the rest starts over (nothing is dropped).
  */
 import { bytes, duration, int, oneOf, readOptions, regex, type OptionSpecs } from '../../config/options.js';
-import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
+import {
+  newTransformCounters,
+  type Emit,
+  type Envelope,
+  type Transform,
+  type TransformCounters,
+  type TransformSpec,
+} from './transform.js';
 
 export interface MultilineConfig {
   start?: string;
@@ -112,10 +119,19 @@ export class MultilineTransform implements Transform {
   constructor(
     readonly name: string,
     private readonly cfg: MultilineConfig,
-    private readonly next: Emit,
-  ) {}
+    next: Emit,
+    readonly counters: TransformCounters = newTransformCounters(),
+  ) {
+    this.next = (e) => {
+      if (!e.dropped) counters.eventsOut++;
+      return next(e);
+    };
+  }
+
+  private readonly next: Emit;
 
   async process(e: Envelope): Promise<void> {
+    if (!e.dropped) this.counters.eventsIn++;
     // A whole event (a relayed request's) has nothing to join, and its stream leaves no joiner behind.
     if (e.stream.whole) return this.next(e);
     // Two copies of a stream's lines (a diamond in the topology) are joined apart, each as its own stream.
@@ -158,5 +174,5 @@ export const multilineTransform: TransformSpec<MultilineConfig, typeof MULTILINE
       maxBytes: v.max_bytes,
     };
   },
-  create: (s, ctx) => new MultilineTransform(ctx.name, s, ctx.next),
+  create: (s, ctx) => new MultilineTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

@@ -3,7 +3,14 @@ import { oneOf, type OptionSpecs } from '../../config/options.js';
 import { configureComponent, requiredKeys } from '../../config/registry.js';
 import { Event } from '../event.js';
 import { parsers, type Parser, type ParserSpec } from '../parsers/index.js';
-import type { Emit, Envelope, Transform, TransformSpec } from './transform.js';
+import {
+  newTransformCounters,
+  type Emit,
+  type Envelope,
+  type Transform,
+  type TransformCounters,
+  type TransformSpec,
+} from './transform.js';
 import type { LogEvent } from '../parsers/parser.js';
 
 /** A parser and its settings, as configured. */
@@ -28,12 +35,14 @@ export class ParseTransform implements Transform {
     readonly name: string,
     private readonly cfg: ParseSettings,
     private readonly next: Emit,
+    readonly counters: TransformCounters = newTransformCounters(),
   ) {}
 
   /** The parser of whole events (a relayed request's), which hold no partial line: one for all such streams. */
   private wholeParser: Parser | undefined;
 
   async process(e: Envelope): Promise<void> {
+    if (!e.dropped) this.counters.eventsIn++;
     if (e.stream.whole) {
       if (e.dropped) return this.next(e);
       this.wholeParser ??= this.cfg.parser.create(this.cfg.settings);
@@ -71,6 +80,7 @@ export class ParseTransform implements Transform {
   }
 
   private async emitParsed(e: Envelope, event: LogEvent | undefined): Promise<void> {
+    this.counters.eventsOut++;
     // A whole event that parses to nothing (a container parser's partial line) goes on as it is.
     if (event === undefined) return this.next(e);
     if (e.truncated) event.truncated = true;
@@ -122,5 +132,5 @@ export const parseTransform: TransformSpec<ParseSettings, typeof PARSE_OPTIONS> 
       if (!o.has(k)) o.fail(undefined, `the ${parser.type} parser needs ${k}`);
     return { parser, settings: configureComponent(parser, o) };
   },
-  create: (s, ctx) => new ParseTransform(ctx.name, s, ctx.next),
+  create: (s, ctx) => new ParseTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

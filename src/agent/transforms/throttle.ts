@@ -109,5 +109,6 @@ export const throttleTransform: TransformSpec<ThrottleConfig, typeof THROTTLE_OP
   summary: 'lets through at most `events_per_second` per key, dropping and counting the excess',
   options: THROTTLE_OPTIONS,
   configure: (v) => ({ eventsPerSecond: v.events_per_second, key: v.key, maxKeys: v.max_keys }),
+  describe: (s) => [`at most ${s.eventsPerSecond} events a second${s.key ? ` for each ${s.key}` : ''}`],
   create: (s, ctx) => new ThrottleTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

@@ -1,0 +1,79 @@
+/**
+ * Taps on the flow (`ferry tap`): the events leaving named sources, transforms or a route's outputs,
+ * copied as the sinks would ship them to whoever listens, without ever slowing the flow: each listener
+ * has a rate (events per second) and a bound on what it has not read yet, and what is past either is
+ * counted as skipped, not waited for. With nobody listening to a component, its events pay one lookup.
+ */
+import { lineOf } from '../delivery/delivery.js';
+import type { Envelope } from '../transforms/transform.js';
+
+/** One listener: the components it taps, its filter, and where its lines go. */
+export interface TapListener {
+  readonly components: ReadonlySet<string>;
+  /** The filter on an event's fields (`--where`); absent, every event. */
+  readonly test?: (data: Readonly<Record<string, unknown>>) => boolean;
+  /** Takes a line, or says it cannot now (its rate or its unread bound): the line is skipped and counted. */
+  offer(component: string, line: string): boolean;
+}
+
+export class TapHub {
+  private readonly byComponent = new Map<string, Set<TapListener>>();
+
+  /** Whether anyone listens to a component now (checked on every event: one lookup). */
+  listening(component: string): boolean {
+    return this.byComponent.has(component);
+  }
+
+  add(l: TapListener): void {
+    for (const c of l.components) {
+      let set = this.byComponent.get(c);
+      if (!set) this.byComponent.set(c, (set = new Set()));
+      set.add(l);
+    }
+  }
+
+  remove(l: TapListener): void {
+    for (const c of l.components) {
+      const set = this.byComponent.get(c);
+      set?.delete(l);
+      if (set?.size === 0) this.byComponent.delete(c);
+    }
+  }
+
+  get listeners(): number {
+    return new Set([...this.byComponent.values()].flatMap((s) => [...s])).size;
+  }
+
+  /** Hands a copy of an event leaving `component` to its listeners; a place (a dropped event) is no event. */
+  offer(component: string, e: Envelope): void {
+    if (e.dropped) return;
+    const set = this.byComponent.get(component);
+    if (!set) return;
+    let line: string | undefined;
+    let data: Readonly<Record<string, unknown>> | undefined;
+    for (const l of set) {
+      line ??= String(lineOf(e));
+      if (l.test) {
+        data ??= e.event?.data ?? fieldsOf(line);
+        // The listener's own filter must not stop the flow, whatever it does.
+        let pass = false;
+        try {
+          pass = l.test(data);
+        } catch {
+          pass = false;
+        }
+        if (!pass) continue;
+      }
+      l.offer(component, line);
+    }
+  }
+}
+
+function fieldsOf(line: string): Readonly<Record<string, unknown>> {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { message: line };
+  } catch {
+    return { message: line };
+  }
+}
