@@ -50,7 +50,7 @@ const APL_OPTIONS = {
   query: str()
     .required()
     .doc(
-      'operators that work on one event at a time, separated by `|`: `where`, `extend`, `extend-valid`, `project`, `project-away`, `project-keep`, `project-rename`, `project-reorder`',
+      'operators that work on one event at a time, separated by `|`: `where`, `extend`, `extend-valid`, `project`, `project-away`, `project-keep`, `project-rename`, `project-reorder`, `parse`, `parse-where`, `parse-kv`, `redact`',
     ),
 } satisfies OptionSpecs;
 

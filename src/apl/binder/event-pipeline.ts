@@ -10,6 +10,8 @@ import type { BExpr, BoundColumn, Relation } from './bound.js';
 import { Expressions } from './expressions.js';
 import { expressionSize, wildcardMatch } from './relation.js';
 import { Scope } from './scope.js';
+import { parseCaptures, parseKvCaptures, type Capture } from './parse-patterns.js';
+import { redactRegexProblem, type RedactOptions } from '../functions/redact.js';
 
 /** One operator over an event, bound. */
 export type EventStage =
@@ -21,6 +23,8 @@ export type EventStage =
   | { kind: 'project-away'; patterns: NamePattern[] }
   | { kind: 'project-keep'; patterns: NamePattern[] }
   | { kind: 'project-rename'; items: { name: string; from: string }[] }
+  /** Masks the matches of patterns in the event's string fields: those named (wildcards too), or all. */
+  | { kind: 'redact'; options: RedactOptions; fields?: NamePattern[] }
   | {
       kind: 'project-reorder';
       items: { pattern: NamePattern; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc' }[];
@@ -181,6 +185,40 @@ export function bindEventPipeline(query: Query, src: string): EventStage[] {
       case 'project-reorder':
         stages.push({ kind: 'project-reorder', items: op.items });
         break;
+      case 'parse':
+      case 'parse-where':
+      case 'parse-kv': {
+        // The fields a parse captures are set as an extend sets them (null where the text does not match).
+        const text = bound(op.expr, rel());
+        let captures: Capture[];
+        if (op.op === 'parse-kv') captures = parseKvCaptures(op, text);
+        else {
+          const parsed = parseCaptures(op, text);
+          if (op.op === 'parse-where') stages.push({ kind: 'where', predicate: parsed.matches });
+          captures = parsed.captures;
+        }
+        const items = captures.map((c) => ({ name: c.name, expr: c.expr }));
+        for (const i of items) set(i.name, i.expr);
+        stages.push({ kind: 'extend', items });
+        break;
+      }
+      case 'redact': {
+        for (const p of op.patterns) {
+          const problem = redactRegexProblem(p.regex);
+          if (problem) scope.fail(`redact: ${problem}`, p.pos);
+        }
+        stages.push({
+          kind: 'redact',
+          options: {
+            patterns: op.patterns.map((p) => p.regex),
+            token: op.replaceToken,
+            hash: op.replaceHash,
+            groups: op.redactGroups,
+          },
+          fields: op.fields,
+        });
+        break;
+      }
       default:
         refuse(scope, op);
     }
@@ -208,7 +246,7 @@ function refuse(scope: Scope, op: Operator): never {
       op.pos,
     );
   return scope.fail(
-    `${name} is not available in an event pipeline (where, extend, extend-valid, project, project-away, project-keep, project-rename and project-reorder are)`,
+    `${name} is not available in an event pipeline (where, extend, extend-valid, project, project-away, project-keep, project-rename, project-reorder, parse, parse-where, parse-kv and redact are)`,
     op.pos,
   );
 }

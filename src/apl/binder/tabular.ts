@@ -14,7 +14,6 @@ import type {
 } from '../parser/ast.js';
 import { TYPE_NAMES } from '../parser/parser.js';
 import { AplError } from '../errors.js';
-import { regexEscape } from '../functions/sql.js';
 import { SCHEMA_TYPE, type AplType, type DynamicShape } from '../types.js';
 import { UNSUPPORTED_OPERATORS } from '../functions/unsupported.js';
 import { redactRegexProblem } from '../functions/redact.js';
@@ -34,6 +33,7 @@ import {
   validOrKept,
   withTieBreak,
 } from './relation.js';
+import { parseCaptures, parseKvCaptures, type Capture } from './parse-patterns.js';
 import type { Scope } from './scope.js';
 import type { Summaries } from './summarize.js';
 
@@ -514,59 +514,24 @@ export class Tabular {
     rel: Relation,
     keep: (s: Stage, o?: Partial<Relation>) => BoundStage,
   ): BoundStage[] {
-    const text = this.exprs.expr(op.expr, rel);
-    const source: BExpr =
-      text.type === 'string' ? text : { k: 'call', type: 'string', fn: 'tostring', args: [text], pos: op.pos };
-    let re = op.kind === 'regex' ? '' : '^';
-    const names: { name: string; type: AplType; group: number; pos: number }[] = [];
-    const lastName = op.parts.map((p) => p.kind).lastIndexOf('name');
-    op.parts.forEach((p, i) => {
-      const last =
-        i === op.parts.length - 1 || (i === lastName && op.parts.slice(i + 1).every((q) => q.kind === 'star'));
-      if (p.kind === 'const') re += op.kind === 'regex' ? p.text : regexEscape(p.text);
-      else if (p.kind === 'star') re += i === op.parts.length - 1 ? '.*' : '.*?';
-      else {
-        const type = p.type ? TYPE_NAMES[p.type]! : 'string';
-        const group =
-          type === 'long' && op.kind !== 'relaxed'
-            ? '(-?\\d+)'
-            : type === 'real' && op.kind !== 'relaxed'
-              ? '(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)'
-              : last
-                ? '(.*)'
-                : '(.*?)';
-        re += group;
-        names.push({ name: p.name, type, group: names.length + 1, pos: p.pos });
-      }
-    });
-    const pattern: BExpr = { k: 'lit', type: 'string', value: re };
+    const { captures, matches } = parseCaptures(op, this.exprs.expr(op.expr, rel));
+    const out: BoundStage[] = [];
+    if (op.op === 'parse-where') out.push(keep({ kind: 'filter', predicate: matches }));
+    out.push(this.setCaptures(captures, rel, keep));
+    return out;
+  }
+
+  /** Columns set to what a parse captured, the others kept. */
+  private setCaptures(
+    captures: Capture[],
+    rel: Relation,
+    keep: (s: Stage, o?: Partial<Relation>) => BoundStage,
+  ): BoundStage {
     let cols = [...rel.columns];
     const items: { alias: string; expr: BExpr }[] = cols.map((c) => ({ alias: c.alias, expr: colRef(c) }));
-    for (const n of names) {
-      const alias = this.scope.alias();
-      const captured: BExpr = {
-        k: 'call',
-        type: 'string',
-        fn: 'parse_capture#',
-        args: [source, pattern, { k: 'lit', type: 'long', value: BigInt(n.group) }],
-        pos: n.pos,
-      };
-      const e: BExpr =
-        n.type === 'string'
-          ? captured
-          : { k: 'call', type: n.type, fn: conversionFor(n.type), args: [captured], pos: n.pos };
-      cols = setColumn(cols, items, { name: n.name, type: n.type, alias }, e);
-    }
-    const out: BoundStage[] = [];
-    if (op.op === 'parse-where')
-      out.push(
-        keep({
-          kind: 'filter',
-          predicate: { k: 'call', type: 'bool', fn: 'matches regex', args: [source, pattern], pos: op.pos },
-        }),
-      );
-    out.push(keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) }));
-    return out;
+    for (const c of captures)
+      cols = setColumn(cols, items, { name: c.name, type: c.type, alias: this.scope.alias() }, c.expr);
+    return keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) });
   }
 
   private projectItems(
@@ -606,33 +571,7 @@ export class Tabular {
     rel: Relation,
     keep: (s: Stage, o?: Partial<Relation>) => BoundStage,
   ): BoundStage {
-    const text = this.exprs.expr(op.expr, rel);
-    const source: BExpr =
-      text.type === 'string' ? text : { k: 'call', type: 'string', fn: 'tostring', args: [text], pos: op.pos };
-    const pd = regexEscape(op.pairDelimiter);
-    const q = op.quote ? regexEscape(op.quote) : undefined;
-    let cols = [...rel.columns];
-    const items: { alias: string; expr: BExpr }[] = cols.map((c) => ({ alias: c.alias, expr: colRef(c) }));
-    for (const k of op.keys) {
-      const value = q ? `(?:${q}([^${q}]*)${q}|(.*?))(?:${pd}|$)` : `(.*?)(?:${pd}|$)`;
-      const pattern = `(?:^|${pd})\\s*${regexEscape(k.name)}\\s*${regexEscape(op.kvDelimiter)}${value}`;
-      const captured: BExpr = {
-        k: 'call',
-        type: 'string',
-        fn: 'parse_kv#',
-        args: [
-          source,
-          { k: 'lit', type: 'string', value: pattern },
-          { k: 'lit', type: 'bool', value: q !== undefined },
-        ],
-        pos: k.pos,
-      };
-      const type = k.type ? TYPE_NAMES[k.type]! : 'string';
-      const e: BExpr =
-        type === 'string' ? captured : { k: 'call', type, fn: conversionFor(type), args: [captured], pos: k.pos };
-      cols = setColumn(cols, items, { name: k.name, type, alias: this.scope.alias() }, e);
-    }
-    return keep({ kind: 'select', items }, { columns: cols, order: remapOrder(rel.order, cols) });
+    return this.setCaptures(parseKvCaptures(op, this.exprs.expr(op.expr, rel)), rel, keep);
   }
 
   /** redact: matches of the patterns in string columns (all of them, or those named) are masked or hashed. */

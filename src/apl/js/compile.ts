@@ -459,7 +459,13 @@ function call(e: Extract<BExpr, { k: 'call' }>, ctx: CompileContext): Ev {
       ctx.src,
       e.pos,
     );
-  return fn(e, { compile: (x) => compileExpr(x, ctx), as: (x, t) => as(x, t, ctx), text: (x) => asText(x, ctx) });
+  try {
+    return fn(e, { compile: (x) => compileExpr(x, ctx), as: (x, t) => as(x, t, ctx), text: (x) => asText(x, ctx) });
+  } catch (err) {
+    // What a function refuses at load (a date part that is not a constant) names where it is.
+    if (err instanceof AplError || err instanceof RangeError) throw err;
+    throw new AplError((err as Error).message, ctx.src, e.pos);
+  }
 }
 
 function inList(e: Extract<BExpr, { k: 'in' }>, ctx: CompileContext): Ev {

@@ -4,24 +4,27 @@
  * checked the arguments and typed the call; an entry here builds the closure once per call site.
  */
 import { createHash } from 'node:crypto';
-import type { BExpr } from '../binder/bound.js';
 import { unify } from '../functions/define.js';
 import type { AplType } from '../types.js';
 import type { Ev } from './compile.js';
-import { regex } from './regex.js';
+import {
+  fixed,
+  floorMod,
+  NS_PER_DAY,
+  real1,
+  text1,
+  utc,
+  type Call,
+  type Compiler,
+  type JsFunction,
+} from './function-kit.js';
+
+export type { Compiler, JsFunction };
+import { COLLECTION_JS_FUNCTIONS } from './collection-functions.js';
+import { IP_JS_FUNCTIONS } from './ip-functions.js';
+import { regexOf, regex } from './regex.js';
+import { TIME_JS_FUNCTIONS } from './time-functions.js';
 import { convertValue, toBoolValue, toStringValue, typeOfValue, type Value } from './values.js';
-
-type Call = Extract<BExpr, { k: 'call' }>;
-
-/** What an entry builds its closure with: its arguments compiled, as they are or converted. */
-export interface Compiler {
-  compile(e: BExpr): Ev;
-  as(e: BExpr, to: AplType): Ev;
-  /** A value's text (null stays null). */
-  text(e: BExpr): (row: Readonly<Record<string, unknown>>) => string | null;
-}
-
-export type JsFunction = (call: Call, c: Compiler) => Ev;
 
 /** A conversion: tostring() is "" for null; the others keep null. */
 function conversion(to: AplType): JsFunction {
@@ -30,33 +33,6 @@ function conversion(to: AplType): JsFunction {
     const from = a!.type;
     if (to === 'string') return (row) => toStringValue(f(row), from) ?? '';
     return (row) => convertValue(f(row), from, to);
-  };
-}
-
-/** A function of strings that keeps null. */
-function text1(f: (s: string) => Value): JsFunction {
-  return ({ args: [a] }, c) => {
-    const s = c.text(a!);
-    return (row) => {
-      const v = s(row);
-      return v === null ? null : f(v);
-    };
-  };
-}
-
-/** A function whose arguments are converted to fixed types, null when any is null (as SQL's are). */
-function fixed(types: AplType[], f: (...args: never[]) => Value): JsFunction {
-  return ({ args }, c) => {
-    const parts = args.map((a, i) => c.as(a, types[i]!));
-    return (row) => {
-      const vals: Value[] = [];
-      for (const p of parts) {
-        const v = p(row);
-        if (v === null) return null;
-        vals.push(v);
-      }
-      return (f as (...a: Value[]) => Value)(...vals);
-    };
   };
 }
 
@@ -226,16 +202,7 @@ export const JS_FUNCTIONS: Record<string, JsFunction> = {
   },
 };
 JS_FUNCTIONS.iif = JS_FUNCTIONS.iff!;
-
-/** A real function with a domain: null outside it. */
-const real1 = (f: (x: number) => number, inDomain: (x: number) => boolean = () => true): JsFunction =>
-  fixed(['real'], (x: number) => (inDomain(x) ? f(x) : null));
-
-const NS_PER_DAY = 86_400_000_000_000n;
-const floorMod = (a: bigint, m: bigint) => ((a % m) + m) % m;
-
-/** A datetime's UTC calendar fields. */
-const utc = (ns: bigint) => new Date(Number(ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)));
+Object.assign(JS_FUNCTIONS, IP_JS_FUNCTIONS, TIME_JS_FUNCTIONS, COLLECTION_JS_FUNCTIONS);
 
 /** APL's bin(): values rounded down to a multiple of the size (datetimes from 0001-01-01, as the store). */
 const bin: JsFunction = ({ args: [v, size] }, c) => {
@@ -293,6 +260,18 @@ Object.assign(JS_FUNCTIONS, {
     };
   },
   sqrt: real1(Math.sqrt, (x) => x >= 0),
+  sin: real1(Math.sin),
+  cos: real1(Math.cos),
+  tan: real1(Math.tan),
+  atan: real1(Math.atan),
+  asin: real1(Math.asin, (x) => x >= -1 && x <= 1),
+  acos: real1(Math.acos, (x) => x >= -1 && x <= 1),
+  atan2: fixed(['real', 'real'], (y: number, x: number) => Math.atan2(y, x)),
+  degrees: real1((x) => x * (180 / Math.PI)),
+  radians: real1((x) => x * (Math.PI / 180)),
+  exp2: real1((x) => 2 ** x),
+  exp10: real1((x) => 10 ** x),
+  pi: () => () => Math.PI,
   pow: fixed(['real', 'real'], (x: number, y: number) => x ** y),
   log: real1(Math.log, (x) => x > 0),
   log10: real1(Math.log10, (x) => x > 0),
@@ -434,6 +413,68 @@ function epochTo(nsPerUnit: number): JsFunction {
 }
 
 Object.assign(JS_FUNCTIONS, {
+  // A parse pattern's capture group: null where the pattern does not match, '' for a group that took no part.
+  'parse_capture#': ({ args: [s, re, g] }, c) => {
+    const text = c.text(s!);
+    const pattern = regexOf((re as { value: string }).value);
+    const group = Number((g as { value: bigint }).value);
+    return (row) => {
+      const v = text(row);
+      if (v === null) return null;
+      const m = pattern.matcher(v);
+      return m.find() ? (m.group(group) ?? '') : null;
+    };
+  },
+  // parse-kv's value of one key: the first group, or the second when the first (quoted) did not take part.
+  'parse_kv#': ({ args: [s, re, quoted] }, c) => {
+    const text = c.text(s!);
+    const pattern = regexOf((re as { value: string }).value);
+    const hasQuote = (quoted as { value: boolean }).value;
+    return (row) => {
+      const v = text(row);
+      if (v === null) return null;
+      const m = pattern.matcher(v);
+      if (!m.find()) return null;
+      const first = m.group(1) ?? '';
+      return hasQuote && first === '' ? (m.group(2) ?? '') : first;
+    };
+  },
+  url_encode: text1((s) => encodeURIComponent(s)),
+  url_decode: text1((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return null;
+    }
+  }),
+  base64_decode_tostring: text1((s) => {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
+    const bytes = Buffer.from(s, 'base64');
+    const text = new TextDecoder('utf-8', { fatal: true });
+    try {
+      return text.decode(bytes);
+    } catch {
+      return null;
+    }
+  }),
+  hash_sha512: digest('sha512'),
+  totitle: text1((s) => {
+    const [first, ...rest] = s;
+    return first === undefined ? '' : first.toUpperCase() + rest.join('');
+  }),
+  indexof: ({ args }, c) => {
+    if (args.length > 2)
+      throw new Error('indexof() with a start, length or occurrence is not available in an event pipeline yet');
+    const [text, look] = [c.text(args[0]!), c.text(args[1]!)];
+    return (row) => {
+      const s = text(row);
+      const l = look(row);
+      if (s === null || l === null) return null;
+      const at = s.indexOf(l);
+      // Positions count characters (code points), as DuckDB's do.
+      return at < 0 ? -1 : codePoints(s.slice(0, at));
+    };
+  },
   extract: ({ args: [re, group, s] }, c) => {
     const [pattern, g, text] = [c.text(re!), c.as(group!, 'long'), c.text(s!)];
     return (row) => {

@@ -11,6 +11,7 @@ import { parseExpression, parsePipeline } from '../parser/parser.js';
 import { compileExpr, type Ev, type Row } from './compile.js';
 import { formatRfc3339Nano } from '../../util/time.js';
 import { converter, goDuration, toDynamicValue } from './values.js';
+import { redactor, type RedactOptions } from '../functions/redact.js';
 
 /** The event a pipeline works on: its fields, and the changes it makes (an agent Event keeps its text right). */
 export interface EventFields {
@@ -145,6 +146,8 @@ function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step 
         }
         return true;
       };
+    case 'redact':
+      return redactStep(s.options, s.fields, ctx.guard);
     case 'project-reorder':
       return (e) => {
         const keys = Object.keys(e.data);
@@ -170,6 +173,49 @@ function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step 
         return true;
       };
   }
+}
+
+/** What redact may make of one value at most: a token longer than one character multiplies the text. */
+const MAX_REDACTED_CHARS = 1 << 20;
+
+/**
+ * redact over an event: every string among the fields named (wildcards too) or all of them, inside
+ * objects as well, by the dotted name the store gives a nested field (`user.email`). A value redact cannot
+ * make within its bound becomes null: the text it held is not let through.
+ */
+function redactStep(options: RedactOptions, fields: NamePattern[] | undefined, guard: (ev: Ev) => Ev): Step {
+  const mask = redactor(options);
+  const limits = {
+    maxChars: MAX_REDACTED_CHARS,
+    overtime: () => false,
+    stop: () => new RangeError(`redact would make a value longer than ${MAX_REDACTED_CHARS} characters`),
+  };
+  const applies = fields ? matcher(fields) : () => true;
+  const masked = guard((row) => mask(row.v as string, limits));
+  const holder: Record<string, unknown> = { v: '' };
+  const redacted = (v: unknown, path: string): unknown => {
+    if (typeof v === 'string') {
+      if (!applies(path)) return v;
+      holder.v = v;
+      return masked(holder);
+    }
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    let copy: Record<string, unknown> | undefined;
+    for (const [k, inner] of Object.entries(v)) {
+      const out = redacted(inner, `${path}.${k}`);
+      if (out !== inner) setOwn((copy ??= { ...(v as Record<string, unknown>) }), k, out);
+    }
+    return copy ?? v;
+  };
+  return (e) => {
+    for (const k of Object.keys(e.data)) {
+      const v = e.data[k];
+      if (v === undefined) continue;
+      const out = redacted(v, k);
+      if (out !== v) e.set(k, out);
+    }
+    return true;
+  };
 }
 
 /** An expression's value as the event's field holds it (JSON), guarded: one that fails is null. */
@@ -206,6 +252,8 @@ function describeStage(s: EventStage): string {
       return `${s.kind} ${patternsText(s.patterns)}`;
     case 'project-rename':
       return `project-rename ${s.items.map((i) => `${i.name} = ${i.from}`).join(', ')}`;
+    case 'redact':
+      return `redact ${s.options.patterns.map((p) => JSON.stringify(p)).join(', ')}${s.fields ? ` on ${patternsText(s.fields)}` : ''}${s.options.hash ? ' with hash' : ` with ${JSON.stringify(s.options.token)}`}${s.options.groups ? ', groups only' : ''}`;
     case 'project-reorder':
       return `project-reorder ${s.items.map((i) => `${i.pattern.pattern}${i.order ? ` ${i.order}` : ''}`).join(', ')}`;
   }

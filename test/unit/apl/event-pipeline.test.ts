@@ -54,6 +54,34 @@ describe('event pipelines against hostile events and queries', () => {
       expect(run(`where ${where}`, { dur: where.includes('between') ? 2.5 : 0.25 }).kept, where).toBe(kept);
   });
 
+  it('redacts strings inside objects by their dotted name, and nulls a value it cannot mask within its bound', () => {
+    const secret = { user: { name: 'ann', password: 'hunter2', keys: ['k1'] }, note: 'pw hunter2' };
+    expect(JSON.parse(run("redact @'hunter2'", structuredClone(secret)).event.line())).toEqual({
+      user: { name: 'ann', password: '*******', keys: ['k1'] },
+      note: 'pw *******',
+    });
+    expect(JSON.parse(run("redact @'.+' on ['user.pass']*", structuredClone(secret)).event.line())).toEqual({
+      user: { name: 'ann', password: '*******', keys: ['k1'] },
+      note: 'pw hunter2',
+    });
+    // A mask of 100 characters per character, over 20,000 characters: past a MiB, so null, and counted.
+    const r = run(`redact replaceToken='${'#'.repeat(100)}' @'.'`, { s: 'x'.repeat(20_000), t: 'ok' });
+    expect(JSON.parse(r.event.line())).toEqual({ s: null, t: '#'.repeat(200) });
+    expect(r.errors).toBe(1);
+  });
+
+  it('parses fields out of a text, null where the text does not match; parse-where drops those events', () => {
+    const q = "parse msg with method ' ' path:string ' ' status:long";
+    expect(JSON.parse(run(q, { msg: 'GET /a 200' }).event.line())).toMatchObject({
+      method: 'GET',
+      path: '/a',
+      status: 200,
+    });
+    expect(JSON.parse(run(q, { msg: 'nope' }).event.line())).toMatchObject({ method: null, path: null, status: null });
+    expect(run(q.replace('parse', 'parse-where'), { msg: 'nope' }).kept).toBe(false);
+    expect(run(q, {}).kept).toBe(true);
+  });
+
   it('gives null for an expression that fails on an event, counts it, and lets the event go on', () => {
     const r = run('extend t = todatetime(n), u = unixtime_seconds_todatetime(n), s = strrep(x, 1000)', {
       n: 1e300,

@@ -150,8 +150,12 @@ sinks: { out: { type: axiom, inputs: [shape], url: "http://127.0.0.1:9", token: 
       ['where status >= 500\n| summarize count()', 'line 2, column 3: summarize works on many events together'],
       ['where status >=', 'line 1, column 16: expected an expression'],
       [
-        'extend p = ipv4_is_private(ip)',
-        'line 1, column 12: ipv4_is_private() is not available in an event pipeline yet',
+        'extend p = geo_info_from_ip_address(ip)',
+        'line 1, column 12: geo_info_from_ip_address() is not available in an event pipeline yet',
+      ],
+      [
+        'extend d = datetime_diff(unit, _time, ago(1h))',
+        'line 1, column 12: datetime_diff(): the date part must be a constant, one of year',
       ],
     ];
     for (const [query, error] of cases) {

@@ -1,0 +1,138 @@
+/**
+ * Array and bag functions for event pipelines, meaning what ../functions/{scalar,arrays}.ts's SQL means:
+ * dynamic values are JSON values; a value packed into an array or a bag is written as JSON writes it (a
+ * datetime as its RFC 3339 text).
+ */
+import type { JsFunction } from './function-kit.js';
+import { toDynamicValue, type Value } from './values.js';
+
+const isBag = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Each argument as a dynamic (JSON) value. */
+const dynamicArgs: (
+  call: Parameters<JsFunction>[0],
+  c: Parameters<JsFunction>[1],
+) => ((row: Readonly<Record<string, unknown>>) => unknown)[] = ({ args }, c) =>
+  args.map((a) => {
+    const f = c.compile(a);
+    return (row) => toDynamicValue(f(row), a.type) ?? null;
+  });
+
+/** The argument as an array, or null. */
+function arrayArg(call: Parameters<JsFunction>[0], c: Parameters<JsFunction>[1], i: number) {
+  const f = c.as(call.args[i]!, 'dynamic');
+  return (row: Readonly<Record<string, unknown>>) => {
+    const v = f(row);
+    return Array.isArray(v) ? (v as unknown[]) : null;
+  };
+}
+
+/** JSON equality of two values (list_position compares JSON values). */
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+const pack: JsFunction = (call, c) => {
+  const vals = dynamicArgs(call, c);
+  return (row) => {
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < vals.length; i += 2) {
+      const k = vals[i]!(row);
+      if (typeof k !== 'string') continue;
+      if (k === '__proto__')
+        Object.defineProperty(out, k, {
+          value: vals[i + 1]!(row),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else out[k] = vals[i + 1]!(row);
+    }
+    return out as Value;
+  };
+};
+
+export const COLLECTION_JS_FUNCTIONS: Record<string, JsFunction> = {
+  pack_array: (call, c) => {
+    const vals = dynamicArgs(call, c);
+    return (row) => vals.map((v) => v(row)) as Value;
+  },
+  bag_pack: pack,
+  pack,
+  array_concat: (call, c) => {
+    const arrays = call.args.map((_, i) => arrayArg(call, c, i));
+    return (row) => {
+      const out: unknown[] = [];
+      // As DuckDB's flatten: a null list adds nothing.
+      for (const a of arrays) out.push(...(a(row) ?? []));
+      return out as Value;
+    };
+  },
+  array_sum: (call, c) => {
+    const a = arrayArg(call, c, 0);
+    return (row) => {
+      const v = a(row);
+      if (v === null || v.length === 0) return null;
+      let sum = 0;
+      let any = false;
+      for (const x of v) {
+        if (x === null) continue;
+        const n =
+          typeof x === 'number'
+            ? x
+            : typeof x === 'string' && x.trim() !== ''
+              ? Number(x)
+              : typeof x === 'boolean'
+                ? Number(x)
+                : NaN;
+        if (Number.isNaN(n)) return null;
+        sum += n;
+        any = true;
+      }
+      return any ? sum : null;
+    };
+  },
+  array_index_of: (call, c) => {
+    const a = arrayArg(call, c, 0);
+    const [, value] = dynamicArgs(call, c);
+    return (row) => {
+      // Not found, or no array to look in: -1.
+      const v = a(row) ?? [];
+      const x = value!(row);
+      return v.findIndex((e) => sameJson(e, x));
+    };
+  },
+  array_slice: (call, c) => {
+    const a = arrayArg(call, c, 0);
+    const [s, e] = [c.as(call.args[1]!, 'long'), c.as(call.args[2]!, 'long')];
+    return (row) => {
+      const v = a(row);
+      const from = s(row) as number | null;
+      const to = e(row) as number | null;
+      if (v === null || from === null || to === null) return null;
+      // DuckDB's list_slice(l, from + 1, to + 1): 1-based and inclusive, a negative index counted from the end.
+      const n = v.length;
+      let begin = Number(from) + 1;
+      let end = Number(to) + 1;
+      if (begin < 0) begin = n + begin + 1;
+      if (end < 0) end = n + end + 1;
+      begin = Math.max(begin, 1);
+      end = Math.min(end, n);
+      return (end >= begin ? v.slice(begin - 1, end) : []) as Value;
+    };
+  },
+  array_reverse: (call, c) => {
+    const a = arrayArg(call, c, 0);
+    return (row) => {
+      const v = a(row);
+      return v === null ? null : ([...v].reverse() as Value);
+    };
+  },
+  bag_has_key: (call, c) => {
+    const b = c.as(call.args[0]!, 'dynamic');
+    const k = c.as(call.args[1]!, 'string');
+    return (row) => {
+      const bag = b(row);
+      const key = k(row) as string | null;
+      return isBag(bag) && key !== null && Object.hasOwn(bag, key);
+    };
+  },
+};
