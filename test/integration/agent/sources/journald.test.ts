@@ -3,7 +3,7 @@
  * the journal's field names, bytes as text, the filters, following, the cursor checkpoint across restarts
  * and kill -9, a vacuumed cursor, and a journalctl that is not there.
  */
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { journalctlArgs, JournaldSource, type JournaldSettings } from '../../../../src/agent/sources/journald.js';
@@ -279,7 +279,16 @@ sinks:
     let agent = startAgent(config);
     await agent.waitLog('source started: reading the journal');
     writeJournal(journal, ids(300, 300));
-    await new Promise((r) => setTimeout(r, 150));
+    // Killed once a cursor past the first entries is checkpointed (however loaded the machine): what
+    // follows it may come twice, what precedes it must not.
+    const checkpoint = join(dir, 'state', 'checkpoints', 'j.json');
+    await until('the first entries', () => receiver.seen.size >= 300, 30_000);
+    const seenAt = Date.now();
+    await until(
+      'a checkpoint after them',
+      () => existsSync(checkpoint) && statSync(checkpoint).mtimeMs > seenAt,
+      30_000,
+    );
     agent.child.kill('SIGKILL');
     await agent.exited;
     writeJournal(journal, ids(600, 200));
