@@ -221,6 +221,8 @@ export class Agent {
         this.log.error({ err }, 'SIGHUP: the SMTP server could not be set; reloading the pipeline still'),
       );
     await this.pipeline.stop(Date.now() + next.agent.shutdownTimeoutMs, false);
+    // Taps named components of the old config: they end, and their readers tap the new one.
+    this.api?.endTaps();
     try {
       this.pipeline = await Pipeline.start(next.agent, {
         log: this.log,

@@ -31,6 +31,8 @@ const MAX_TAPS = 8;
 /** What a tap's reader may leave unread before lines are skipped rather than held. */
 const MAX_UNREAD_BYTES = 1 << 20;
 const MAX_TAP_RATE = 10_000;
+/** How long a tap may leave a MiB unread before it is ended (its place among the 8 is freed). */
+const STALLED_TAP_MS = 60_000;
 
 export class AgentApi {
   readonly server: Server;
@@ -41,7 +43,13 @@ export class AgentApi {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://agent');
+    let url: URL;
+    try {
+      // A target node's parser lets through (`//[`) is no URL: answered, never thrown in the handler.
+      url = new URL(req.url ?? '/', 'http://agent');
+    } catch {
+      return json(res, 400, { code: 400, message: 'the request target is not a valid path' });
+    }
     const agent = this.subject();
     if (req.method !== 'GET') return json(res, 405, { code: 405, message: 'only GET' }, { allow: 'GET' });
     switch (url.pathname) {
@@ -69,7 +77,9 @@ export class AgentApi {
   }
 
   private tap(req: IncomingMessage, res: ServerResponse, url: URL, agent: ApiSubject): void {
-    if (!isLoopback(req.socket.remoteAddress))
+    // The caller is on this host, and asked for it by a loopback name: a web page whose name was made to
+    // resolve to 127.0.0.1 (DNS rebinding) sends its own name as Host.
+    if (!isLoopback(req.socket.remoteAddress) || !isLoopbackHost(req.headers.host))
       return json(res, 403, { code: 403, message: 'taps show events: they answer callers on this host only' });
     if (this.sessions.size >= MAX_TAPS)
       return json(res, 429, { code: 429, message: `${MAX_TAPS} taps are open already; close one` });
@@ -112,19 +122,30 @@ export class AgentApi {
     const listener: TapListener = {
       components: new Set(asked.length ? asked : names),
       test,
+      // Asked before an event is written out or filtered: a tap past its rate or its reader's pace costs
+      // the flow a count, not a copy.
+      ready: () => {
+        if (res.writableLength <= MAX_UNREAD_BYTES && bucket.ready('', Date.now())) return true;
+        skipped++;
+        return false;
+      },
       offer: (component, line) => {
-        if (res.writableLength > MAX_UNREAD_BYTES || !bucket.take('', Date.now())) {
-          skipped++;
-          return false;
-        }
+        bucket.take('', Date.now());
         res.write(`{"component":${JSON.stringify(component)},"event":${line}}\n`);
-        return true;
       },
     };
     res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     res.flushHeaders();
-    // What was skipped is said once a second, so the reader knows the stream is not all there is.
+    // What was skipped is said once a second, so the reader knows the stream is not all there is; a
+    // reader that has read nothing for a minute gives its place up.
+    let stalledSince: number | undefined;
     const notice = setInterval(() => {
+      if (res.writableLength > MAX_UNREAD_BYTES) {
+        stalledSince ??= Date.now();
+        if (Date.now() - stalledSince > STALLED_TAP_MS) res.destroy();
+        return;
+      }
+      stalledSince = undefined;
       if (skipped === 0) return;
       res.write(`{"skipped":${skipped}}\n`);
       skipped = 0;
@@ -138,15 +159,30 @@ export class AgentApi {
     });
   }
 
+  /** Ends every tap (a reload: the components they named may be gone; their readers connect again). */
+  endTaps(): void {
+    for (const res of this.sessions) res.end();
+  }
+
   /** Ends the taps and stops listening. */
   async close(): Promise<void> {
-    for (const res of this.sessions) res.end();
+    this.endTaps();
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+/** A Host header naming this host by a loopback name or address (with any port). */
+function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
+  return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
 }
 
 function isLoopback(address: string | undefined): boolean {

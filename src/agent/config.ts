@@ -156,6 +156,7 @@ export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig
       throw new ComponentError('sources', `at most one ${spec.type} source`);
   }
   const topology = Topology.of(sources, transforms, sinks);
+  refuseJoiningAfterRoute(transforms);
   return {
     dataDir: a.data_dir,
     api: a.api,
@@ -165,4 +166,32 @@ export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig
     sinks,
     topology,
   };
+}
+
+/**
+ * A transform that joins the lines of a stream may not read what a route sends on: the route may send the
+ * pieces of one event (a stack trace's lines, a container line's parts) down different paths, where none
+ * is whole and a piece held back holds its file's checkpoint.
+ */
+function refuseJoiningAfterRoute(transforms: TransformConfig[]): void {
+  const byName = new Map(transforms.map((t) => [t.name, t]));
+  const afterRoute = new Map<string, boolean>();
+  const routed = (name: string, trail: Set<string>): boolean => {
+    const known = afterRoute.get(name);
+    if (known !== undefined) return known;
+    const t = byName.get(name);
+    const owner = t ? undefined : transforms.find((x) => x.outputs?.some((o) => `${x.name}.${o}` === name));
+    // A route's output, or a transform reading one (the topology has refused cycles already).
+    const r =
+      owner !== undefined ||
+      (t !== undefined && !trail.has(name) && t.inputs.some((i) => routed(i, new Set([...trail, name]))));
+    afterRoute.set(name, r);
+    return r;
+  };
+  for (const t of transforms)
+    if (t.spec.joinsLines?.(t.settings) && t.inputs.some((i) => routed(i, new Set([t.name]))))
+      throw new ComponentError(
+        `transforms.${t.name}.inputs`,
+        `a ${t.type} transform joins lines of a stream, and reads what a route sends on, which may split one event's lines across its outputs: put it before the route`,
+      );
 }

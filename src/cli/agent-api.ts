@@ -11,11 +11,19 @@ export function agentApiUrl(
 ): string {
   const given = values.api ?? process.env.FERRY_AGENT_API;
   if (given) {
+    let url: URL | undefined;
     try {
-      return new URL(given).origin;
+      url = new URL(given);
     } catch {
-      throw new CommandError(`--api "${given}" is not a URL (e.g. http://127.0.0.1:8078)`, 2);
+      url = undefined;
     }
+    // The agent's API is plain HTTP (on loopback): `localhost:8078` parses as a URL of scheme "localhost".
+    if (!url || url.protocol !== 'http:' || !url.hostname)
+      throw new CommandError(
+        `--api "${given}" is not the agent's API URL (http://HOST:PORT, e.g. http://127.0.0.1:8078)`,
+        2,
+      );
+    return url.origin;
   }
   const { host, port } = loadConfig(values.config).agent.api.listen;
   const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;

@@ -87,10 +87,15 @@ export async function tapCommand(
           if (limit !== undefined && ++shown >= limit) stop();
         }
       });
-      res.on('end', () => {
+      // The stream ends (the agent stopped, reloaded) or is cut (the agent was killed): said, exit 1.
+      const gone = () => {
         if (ended) return;
-        reject(new CommandError('the agent ended the tap (it stopped or restarted)', 1));
-      });
+        ended = true;
+        reject(new CommandError('the agent ended the tap (it stopped, reloaded or was killed)', 1));
+      };
+      res.on('end', gone);
+      res.on('close', gone);
+      res.on('error', gone);
     });
     req.on('error', (err) => {
       if (!ended) reject(unreachable(base, err));

@@ -33,8 +33,8 @@ export async function topCommand(
   } catch {
     intervalMs = NaN;
   }
-  if (!(intervalMs >= 100))
-    throw new CommandError(`--interval takes a duration of 100ms or more, not "${values.interval}"`, 2);
+  if (!(intervalMs >= 100 && intervalMs <= 3_600_000))
+    throw new CommandError(`--interval takes a duration from 100ms to 1h, not "${values.interval}"`, 2);
   const count = values.count === undefined ? Infinity : Number(values.count);
   if (!(Number.isInteger(count) || count === Infinity) || count < 1)
     throw new CommandError(`--count takes a whole number of refreshes, not "${values.count}"`, 2);
@@ -44,6 +44,8 @@ export async function topCommand(
   const stop = () => (stopped = true);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Its reader gone (`ferry top | head`): done, not a crash.
+  process.stdout.on('error', stop);
   try {
     let before = await snapshot(base);
     for (let shown = 0; shown < count && !stopped; shown++) {
@@ -58,6 +60,7 @@ export async function topCommand(
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    process.stdout.off('error', stop);
   }
 }
 
@@ -68,13 +71,15 @@ interface Snapshot {
 
 async function snapshot(base: string): Promise<Snapshot> {
   let res: Response;
+  let body: { components?: ComponentStats[]; message?: string };
   try {
-    res = await fetch(new URL('/components', base));
+    // An agent that does not answer in time is said, not waited for.
+    res = await fetch(new URL('/components', base), { signal: AbortSignal.timeout(10_000) });
+    body = (await res.json().catch(() => ({}))) as typeof body;
   } catch (err) {
     throw unreachable(base, err);
   }
-  const body = (await res.json().catch(() => ({}))) as { components?: ComponentStats[]; message?: string };
-  if (!res.ok || !body.components)
+  if (!res.ok || !Array.isArray(body.components))
     throw new CommandError(`the agent's API answered ${res.status}: ${body.message ?? 'no components'}`, 1);
   return { at: Date.now(), rows: body.components };
 }

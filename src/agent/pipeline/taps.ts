@@ -12,8 +12,10 @@ export interface TapListener {
   readonly components: ReadonlySet<string>;
   /** The filter on an event's fields (`--where`); absent, every event. */
   readonly test?: (data: Readonly<Record<string, unknown>>) => boolean;
-  /** Takes a line, or says it cannot now (its rate or its unread bound): the line is skipped and counted. */
-  offer(component: string, line: string): boolean;
+  /** Whether it takes an event now (within its rate and its reader's pace); if not, it counts one skipped. */
+  ready(): boolean;
+  /** Takes an event's line (JSON), once ready and past the filter. */
+  offer(component: string, line: string): void;
 }
 
 export class TapHub {
@@ -52,9 +54,10 @@ export class TapHub {
     let line: string | undefined;
     let data: Readonly<Record<string, unknown>> | undefined;
     for (const l of set) {
-      line ??= String(lineOf(e));
+      if (!l.ready()) continue;
+      line ??= tapLine(e);
       if (l.test) {
-        data ??= e.event?.data ?? fieldsOf(line);
+        data ??= e.event?.data ?? (JSON.parse(line) as Record<string, unknown>);
         // The listener's own filter must not stop the flow, whatever it does.
         let pass = false;
         try {
@@ -69,11 +72,18 @@ export class TapHub {
   }
 }
 
-function fieldsOf(line: string): Readonly<Record<string, unknown>> {
+/**
+ * An event's line as a tap shows it: JSON, always. A raw line that only looks like an object (`{…}`, which
+ * sinks ship as it is for the receiver to judge) is checked here, and goes as `{message}` when it is not one.
+ */
+function tapLine(e: Envelope): string {
+  const line = String(lineOf(e));
+  if (e.event) return line;
   try {
     const v = JSON.parse(line) as unknown;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { message: line };
+    if (v && typeof v === 'object' && !Array.isArray(v)) return line;
   } catch {
-    return { message: line };
+    // not JSON: shown as a message
   }
+  return JSON.stringify({ message: line });
 }

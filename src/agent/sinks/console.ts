@@ -30,20 +30,29 @@ const TIME_FIELDS = ['_time', '@timestamp', 'timestamp', 'time'];
 const LEVEL_FIELDS = ['level', 'severity', 'severity_text', 'log.level'];
 const MESSAGE_FIELDS = ['message', 'msg', 'body'];
 
+/** The error each stream has had (EPIPE: its reader went away), watched once per stream, not once per sink. */
+const broken = new WeakMap<Writable, Error | undefined>();
+
+function watch(out: Writable): void {
+  if (broken.has(out)) return;
+  broken.set(out, undefined);
+  // An error on the stream must not end the process: the sinks' next sends say it.
+  out.on('error', (err: Error) => broken.set(out, broken.get(out) ?? err));
+}
+
 export class ConsoleSink implements Sink {
   readonly encoding = 'none';
-  private broken: Error | undefined;
 
   constructor(
     private readonly out: Writable,
     private readonly format: Format,
   ) {
-    // An error on the stream (EPIPE) must not end the process: the next send says it.
-    out.on('error', (err: Error) => (this.broken ??= err));
+    watch(out);
   }
 
   async send(batch: Buffer, encoding: Encoding, to?: Destination): Promise<SendOutcome> {
-    if (this.broken) throw new PermanentSinkError(`cannot write to the console: ${this.broken.message}`);
+    const err = broken.get(this.out);
+    if (err) throw new PermanentSinkError(`cannot write to the console: ${err.message}`);
     const ndjson = decompress(batch, encoding);
     // A batch's lines are separated, not ended, by newlines.
     const data =
@@ -86,26 +95,37 @@ export function readableLines(ndjson: string, dataset?: string): string {
     };
     const time = lead(TIME_FIELDS);
     const level = lead(LEVEL_FIELDS);
-    if (time !== undefined) parts.push(time);
-    if (level !== undefined) parts.push(level.toUpperCase());
+    if (time !== undefined) parts.push(oneLine(time));
+    if (level !== undefined) parts.push(oneLine(level.toUpperCase()));
     if (dataset !== undefined) parts.push(`[${dataset}]`);
     const message = lead(MESSAGE_FIELDS);
     if (message !== undefined) parts.push(oneLine(message));
-    for (const [k, v] of Object.entries(rest)) parts.push(`${k}=${valueText(v)}`);
+    for (const [k, v] of Object.entries(rest)) parts.push(`${oneLine(k)}=${valueText(v)}`);
     out += `${parts.join(' ')}\n`;
   }
   return out;
 }
 
-/** A message on one line: its line breaks and tabs written as escapes. */
+/**
+ * Text on one line with no control characters: line breaks and tabs as `\n` `\r` `\t`, the others (the
+ * terminal's escape sequences) as `\u001b`, so an event can neither forge lines nor drive the terminal.
+ */
 function oneLine(s: string): string {
-  return s.replace(/[\r\n\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) =>
+    c === '\n'
+      ? '\\n'
+      : c === '\r'
+        ? '\\r'
+        : c === '\t'
+          ? '\\t'
+          : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
-/** A field's value after `key=`: plain when it reads unambiguously, else quoted (strings) or JSON. */
+/** A field's value after `key=`: plain when it reads unambiguously, else JSON (quoted, its controls escaped). */
 function valueText(v: unknown): string {
-  if (typeof v === 'string') return /^[^\s"=\\]+$/.test(v) ? v : JSON.stringify(v);
-  return JSON.stringify(v) ?? 'null';
+  if (typeof v === 'string') return /^[^\s"=\\\u0000-\u001f\u007f-\u009f]+$/.test(v) ? v : oneLine(JSON.stringify(v));
+  return oneLine(JSON.stringify(v) ?? 'null');
 }
 
 const CONSOLE_OPTIONS = {

@@ -2,7 +2,7 @@
  * The `file` sink: appends NDJSON batches to files named by a template (`{{dataset}}`, and the date and
  * time the batch is written, UTC: `%Y-%m-%d`), optionally gzip or zstd (members and frames appended one
  * after another, which every reader reads as one stream). A batch counts as delivered once it is written
- * and fsynced. A file past `max_bytes` is followed by the next part (`app.1.ndjson`); a new date starts a
+ * and fsynced. A file past `max_bytes` is followed by the next part (`app~1.ndjson`); a new date starts a
  * new file. A file from an earlier run is never appended to: a crash may have left a torn batch at its end,
  * and the batch is written again, whole, into the next part.
  */
@@ -23,6 +23,8 @@ interface FileSettings {
 
 /** Files open at once: each dataset writes one, and a date passing leaves the old ones to close. */
 const MAX_OPEN_FILES = 16;
+/** Files of this run remembered to append to again once closed. */
+const MAX_REMEMBERED_FILES = 4096;
 
 /** A dataset name put into a path: no separators, no `..`, as Axiom's dataset names are. */
 const SAFE_DATASET = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -52,6 +54,11 @@ export class FileSink implements Sink {
   readonly encoding: Encoding;
   /** By base path, least recently written first. */
   private readonly files = new Map<string, OpenFile>();
+  /**
+   * The part of each base path this run writes and its size, open or not: a file closed to keep the open
+   * ones few is appended to again when its dataset comes back (it holds only whole batches of this run).
+   */
+  private readonly current = new Map<string, { part: number; path: string; size: number }>();
   /** Writes one after another: a file's parts and sizes stay in order whatever the sink's concurrency. */
   private writing: Promise<unknown> = Promise.resolve();
 
@@ -92,10 +99,17 @@ export class FileSink implements Sink {
       f.size += whole.length;
       return { kind: 'delivered' };
     } catch (err) {
-      // Cut back what was written of the batch, so the file holds whole batches; it is written again.
-      if (f) {
-        await f.fh.truncate(f.size).catch(() => undefined);
+      // Cut back what was written of the batch, so the file holds whole batches; it is written again into
+      // the same file. A file that cannot be cut back is left for the next part.
+      if (
+        f &&
+        !(await f.fh.truncate(f.size).then(
+          () => true,
+          () => false,
+        ))
+      ) {
         await this.closeFile(f);
+        this.current.delete(base);
       }
       const where = f?.path ?? base;
       return { kind: 'retry', trouble: { kind: 'failing', message: `${where}: ${(err as Error).message}` } };
@@ -105,11 +119,17 @@ export class FileSink implements Sink {
   /** The open file of a base path with room for `size` more bytes, opening the next part when it has none. */
   private async fileFor(base: string, size: number): Promise<OpenFile> {
     let f = this.files.get(base);
+    const mine = this.current.get(base);
+    if (!f && mine) f = await this.reopen(base, mine);
     if (f && f.size > 0 && f.size + size > this.s.maxBytes) {
       await this.closeFile(f);
       f = await this.openPart(base, f.part + 1);
     }
     f ??= await this.openPart(base, 0);
+    this.current.delete(base);
+    this.current.set(base, f);
+    // What is remembered of closed files is bounded too (the oldest dates go first).
+    if (this.current.size > MAX_REMEMBERED_FILES) this.current.delete(this.current.keys().next().value!);
     // Least recently written last: the first is closed when too many are open.
     this.files.delete(base);
     this.files.set(base, f);
@@ -117,9 +137,15 @@ export class FileSink implements Sink {
     return f;
   }
 
+  /** A file of this run, closed to keep the open ones few, opened again to append to. */
+  private async reopen(base: string, f: { part: number; path: string; size: number }): Promise<OpenFile> {
+    const fh = await open(f.path, 'a');
+    return { base, part: f.part, path: f.path, fh, size: f.size };
+  }
+
   /** The first part from `from` on that does not exist yet: created, and its name made durable. */
   private async openPart(base: string, from: number): Promise<OpenFile> {
-    await mkdir(dirname(base), { recursive: true });
+    await makeDirDurably(dirname(base));
     for (let part = from; ; part++) {
       const path = partPath(base, this.s.compression, part);
       const exists = await stat(path).then(
@@ -148,12 +174,26 @@ export class FileSink implements Sink {
   }
 }
 
-/** Part 0 is the base path itself; part n puts `.n` before the extension: `app.ndjson.gz` → `app.1.ndjson.gz`. */
+/**
+ * Part 0 is the base path itself; part n puts `~n` before the extension: `app.ndjson.gz` → `app~1.ndjson.gz`.
+ * `~` is in no dataset name, so no dataset's file is another's part (`app.1` is a dataset name).
+ */
 export function partPath(base: string, compression: Codec, part: number): string {
   if (part === 0) return base;
   const plain = base.slice(0, base.length - SUFFIX[compression].length);
   const ext = extname(plain);
-  return `${plain.slice(0, plain.length - ext.length)}.${part}${ext}${SUFFIX[compression]}`;
+  return `${plain.slice(0, plain.length - ext.length)}~${part}${ext}${SUFFIX[compression]}`;
+}
+
+/** Makes a directory and its missing parents, each one's name made durable in its parent. */
+async function makeDirDurably(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  // From the first directory made down to `dir`: each new name lives in the directory above it.
+  for (let d = dir; ; d = dirname(d)) {
+    await syncDir(dirname(d));
+    if (d === first || dirname(d) === d) break;
+  }
 }
 
 const STRFTIME: Record<string, (d: Date) => string> = {
@@ -193,7 +233,7 @@ const FILE_OPTIONS = {
     'each batch compressed as one or more gzip members or zstd frames appended to the file (`zcat`, `zstdcat` read it whole)',
   ),
   max_bytes: bytes('100MiB').doc(
-    'a file past this size is followed by the next part (`name.1.ndjson`, `name.2.ndjson`…)',
+    'a file past this size is followed by the next part (`name~1.ndjson`, `name~2.ndjson`…)',
   ),
 } satisfies OptionSpecs;
 

@@ -39,7 +39,8 @@ export class AplTransform extends FilterTransform {
     try {
       return this.pipeline.run(eventOf(e));
     } catch (err) {
-      // Past the expressions' own guard: the event goes on as far as the pipeline made it, never lost.
+      // Past the expressions' own guard: the event goes on as far as the pipeline made it, never lost
+      // (redact makes every field it could not mask null first).
       this.failed(err);
       return true;
     }

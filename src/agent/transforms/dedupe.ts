@@ -4,9 +4,8 @@
  * repeat does not extend the window). What it remembers is bounded: at most `max_entries` sets of values,
  * each kept as a digest when long, the oldest forgotten first.
  */
-import { createHash } from 'node:crypto';
 import { duration, int, strings, type OptionSpecs } from '../../config/options.js';
-import { fieldReader, type FieldReader } from './field-path.js';
+import { fieldReader, keptKey, type FieldReader } from './field-path.js';
 import {
   eventOf,
   FilterTransform,
@@ -23,9 +22,6 @@ interface DedupeConfig {
   maxEntries: number;
 }
 
-/** Keys longer than this are remembered by their SHA-256: a window of long messages stays small. */
-const LONGEST_KEPT_KEY = 128;
-
 /** When each set of values was last let through, oldest first. Pure but for the clock it is handed. */
 export class SeenWithin {
   private readonly seen = new Map<string, number>();
@@ -41,7 +37,7 @@ export class SeenWithin {
 
   /** True when `key` was let through less than the window ago; otherwise it is let through now. */
   repeated(key: string, now: number): boolean {
-    const k = key.length > LONGEST_KEPT_KEY ? createHash('sha256').update(key).digest('base64') : key;
+    const k = keptKey(key);
     const at = this.seen.get(k);
     if (at !== undefined && now - at < this.windowMs) return true;
     // Re-inserted, so the map stays in the order of time and the expired are at its front.

@@ -4,6 +4,8 @@
  * both `{"host.name": …}`, as the enrich transform writes it, and `{"host": {"name": …}}`). Undefined where
  * the event has neither.
  */
+import { createHash } from 'node:crypto';
+
 export type FieldReader = (data: Readonly<Record<string, unknown>>) => unknown;
 
 export function fieldReader(name: string): FieldReader {
@@ -29,4 +31,12 @@ function own(o: Readonly<Record<string, unknown>>, key: string): unknown {
 export function keyText(v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
   return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** Keys longer than this are remembered by their SHA-256: what a transform keeps per key stays small. */
+const LONGEST_KEPT_KEY = 128;
+
+/** A key as a transform remembers it: as it is when short, its digest otherwise. */
+export function keptKey(key: string): string {
+  return key.length > LONGEST_KEPT_KEY ? createHash('sha256').update(key).digest('base64') : key;
 }

@@ -174,5 +174,6 @@ export const multilineTransform: TransformSpec<MultilineConfig, typeof MULTILINE
       maxBytes: v.max_bytes,
     };
   },
+  joinsLines: () => true,
   create: (s, ctx) => new MultilineTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

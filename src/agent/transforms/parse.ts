@@ -132,5 +132,7 @@ export const parseTransform: TransformSpec<ParseSettings, typeof PARSE_OPTIONS> 
       if (!o.has(k)) o.fail(undefined, `the ${parser.type} parser needs ${k}`);
     return { parser, settings: configureComponent(parser, o) };
   },
+  // A container parser holds a partial line until its end comes.
+  joinsLines: (s) => s.parser.create(s.settings).holding !== undefined,
   create: (s, ctx) => new ParseTransform(ctx.name, s, ctx.next, ctx.counters(newTransformCounters)),
 };

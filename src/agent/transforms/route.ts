@@ -33,7 +33,6 @@ export class RouteTransform implements Transform {
   /** Each route's condition, and where it goes: nowhere for an output nobody reads (no path). */
   private readonly routes: { test: (data: Readonly<Record<string, unknown>>) => boolean; emit?: Emit }[];
   private readonly unmatched: Emit | undefined;
-  private readonly hits: boolean[];
 
   constructor(
     readonly name: string,
@@ -47,7 +46,6 @@ export class RouteTransform implements Transform {
       emit: ctx.isRead(route) ? ctx.output(route) : undefined,
     }));
     this.unmatched = ctx.isRead(UNMATCHED) ? ctx.output(UNMATCHED) : undefined;
-    this.hits = this.routes.map(() => false);
   }
 
   async process(e: Envelope): Promise<void> {
@@ -60,9 +58,11 @@ export class RouteTransform implements Transform {
     const data = eventOf(e).data;
     let matched = 0;
     let taken = 0;
+    // Each call its own: calls overlap at every await (two sources, a multiline flush, concurrent requests).
+    const hits = new Array<boolean>(this.routes.length);
     for (let i = 0; i < this.routes.length; i++) {
       const r = this.routes[i]!;
-      if ((this.hits[i] = r.test(data))) {
+      if ((hits[i] = r.test(data))) {
         matched++;
         if (r.emit) taken++;
       }
@@ -77,7 +77,7 @@ export class RouteTransform implements Transform {
     for (let i = 0; i < this.routes.length; i++) {
       const emit = this.routes[i]!.emit;
       if (!emit) continue;
-      if (!this.hits[i]) await emit(placeOf(e));
+      if (!hits[i]) await emit(placeOf(e));
       else if (--taken === 0) last = emit;
       else await emit({ ...e, event: e.event!.clone() });
     }

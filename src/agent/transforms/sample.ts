@@ -74,7 +74,7 @@ export function hashOf(key: string): number {
 }
 
 const SAMPLE_OPTIONS = {
-  rate: int(undefined, { min: 1 }).required().doc('keeps one event in `rate` (`10`: a tenth)'),
+  rate: int(undefined, { min: 1, max: 1_000_000_000 }).required().doc('keeps one event in `rate` (`10`: a tenth)'),
   key: str(undefined, { minLength: 1 })
     .doc(
       'a field whose value decides for every event that has it (`trace_id`: a trace is kept or dropped whole); a dotted name reads nested objects too',

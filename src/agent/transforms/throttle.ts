@@ -6,7 +6,7 @@
  * bucket rather than grow the agent's memory.
  */
 import { int, str, type OptionSpecs } from '../../config/options.js';
-import { fieldReader, keyText, type FieldReader } from './field-path.js';
+import { fieldReader, keptKey, keyText, type FieldReader } from './field-path.js';
 import {
   eventOf,
   FilterTransform,
@@ -44,6 +44,13 @@ export class Buckets {
 
   get size(): number {
     return this.buckets.size;
+  }
+
+  /** Whether the key's bucket has a token now (taking none). */
+  ready(key: string, now: number): boolean {
+    const b = this.buckets.get(key);
+    if (!b) return this.buckets.size < this.maxKeys || this.overflow.tokens >= 1 || now > this.overflow.at;
+    return b.tokens + ((now - b.at) / 1000) * this.perSecond >= 1;
   }
 
   /** Takes one event's token from the key's bucket; false when it has none left. */
@@ -88,7 +95,7 @@ export class ThrottleTransform extends FilterTransform {
 
   protected keeps(e: Envelope): boolean {
     const key = this.key ? (keyText(this.key(eventOf(e).data)) ?? '') : '';
-    return this.buckets.take(key, this.now());
+    return this.buckets.take(keptKey(key), this.now());
   }
 }
 

@@ -64,7 +64,15 @@ export abstract class FilterTransform implements Transform {
   async process(e: Envelope): Promise<void> {
     if (e.dropped) return this.next(e);
     this.counters.eventsIn++;
-    if (this.keeps(e)) {
+    let keeps = true;
+    try {
+      keeps = this.keeps(e);
+    } catch {
+      // An event it cannot judge (a key nested past the stack) goes on, counted: never lost, never thrown
+      // past the transform, where the line after it would be acknowledged without it.
+      this.counters.errors++;
+    }
+    if (keeps) {
       this.counters.eventsOut++;
       return this.next(e);
     }
@@ -159,6 +167,11 @@ export interface TransformSpec<Settings = unknown, Keys extends OptionSpecs = Op
   Keys
 > {
   create(settings: Settings, ctx: TransformContext): Transform;
+  /**
+   * It joins lines of a stream (multiline, a parser of partial container lines): it must not read the
+   * output of a route, which may send the pieces of one event down different paths.
+   */
+  joinsLines?(settings: Settings): boolean;
   /** The transform's named outputs (`errors`, `_unmatched`), which readers name as `<transform>.<output>`. */
   outputs?(settings: Settings): string[];
   /** What the transform will do, one line each, for `ferry validate` (an apl pipeline's operators as bound). */

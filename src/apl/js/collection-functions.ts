@@ -36,6 +36,7 @@ const pack: JsFunction = (call, c) => {
     const out: Record<string, unknown> = {};
     for (let i = 0; i + 1 < vals.length; i += 2) {
       const k = vals[i]!(row);
+      // A key given again takes its last value, as the store's answer has it.
       if (typeof k !== 'string') continue;
       if (k === '__proto__')
         Object.defineProperty(out, k, {
@@ -62,7 +63,7 @@ export const COLLECTION_JS_FUNCTIONS: Record<string, JsFunction> = {
     return (row) => {
       const out: unknown[] = [];
       // As DuckDB's flatten: a null list adds nothing.
-      for (const a of arrays) out.push(...(a(row) ?? []));
+      for (const a of arrays) for (const x of a(row) ?? []) out.push(x);
       return out as Value;
     };
   },

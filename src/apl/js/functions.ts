@@ -439,18 +439,27 @@ Object.assign(JS_FUNCTIONS, {
       return hasQuote && first === '' ? (m.group(2) ?? '') : first;
     };
   },
-  url_encode: text1((s) => encodeURIComponent(s)),
+  // Everything but letters, digits and -_.~ percent-encoded, as DuckDB's url_encode.
+  url_encode: text1((s) =>
+    encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+  ),
+  // A %XX that is no escape stays as it is, as DuckDB's url_decode leaves it.
   url_decode: text1((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return null;
+    const bytes: number[] = [];
+    const raw = Buffer.from(s, 'utf8');
+    for (let i = 0; i < raw.length; i++) {
+      const hex = raw[i] === 0x25 && i + 2 < raw.length ? raw.subarray(i + 1, i + 3).toString('latin1') : '';
+      if (hex.length === 2 && /^[0-9A-Fa-f]{2}$/.test(hex)) {
+        bytes.push(parseInt(hex, 16));
+        i += 2;
+      } else bytes.push(raw[i]!);
     }
+    return Buffer.from(bytes).toString('utf8');
   }),
   base64_decode_tostring: text1((s) => {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
     const bytes = Buffer.from(s, 'base64');
-    const text = new TextDecoder('utf-8', { fatal: true });
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     try {
       return text.decode(bytes);
     } catch {
@@ -458,9 +467,12 @@ Object.assign(JS_FUNCTIONS, {
     }
   }),
   hash_sha512: digest('sha512'),
+  // The first character upper-cased as one character (ß is ẞ; a ligature with no single capital stays).
   totitle: text1((s) => {
     const [first, ...rest] = s;
-    return first === undefined ? '' : first.toUpperCase() + rest.join('');
+    if (first === undefined) return '';
+    const up = first === 'ß' ? 'ẞ' : first.toUpperCase();
+    return ([...up].length === 1 ? up : first) + rest.join('');
   }),
   indexof: ({ args }, c) => {
     if (args.length > 2)

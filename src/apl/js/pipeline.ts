@@ -40,7 +40,7 @@ export interface EventPipeline {
  */
 export function compileEventPipeline(text: string, onError: (err: unknown) => void = () => undefined): EventPipeline {
   const stages = bindEventPipeline(parsePipeline(text), text);
-  const ctx = { src: text, guard: guardWith(onError) };
+  const ctx = { src: text, guard: guardWith(onError), onError };
   const steps = stages.map((s) => step(s, ctx));
   return {
     describe: () => stages.map(describeStage),
@@ -90,7 +90,7 @@ function predicateOf(predicate: BExpr, ctx: { src: string; guard: (ev: Ev) => Ev
   return (data) => test(data) === true;
 }
 
-function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step {
+function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev; onError: (err: unknown) => void }): Step {
   switch (s.kind) {
     case 'where': {
       const test = predicateOf(s.predicate, ctx);
@@ -147,7 +147,7 @@ function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step 
         return true;
       };
     case 'redact':
-      return redactStep(s.options, s.fields, ctx.guard);
+      return redactStep(s.options, s.fields, ctx.onError);
     case 'project-reorder':
       return (e) => {
         const keys = Object.keys(e.data);
@@ -178,12 +178,17 @@ function step(s: EventStage, ctx: { src: string; guard: (ev: Ev) => Ev }): Step 
 /** What redact may make of one value at most: a token longer than one character multiplies the text. */
 const MAX_REDACTED_CHARS = 1 << 20;
 
+/** Objects nested deeper than this are masked as their JSON text, as the store keeps them. */
+const REDACT_MAX_DEPTH = 100;
+
 /**
  * redact over an event: every string among the fields named (wildcards too) or all of them, inside
- * objects as well, by the dotted name the store gives a nested field (`user.email`). A value redact cannot
- * make within its bound becomes null: the text it held is not let through.
+ * objects as well, by the dotted name the store gives a nested field (`user.email`). Strings in arrays and
+ * numbers whose text matches are masked too: a field the store widened to a string would be. A value
+ * nested past 100 levels is masked as its JSON text. A field redact cannot mask (past its bound, or past
+ * the stack) becomes null: the text it held is never let through.
  */
-function redactStep(options: RedactOptions, fields: NamePattern[] | undefined, guard: (ev: Ev) => Ev): Step {
+function redactStep(options: RedactOptions, fields: NamePattern[] | undefined, onError: (err: unknown) => void): Step {
   const mask = redactor(options);
   const limits = {
     maxChars: MAX_REDACTED_CHARS,
@@ -191,18 +196,27 @@ function redactStep(options: RedactOptions, fields: NamePattern[] | undefined, g
     stop: () => new RangeError(`redact would make a value longer than ${MAX_REDACTED_CHARS} characters`),
   };
   const applies = fields ? matcher(fields) : () => true;
-  const masked = guard((row) => mask(row.v as string, limits));
-  const holder: Record<string, unknown> = { v: '' };
-  const redacted = (v: unknown, path: string): unknown => {
-    if (typeof v === 'string') {
+  const redacted = (v: unknown, path: string, depth: number): unknown => {
+    if (typeof v === 'string') return applies(path) ? mask(v, limits) : v;
+    if (typeof v === 'number') {
       if (!applies(path)) return v;
-      holder.v = v;
-      return masked(holder);
+      const text = String(v);
+      const out = mask(text, limits);
+      return out === text ? v : out;
     }
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    if (v === null || typeof v !== 'object') return v;
+    if (depth > REDACT_MAX_DEPTH) return applies(path) ? mask(JSON.stringify(v), limits) : v;
+    if (Array.isArray(v)) {
+      let copy: unknown[] | undefined;
+      v.forEach((inner, i) => {
+        const out = redacted(inner, path, depth + 1);
+        if (out !== inner) (copy ??= [...v])[i] = out;
+      });
+      return copy ?? v;
+    }
     let copy: Record<string, unknown> | undefined;
     for (const [k, inner] of Object.entries(v)) {
-      const out = redacted(inner, `${path}.${k}`);
+      const out = redacted(inner, `${path}.${k}`, depth + 1);
       if (out !== inner) setOwn((copy ??= { ...(v as Record<string, unknown>) }), k, out);
     }
     return copy ?? v;
@@ -210,8 +224,14 @@ function redactStep(options: RedactOptions, fields: NamePattern[] | undefined, g
   return (e) => {
     for (const k of Object.keys(e.data)) {
       const v = e.data[k];
-      if (v === undefined) continue;
-      const out = redacted(v, k);
+      if (v === undefined || v === null || typeof v === 'boolean') continue;
+      let out: unknown;
+      try {
+        out = redacted(v, k, 1);
+      } catch (err) {
+        onError(err);
+        out = null;
+      }
       if (out !== v) e.set(k, out);
     }
     return true;

@@ -150,6 +150,31 @@ describe('ferry tap', () => {
     expect(gone.stderr).toContain("cannot reach the agent's API");
   });
 
+  it('answers a request target that is no URL with 400, a tap asked for by another host name with 403, and exits 1 when the agent is killed', async () => {
+    const { agent, api } = await agentWithRoute();
+    const { hostname, port } = new URL(api);
+    const raw = (target: string, host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: hostname, port, path: target, headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    // node's parser lets `//[` through; the agent answers it and stays up.
+    expect(await raw('//[', `127.0.0.1:${port}`)).toBe(400);
+    expect(await raw('/health', `127.0.0.1:${port}`)).toBe(200);
+    // A page whose name was made to resolve to 127.0.0.1 sends its own name as Host.
+    expect(await raw('/tap', `evil.example:${port}`)).toBe(403);
+    const tap = ferry(['tap', '--api', api]);
+    await untilTaps(api, 1);
+    agent.child.kill('SIGKILL');
+    expect(await tap.code).toBe(1);
+    expect(tap.stderr).toContain('the agent ended the tap');
+    expect(tap.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
   it('answers callers on this host only, whatever address the API listens on', async () => {
     const external = Object.values(networkInterfaces())
       .flat()

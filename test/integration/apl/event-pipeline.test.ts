@@ -239,6 +239,13 @@ const EXPRESSIONS = [
   "indexof(msg, '/')",
   "indexof(msg, 'vu')",
   "indexof(msg, '')",
+  'url_encode("a!b\'()*~ é")',
+  "url_decode('100%')",
+  "url_decode('%zz%41')",
+  "totitle('ßa')",
+  "totitle('ﬁx')",
+  "base64_decode_tostring('77u/YQ==')",
+  "pack('a', 1, 'a', 2)",
   // arrays and bags
   'pack_array(status, msg, _time)',
   "bag_pack('s', status, 'm', msg)",

@@ -70,6 +70,23 @@ describe('event pipelines against hostile events and queries', () => {
     expect(r.errors).toBe(1);
   });
 
+  it('lets no secret through a redact: past the stack the field is null, in arrays and numbers it is masked', () => {
+    let deep: unknown = 'hunter2';
+    for (let i = 0; i < 20_000; i++) deep = { a: deep };
+    const r = run("redact @'hunter2'", { a: deep, password: 'hunter2' });
+    expect(JSON.parse(r.event.line())).toEqual({ a: null, password: '*******' });
+    expect(r.errors).toBe(1);
+    let nested: unknown = 'hunter2';
+    for (let i = 0; i < 150; i++) nested = { a: nested };
+    // Past 100 levels the value is masked as its JSON text, as the store keeps it.
+    expect(run("redact @'hunter2'", { n: nested }).event.line()).not.toContain('hunter2');
+    expect(JSON.parse(run("redact @'4111'", { tags: ['x 4111'], card: 41111111, n: 7 }).event.line())).toEqual({
+      tags: ['x ****'],
+      card: '****1111',
+      n: 7,
+    });
+  });
+
   it('parses fields out of a text, null where the text does not match; parse-where drops those events', () => {
     const q = "parse msg with method ' ' path:string ' ' status:long";
     expect(JSON.parse(run(q, { msg: 'GET /a 200' }).event.line())).toMatchObject({

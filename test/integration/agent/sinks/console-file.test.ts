@@ -19,7 +19,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 /** The lines of every file in `dir` whose name starts with `prefix`, each file decoded as a reader would. */
 function readParts(dir: string, prefix: string): { files: string[]; lines: string[] } {
   // In the order written: part 0 (no number), then 1, 2, … 10.
-  const partOf = (f: string) => Number(/\.(\d+)\.ndjson/.exec(f)?.[1] ?? 0);
+  const partOf = (f: string) => Number(/~(\d+)\.ndjson/.exec(f)?.[1] ?? 0);
   const files = readdirSync(dir)
     .filter((f) => f.startsWith(prefix))
     .sort((a, b) => partOf(a) - partOf(b));
@@ -117,7 +117,7 @@ sinks:
       // Rotated by size: part 0 has the template's name, the next parts put their number before the extension.
       expect(files.length).toBeGreaterThan(1);
       expect(files).toContain(`${ds}-${today()}.ndjson.gz`);
-      expect(files).toContain(`${ds}-${today()}.1.ndjson.gz`);
+      expect(files).toContain(`${ds}-${today()}~1.ndjson.gz`);
       for (const f of files) expect(statSync(join(dir, 'out', f)).size).toBeLessThanOrEqual(2048 + 1024);
     }
     agent.child.kill('SIGTERM');
@@ -169,7 +169,7 @@ sinks:
       await agent.waitLog('agent running');
     }
     const seen = () => {
-      const { lines } = readParts(join(dir, 'out'), 'app.');
+      const { lines } = readParts(join(dir, 'out'), 'app');
       const got = new Set<number>();
       for (const l of lines) {
         try {

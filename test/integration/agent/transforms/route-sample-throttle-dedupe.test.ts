@@ -152,6 +152,16 @@ sinks: { out: { type: axiom, inputs: [${inputs}], url: "http://127.0.0.1:9", tok
         'once',
         'transforms.once.fields: name at least one field',
       ],
+      [
+        `${split}\n  join: { type: multiline, inputs: [split.errors], preset: java }`,
+        'join',
+        'transforms.join.inputs: a multiline transform joins lines of a stream, and reads what a route sends on',
+      ],
+      [
+        `${split}\n  tag: { type: apl, inputs: [split._unmatched], query: "extend a = 1" }\n  cri: { type: parse, inputs: [tag], parser: cri }`,
+        'cri',
+        'transforms.cri.inputs: a parse transform joins lines of a stream',
+      ],
       [`  calm: { type: throttle, inputs: [file], events_per_second: 0 }`, 'calm', 'transforms.calm.events_per_second'],
     ];
     for (const [transforms, inputs, error] of cases) {

@@ -20,9 +20,9 @@ describe('file sink', () => {
     expect(renderPath('/a/{{dataset}}-%Y-%m-%d_%H%M%S%%.ndjson', 'web', at)).toBe('/a/web-2026-01-02_030405%.ndjson');
     expect(renderPath('/a/{{ dataset }}/x', 'jobs', at)).toBe('/a/jobs/x');
     expect(partPath('/a/web.ndjson.zst', 'zstd', 0)).toBe('/a/web.ndjson.zst');
-    expect(partPath('/a/web.ndjson.zst', 'zstd', 3)).toBe('/a/web.3.ndjson.zst');
-    expect(partPath('/a/web.ndjson', 'none', 1)).toBe('/a/web.1.ndjson');
-    expect(partPath('/a/web.gz', 'gzip', 2)).toBe('/a/web.2.gz');
+    expect(partPath('/a/web.ndjson.zst', 'zstd', 3)).toBe('/a/web~3.ndjson.zst');
+    expect(partPath('/a/web.ndjson', 'none', 1)).toBe('/a/web~1.ndjson');
+    expect(partPath('/a/web.gz', 'gzip', 2)).toBe('/a/web~2.gz');
   });
 
   it('refuses a template with fields it does not know, naming the key', () => {
@@ -52,7 +52,30 @@ describe('file sink', () => {
   });
 });
 
+describe('file sink with many datasets', () => {
+  it('appends again to the file of this run when a dataset comes back after its file was closed', async () => {
+    const dir = tempDir('ferry-filesink-unit-');
+    const sink = new FileSink({ path: join(dir, '{{dataset}}.ndjson'), compression: 'none', maxBytes: 1 << 20 }, 'app');
+    // 20 datasets taking turns, more than the 16 files kept open.
+    for (let round = 0; round < 3; round++)
+      for (let d = 0; d < 20; d++)
+        expect(await sink.send(Buffer.from(`{"r":${round}}`), 'none', { dataset: `ds${d}` })).toEqual({
+          kind: 'delivered',
+        });
+    await sink.close();
+    expect(readdirSync(dir)).toHaveLength(20);
+    expect(readFileSync(join(dir, 'ds0.ndjson'), 'utf8')).toBe('{"r":0}\n{"r":1}\n{"r":2}\n');
+  });
+});
+
 describe('console sink', () => {
+  it('lets no event forge a line or drive the terminal', () => {
+    const line = readableLines('{"message":"ok\\u001b[2J\\nFAKE","level":"in\\u001bfo","k\\u001b":"v\\u001bx"}');
+    expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(line.split('\n')).toHaveLength(2);
+    expect(line).toBe('IN\\u001bFO ok\\u001b[2J\\nFAKE k\\u001b="v\\u001bx"\n');
+  });
+
   it('writes each event as one readable line: time, level, dataset, message, the rest as key=value', () => {
     expect(
       readableLines(

@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { Event } from '../../../../src/agent/event.js';
 import { Buckets } from '../../../../src/agent/transforms/throttle.js';
-import { SeenWithin } from '../../../../src/agent/transforms/dedupe.js';
+import { DedupeTransform, SeenWithin } from '../../../../src/agent/transforms/dedupe.js';
 import { fieldReader } from '../../../../src/agent/transforms/field-path.js';
 import { RouteTransform, UNMATCHED } from '../../../../src/agent/transforms/route.js';
 import { hashOf } from '../../../../src/agent/transforms/sample.js';
-import type { Envelope } from '../../../../src/agent/transforms/transform.js';
+import { newTransformCounters, type Envelope } from '../../../../src/agent/transforms/transform.js';
 
 function seeded(seed: number): () => number {
   let s = seed >>> 0;
@@ -75,6 +75,49 @@ describe('route', () => {
         expect(new Set(events).size, context).toBe(events.length);
       }
     }
+  });
+});
+
+describe('route and filters under overlapping calls and hostile events', () => {
+  it('routes each event by its own conditions while calls overlap at every await', async () => {
+    const got = new Map<string, unknown[]>();
+    const t = new RouteTransform(
+      'r',
+      { a: 'x == 1', b: 'x == 2', c: 'x == 3' },
+      {
+        isRead: () => true,
+        // Every output yields to the loop, so the next call runs before this one has emitted to all.
+        output: (o) => async (e) => {
+          await new Promise((r) => setTimeout(r, Math.random() * 3));
+          if (!e.dropped) got.set(o, [...(got.get(o) ?? []), e.event!.get('x')]);
+        },
+        log: { warn: () => undefined },
+      },
+    );
+    const xs = Array.from({ length: 60 }, (_, i) => (i % 4) + 1);
+    await Promise.all(xs.map((x, i) => t.process(envelope({ x }, i))));
+    const count = (x: number) => xs.filter((v) => v === x).length;
+    expect(got.get('a')).toEqual(Array(count(1)).fill(1));
+    expect(got.get('b')).toEqual(Array(count(2)).fill(2));
+    expect(got.get('c')).toEqual(Array(count(3)).fill(3));
+    expect(got.get(UNMATCHED)).toEqual(Array(count(4)).fill(4));
+  });
+
+  it('passes on, and counts, an event a filter cannot judge (a key nested past the stack)', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 20_000; i++) deep = { a: deep };
+    const out: Envelope[] = [];
+    const counters = newTransformCounters();
+    const t = new DedupeTransform(
+      'd',
+      { fields: ['k'], windowMs: 1000, maxEntries: 10 },
+      async (e) => void out.push(e),
+      counters,
+    );
+    await t.process({ ...envelope({}, 0), event: Event.of({ k: deep }) });
+    expect(out).toHaveLength(1);
+    expect(out[0]!.dropped).toBeUndefined();
+    expect(counters.errors).toBe(1);
   });
 });
 
