@@ -51,7 +51,82 @@ const pack: JsFunction = (call, c) => {
   };
 };
 
+/** An element as text, as the store's arrays give it: a string as it is, anything else as its JSON. */
+const elementText = (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x));
+
+/** The distinct elements of an array, in their first order (JSON equality). */
+function distinct(v: unknown[]): unknown[] {
+  const seen = new Set<string>();
+  return v.filter((x) => {
+    const k = JSON.stringify(x ?? null);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** set_union / set_intersect / set_difference over the arrays given. */
+function setFn(kind: 'union' | 'intersect' | 'difference'): JsFunction {
+  return (call, c) => {
+    const arrays = call.args.map((_, i) => arrayArg(call, c, i));
+    return (row) => {
+      const lists = arrays.map((a) => a(row));
+      if (kind === 'union') return distinct(lists.flatMap((l) => l ?? [])) as Value;
+      const [first, ...rest] = lists;
+      if (!first || rest.some((r) => r === null)) return first ? [] : null;
+      const keys = rest.map((r) => new Set(r!.map((x) => JSON.stringify(x ?? null))));
+      return distinct(first).filter((x) => {
+        const k = JSON.stringify(x ?? null);
+        return keys.every((ks) => ks.has(k) === (kind === 'intersect'));
+      }) as Value;
+    };
+  };
+}
+
 export const COLLECTION_JS_FUNCTIONS: Record<string, JsFunction> = {
+  set_union: setFn('union'),
+  set_intersect: setFn('intersect'),
+  set_difference: setFn('difference'),
+  set_has_element: (call, c) => {
+    const a = arrayArg(call, c, 0);
+    const vt = call.args[1]!.type;
+    const v = c.compile(call.args[1]!);
+    return (row) => {
+      const list = a(row);
+      const x = v(row);
+      if (list === null) return null;
+      if (x === null) return null;
+      // A number is looked for among numbers, a string among strings, anything else as JSON.
+      if (vt === 'long' || vt === 'real') return list.some((e) => typeof e === 'number' && e === Number(x));
+      if (vt === 'string') return list.some((e) => e === x);
+      const k = JSON.stringify(x);
+      return list.some((e) => JSON.stringify(e) === k);
+    };
+  },
+  strcat_array: (call, c) => {
+    const a = arrayArg(call, c, 0);
+    const d = c.text(call.args[1]!);
+    return (row) => {
+      const list = a(row);
+      const delim = d(row);
+      if (list === null || delim === null) return null;
+      // Null elements are passed over, as the store's text of them is null.
+      return list
+        .filter((x) => x !== null && x !== undefined)
+        .map(elementText)
+        .join(delim);
+    };
+  },
+  len: (call, c) => {
+    const t = call.args[0]!.type;
+    const f = c.compile(call.args[0]!);
+    return (row) => {
+      const v = f(row);
+      if (v === null) return null;
+      if (t === 'string' || (t === 'dynamic' && typeof v === 'string')) return [...(v as string)].length;
+      return Array.isArray(v) ? v.length : null;
+    };
+  },
   pack_array: (call, c) => {
     const vals = dynamicArgs(call, c);
     return (row) => vals.map((v) => v(row)) as Value;

@@ -246,6 +246,22 @@ function datePart(part: (d: Date, ns: bigint) => number): JsFunction {
   return fixed(['datetime'], (ns: bigint) => part(utc(ns), ns));
 }
 
+/**
+ * A test of a value's type: a typed argument is of one of `types` (and not null); a dynamic one holds a
+ * JSON value `holds` accepts, as the store's json_type says.
+ */
+function typeTest(types: AplType[], holds: (v: unknown) => boolean): JsFunction {
+  return ({ args: [a] }, c) => {
+    const f = c.compile(a!);
+    const t = a!.type;
+    if (t !== 'dynamic' && !types.includes(t)) return () => false;
+    return (row) => {
+      const v = f(row);
+      return v !== null && (t !== 'dynamic' || holds(v));
+    };
+  };
+}
+
 /** A digest of a string's UTF-8, in lower-case hex. */
 const digest = (algorithm: string) => text1((s) => createHash(algorithm).update(s).digest('hex'));
 
@@ -467,6 +483,11 @@ Object.assign(JS_FUNCTIONS, {
     }
   }),
   hash_sha512: digest('sha512'),
+  string_size: text1((s) => Buffer.byteLength(s)),
+  isreal: typeTest(['real', 'long'], (v) => typeof v === 'number' || typeof v === 'bigint'),
+  isbool: typeTest(['bool'], (v) => typeof v === 'boolean'),
+  ismap: typeTest([], (v) => v !== null && typeof v === 'object' && !Array.isArray(v)),
+  isarray: typeTest([], (v) => Array.isArray(v)),
   // The first character upper-cased as one character (ß is ẞ; a ligature with no single capital stays).
   totitle: text1((s) => {
     const [first, ...rest] = s;
