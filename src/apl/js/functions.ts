@@ -262,6 +262,40 @@ function typeTest(types: AplType[], holds: (v: unknown) => boolean): JsFunction 
   };
 }
 
+/** A %XX that is no escape stays as it is, as DuckDB's url_decode leaves it. */
+function urlDecode(s: string): string {
+  const bytes: number[] = [];
+  const raw = Buffer.from(s, 'utf8');
+  for (let i = 0; i < raw.length; i++) {
+    const hex = raw[i] === 0x25 && i + 2 < raw.length ? raw.subarray(i + 1, i + 3).toString('latin1') : '';
+    if (hex.length === 2 && /^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else bytes.push(raw[i]!);
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** A URL's parts, as the store's parse_url reads them. */
+const URL_PARTS =
+  /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^:/?#]*)(?::([0-9]+))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/s;
+
+/** A query string's parameters: keys and values decoded, the first of a key repeated kept. */
+function queryParams(q: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of q.replace(/^\?/, '').split('&')) {
+    if (kv === '') continue;
+    const eq = kv.indexOf('=');
+    const k = urlDecode(eq < 0 ? kv : kv.slice(0, eq));
+    if (Object.hasOwn(out, k)) continue;
+    const v = urlDecode(eq < 0 ? '' : kv.slice(eq + 1));
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out;
+}
+
 /** A digest of a string's UTF-8, in lower-case hex. */
 const digest = (algorithm: string) => text1((s) => createHash(algorithm).update(s).digest('hex'));
 
@@ -459,19 +493,52 @@ Object.assign(JS_FUNCTIONS, {
   url_encode: text1((s) =>
     encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
   ),
-  // A %XX that is no escape stays as it is, as DuckDB's url_decode leaves it.
-  url_decode: text1((s) => {
-    const bytes: number[] = [];
-    const raw = Buffer.from(s, 'utf8');
-    for (let i = 0; i < raw.length; i++) {
-      const hex = raw[i] === 0x25 && i + 2 < raw.length ? raw.subarray(i + 1, i + 3).toString('latin1') : '';
-      if (hex.length === 2 && /^[0-9A-Fa-f]{2}$/.test(hex)) {
-        bytes.push(parseInt(hex, 16));
-        i += 2;
-      } else bytes.push(raw[i]!);
-    }
-    return Buffer.from(bytes).toString('utf8');
+  url_decode: text1(urlDecode),
+  parse_url: text1((s) => {
+    const m = URL_PARTS.exec(s);
+    if (!m) return null;
+    const g = (i: number) => m[i] ?? '';
+    return {
+      Scheme: g(1),
+      Host: g(4),
+      Port: g(5),
+      Path: g(6),
+      Username: g(2),
+      Password: g(3),
+      'Query Parameters': queryParams(g(7)),
+      Fragment: g(8),
+    };
   }),
+  extract_all: ({ args }, c) => {
+    const [re, groups, text] = args.length === 3 ? args : [args[0], undefined, args[1]];
+    if (re!.k !== 'lit' || typeof re!.value !== 'string')
+      throw new Error('extract_all() with a pattern that is not a constant is not available in an event pipeline yet');
+    const patternText = re!.value;
+    const pattern = regexOf(patternText);
+    const n = (patternText.match(/\((?!\?)/g) ?? []).length + (patternText.match(/\(\?P?</g) ?? []).length;
+    const wanted = groups
+      ? ((groups as { value: unknown }).value as unknown[]).map((g) => Number(g))
+      : Array.from({ length: n }, (_, i) => i + 1);
+    const s = c.text(text!);
+    return (row) => {
+      const v = s(row);
+      if (v === null) return null;
+      const out: unknown[] = [];
+      const m = pattern.matcher(v);
+      while (m.find()) {
+        const whole = m.group(0) ?? '';
+        if (wanted.length <= 1) out.push(m.group(wanted[0] ?? 0) ?? '');
+        else {
+          // Each group read again from the match's own text, as the store's regexp_extract does.
+          const inner = pattern.matcher(whole);
+          const found = inner.find();
+          out.push(wanted.map((g) => (found ? (inner.group(g) ?? '') : '')));
+        }
+        if (out.length > MAX_MADE_CHARS) throw new RangeError('extract_all would make more than a million matches');
+      }
+      return out;
+    };
+  },
   base64_decode_tostring: text1((s) => {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
     const bytes = Buffer.from(s, 'base64');
