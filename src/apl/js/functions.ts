@@ -494,6 +494,7 @@ Object.assign(JS_FUNCTIONS, {
     encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
   ),
   url_decode: text1(urlDecode),
+  parse_urlquery: text1(queryParams),
   parse_url: text1((s) => {
     const m = URL_PARTS.exec(s);
     if (!m) return null;

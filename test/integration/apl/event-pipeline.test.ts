@@ -274,6 +274,9 @@ const EXPRESSIONS = [
   "parse_url(strcat('https://u:p@h.example:8443/a/', id, '?x=1&y=a%20b&x=2#frag'))",
   'parse_url(msg)',
   "parse_url('http://h/p?k')",
+  "parse_urlquery(strcat('a=', id, '&b=x%2By&a=2&&c'))",
+  "parse_urlquery('?k=v')",
+  'parse_urlquery(opt)',
   // arrays and bags
   'pack_array(status, msg, _time)',
   "bag_pack('s', status, 'm', msg)",
