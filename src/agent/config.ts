@@ -18,7 +18,7 @@ import {
 } from '../config/options.js';
 import { configureComponent, type ComponentSpec, type Registry } from '../config/registry.js';
 import { configureSink, SINK_OPTIONS, type SinkSettings } from './delivery/settings.js';
-import { Topology } from './pipeline/topology.js';
+import { outputName, Topology } from './pipeline/topology.js';
 import { sinks as sinkRegistry } from './sinks/index.js';
 import type { SinkSpec } from './sinks/sink.js';
 import { sources as sourceRegistry } from './sources/index.js';
@@ -175,21 +175,19 @@ export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig
  */
 function refuseJoiningAfterRoute(transforms: TransformConfig[]): void {
   const byName = new Map(transforms.map((t) => [t.name, t]));
+  const outputs = new Set(transforms.flatMap((t) => (t.outputs ?? []).map((o) => outputName(t.name, o))));
+  // A route's output, or a transform reading one (the topology has refused cycles already).
   const afterRoute = new Map<string, boolean>();
-  const routed = (name: string, trail: Set<string>): boolean => {
-    const known = afterRoute.get(name);
-    if (known !== undefined) return known;
-    const t = byName.get(name);
-    const owner = t ? undefined : transforms.find((x) => x.outputs?.some((o) => `${x.name}.${o}` === name));
-    // A route's output, or a transform reading one (the topology has refused cycles already).
-    const r =
-      owner !== undefined ||
-      (t !== undefined && !trail.has(name) && t.inputs.some((i) => routed(i, new Set([...trail, name]))));
-    afterRoute.set(name, r);
+  const routed = (name: string): boolean => {
+    let r = afterRoute.get(name);
+    if (r === undefined) {
+      r = outputs.has(name) || (byName.get(name)?.inputs.some(routed) ?? false);
+      afterRoute.set(name, r);
+    }
     return r;
   };
   for (const t of transforms)
-    if (t.spec.joinsLines?.(t.settings) && t.inputs.some((i) => routed(i, new Set([t.name]))))
+    if (t.spec.joinsLines?.(t.settings) && t.inputs.some(routed))
       throw new ComponentError(
         `transforms.${t.name}.inputs`,
         `a ${t.type} transform joins lines of a stream, and reads what a route sends on, which may split one event's lines across its outputs: put it before the route`,

@@ -48,9 +48,8 @@ export class Buckets {
 
   /** Whether the key's bucket has a token now (taking none). */
   ready(key: string, now: number): boolean {
-    const b = this.buckets.get(key);
-    if (!b) return this.buckets.size < this.maxKeys || this.overflow.tokens >= 1 || now > this.overflow.at;
-    return b.tokens + ((now - b.at) / 1000) * this.perSecond >= 1;
+    const b = this.buckets.get(key) ?? (this.buckets.size < this.maxKeys ? undefined : this.overflow);
+    return b === undefined || b.tokens + ((now - b.at) / 1000) * this.perSecond >= 1;
   }
 
   /** Takes one event's token from the key's bucket; false when it has none left. */

@@ -7,17 +7,7 @@ import { createHash } from 'node:crypto';
 import { unify } from '../functions/define.js';
 import type { AplType } from '../types.js';
 import type { Ev } from './compile.js';
-import {
-  fixed,
-  floorMod,
-  NS_PER_DAY,
-  real1,
-  text1,
-  utc,
-  type Call,
-  type Compiler,
-  type JsFunction,
-} from './function-kit.js';
+import { fixed, floorMod, real1, text1, utc, type Call, type Compiler, type JsFunction } from './function-kit.js';
 
 export type { Compiler, JsFunction };
 import { COLLECTION_JS_FUNCTIONS } from './collection-functions.js';
@@ -363,7 +353,6 @@ Object.assign(JS_FUNCTIONS, {
   monthofyear: datePart((d) => d.getUTCMonth() + 1),
   getyear: datePart((d) => d.getUTCFullYear()),
   dayofweek: datePart((d) => d.getUTCDay()),
-  startofday: fixed(['datetime'], (ns: bigint) => ns - floorMod(ns, NS_PER_DAY)),
   gettype: ({ args: [a] }, c) => {
     const f = c.compile(a!);
     const t = a!.type;

@@ -194,6 +194,7 @@ export const TIME_JS_FUNCTIONS: Record<string, JsFunction> = {
     );
   }),
   week_of_year: fixed(['datetime'], (ns: bigint) => isoWeek(ns)),
+  startofday: startOf('day', false),
   startofweek: startOf('week', false),
   startofmonth: startOf('month', false),
   startofyear: startOf('year', false),

@@ -208,6 +208,7 @@ const EXPRESSIONS = [
   'dayofyear(todatetime(ts))',
   'week_of_year(datetime(2027-01-01))',
   'week_of_year(todatetime(ts))',
+  'startofday(_time, -1)',
   'startofweek(todatetime(ts))',
   'startofmonth(todatetime(ts))',
   'startofyear(_time)',

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { journalctlArgs, JournaldSource, type JournaldSettings } from '../../../../src/agent/sources/journald.js';
 import type { SourceLine } from '../../../../src/agent/sources/source.js';
 import { startAgent, startReceiver, stopAgentsAndReceivers } from '../../../support/agent-process.js';
-import { tempDir } from '../../../support/helpers.js';
+import { tempDir, until } from '../../../support/helpers.js';
 import { writeJournal } from '../../../support/journal.js';
 
 const settings = (journalDir: string, extra: Partial<JournaldSettings> = {}): JournaldSettings => ({
@@ -47,14 +47,6 @@ async function run(stateDir: string, s: JournaldSettings): Promise<Run> {
   const lines: SourceLine[] = [];
   await source.start(async (l) => void lines.push(l));
   return { source, lines, warnings, events: () => lines.map((l) => JSON.parse(l.text) as Record<string, unknown>) };
-}
-
-async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 const entry = (i: number, extra: Record<string, string | Buffer | string[]> = {}) => ({

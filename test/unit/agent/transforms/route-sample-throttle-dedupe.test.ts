@@ -136,8 +136,11 @@ describe('throttle buckets', () => {
     expect(passed('d', 1300, 10)).toBe(5);
     expect(b.size).toBe(3);
     // No bucket is full: keys past the bound share one budget.
+    expect(b.ready('e', 1300)).toBe(true);
     expect(passed('e', 1300, 3)).toBe(3);
     expect(passed('g', 1300, 10)).toBe(2);
+    // Asking takes nothing: the shared budget is spent, and a new key past the bound has none either.
+    expect(b.ready('h', 1300)).toBe(false);
     expect(b.size).toBe(3);
     // Once buckets are full again they are forgotten, and a new key gets its own.
     expect(passed('f', 5000, 10)).toBe(5);
