@@ -223,7 +223,8 @@ sinks:
     expect(warning?.error).toContain('mkdir');
     // Fixed: the directory can be made, and the line is delivered.
     rmSync(join(dir, 'out'));
-    mkdirSync(join(dir, 'out'));
+    // The sink's next attempt may make it first.
+    mkdirSync(join(dir, 'out'), { recursive: true });
     await until('the line in the file', () => readParts(join(dir, 'out'), 'app').lines.length === 1);
     expect(readParts(join(dir, 'out'), 'app').lines).toEqual(['{"n":1}']);
     agent.child.kill('SIGTERM');
