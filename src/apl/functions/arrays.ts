@@ -63,7 +63,7 @@ function shiftSql(a: SqlArg, n: string, fill: SqlArg | undefined): string {
 function rotateSql(a: SqlArg, n: string): string {
   return bindSql({ l: jsonList(a), n }, (v) => {
     const k = `(((${v.n}) % len(${v.l})) + len(${v.l})) % len(${v.l})`;
-    return `to_json(CASE WHEN len(${v.l}) = 0 THEN ${v.l} ELSE list_concat(list_slice(${v.l}, ${k} + 1, len(${v.l})), list_slice(${v.l}, 1, ${k})) END)`;
+    return `to_json(CASE WHEN ${v.l} IS NULL OR ${v.n} IS NULL THEN NULL WHEN len(${v.l}) = 0 THEN ${v.l} ELSE list_concat(list_slice(${v.l}, ${k} + 1, len(${v.l})), list_slice(${v.l}, 1, ${k})) END)`;
   });
 }
 
@@ -87,7 +87,7 @@ function splitSql(a: SqlArg, at: SqlArg): string {
         b: `list_concat([0], list_sort(list_transform(${v.idx}, i -> CASE WHEN i < 0 THEN greatest(len(${v.l}) + i, 0) ELSE least(i, len(${v.l})) END)), [len(${v.l})])`,
       },
       (w) =>
-        `to_json(list_transform(range(len(${w.b}) - 1), j -> list_slice(${w.l}, ${w.b}[j + 1] + 1, ${w.b}[j + 2])))`,
+        `(CASE WHEN ${w.l} IS NOT NULL THEN to_json(list_transform(range(len(${w.b}) - 1), j -> list_slice(${w.l}, ${w.b}[j + 1] + 1, ${w.b}[j + 2]))) END)`,
     ),
   );
 }
@@ -117,7 +117,7 @@ function rangeSql([start, stop, step]: SqlArg[]): string {
   const list = integral
     ? `range(${s}, ${s} + least(${n} + 1, ${RANGE_LIMIT}) * ${d}, ${d})`
     : bindSql({ s, d, n }, (b) => `list_transform(range(least(${b.n} + 1, ${RANGE_LIMIT})), i -> ${b.s} + i * ${b.d})`);
-  return `(CASE WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(${list}) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
+  return `(CASE WHEN ${n} IS NULL THEN NULL WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(${list}) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
 }
 
 /** A set operation over two or more arrays: the distinct elements of the first (or of all) that `keep`. */

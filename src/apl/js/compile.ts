@@ -11,7 +11,7 @@ import { argInfo } from '../binder/expressions.js';
 import { arithmeticType, comparisonType } from '../functions/operators.js';
 import { regexEscape } from '../functions/sql.js';
 import { isNumeric, type AplType } from '../types.js';
-import { JS_FUNCTIONS } from './functions.js';
+import { JS_FUNCTIONS, REFUSED_IN_PIPELINES } from './functions.js';
 import { matches, regex, regexOf } from './regex.js';
 import { converter, toStringValue, type Value } from './values.js';
 
@@ -452,10 +452,10 @@ function call(e: Extract<BExpr, { k: 'call' }>, ctx: CompileContext): Ev {
   }
   const predicate = b && stringPredicate(e.fn, a!, b, ctx);
   if (predicate) return predicate;
-  const fn = JS_FUNCTIONS[e.fn];
+  const fn = Object.hasOwn(JS_FUNCTIONS, e.fn) ? JS_FUNCTIONS[e.fn] : undefined;
   if (!fn)
     throw new AplError(
-      `${e.fn}() is not available in an event pipeline yet (it runs in queries and monitors)`,
+      REFUSED_IN_PIPELINES[e.fn] ?? `${e.fn}() has no meaning in an event pipeline (it runs in queries and monitors)`,
       ctx.src,
       e.pos,
     );

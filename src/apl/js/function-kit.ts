@@ -56,3 +56,38 @@ export const floorMod = (a: bigint, m: bigint) => ((a % m) + m) % m;
 
 /** A datetime's UTC calendar fields. */
 export const utc = (ns: bigint) => new Date(Number(ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)));
+
+/** Half to even, as DuckDB rounds a JSON number cast to a whole one. */
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/**
+ * A JSON element as DuckDB's TRY_CAST to BIGINT gives it: a number rounded (half to even), a boolean 1 or
+ * 0, a string of an integer (spaces around it allowed); anything else, or beyond 64 bits, null.
+ */
+function bigintElement(x: unknown): number | null {
+  if (typeof x === 'number') {
+    const n = roundHalfEven(x);
+    return Number.isFinite(n) && Math.abs(n) < 2 ** 63 ? n + 0 : null;
+  }
+  if (typeof x === 'boolean') return x ? 1 : 0;
+  if (typeof x === 'string' && /^\s*[+-]?\d+\s*$/.test(x)) {
+    const n = Number(x);
+    return Math.abs(n) < 2 ** 63 ? n : null;
+  }
+  return null;
+}
+
+/** A dynamic value as DuckDB's TRY_CAST to BIGINT[] reads it: null when it is no array, each element cast. */
+export const bigintList = (v: unknown): (number | null)[] | null => (Array.isArray(v) ? v.map(bigintElement) : null);
+
+/** A JSON element as DuckDB's TRY_CAST to BOOLEAN reads it: numbers by zero, a few words, else null. */
+export function jsonBool(x: unknown): boolean | null {
+  if (typeof x === 'boolean') return x;
+  if (typeof x === 'number') return x !== 0;
+  if (typeof x !== 'string') return null;
+  const w = x.toLowerCase();
+  return w === 'true' || w === 't' || w === 'yes' ? true : w === 'false' || w === 'f' || w === 'no' ? false : null;
+}

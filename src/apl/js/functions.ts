@@ -12,6 +12,10 @@ import { fixed, floorMod, real1, text1, utc, type Call, type Compiler, type JsFu
 export type { Compiler, JsFunction };
 import { COLLECTION_JS_FUNCTIONS } from './collection-functions.js';
 import { IP_JS_FUNCTIONS } from './ip-functions.js';
+import { GENAI_JS_FUNCTIONS } from './genai-functions.js';
+import { NUMBER_JS_FUNCTIONS } from './number-functions.js';
+import { SERIES_JS_FUNCTIONS } from './series-functions.js';
+import { TEXT_JS_FUNCTIONS } from './text-functions.js';
 import { regexOf, regex } from './regex.js';
 import { TIME_JS_FUNCTIONS } from './time-functions.js';
 import { convertValue, toBoolValue, toStringValue, typeOfValue, type Value } from './values.js';
@@ -192,7 +196,23 @@ export const JS_FUNCTIONS: Record<string, JsFunction> = {
   },
 };
 JS_FUNCTIONS.iif = JS_FUNCTIONS.iff!;
-Object.assign(JS_FUNCTIONS, IP_JS_FUNCTIONS, TIME_JS_FUNCTIONS, COLLECTION_JS_FUNCTIONS);
+Object.assign(
+  JS_FUNCTIONS,
+  IP_JS_FUNCTIONS,
+  TIME_JS_FUNCTIONS,
+  COLLECTION_JS_FUNCTIONS,
+  TEXT_JS_FUNCTIONS,
+  NUMBER_JS_FUNCTIONS,
+  SERIES_JS_FUNCTIONS,
+  GENAI_JS_FUNCTIONS,
+);
+
+/** Why the few functions with no meaning for one event at a time are refused where a pipeline loads. */
+export const REFUSED_IN_PIPELINES: Record<string, string> = {
+  geo_info_from_ip_address:
+    'geo_info_from_ip_address() reads a GeoIP database of about 100 MB, which the agent does not load; look addresses up in queries, where it runs',
+  bin_auto: "bin_auto() takes its bin size from a query's time range, which an event has not; use bin(_time, 1m)",
+};
 
 /** APL's bin(): values rounded down to a multiple of the size (datetimes from 0001-01-01, as the store). */
 const bin: JsFunction = ({ args: [v, size] }, c) => {
@@ -502,7 +522,9 @@ Object.assign(JS_FUNCTIONS, {
   extract_all: ({ args }, c) => {
     const [re, groups, text] = args.length === 3 ? args : [args[0], undefined, args[1]];
     if (re!.k !== 'lit' || typeof re!.value !== 'string')
-      throw new Error('extract_all() with a pattern that is not a constant is not available in an event pipeline yet');
+      throw new Error(
+        'extract_all() in an event pipeline takes a constant pattern (it is compiled once, where the pipeline loads)',
+      );
     const patternText = re!.value;
     const pattern = regexOf(patternText);
     const n = (patternText.match(/\((?!\?)/g) ?? []).length + (patternText.match(/\(\?P?</g) ?? []).length;
@@ -552,19 +574,6 @@ Object.assign(JS_FUNCTIONS, {
     const up = first === 'ß' ? 'ẞ' : first.toUpperCase();
     return ([...up].length === 1 ? up : first) + rest.join('');
   }),
-  indexof: ({ args }, c) => {
-    if (args.length > 2)
-      throw new Error('indexof() with a start, length or occurrence is not available in an event pipeline yet');
-    const [text, look] = [c.text(args[0]!), c.text(args[1]!)];
-    return (row) => {
-      const s = text(row);
-      const l = look(row);
-      if (s === null || l === null) return null;
-      const at = s.indexOf(l);
-      // Positions count characters (code points), as DuckDB's do.
-      return at < 0 ? -1 : codePoints(s.slice(0, at));
-    };
-  },
   extract: ({ args: [re, group, s] }, c) => {
     const [pattern, g, text] = [c.text(re!), c.as(group!, 'long'), c.text(s!)];
     return (row) => {
@@ -630,3 +639,4 @@ Object.assign(JS_FUNCTIONS, {
     };
   },
 } satisfies Record<string, JsFunction>);
+JS_FUNCTIONS.replace = JS_FUNCTIONS.replace_regex!;

@@ -129,4 +129,39 @@ describe('event pipelines against hostile events and queries', () => {
       /line \d+, column \d+: .*terms/,
     );
   });
+
+  it('bounds what a function makes from an event: a conversation joined past a million characters is null and counted', () => {
+    const big = 'z'.repeat(600_000);
+    const r = run("extend j = genai_concat_contents(c, ' '), f = series_fir(s, pack_array(1, 1))", {
+      c: [
+        { role: 'user', content: big },
+        { role: 'assistant', content: big },
+      ],
+      s: [1, 2, 'x', 4],
+    });
+    expect(JSON.parse(r.event.line())).toMatchObject({ j: null, f: [0.5, 1.5, 1, 2] });
+    expect(r.errors).toBe(1);
+  });
+
+  it('refuses at load, with line and column, what has no meaning for one event or a path it cannot read', () => {
+    expect(() => compileEventPipeline('extend b = bin_auto(_time)')).toThrow(
+      /line 1, column 12: bin_auto\(\) takes its bin size from a query's time range/,
+    );
+    expect(() => compileEventPipeline("extend v = array_extract(a, '$..deep')")).toThrow(
+      /line 1, column 12: array_extract\(\): the path \$\.\.deep is beyond/,
+    );
+    expect(() => compileEventPipeline('extend v = extract_all(p, s)')).toThrow(/line 1, column 12: extract_all\(\)/);
+  });
+
+  it('draws a new rand() for every event', () => {
+    const p = compileEventPipeline('extend r = rand()');
+    const seen = new Set(
+      Array.from({ length: 20 }, () => {
+        const e = Event.of({});
+        p.run(e);
+        return (JSON.parse(e.line()) as { r: number }).r;
+      }),
+    );
+    expect(seen.size).toBe(20);
+  });
 });

@@ -1,10 +1,10 @@
 /**
- * The JavaScript series functions (service/query/series-functions.ts) as pure functions: the Fourier
+ * The JavaScript series functions (apl/functions/series-loops.ts) as pure functions: the Fourier
  * transform against the definition, at lengths that are and are not powers of two, and back again.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dft, fillLinear, fir, iir, seriesCall } from '../../../../src/service/query/series-functions.js';
+import { dft, fillLinear, fir, iir, seriesCall } from '../../../../src/apl/functions/series-loops.js';
 
 /** The DFT by its definition, O(n²). */
 function naive(x: number[]): [number, number][] {
