@@ -101,6 +101,15 @@ export function withoutMember(text: string, key: string): string | undefined {
         cutStart = start;
         cutEnd = i;
         prevEnd = lastEnd;
+        // Nothing after this member can be the key again when the rest has no backslash (no key written
+        // with escapes) and not the key's own text: the rest need not be read.
+        if (text.indexOf('\\', i) < 0 && text.indexOf(JSON.stringify(key), i) < 0) {
+          const next = skipWs(text, i);
+          if (cut > 0) return text.slice(0, prevEnd) + text.slice(cutEnd);
+          return text.charCodeAt(next) === 0x7d
+            ? undefined
+            : text.slice(0, cutStart) + text.slice(skipWs(text, next + 1));
+        }
       } else more = true;
     }
     lastEnd = i;
