@@ -376,7 +376,9 @@ async function serve(
   let out = '';
   let err = '';
   let listening: string | undefined;
-  child.stdout!.on('data', (d: Buffer) => {
+  // The service's log is on stderr, one JSON object a line.
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
     out += d.toString();
     // The service's own account of a 5xx, for the violation it caused.
     for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
@@ -386,14 +388,13 @@ async function serve(
         lastLines.push(line.slice(0, 300));
         if (lastLines.length > 8) lastLines.shift();
       }
-      if (line.includes('"level":50'))
+      if (line.includes('"level":"error"'))
         errors.push(
           ((JSON.parse(line) as { err?: { message?: string } }).err?.message ?? line).split('\n')[0]!.slice(0, 300),
         );
       else if (line.includes('event service listening')) listening = line;
     }
   });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const end = Date.now() + 30_000;
   for (;;) {
     if (listening) return { url: (JSON.parse(listening) as { url: string }).url, child };

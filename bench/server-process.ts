@@ -23,17 +23,18 @@ export async function startServer(dataDir: string, extraArgs: string[] = []): Pr
     [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs],
     {
       env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'inherit', 'pipe'],
     },
   );
   const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    // The service's log is on stderr, one JSON object a line: its errors are passed on.
+    createInterface({ input: child.stderr! }).on('line', (line) => {
       try {
-        const rec = JSON.parse(line) as { msg?: string; url?: string; level?: number };
+        const rec = JSON.parse(line) as { msg?: string; url?: string; level?: string };
         if (rec.msg === 'event service listening' && rec.url) resolve(rec.url);
-        else if ((rec.level ?? 0) >= 50) process.stderr.write(`${line}\n`);
+        else if (rec.level === 'error' || rec.level === 'fatal') process.stderr.write(`${line}\n`);
       } catch {
-        /* not JSON */
+        process.stderr.write(`${line}\n`);
       }
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));

@@ -268,7 +268,9 @@ class AgentProcess {
     const child = spawn(process.execPath, [MAIN, 'agent', this.config], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    // The agent's log is on stderr, one JSON object a line.
+    child.stderr!.on('data', (d: Buffer) => {
+      this.stderr += d.toString();
       buf += d.toString();
       for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
         const line = buf.slice(0, nl);
@@ -276,7 +278,6 @@ class AgentProcess {
         if (line.includes('"agent running"')) this.api = (JSON.parse(line) as { api: string }).api;
       }
     });
-    child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
     const end = Date.now() + 30_000;
     while (this.api === undefined) {
       if (child.exitCode !== null) throw new Error(`the agent exited (${child.exitCode}) at start: ${this.stderr}`);

@@ -22,6 +22,8 @@ import type { SinkState } from './delivery/sink-health.js';
 /** What the daemon runs: the agent's pipeline, and the embedded service when enabled. */
 export interface DaemonConfig {
   logLevel: string;
+  /** Unset: text when stderr is a terminal, JSON otherwise. */
+  logFormat?: 'text' | 'json';
   service: ServiceConfig;
   agent: AgentConfig;
 }

@@ -22,6 +22,9 @@ export const LOG_OPTIONS = {
   level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info').doc(
     'the lowest level logged (`silent`: none)',
   ),
+  format: oneOf(['text', 'json']).doc(
+    'how log lines are written to stderr: `text` for a person (`2026-11-26T00:20:01.123Z INFO  file opened path=…`), `json` for a collector (one object a line); default: text when stderr is a terminal, JSON otherwise',
+  ),
 } satisfies OptionSpecs;
 
 const validate = documentValidator({
@@ -40,7 +43,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env):
   const service = buildServiceConfig(raw.service);
   const agent = readSection(() => buildAgentConfig(raw, service.enabled));
   const log = readSection(() => readOptions(LOG_OPTIONS, raw.log, 'log'));
-  return { logLevel: log.level, service, agent };
+  return { logLevel: log.level, logFormat: log.format, service, agent };
 }
 
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): FerryConfig {

@@ -3,11 +3,14 @@
 import { lookupTable } from '../util/lookup.js';
 import { exitProcess, shutdownWatchdog } from './exit.js';
 import { parseArgs } from 'node:util';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logger.js';
 import { parsers } from '../agent/parsers/index.js';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from './config.js';
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
 import { notifyReady } from './readiness.js';
+import { SignalCount } from './signals.js';
+import { closest } from '../config/options.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
 import { callService, CommandError, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
@@ -184,14 +187,20 @@ async function serve(argv: string[]): Promise<void> {
   const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR;
   if (dataDir) cfg.service.dataDir = dataDir;
 
-  const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
+  const log = createLogger(cfg.logLevel, cfg.logFormat);
   // Imported here: commands that do not run the service (a remote-only agent) never load DuckDB.
   const { startService } = await import('../service/service.js');
-  const service = await startService(cfg.service, log);
+  const { reloadSmtp } = await import('../service/smtp-reload.js');
+  const starting = startService(cfg.service, log);
+  // SIGHUP is a reload from here on (its default action ends the process, as it did when one came right
+  // after "listening"); service.notifiers.smtp is read again, the rest of the service section takes a restart.
+  onReload(file, log, async (next) => reloadSmtp(await starting, next.service.notifiers.smtp, log));
+  const service = await starting;
   const statementRunning = () => service.store.db.statementRunning();
-  let signals = 0;
+  const signals = new SignalCount();
   const stop = (sig: string) => {
-    if (++signals > 1) {
+    if (!signals.counts(sig)) return;
+    if (signals.count > 1) {
       log.warn({ sig }, 'second signal: exiting without waiting');
       exitProcess(1, statementRunning, log);
     }
@@ -207,9 +216,6 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // service.notifiers.smtp is read again; the rest of the service section takes a restart.
-  const { reloadSmtp } = await import('../service/smtp-reload.js');
-  onReload(file, log, (next) => reloadSmtp(service, next.service.notifiers.smtp, log));
 }
 
 /**
@@ -245,17 +251,21 @@ async function agent(argv: string[]): Promise<void> {
   if (!file) fail('agent needs a config: ferry agent --config FILE (e.g. config/ferry.yaml)');
   const cfg = loadConfigFile(file);
   started = cfg;
-  const log = pino({ level: cfg.logLevel, base: { pid: process.pid } });
+  const log = createLogger(cfg.logLevel, cfg.logFormat);
   const { Agent } = await import('../agent/agent.js');
-  const running = await Agent.start(cfg, log);
+  const starting = Agent.start(cfg, log);
+  // SIGHUP is a reload from here on (its default action would end the process), applied once started.
+  onReload(file, log, async (next) => (await starting).reload(next));
+  const running = await starting;
   notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
     log.warn(msg),
   );
   const stdinOnly = cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin');
-  let signals = 0;
+  const signals = new SignalCount();
   const statementRunning = () => running.service?.store.db.statementRunning() ?? false;
   const stop = (sig: string, requireDelivered = false) => {
-    if (++signals > 1) {
+    if (!signals.counts(sig)) return;
+    if (signals.count > 1) {
       log.warn({ sig }, 'second signal: exiting without waiting');
       exitProcess(1, statementRunning, log);
     }
@@ -286,7 +296,6 @@ async function agent(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  onReload(file, log, (next) => running.reload(next));
   // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
   if (stdinOnly) {
     await running.finished();
@@ -385,6 +394,25 @@ async function runCommand(run: () => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * A command line parseArgs refused, in one line: an unknown option names the closest of the command's
+ * own (read from its help text, which lists every one).
+ */
+function argumentError(err: Error, command: string | undefined): string {
+  const first = err.message.split('\n')[0]!;
+  const unknown = /^Unknown option '(-{1,2}[^']+)'/.exec(first)?.[1];
+  const help = (command && HELP[command]) || '';
+  if (unknown) {
+    const flags = [...new Set(help.match(/--[a-z][a-z-]*/g) ?? [])];
+    const meant = closest(
+      unknown.replace(/^-+/, ''),
+      flags.map((f) => f.slice(2)),
+    );
+    return `${command}: unknown option ${unknown}${meant ? `; did you mean --${meant}?` : ''} (try ferry ${command} --help)`;
+  }
+  return `${first.replace(/\.$/, '')} (try ferry ${command ?? ''} --help)`;
+}
+
 /** The config of the command that is starting, to name the right key when it cannot. */
 let started: FerryConfig | undefined;
 
@@ -447,19 +475,26 @@ async function main(): Promise<void> {
     }
     case '--version':
     case '-V':
+    case '-v':
     case 'version':
       process.stdout.write(`ferry ${version()} (node ${process.version})\n`);
       return;
     case 'help':
       process.stdout.write(rest[0] && HELP[rest[0]] ? HELP[rest[0]]! : USAGE);
       return;
-    case undefined:
     case '--help':
     case '-h':
       process.stdout.write(USAGE);
       return;
-    default:
-      fail(`unknown command "${command}" (try ferry --help)`);
+    case undefined:
+      // Nothing asked: the usage on stderr, and a usage error's exit code, as a script would want it.
+      process.stderr.write(USAGE);
+      process.exit(2);
+      return;
+    default: {
+      const meant = closest(command, Object.keys(HELP));
+      fail(`unknown command "${command}"${meant ? `; did you mean ${meant}?` : ''} (try ferry --help)`);
+    }
   }
 }
 
@@ -471,7 +506,7 @@ main().catch((err: unknown) => {
     code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ||
     code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
   ) {
-    fail(`${(err as Error).message.split('\n')[0]} (try ferry ${process.argv[2] ?? ''} --help)`);
+    fail(argumentError(err as Error, process.argv[2]));
   }
   const explained = explainStartupError(err, started);
   if (explained) die(explained);

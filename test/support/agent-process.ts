@@ -106,11 +106,14 @@ export class Receiver {
 
 export interface AgentProcess {
   child: ChildProcess;
+  /** Its log lines (stderr), parsed; a line that is no JSON as {msg: line}. */
   logs: Record<string, unknown>[];
   waitLog(msg: string, ms?: number): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
-  /** What it wrote to stderr so far. */
+  /** What it wrote to stderr so far: its log, and what a console sink writes there. */
   stderr(): string;
+  /** What it wrote to stdout so far (a console sink's events). */
+  stdout(): string;
 }
 
 const children: ChildProcess[] = [];
@@ -144,7 +147,12 @@ export function startAgent(config: string, env: Record<string, string> = {}): Ag
   const logs: Record<string, unknown>[] = [];
   const waiters: (() => void)[] = [];
   let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
+  let stderr = '';
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  // The log is on stderr, one JSON object a line (stderr is no terminal here); other lines are said as they are.
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
     buf += d.toString();
     let nl: number;
     while ((nl = buf.indexOf('\n')) >= 0) {
@@ -158,14 +166,13 @@ export function startAgent(config: string, env: Record<string, string> = {}): Ag
       waiters.splice(0).forEach((w) => w());
     }
   });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return {
     child,
     logs,
     exited,
     stderr: () => stderr,
+    stdout: () => stdout,
     async waitLog(msg, ms = 15_000) {
       const end = Date.now() + ms;
       for (;;) {

@@ -156,10 +156,11 @@ export async function serveProcess(dataDir: string, config?: string): Promise<Se
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const log: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    // The log is on stderr, one JSON object a line (stderr is no terminal here).
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      stderr += `${line}\n`;
       log.push(line);
       try {
         const rec = JSON.parse(line) as { msg?: string; url?: string };

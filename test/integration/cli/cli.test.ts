@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -24,6 +24,14 @@ async function busyPort(): Promise<number> {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   return (s.address() as { port: number }).port;
 }
+
+/** What a command wrote to stderr besides its JSON log lines: the one line that says why it stopped. */
+const failure = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('{'))
+    .map((l) => `${l}\n`)
+    .join('');
 
 describe('the ferry command', () => {
   it("says its version, its commands, and each command's help; exits 2 on a usage error", () => {
@@ -55,8 +63,24 @@ describe('the ferry command', () => {
     expect(pipeHelp).toContain('1 when some were not delivered or were refused');
     expect(ferry('agent', '--bogus')).toMatchObject({
       status: 2,
-      stderr: expect.stringMatching(/^ferry: Unknown option '--bogus'.*\(try ferry agent --help\)\n$/),
+      stderr: 'ferry: agent: unknown option --bogus (try ferry agent --help)\n',
     });
+    // A slip of the keyboard gets the flag it was meant to be, from the command's own flags.
+    expect(ferry('pipe', '--dataset', 'd', '--lable', 'k=v')).toMatchObject({
+      status: 2,
+      stderr: 'ferry: pipe: unknown option --lable; did you mean --label? (try ferry pipe --help)\n',
+    });
+    expect(ferry('query', 'x', '--strat', 'now-1h')).toMatchObject({
+      status: 2,
+      stderr: 'ferry: query: unknown option --strat; did you mean --start? (try ferry query --help)\n',
+    });
+    expect(ferry('qurey')).toMatchObject({
+      status: 2,
+      stderr: 'ferry: unknown command "qurey"; did you mean query? (try ferry --help)\n',
+    });
+    // Nothing asked: the usage, on stderr, as a usage error.
+    expect(ferry()).toMatchObject({ status: 2, stdout: '', stderr: expect.stringContaining('usage: ferry <command>') });
+    expect(ferry('-v').stdout).toMatch(/^ferry \d+\.\d+\.\d+ \(node v\d+/);
     expect(ferry('frobnicate')).toMatchObject({
       status: 2,
       stderr: 'ferry: unknown command "frobnicate" (try ferry --help)\n',
@@ -80,13 +104,13 @@ describe('the ferry command', () => {
     const port = await busyPort();
     const inUse = ferry('serve', '--listen', `127.0.0.1:${port}`, '--data-dir', join(dir, 'a'));
     expect(inUse.status).toBe(1);
-    expect(inUse.stderr).toBe(
+    expect(failure(inUse.stderr)).toBe(
       `ferry: cannot listen on 127.0.0.1:${port}: it is already in use (another ferry running?); set service.listen (env FERRY_LISTEN) to another host:port\n`,
     );
     // The owner token was generated on the way: the log says where it is, never what it is.
     const ownerToken = readFileSync(join(dir, 'a', 'admin-token'), 'utf8').trim();
     expect(ownerToken).toMatch(/^xapt-/);
-    expect(inUse.stdout).toContain(`generated the owner's personal access token into ${join(dir, 'a', 'admin-token')}`);
+    expect(inUse.stderr).toContain(`generated the owner's personal access token into ${join(dir, 'a', 'admin-token')}`);
     expect(inUse.stdout + inUse.stderr).not.toContain(ownerToken);
 
     const config = join(dir, 'agent.yaml');
@@ -96,7 +120,7 @@ describe('the ferry command', () => {
     );
     const apiInUse = ferry('agent', config);
     expect(apiInUse.status).toBe(1);
-    expect(apiInUse.stderr).toBe(
+    expect(failure(apiInUse.stderr)).toBe(
       `ferry: cannot listen on 127.0.0.1:${port}: it is already in use (another ferry running?); set agent.api.listen (env FERRY_AGENT_LISTEN) to another host:port\n`,
     );
 
@@ -104,7 +128,7 @@ describe('the ferry command', () => {
     try {
       const locked = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', svc.dataDir);
       expect(locked.status).toBe(1);
-      expect(locked.stderr).toMatch(
+      expect(failure(locked.stderr)).toMatch(
         new RegExp(
           `^ferry: the store ${join(svc.dataDir, 'ferry.duckdb')} is in use by another process \\(.*PID ${process.pid}\\): stop it, or set service.data_dir \\(env FERRY_DATA_DIR\\) to another directory\\n$`,
         ),
@@ -116,10 +140,10 @@ describe('the ferry command', () => {
     writeFileSync(join(dir, 'plain-file'), '');
     const notDir = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'plain-file', 'data'));
     expect(notDir.status).toBe(1);
-    expect(notDir.stderr).toMatch(
+    expect(failure(notDir.stderr)).toMatch(
       /^ferry: cannot use .*plain-file\/data: a part of the path is not a directory \(mkdir\); check the path/,
     );
-    expect(notDir.stderr.split('\n')).toHaveLength(2);
+    expect(failure(notDir.stderr).split('\n')).toHaveLength(2);
   });
 
   it('keeps the store to its owner: data dir 0700, files 0600; refuses an owner token file others can read', async () => {
@@ -128,7 +152,7 @@ describe('the ferry command', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     try {
       const end = Date.now() + 30_000;
       while (!out.includes('event service listening') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
@@ -153,7 +177,7 @@ describe('the ferry command', () => {
     chmodSync(join(dir, 'admin-token'), 0o644);
     const refused = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', dir);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toBe(
+    expect(failure(refused.stderr)).toBe(
       `ferry: ${join(dir, 'admin-token')} is readable by others (mode 0644); it holds the owner's token: chmod 600 ${join(dir, 'admin-token')}\n`,
     );
   });
@@ -165,7 +189,7 @@ describe('the ferry command', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
       const end = Date.now() + 30_000;
@@ -222,7 +246,7 @@ describe('the ferry command', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     let stillRunning = true;
     void exited.then(() => (stillRunning = false));
@@ -261,7 +285,30 @@ describe('the ferry command', () => {
     }
   });
 
-  it('npm start passes SIGTERM on to the agent, which stops cleanly', async () => {
+  it('logs as text for a person when log.format is text: time, level as a word, message, fields', async () => {
+    const dir = tempDir();
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(
+      config,
+      `log: { format: text }\nservice: { enabled: false }\nagent: { data_dir: ${join(dir, 'state')}, api: { listen: "127.0.0.1:0" } }\nsources: { s: { type: file, include: ["${dir}/*.log"] } }\nsinks: { out: { type: axiom, inputs: [s], url: "http://127.0.0.1:9", token: t, dataset: d } }\n`,
+    );
+    const child = spawn(process.execPath, [CLI, 'agent', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const end = Date.now() + 30_000;
+    while (!err.includes('agent running') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const lines = err.split('\n').filter(Boolean);
+    expect(lines.find((l) => l.includes('agent running'))).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  agent running .*api=http:\/\/127\.0\.0\.1:\d+/,
+    );
+    // No line is JSON, and each starts with its time and level.
+    for (const l of lines) expect(l).toMatch(/^\S+Z (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) /);
+  });
+
+  it('npm start passes SIGTERM on to the agent, which stops cleanly; a Ctrl-C to the terminal drains once', async () => {
     const dir = tempDir();
     // The start script as it is, less its build step (the suite already built, and rebuilding here would
     // rewrite dist/ under the other tests), run by npm in a copy of the project's layout.
@@ -280,43 +327,52 @@ describe('the ferry command', () => {
     symlinkSync(resolve('dist'), join(project, 'dist'));
     symlinkSync(resolve('config'), join(project, 'config'));
     symlinkSync(resolve('node_modules'), join(project, 'node_modules'));
-    const child = spawn('npm', ['start', '--silent'], {
-      cwd: project,
-      env: {
-        ...process.env,
-        FERRY_LISTEN: '127.0.0.1:0',
-        FERRY_AGENT_LISTEN: '127.0.0.1:0',
-        FERRY_DATA_DIR: join(dir, 'data'),
-        FERRY_AGENT_DATA_DIR: join(dir, 'agent'),
-        FERRY_LOG_GLOB: join(dir, '*.log'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    const end = Date.now() + 60_000;
-    while (!out.includes('agent running') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-    expect(out).toContain('agent running');
-    const agentPid = Number(/"pid":(\d+)/.exec(out)![1]);
-    child.kill('SIGTERM'); // npm itself, as a service manager or a terminal would
-    expect(await exited).toBe(0);
-    // The agent stopped too: it drained, said so, and its process is gone.
-    const gone = Date.now() + 15_000;
-    while (
-      Date.now() < gone &&
-      (() => {
-        try {
-          process.kill(agentPid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      })()
-    )
-      await new Promise((r) => setTimeout(r, 100));
-    expect(() => process.kill(agentPid, 0)).toThrow();
-    expect(out).toContain('shutting down');
+    const run = async (stop: (child: ChildProcess) => void) => {
+      const child = spawn('npm', ['start', '--silent'], {
+        cwd: project,
+        env: {
+          ...process.env,
+          FERRY_LISTEN: '127.0.0.1:0',
+          FERRY_AGENT_LISTEN: '127.0.0.1:0',
+          FERRY_DATA_DIR: join(dir, 'data'),
+          FERRY_AGENT_DATA_DIR: join(dir, 'agent'),
+          FERRY_LOG_GLOB: join(dir, '*.log'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let out = '';
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      const end = Date.now() + 60_000;
+      while (!out.includes('agent running') && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain('agent running');
+      const agentPid = Number(/"pid":(\d+)/.exec(out)![1]);
+      stop(child);
+      expect(await exited).toBe(0);
+      // The agent stopped too: it drained, said so, and its process is gone.
+      const gone = Date.now() + 15_000;
+      while (
+        Date.now() < gone &&
+        (() => {
+          try {
+            process.kill(agentPid, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        })()
+      )
+        await new Promise((r) => setTimeout(r, 100));
+      expect(() => process.kill(agentPid, 0)).toThrow();
+      expect(out).toContain('shutting down');
+      return out;
+    };
+    await run((child) => child.kill('SIGTERM')); // npm itself, as a service manager would
+    // Ctrl-C: the terminal signals the whole process group, and npm forwards its own copy to the agent:
+    // one request to drain, not a second signal that ends it without waiting.
+    const ctrlC = await run((child) => process.kill(-child.pid!, 'SIGINT'));
+    expect(ctrlC).not.toContain('second signal');
+    expect(ctrlC.match(/shutting down/g)).toHaveLength(1);
   });
 });

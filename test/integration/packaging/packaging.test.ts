@@ -69,7 +69,7 @@ describe('packaging a sysadmin can trust', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     try {
       const end = Date.now() + 20_000;
       while (!existsSync(join(dir, 'notified')) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));

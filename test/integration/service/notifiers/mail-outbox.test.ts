@@ -243,7 +243,7 @@ describe('the mail outbox', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const until = async (what: string, cond: () => boolean) => {
       for (let i = 0; i < 300 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
       expect(cond(), `${what}: ${out}`).toBe(true);
