@@ -13,6 +13,7 @@ import type { DatabaseHealth, RecordFailure, RunningService } from '../service/s
 import { reloadSmtp } from '../service/smtp-reload.js';
 import { CounterBook } from './counters.js';
 import { AgentApi } from './api.js';
+import { ActivitySummary } from './activity-summary.js';
 import { componentStats, type ComponentStats } from './component-stats.js';
 import { TapHub } from './pipeline/taps.js';
 import { outputName } from './pipeline/topology.js';
@@ -48,6 +49,7 @@ export interface AgentHealth {
 
 export class Agent {
   private stopping = false;
+  private activity!: ActivitySummary;
 
   private constructor(
     private cfg: DaemonConfig,
@@ -109,6 +111,9 @@ export class Agent {
       });
     }
     agent = new Agent(cfg, pipeline, log, service, api, counters, taps);
+    const running = agent;
+    agent.activity = new ActivitySummary(() => running.components(), log);
+    agent.activity.start();
     log.info(
       {
         sources: cfg.agent.sources.length,
@@ -264,6 +269,7 @@ export class Agent {
       true,
       giveUpOnRefusal ? refused : undefined,
     );
+    this.activity.stopped(delivered);
     await this.api?.close();
     await this.service?.close();
     return delivered;

@@ -37,16 +37,18 @@ const HELP: Record<string, string> = lookupTable({
   validate: `ferry validate --config FILE   (or: ferry validate FILE)
   check a config and say what it runs; exit 2 naming the bad key path
 `,
-  query: `ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv]
+  query: `ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv] [--local]
        ferry query --starred NAME [--start T] [--end T] [--format …]
   run an APL query against a running service and print the result
     --starred NAME        run the starred query of that name (yours first, then the team's), with its
                           time range unless --start or --end is given
     --start, --end        time range: RFC 3339 or relative (now-1h); default: everything up to now
     --format, -f FMT      table (default, aligned for reading), json (the whole response), ndjson, csv
-    --url URL             service URL (env FERRY_URL; default: service.listen of the config)
+    --url URL             service URL (env FERRY_URL, then FERRY_LISTEN; default: service.listen of the config)
     --token T             token (env FERRY_TOKEN; default: <data-dir>/admin-token of the config)
-    --config, -c FILE     config file to take the URL and token from
+    --config, -c FILE     config file to take the URL and token from (the one the agent runs on)
+    --local               query the data directory in this process, when no service runs on it
+    --data-dir DIR        with --local: the data directory (env FERRY_DATA_DIR; default: service.data_dir)
 `,
   monitors: `ferry monitors [list] | ferry monitors show ID [--runs N]
   the monitors of a running service with their state and last run; or one monitor's recent runs and
@@ -66,6 +68,22 @@ const HELP: Record<string, string> = lookupTable({
     tokens USER           the user's personal access tokens (never their secrets)
     revoke USER TOKEN_ID  revokes one of them at once
     remove USER           removes the user and revokes its tokens
+    --url URL, --token T, --config, -c FILE   as for ferry query (the owner token by default)
+`,
+  tokens: `ferry tokens [list] | create NAME [--ingest DATASET]… [--query DATASET]… [--org AREA=ACTIONS]…
+       [--capabilities FILE] [--description D] [--expires T] | regenerate ID [--old-expires T] [--expires T]
+       | delete ID
+  manage the API tokens of a running service: what applications and agents ingest and query with
+    list                  every API token with its expiry and capabilities (never their secrets)
+    create NAME           a token; its secret is printed on stdout, once (what it is goes to stderr)
+      --ingest DATASET    may ingest into DATASET (repeatable; * for every dataset)
+      --query DATASET     may query DATASET (repeatable; * for every dataset)
+      --org AREA=ACTIONS  organisation rights, e.g. monitors=read,create (repeatable)
+      --capabilities FILE a JSON file {"datasetCapabilities": …, "orgCapabilities": …}, as the API takes
+      --expires T         RFC 3339 time after which it no longer works (default: never)
+    regenerate ID         a new secret for the token, printed once; the old one stops at --old-expires
+                          (default now; later lets a rollout finish), the new one at --expires
+    delete ID             the token stops working at once
     --url URL, --token T, --config, -c FILE   as for ferry query (the owner token by default)
 `,
   tap: `ferry tap [COMPONENT…] [--where APL] [--rate N] [--limit N] [--meta]
@@ -120,6 +138,7 @@ commands:
   query     run an APL query against a running service
   monitors  list monitors with their state and last run, or show one's runs
   users     list, create and remove users, set their roles, issue and revoke their tokens
+  tokens    list, create, regenerate and delete API tokens (for ingest and queries)
   validate  check a config file and say what it runs
   tap       print the events leaving an agent's sources and transforms as they pass
   top       each component of a running agent with its rates, queue and lag, refreshed
@@ -338,11 +357,17 @@ async function query(argv: string[]): Promise<void> {
       token: { type: 'string' },
       config: { type: 'string', short: 'c' },
       starred: { type: 'string' },
+      local: { type: 'boolean', default: false },
+      'data-dir': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
   });
   let apl = positionals.join(' ').trim();
+  if (values.local && values.starred !== undefined)
+    fail('--starred reads the starred queries of a running service; with --local give the APL text');
+  if (values.local && (values.url || values.token))
+    fail('--local reads the data directory itself: no --url or --token');
   if (values.starred !== undefined && apl) fail('query takes the APL text or --starred NAME, not both');
   if (!apl && values.starred === undefined)
     fail('query needs the APL text, e.g. ferry query "[\'logs\'] | count", or --starred NAME');
@@ -365,6 +390,17 @@ async function query(argv: string[]): Promise<void> {
   body.apl = apl;
   if (values.start) body.startTime = values.start;
   if (values.end) body.endTime = values.end;
+  // A range the user started gives its end too: up to now, said, not a warning of an end applied for them.
+  else if (values.start) body.endTime = 'now';
+  if (values.local) {
+    const { localQuery } = await import('./local-query.js');
+    const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
+    await runCommand(async () => {
+      const result = (await localQuery(cfg, dataDir, body as { apl: string })) as { tables?: TabularTable[] };
+      process.stdout.write(renderResult({ ...result, tables: result.tables ?? [] }, format));
+    });
+    return;
+  }
   let answer: Awaited<
     ReturnType<
       typeof callService<{ tables?: TabularTable[]; status?: { messages?: { priority: string; msg: string }[] } }>
@@ -461,6 +497,10 @@ async function main(): Promise<void> {
     case 'users': {
       const { usersCommand } = await import('./users.js');
       return runCommand(() => usersCommand(rest, loadConfig, (t) => process.stdout.write(t)));
+    }
+    case 'tokens': {
+      const { tokensCommand } = await import('./tokens.js');
+      return runCommand(() => tokensCommand(rest, loadConfig, (t) => process.stdout.write(t)));
     }
     case 'pipe': {
       const { pipe, PipeError } = await import('./pipe.js');

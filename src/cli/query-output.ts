@@ -21,6 +21,15 @@ function rowsOf(t: TabularTable): unknown[][] {
 }
 
 /** Columns padded to their widest cell; numbers right-aligned, as a person reads them. */
+/** Rows of cells under named columns, as a table (a command's listing). */
+export function renderRows(name: string, fields: string[], rows: unknown[][]): string {
+  return renderTable({
+    name,
+    fields: fields.map((f) => ({ name: f })),
+    columns: fields.map((_, j) => rows.map((r) => r[j])),
+  });
+}
+
 export function renderTable(t: TabularTable): string {
   const rows = rowsOf(t);
   if (t.fields.length === 0) return '(no columns)\n';

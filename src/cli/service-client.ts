@@ -1,7 +1,8 @@
 /** How CLI commands reach a running service: its URL and token, and one JSON call. */
 import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { join } from 'node:path';
-import type { FerryConfig } from './config.js';
+import { type FerryConfig, parseListen } from './config.js';
 
 export class ServiceCallError extends Error {}
 
@@ -25,12 +26,17 @@ export function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** --url, FERRY_URL or the config's listen address; --token, FERRY_TOKEN or the owner token in the data dir. */
+/**
+ * Where the service is, found as it was started: --url, FERRY_URL, FERRY_LISTEN (which beats the config's
+ * address when the service starts), the config's service.listen; the token: --token, FERRY_TOKEN, or the
+ * owner token in the data dir.
+ */
 export function serviceTarget(values: { url?: string; token?: string }, cfg: FerryConfig): ServiceTarget {
+  const listen = process.env.FERRY_LISTEN ? parseListen(process.env.FERRY_LISTEN, 'FERRY_LISTEN') : cfg.service.listen;
   const url = (
     values.url ??
-    process.env.FERRY_URL ??
-    `http://${hostForUrl(cfg.service.listen.host)}:${cfg.service.listen.port}`
+    (process.env.FERRY_URL || undefined) ??
+    `http://${hostForUrl(listen.host)}:${listen.port}`
   ).replace(/\/+$/, '');
   let token = values.token ?? process.env.FERRY_TOKEN;
   if (!token) {
@@ -75,6 +81,60 @@ export async function callService<T = unknown>(
     throw new ServiceCallError(`${t.url} answered ${res.status} with a body that is not JSON`);
   }
   return { status: res.status, ok: res.ok, json, text };
+}
+
+/** The flags every command that calls the service takes. */
+export const SERVICE_FLAGS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  config: { type: 'string', short: 'c' },
+} as const;
+
+/** A command's arguments, a refused one a usage error (exit 2). */
+export function commandArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    throw new CommandError((e as Error).message, 2);
+  }
+}
+
+/** `ferry <command> <sub> ARGS…`: the subcommand (default list) and its arguments, checked against its arity. */
+export function subcommand(command: string, positionals: string[], arity: Record<string, number>) {
+  const [sub = 'list', ...args] = positionals;
+  if (arity[sub] === undefined)
+    throw new CommandError(`unknown ${command} command "${sub}" (try ferry ${command} --help)`, 2);
+  if (args.length !== arity[sub])
+    throw new CommandError(
+      `${command} ${sub} takes ${arity[sub]} argument(s), got ${args.length} (try ferry ${command} --help)`,
+      2,
+    );
+  return { sub, args };
+}
+
+/** The service to call, from the flags and the config they name; what is wrong there is a usage error. */
+export function targetFor(
+  values: { url?: string; token?: string; config?: string },
+  loadConfig: (file?: string) => FerryConfig,
+): ServiceTarget {
+  try {
+    return serviceTarget(values, loadConfig(values.config));
+  } catch (e) {
+    throw new CommandError((e as Error).message, 2);
+  }
+}
+
+/** One call that must succeed: a refusal becomes a one-line reason naming what was being done (exit 1). */
+export async function requestService<T = unknown>(
+  t: ServiceTarget,
+  what: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const r = await callService<T>(t, method, path, body);
+  if (!r.ok) throw new CommandError(`${what} failed (${r.status}): ${r.json.message ?? r.text}`, 1);
+  return r.json;
 }
 
 interface StarredAnswer {

@@ -3,10 +3,18 @@
  * through the HTTP API with the owner's token by default (the daemon holds the database).
  */
 import { lookupTable } from '../util/lookup.js';
-import { parseArgs } from 'node:util';
 import type { FerryConfig } from './config.js';
-import { renderTable } from './query-output.js';
-import { callService, CommandError, ServiceCallError, type ServiceTarget, serviceTarget } from './service-client.js';
+import { renderRows } from './query-output.js';
+import {
+  CommandError,
+  commandArgs,
+  requestService,
+  SERVICE_FLAGS,
+  ServiceCallError,
+  type ServiceTarget,
+  subcommand,
+  targetFor,
+} from './service-client.js';
 
 interface User {
   id: string;
@@ -22,16 +30,9 @@ interface Pat {
   token?: string;
 }
 
-/** One call; a refusal becomes a one-line reason naming what was being done. */
-async function call<T>(t: ServiceTarget, what: string, method: string, path: string, body?: unknown): Promise<T> {
-  const r = await callService<T>(t, method, path, body);
-  if (!r.ok) throw new CommandError(`${what} failed (${r.status}): ${r.json.message ?? r.text}`, 1);
-  return r.json;
-}
-
 /** A user by id or email. */
 async function findUser(t: ServiceTarget, ref: string): Promise<User> {
-  const users = await call<User[]>(t, 'listing users', 'GET', '/v2/users');
+  const users = await requestService<User[]>(t, 'listing users', 'GET', '/v2/users');
   const found = users.find((u) => u.id === ref) ?? users.find((u) => u.email.toLowerCase() === ref.toLowerCase());
   if (!found) throw new CommandError(`no user with id or email "${ref}"`, 1);
   return found;
@@ -39,19 +40,11 @@ async function findUser(t: ServiceTarget, ref: string): Promise<User> {
 
 /** A role by id or name. */
 async function findRole(t: ServiceTarget, ref: string): Promise<string> {
-  const roles = await call<{ id: string; name: string }[]>(t, 'listing roles', 'GET', '/v2/rbac/roles');
+  const roles = await requestService<{ id: string; name: string }[]>(t, 'listing roles', 'GET', '/v2/rbac/roles');
   const found = roles.find((r) => r.id === ref) ?? roles.find((r) => r.name.toLowerCase() === ref.toLowerCase());
   if (!found)
     throw new CommandError(`no role with id or name "${ref}" (built in: owner, admin, user, read-only, none)`, 1);
   return found.id;
-}
-
-function table(name: string, fields: string[], rows: unknown[][]): string {
-  return renderTable({
-    name,
-    fields: fields.map((f) => ({ name: f })),
-    columns: fields.map((_, j) => rows.map((r) => r[j])),
-  });
 }
 
 export async function usersCommand(
@@ -59,41 +52,25 @@ export async function usersCommand(
   loadConfig: (file?: string) => FerryConfig,
   out: (s: string) => void,
 ): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        config: { type: 'string', short: 'c' },
-        email: { type: 'string' },
-        role: { type: 'string' },
-        name: { type: 'string' },
-        expires: { type: 'string' },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (e) {
-    throw new CommandError((e as Error).message, 2);
-  }
-  const { values, positionals } = parsed;
-  const [sub = 'list', ...args] = positionals;
-  const arity = lookupTable({ list: 0, create: 1, role: 2, token: 1, tokens: 1, revoke: 2, remove: 1 });
-  if (arity[sub] === undefined) throw new CommandError(`unknown users command "${sub}" (try ferry users --help)`, 2);
-  if (args.length !== arity[sub])
-    throw new CommandError(
-      `users ${sub} takes ${arity[sub]} argument(s), got ${args.length} (try ferry users --help)`,
-      2,
-    );
+  const { values, positionals } = commandArgs({
+    args: argv,
+    options: {
+      ...SERVICE_FLAGS,
+      email: { type: 'string' },
+      role: { type: 'string' },
+      name: { type: 'string' },
+      expires: { type: 'string' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const { sub, args } = subcommand(
+    'users',
+    positionals,
+    lookupTable({ list: 0, create: 1, role: 2, token: 1, tokens: 1, revoke: 2, remove: 1 }),
+  );
   if (sub === 'create' && !values.email) throw new CommandError('users create needs --email', 2);
-  let t: ServiceTarget;
-  try {
-    t = serviceTarget(values, loadConfig(values.config));
-  } catch (e) {
-    throw new CommandError((e as Error).message, 2);
-  }
+  const t = targetFor(values, loadConfig);
   try {
     await run(t, sub, args, values, out);
   } catch (e) {
@@ -111,18 +88,23 @@ async function run(
 ): Promise<void> {
   switch (sub) {
     case 'list': {
-      const users = await call<User[]>(t, 'listing users', 'GET', '/v2/users');
+      const users = await requestService<User[]>(t, 'listing users', 'GET', '/v2/users');
       const rows = [];
       for (const u of users) {
-        const pats = await call<Pat[]>(t, 'listing tokens', 'GET', `/v2/users/${encodeURIComponent(u.id)}/tokens`);
+        const pats = await requestService<Pat[]>(
+          t,
+          'listing tokens',
+          'GET',
+          `/v2/users/${encodeURIComponent(u.id)}/tokens`,
+        );
         rows.push([u.id, u.name, u.email, u.role.name, pats.length]);
       }
-      out(table('users', ['id', 'name', 'email', 'role', 'tokens'], rows));
+      out(renderRows('users', ['id', 'name', 'email', 'role', 'tokens'], rows));
       return;
     }
     case 'create': {
       const role = await findRole(t, values.role ?? 'user');
-      const u = await call<User>(t, 'creating the user', 'POST', '/v2/users', {
+      const u = await requestService<User>(t, 'creating the user', 'POST', '/v2/users', {
         name: args[0],
         email: values.email,
         role,
@@ -133,27 +115,44 @@ async function run(
     case 'role': {
       const user = await findUser(t, args[0]!);
       const role = await findRole(t, args[1]!);
-      const u = await call<User>(t, 'setting the role', 'PUT', `/v2/users/${encodeURIComponent(user.id)}/role`, {
-        role,
-      });
+      const u = await requestService<User>(
+        t,
+        'setting the role',
+        'PUT',
+        `/v2/users/${encodeURIComponent(user.id)}/role`,
+        {
+          role,
+        },
+      );
       out(`${u.name} now has role ${u.role.name}\n`);
       return;
     }
     case 'token': {
       const user = await findUser(t, args[0]!);
-      const pat = await call<Pat>(t, 'issuing the token', 'POST', `/v2/users/${encodeURIComponent(user.id)}/tokens`, {
-        ...(values.name ? { name: values.name } : {}),
-        ...(values.expires ? { expiresAt: values.expires } : {}),
-      });
+      const pat = await requestService<Pat>(
+        t,
+        'issuing the token',
+        'POST',
+        `/v2/users/${encodeURIComponent(user.id)}/tokens`,
+        {
+          ...(values.name ? { name: values.name } : {}),
+          ...(values.expires ? { expiresAt: values.expires } : {}),
+        },
+      );
       process.stderr.write(`personal access token ${pat.id} for ${user.name}; it is shown only this once:\n`);
       out(`${pat.token}\n`);
       return;
     }
     case 'tokens': {
       const user = await findUser(t, args[0]!);
-      const pats = await call<Pat[]>(t, 'listing tokens', 'GET', `/v2/users/${encodeURIComponent(user.id)}/tokens`);
+      const pats = await requestService<Pat[]>(
+        t,
+        'listing tokens',
+        'GET',
+        `/v2/users/${encodeURIComponent(user.id)}/tokens`,
+      );
       out(
-        table(
+        renderRows(
           'tokens',
           ['id', 'name', 'created', 'expires'],
           pats.map((p) => [p.id, p.name, p.createdAt, p.expiresAt ?? 'never']),
@@ -163,7 +162,7 @@ async function run(
     }
     case 'revoke': {
       const user = await findUser(t, args[0]!);
-      await call(
+      await requestService(
         t,
         'revoking the token',
         'DELETE',
@@ -174,7 +173,7 @@ async function run(
     }
     case 'remove': {
       const user = await findUser(t, args[0]!);
-      await call(t, 'removing the user', 'DELETE', `/v2/users/${encodeURIComponent(user.id)}`);
+      await requestService(t, 'removing the user', 'DELETE', `/v2/users/${encodeURIComponent(user.id)}`);
       out(`removed user ${user.name} <${user.email}> and revoked its tokens\n`);
       return;
     }

@@ -138,8 +138,10 @@ export async function stopAgentsAndReceivers(): Promise<void> {
   for (const r of receivers.splice(0)) await r.down();
 }
 
-export function startAgent(config: string, env: Record<string, string> = {}): AgentProcess {
-  const child = spawn(process.execPath, [CLI, 'agent', '-c', config], {
+/** @param prefix a command the agent runs under (`setpriv …` to drop a capability) */
+export function startAgent(config: string, env: Record<string, string> = {}, prefix: string[] = []): AgentProcess {
+  const [command, ...args] = [...prefix, process.execPath, CLI, 'agent', '-c', config];
+  const child = spawn(command!, args, {
     env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -209,9 +209,9 @@ export async function freePort(): Promise<number> {
 }
 
 /** Waits until `cond` holds, polling; fails naming `what` after `ms`. */
-export async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
+export async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderTable } from '../../../src/cli/query-output.js';
-import { ADMIN, runFerry, startTestService, type TestService } from '../../support/helpers.js';
+import { ADMIN, runFerry, startTestService, tempDir, type TestService } from '../../support/helpers.js';
 
 let svc: TestService;
 
@@ -102,5 +104,48 @@ describe('ferry query --starred', () => {
     expect(none.stderr).toBe('ferry: no starred query named "nope" that this token may read\n');
     const both = await ferry(['query', '--starred', 'errors', "['app']"]);
     expect(both.code).toBe(2);
+  });
+});
+
+describe('ferry query finds the service as it was started, or reads the data directory itself', () => {
+  it('takes the address from FERRY_LISTEN when no URL is given, and says nothing of an end it was given', async () => {
+    const r = await ferry(['query', "['app'] | count", '--start', '2023-12-31T00:00:00Z', '-f', 'ndjson'], {
+      FERRY_URL: '',
+      FERRY_LISTEN: new URL(svc.url).host,
+    });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '{"count":3}\n', '']);
+    // Without --start the service applies an end of now itself, and says so.
+    const implicit = await ferry(['query', "['app'] | count", '-f', 'ndjson']);
+    expect(implicit.stderr).toBe("warn: implicit end time of 'now' applied\n");
+  });
+
+  it('--local queries a data directory no service runs on, and refuses one a service holds', async () => {
+    const dir = join(tempDir(), 'data');
+    const piped = spawnSync(
+      process.execPath,
+      ['dist/src/cli/main.js', 'pipe', '--dataset', 'web', '--local', '--data-dir', dir],
+      {
+        input: '{"status":200}\n{"status":500}\n{"status":503}\n',
+        encoding: 'utf8',
+      },
+    );
+    expect(piped.status, piped.stderr).toBe(0);
+    const r = await ferry(
+      ['query', '--local', '--data-dir', dir, "['web'] | where status >= 500 | count", '-f', 'ndjson'],
+      {
+        FERRY_URL: 'http://127.0.0.1:1',
+      },
+    );
+    expect([r.code, r.stdout]).toEqual([0, '{"count":2}\n']);
+    const held = await ferry(['query', '--local', '--data-dir', svc.dataDir, "['app'] | count"]);
+    expect(held.code).toBe(1);
+    expect(held.stderr).toMatch(
+      /^ferry: .* is held by a running service \(.*PID \d+\): run the query without --local\n$/,
+    );
+    const bad = await ferry(['query', '--local', '--data-dir', dir, "['web'] | where nosuch > 1"]);
+    expect([bad.code, bad.stderr]).toEqual([
+      1,
+      'ferry: query failed: line 1, column 17: unknown column or variable "nosuch"\n',
+    ]);
   });
 });

@@ -2,7 +2,7 @@
  * The agent's folders form layers as the service's do (test/unit/service/layers.test.ts): sources,
  * parsers and sinks know nothing of the pipeline; delivery knows sinks and the queue but not the
  * pipeline; the pipeline composes them; the config reads every registry; the daemon (agent.ts,
- * its API in api.ts, metrics.ts, component-stats.ts) sits on top. Type-only imports of the agent's config (src/agent/config.ts) are allowed
+ * its API in api.ts, metrics.ts, component-stats.ts and the log's summary in activity-summary.ts) sits on top. Type-only imports of the agent's config (src/agent/config.ts) are allowed
  * from any layer.
  */
 import { relative } from 'node:path';
@@ -24,6 +24,7 @@ const RANK: Record<string, number> = {
   'config.ts': 5,
   'metrics.ts': 6,
   'component-stats.ts': 6,
+  'activity-summary.ts': 6.2,
   'api.ts': 6.5,
   'agent.ts': 7,
 };

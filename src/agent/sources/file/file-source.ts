@@ -10,7 +10,7 @@
  * later, and files whose checkpoint no longer fits, are read from the beginning.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
@@ -53,10 +53,40 @@ export interface FileSourceOptions extends TailerOptions {
 export interface FileSourceCounters extends SourceCounters {
   rotations: number;
   truncations: number;
+  /** Files found and not readable, by reason (`permission_denied`…): each time one becomes unreadable. */
+  fileErrors: Record<string, number>;
 }
 
 export function newFileSourceCounters(): FileSourceCounters {
-  return { ...newSourceCounters(), rotations: 0, truncations: 0 };
+  return { ...newSourceCounters(), rotations: 0, truncations: 0, fileErrors: {} };
+}
+
+/** Why a file cannot be read, as a metric label and in words. */
+export function unreadableReason(code: string | undefined): { reason: string; words: string } {
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      return { reason: 'permission_denied', words: 'permission denied' };
+    case 'EISDIR':
+      return { reason: 'not_a_file', words: 'a directory, not a file' };
+    case 'EMFILE':
+    case 'ENFILE':
+      return { reason: 'too_many_open_files', words: 'too many open files (raise LimitNOFILE or ulimit -n)' };
+    case 'ELOOP':
+      return { reason: 'symlink_loop', words: 'a loop of symbolic links' };
+    case 'NOT_A_FILE':
+      return { reason: 'not_a_file', words: 'not a regular file' };
+    default:
+      return { reason: (code ?? 'unknown').toLowerCase(), words: code ?? 'unknown error' };
+  }
+}
+
+/** How far a file was read since it was opened, for the line that says it caught up. */
+interface ReadSinceOpen {
+  lines: number;
+  bytes: number;
+  openedAt: number;
+  caughtUp: boolean;
 }
 
 /** What one include pattern finds, for the start-up log, /health and the metrics. */
@@ -75,6 +105,14 @@ function splitPattern(pattern: string): { base: string; glob: string } {
     : { base: dirname(pattern), glob: basename(pattern) };
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Bytes read from one file per round before the loop moves on to the next. */
 const ROUND_BUDGET = 4 * 1024 * 1024;
 
@@ -86,7 +124,9 @@ export class FileSource implements Source {
   private lastScan = 0;
   private readonly isIncluded: (p: string) => boolean;
   private readonly isExcluded: (p: string) => boolean;
-  private readonly unreadable = new Set<string>();
+  /** Files found that cannot be read, and why: in /health until they can. */
+  private readonly unreadable = new Map<string, { reason: string; words: string }>();
+  private readonly readSinceOpen = new WeakMap<FileTailer, ReadSinceOpen>();
   /** What every read goes into: one buffer, not one per read (256 KiB a read adds up to tens of MiB waiting for the collector). */
   private readonly chunk: Buffer;
   private checkpoints!: CheckpointFile;
@@ -169,7 +209,7 @@ export class FileSource implements Source {
       files: [...this.tailers.values()].map((t) => t.path).slice(0, 50),
       open: this.tailers.size,
     });
-    for (const p of this.patterns) if (p.matches === 0) this.warnUnmatched(p);
+    for (const p of this.patterns) if (p.matches === 0 && !this.unreadable.has(p.pattern)) this.warnUnmatched(p);
     this.saveTimer = setInterval(() => void this.saveCheckpoints(), this.o.checkpointIntervalMs);
     this.saveTimer.unref();
     this.loopDone = this.loop(emit);
@@ -195,16 +235,25 @@ export class FileSource implements Source {
   }
 
   status(): SourceStatus {
+    // A file that is there and cannot be read is a problem on any host, optional or not.
+    const unreadable = [...this.unreadable].map(([path, why]) => `cannot read ${path}: ${why.words}`);
+    const degraded = unreadable.length > 0 ? { degraded: true } : {};
     // An optional source reading no file is as configured: neither degraded nor warned about.
-    if (this.o.optional) return this.tailers.size > 0 ? { files: this.tailers.size, warnings: [] } : { warnings: [] };
+    if (this.o.optional)
+      return this.tailers.size > 0
+        ? { files: this.tailers.size, warnings: unreadable, ...degraded }
+        : { warnings: unreadable, ...degraded };
     return {
       files: this.tailers.size,
-      warnings: this.patterns
-        .filter((p) => p.matches === 0)
-        .map(
-          (p) =>
-            `include pattern ${p.pattern} matches no file${existsSync(p.base) ? '' : ` (directory ${p.base} does not exist)`}`,
-        ),
+      ...degraded,
+      warnings: unreadable.concat(
+        this.patterns
+          .filter((p) => p.matches === 0 && !this.unreadable.has(p.pattern))
+          .map(
+            (p) =>
+              `include pattern ${p.pattern} matches no file${existsSync(p.base) ? '' : ` (directory ${p.base} does not exist)`}`,
+          ),
+      ),
     };
   }
 
@@ -233,6 +282,18 @@ export class FileSource implements Source {
         help: 'Files found truncated and read again from the start',
         labels: { source: this.name },
         value: this.counters.truncations,
+      },
+      ...Object.entries(this.counters.fileErrors).map(([reason, value]) => ({
+        name: 'ferry_source_file_errors_total',
+        help: 'Files found that could not be read, by reason (each time one became unreadable)',
+        labels: { source: this.name, reason },
+        value,
+      })),
+      {
+        name: 'ferry_source_unreadable_files',
+        help: 'Files found that cannot be read now',
+        labels: { source: this.name },
+        value: this.unreadable.size,
       },
       {
         name: 'ferry_source_unmatched_patterns',
@@ -283,6 +344,8 @@ export class FileSource implements Source {
    */
   private async scan(): Promise<void> {
     this.lastScan = Date.now();
+    // A file that could not be read and is gone now is no longer a problem to show.
+    for (const path of this.unreadable.keys()) if (!existsSync(path)) this.unreadable.delete(path);
     const held = new Set<string>();
     for (const t of this.tailers.values()) if (t.state === 'active') held.add(t.path);
     for (const p of this.patterns) {
@@ -299,6 +362,9 @@ export class FileSource implements Source {
         matches++;
         if (!held.has(path) && !this.candidates.has(path)) this.candidates.set(path, !this.ready);
       }
+      // A literal path that is a directory matches no file: say what it is, not only that nothing matched.
+      if (matches === 0 && !picomatch.scan(p.pattern).isGlob && isDirectory(p.pattern))
+        this.cannotRead(p.pattern, 'EISDIR');
       if (this.ready && matches > 0 && p.matches === 0)
         this.info('include pattern matches files now', { pattern: p.pattern, files: matches });
       else if (this.ready && matches === 0 && p.matches > 0) this.warnUnmatched(p);
@@ -314,7 +380,10 @@ export class FileSource implements Source {
       for (const [key, t] of this.tailers) {
         if (this.stopping) break;
         try {
-          read += await t.step(emit, this.counters, ROUND_BUDGET, this.chunk);
+          const linesBefore = this.counters.linesIn;
+          const bytes = await t.step(emit, this.counters, ROUND_BUDGET, this.chunk);
+          read += bytes;
+          this.noteRead(t, this.counters.linesIn - linesBefore, bytes);
           if (t.state === 'draining') {
             // The file that replaces this one at its path is found by the next scan.
             if ((await t.finishIfDrained(emit, this.counters)) === 'done') {
@@ -357,17 +426,19 @@ export class FileSource implements Source {
       fh = await open(path, 'r');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && !this.unreadable.has(path)) {
-        this.unreadable.add(path); // said once, not every round
-        this.o.onError(e, { source: this.name, path, what: 'open' });
-      }
+      if (code !== 'ENOENT') this.cannotRead(path, code);
       return;
     }
-    this.unreadable.delete(path);
     const st = await fh.stat();
+    if (!st.isFile()) {
+      await fh.close();
+      this.cannotRead(path, st.isDirectory() ? 'EISDIR' : 'NOT_A_FILE');
+      return;
+    }
+    if (this.unreadable.delete(path)) this.info('file readable now', { path });
     const key = CheckpointFile.key(st.dev, st.ino);
     const known = this.tailers.get(key);
-    if (!st.isFile() || known) {
+    if (known) {
       await fh.close();
       if (known && (known.path !== path || known.state === 'draining')) {
         // Renamed into another included name: its old path may already hold the file that replaced it
@@ -396,8 +467,39 @@ export class FileSource implements Source {
     }
     const t = new FileTailer(this.name, fh, st.dev, st.ino, path, offset, fp, this.o, this.hooks);
     this.tailers.set(key, t);
+    this.readSinceOpen.set(t, { lines: 0, bytes: 0, openedAt: Date.now(), caughtUp: false });
     this.remember(t);
     this.info('file opened', { path, offset, from, size: st.size });
+  }
+
+  /**
+   * A file found that cannot be read: said once (the cause in words, no stack), counted by reason, and in
+   * /health until a later round opens it. Each round tries it again.
+   */
+  private cannotRead(path: string, code: string | undefined): void {
+    const why = unreadableReason(code);
+    if (this.unreadable.get(path)?.reason === why.reason) return;
+    this.unreadable.set(path, why);
+    this.counters.fileErrors[why.reason] = (this.counters.fileErrors[why.reason] ?? 0) + 1;
+    this.o.onWarning?.(`cannot read file: ${why.words}`, { source: this.name, path, reason: why.reason });
+  }
+
+  /** Counts what a round read from a file; the first round that finds nothing more says it caught up. */
+  private noteRead(t: FileTailer, lines: number, bytes: number): void {
+    const r = this.readSinceOpen.get(t);
+    if (!r || r.caughtUp) return;
+    r.lines += lines;
+    r.bytes += bytes;
+    if (bytes > 0 || t.offset < t.size) return;
+    r.caughtUp = true;
+    // A file with nothing new since its checkpoint was said by "file opened" already.
+    if (r.bytes > 0)
+      this.info('caught up', {
+        path: t.path,
+        lines: r.lines,
+        bytes: r.bytes,
+        seconds: Math.round((Date.now() - r.openedAt) / 100) / 10,
+      });
   }
 
   private remember(t: FileTailer): void {
