@@ -32,6 +32,8 @@ export interface DaemonConfig {
 export interface AgentHealth {
   /** `ok`; `degraded` (200): a sink retrying, a file source reading no file; `failing` (503): a sink refused or stopped; `stopping` (503). */
   status: 'ok' | 'degraded' | 'failing' | 'stopping' | 'starting';
+  /** The last SIGHUP's failure (an invalid config, a pipeline that would not start), until one succeeds. */
+  reload?: { error: string; at: string };
   sources: { name: string; files?: number; warnings?: string[] }[];
   sinks: {
     name: string;
@@ -50,6 +52,8 @@ export interface AgentHealth {
 export class Agent {
   private stopping = false;
   private activity!: ActivitySummary;
+  /** Why the last SIGHUP did not take, until one does. */
+  private reloadFailure: { error: string; at: string } | undefined;
 
   private constructor(
     private cfg: DaemonConfig,
@@ -168,6 +172,7 @@ export class Agent {
           // and the service when it could not write its audit trail or monitor runs, or reopens its database.
           sinks.some((s) => s.state === 'retrying') ||
             sources.some((s) => s.files === 0 || s.degraded) ||
+            this.reloadFailure !== undefined ||
             !!monitors?.failing.length ||
             !!monitors?.lastNotificationFailure ||
             !!monitors?.outbox ||
@@ -178,6 +183,7 @@ export class Agent {
           : 'ok';
     return {
       status,
+      ...(this.reloadFailure ? { reload: this.reloadFailure } : {}),
       sources,
       sinks,
       ...(monitors ? { monitors } : {}),
@@ -213,6 +219,11 @@ export class Agent {
    * Replaces the pipeline with the one of `next`, and the service's SMTP server (mail held in the outbox
    * is then sent). The rest of the service section needs a restart to change.
    */
+  /** How the last reload ended: its failure stays in /health (degraded) until a reload succeeds. */
+  reloadOutcome(failure: string | undefined): void {
+    this.reloadFailure = failure === undefined ? undefined : { error: failure, at: new Date().toISOString() };
+  }
+
   async reload(next: DaemonConfig): Promise<void> {
     const withoutSmtp = (s: DaemonConfig['service']) => ({ ...s, notifiers: { ...s.notifiers, smtp: undefined } });
     if (

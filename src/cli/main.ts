@@ -103,6 +103,12 @@ const HELP: Record<string, string> = lookupTable({
     --count N             stop after N refreshes
     --api URL, --config, -c FILE   as for ferry tap
 `,
+  completion: `ferry completion bash|zsh|fish
+  print a completion script for the shell: the commands, and each command's flags
+    bash                  source <(ferry completion bash), or save it in /etc/bash_completion.d/ferry
+    zsh                   ferry completion zsh > "\${fpath[1]}/_ferry"
+    fish                  ferry completion fish > ~/.config/fish/completions/ferry.fish
+`,
   components: `ferry components [--markdown [--section agent|service]]
   the sources, parsers, transforms and sinks this build knows, with their keys
     --markdown            the README's table of component keys
@@ -143,6 +149,7 @@ commands:
   tap       print the events leaving an agent's sources and transforms as they pass
   top       each component of a running agent with its rates, queue and lag, refreshed
   components  list the sources, parsers, transforms and sinks, with their keys
+  completion  print a completion script for bash, zsh or fish
   help      show this text, or a command's: ferry help pipe
 
 exit codes: 0 success; 1 failure (not delivered, cannot start), saying why in one line; 2 usage or config error
@@ -239,9 +246,15 @@ async function serve(argv: string[]): Promise<void> {
 
 /**
  * On SIGHUP, reads `file` again and hands the config to `apply`, one reload after another; an invalid
- * file, or one `apply` fails on, is logged and the running config kept.
+ * file, or one `apply` fails on, is logged in one line and the running config kept. `outcome` hears how
+ * each reload ended (the reason it failed, or undefined), for /health.
  */
-function onReload(file: string | undefined, log: Logger, apply: (next: FerryConfig) => Promise<void>): void {
+function onReload(
+  file: string | undefined,
+  log: Logger,
+  apply: (next: FerryConfig) => Promise<void>,
+  outcome: (failure: string | undefined) => void = () => undefined,
+): void {
   let reloading = Promise.resolve();
   process.on('SIGHUP', () => {
     reloading = reloading.then(async () => {
@@ -250,11 +263,20 @@ function onReload(file: string | undefined, log: Logger, apply: (next: FerryConf
       try {
         next = loadConfigFile(file);
       } catch (e) {
-        log.error({ err: e }, 'SIGHUP: the config is invalid; going on with the running one');
+        // What is wrong, with its key path, on one line: a user's mistake, not a stack trace.
+        const why = (e as Error).message.replace(/\n\s*/g, ' ');
+        log.error({ file }, `SIGHUP: the config is invalid; going on with the running one: ${why}`);
+        outcome(why);
         return;
       }
       log.info({ file }, 'SIGHUP: reloading the config');
-      await apply(next).catch((err: unknown) => log.error({ err }, 'SIGHUP: the reload failed'));
+      try {
+        await apply(next);
+        outcome(undefined);
+      } catch (err) {
+        log.error({ err }, 'SIGHUP: the reload failed');
+        outcome(`the reload failed: ${(err as Error).message}`);
+      }
     });
   });
 }
@@ -274,7 +296,12 @@ async function agent(argv: string[]): Promise<void> {
   const { Agent } = await import('../agent/agent.js');
   const starting = Agent.start(cfg, log);
   // SIGHUP is a reload from here on (its default action would end the process), applied once started.
-  onReload(file, log, async (next) => (await starting).reload(next));
+  onReload(
+    file,
+    log,
+    async (next) => (await starting).reload(next),
+    (failure) => void starting.then((a) => a.reloadOutcome(failure)),
+  );
   const running = await starting;
   notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
     log.warn(msg),
@@ -497,6 +524,14 @@ async function main(): Promise<void> {
     case 'users': {
       const { usersCommand } = await import('./users.js');
       return runCommand(() => usersCommand(rest, loadConfig, (t) => process.stdout.write(t)));
+    }
+    case 'completion': {
+      const { completionScript, SHELLS } = await import('./completion.js');
+      const shell = rest[0] as (typeof SHELLS)[number] | undefined;
+      if (rest.length !== 1 || !shell || !SHELLS.includes(shell))
+        fail(`completion takes one shell: ${SHELLS.join(', ')} (ferry completion bash)`);
+      process.stdout.write(completionScript(shell, HELP));
+      return;
     }
     case 'tokens': {
       const { tokensCommand } = await import('./tokens.js');

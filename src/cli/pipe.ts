@@ -183,12 +183,14 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
       // The first failed attempt is said at once, then a summary while it lasts (see SinkHealth).
       reportSink: (_level, msg, context) => {
         if (context.stopped) return; // the closing message says it, with where the events are kept
-        say(msg);
         const status = context.status as number | undefined;
         if (context.events !== undefined && status !== undefined && isConfigRefusal(status)) {
           refusal ??= { status, reason: String(context.reason) };
           stopNow();
         }
+        // Events written to the dead-letter file are said once, by the closing message: how many, and where.
+        if (context.events !== undefined && context.file !== undefined) return;
+        say(msg);
       },
       onSinkError: (_sink, e) => {
         failure ??= e;

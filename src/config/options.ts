@@ -233,6 +233,9 @@ export function url(def?: string): Option<string | undefined> {
   return converted(
     { type: 'string', minLength: 1 },
     (v: string) => {
+      // `api.axiom.co` or `localhost:8077` (which URL reads as a scheme): the scheme is what is missing.
+      if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(v))
+        throw new Error(`"${v}" has no scheme: write http://${v} or https://${v}`);
       let u: URL;
       try {
         u = new URL(v);

@@ -140,6 +140,14 @@ export class Delivery {
       await sink.close();
       throw e;
     }
+    // Batches an earlier run (or the config before a reload) queued go first: said before they are sent,
+    // at warn, so a stdin agent (which logs warnings only) says it too.
+    if (queue.depthRecords > 0)
+      o.report?.(
+        'warn',
+        `delivering ${queue.depthRecords} batch(es) (${Math.ceil(queue.depthBytes / 1024)} KiB compressed) queued before this start`,
+        { sink: o.name, batches: queue.depthRecords, bytes: queue.depthBytes },
+      );
     const d = new Delivery(o, chain, queue);
     d.loop.start();
     return d;

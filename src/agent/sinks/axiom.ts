@@ -7,7 +7,7 @@
  * refused; other 4xx refuse the batch. A request that cannot be made at all (a header value that cannot be
  * sent, a URL the client cannot use) throws with its cause.
  */
-import { duration, oneOf, str, type OptionSpecs } from '../../config/options.js';
+import { duration, oneOf, str, url, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
 import {
@@ -122,6 +122,9 @@ export class AxiomSink implements Sink {
           `sink ${this.o.name}: the request to ${this.o.url} cannot be sent (${err.message}); check the sink's url and token`,
         );
       }
+      // An https:// URL to a port that speaks plain HTTP: OpenSSL's words for it help nobody, and no retry fixes it.
+      if (err.code === 'EPROTO' && /wrong version number|packet length too long/.test(err.message))
+        throw new PermanentSinkError(`sink ${this.o.name}: ${this.o.url}: the server does not speak TLS (use http://)`);
       return { kind: 'retry', trouble: { kind: 'unreachable', message: err.message } };
     }
     const { status, text } = res;
@@ -202,13 +205,16 @@ export function urlProblem(url: string): string | undefined {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `"${url}" must start with http:// or https://`;
   if (!u.hostname) return `"${url}" has no host`;
   if (u.search || u.hash) return `"${url}" is the API root (e.g. https://api.axiom.co): no query or fragment`;
+  // The sink adds the ingest path itself: a URL that has it would post to /v1/ingest/x/v1/ingest/d.
+  if (/\/v1\/(ingest|datasets)(\/|$)/.test(u.pathname))
+    return `"${url}" is the API root (e.g. ${u.origin}), without ${u.pathname}: the dataset is set apart`;
   return undefined;
 }
 
 type AxiomSettings = Pick<AxiomSinkOptions, 'url' | 'token' | 'compression' | 'timeoutMs'>;
 
 const AXIOM_OPTIONS = {
-  url: str(undefined, { pattern: '^https?://' })
+  url: url()
     .required()
     .doc(
       'the API root (`http://` or `https://`, no query; a private CA is trusted with `NODE_EXTRA_CA_CERTS=/path/ca.pem` in the environment); 4 keep-alive connections',

@@ -386,6 +386,38 @@ sinks:
     expect(stdout).not.toContain('part2');
   });
 
+  it('an invalid config on SIGHUP is one log line naming the key, and /health says the reload failed until one takes', async () => {
+    const { dir, receiver } = await remoteSetup();
+    const config = remoteConfig(dir, receiver.url);
+    const good = readFileSync(config, 'utf8');
+    const agent = startAgent(config);
+    const api = (await agent.waitLog('agent running')).api as string;
+    const health = async () =>
+      (await (await fetch(`${api}/health`)).json()) as { status: string; reload?: { error: string; at: string } };
+    writeFileSync(config, good.replace('poll_interval: 50ms', 'pol_interval: 50ms'));
+    agent.child.kill('SIGHUP');
+    const refused = await agent.waitLog(
+      `SIGHUP: the config is invalid; going on with the running one: ${config}: invalid config: sources.app.pol_interval: unknown key; did you mean poll_interval?`,
+    );
+    expect(refused).toMatchObject({ level: 'error', file: config });
+    expect(refused).not.toHaveProperty('err');
+    await until('the failure in /health', async () => (await health()).reload !== undefined);
+    expect(await health()).toMatchObject({
+      status: 'degraded',
+      reload: { error: expect.stringContaining('sources.app.pol_interval: unknown key') as unknown },
+    });
+    // Still running on the old config: lines go on arriving.
+    writeFileSync(join(dir, 'logs', 'app.log'), line(1));
+    await until('delivered on the running config', () => receiver.seen.size === 1);
+    writeFileSync(config, good);
+    agent.child.kill('SIGHUP');
+    await agent.waitLog('config reloaded');
+    await until('the failure gone', async () => (await health()).reload === undefined);
+    expect((await health()).status).toBe('ok');
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+  });
+
   it('SIGHUP reloads the config: lines after the reload take the new settings, none lost or repeated', async () => {
     const { dir, receiver } = await remoteSetup();
     const file = join(dir, 'logs', 'app.log');
@@ -446,6 +478,8 @@ sinks:
     // Nothing was dropped: the held batches go out with the right token.
     const fixed = await run(receiver.url, '60s', 'xaat-right');
     expect(fixed.code).toBe(0);
+    // It said so before sending them.
+    expect(fixed.stderr).toMatch(/"msg":"delivering \d+ batch\(es\) \(\d+ KiB compressed\) queued before this start"/);
     // Events refused for good (400) are dead-lettered, and the run says so with exit 1.
     receiver.refuse = 'invalid timestamp format';
     const dead = await run(receiver.url, '60s', 'xaat-right');

@@ -87,6 +87,29 @@ describe('the ferry command', () => {
     });
   });
 
+  it('prints completion scripts that complete the commands and each command flags', () => {
+    const complete = (words: string[]) =>
+      spawnSync(
+        'bash',
+        [
+          '-c',
+          `source <(${process.execPath} ${CLI} completion bash); COMP_WORDS=(${words.join(' ')}); COMP_CWORD=${words.length - 1}; _ferry; echo "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: 'utf8' },
+      ).stdout;
+    expect(complete(['ferry', 'tok'])).toBe('tokens\n');
+    expect(complete(['ferry', 'pipe', '--da'])).toBe('--data-dir --dataset\n');
+    expect(complete(['ferry', 'tokens', 'create', 'x', '--in'])).toBe('--ingest\n');
+    expect(ferry('completion', 'fish').stdout).toContain(
+      "complete -c ferry -n '__fish_seen_subcommand_from pipe' -l dataset\n",
+    );
+    expect(ferry('completion', 'zsh').stdout).toMatch(/^#compdef ferry\n/);
+    expect(ferry('completion')).toMatchObject({
+      status: 2,
+      stderr: 'ferry: completion takes one shell: bash, zsh, fish (ferry completion bash)\n',
+    });
+  });
+
   it('takes the config path without --config, and refuses two', () => {
     expect(ferry('validate', 'config/ferry.yaml')).toMatchObject({
       status: 0,

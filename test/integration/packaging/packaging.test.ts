@@ -29,6 +29,23 @@ describe('how the daemon is started', () => {
 });
 
 describe('packaging a sysadmin can trust', () => {
+  it('npm pack makes a package of the program alone, its ferry bin included, built by prepack', () => {
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+    expect(files).toEqual(
+      expect.arrayContaining(['dist/src/cli/main.js', 'config/ferry.yaml', 'systemd/ferry.service', 'package.json']),
+    );
+    // No tests, benchmarks, sources or source maps' TypeScript: what runs, and its configs.
+    expect(files.filter((f) => /^(test|bench|src|dist\/test|dist\/bench)\//.test(f) || f.endsWith('.ts'))).toEqual([]);
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      bin: { ferry: string };
+      scripts: { prepack: string };
+    };
+    expect(files).toContain(pkg.bin.ferry);
+    expect(pkg.scripts.prepack).toBe('npm run build');
+  });
+
   it('the unit file verifies, is hardened, raises the file limit and is ready only once the agent runs', () => {
     const unit = read('systemd/ferry.service');
     for (const line of [

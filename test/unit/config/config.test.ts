@@ -48,6 +48,13 @@ describe('config', () => {
     expect(() => buildConfig(doc('xaat-ok', 'http://exa mple.com'), {})).toThrow(
       /sinks\.out\.url: "http:\/\/exa mple.com" is not a valid URL/,
     );
+    for (const bare of ['api.axiom.co', 'localhost:8077'])
+      expect(() => buildConfig(doc('xaat-ok', bare), {})).toThrow(
+        `sinks.out.url: "${bare}" has no scheme: write http://${bare} or https://${bare}`,
+      );
+    expect(() => buildConfig(doc('xaat-ok', 'https://api.axiom.co/v1/ingest/logs'), {})).toThrow(
+      'sinks.out.url: "https://api.axiom.co/v1/ingest/logs" is the API root (e.g. https://api.axiom.co), without /v1/ingest/logs: the dataset is set apart',
+    );
     expect(() => buildConfig(doc('xaat-ok', 'https://api.axiom.co/?x=1'), {})).toThrow(
       /sinks\.out\.url: .* no query or fragment/,
     );
