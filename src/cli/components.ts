@@ -68,3 +68,26 @@ export function componentsText(): string {
   list('sinks', sinks.registry);
   return `${out.join('\n')}\n`;
 }
+
+/**
+ * `ferry help config [WORD]`: every config key with what it means and its default, for a terminal (the
+ * README's tables as text); WORD keeps the keys that contain it (`compression`, `sinks`, `agent.api`).
+ */
+export function configHelp(word?: string): string | undefined {
+  const rows = [
+    ...sectionMarkdown('service').split('\n'),
+    ...sectionMarkdown('agent').split('\n'),
+    ...componentsMarkdown().split('\n'),
+  ]
+    .filter((l) => l.startsWith('| `'))
+    .map((l) => {
+      const cells = l
+        .slice(2, -2)
+        .split(/ (?<!\\)\| /)
+        .map((c) => c.replace(/\\\|/g, '|').replace(/`/g, ''));
+      return { key: cells[0]!, meaning: cells[1] ?? '', def: cells[2] ?? '' };
+    })
+    .filter((r) => !word || r.key.toLowerCase().includes(word.toLowerCase()));
+  if (rows.length === 0) return undefined;
+  return rows.map((r) => `${r.key}  (default: ${r.def})\n    ${r.meaning}\n`).join('');
+}

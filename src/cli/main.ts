@@ -150,7 +150,7 @@ commands:
   top       each component of a running agent with its rates, queue and lag, refreshed
   components  list the sources, parsers, transforms and sinks, with their keys
   completion  print a completion script for bash, zsh or fish
-  help      show this text, or a command's: ferry help pipe
+  help      show this text, or a command's: ferry help pipe; the config's keys: ferry help config [WORD]
 
 exit codes: 0 success; 1 failure (not delivered, cannot start), saying why in one line; 2 usage or config error
 `;
@@ -555,6 +555,13 @@ async function main(): Promise<void> {
       process.stdout.write(`ferry ${version()} (node ${process.version})\n`);
       return;
     case 'help':
+      if (rest[0] === 'config') {
+        const { configHelp } = await import('./components.js');
+        const text = configHelp(rest[1]);
+        if (text === undefined) die(`no config key contains "${rest[1]}" (ferry help config lists them all)`);
+        process.stdout.write(text);
+        return;
+      }
       process.stdout.write(rest[0] && HELP[rest[0]] ? HELP[rest[0]]! : USAGE);
       return;
     case '--help':

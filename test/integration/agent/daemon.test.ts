@@ -590,7 +590,7 @@ sinks:
       FERRY_AGENT_LISTEN: '127.0.0.1:0',
     });
     const api = (await agent.waitLog('agent running')).api as string;
-    // Debian has no /var/log/messages, and without rsyslog no syslog files at all: said at info level, and
+    // Debian has no /var/log/messages or secure (RHEL's), and without rsyslog no syslog files at all: said at info level, and
     // the agent is healthy, since the config marks those files optional.
     expect(
       agent.logs
@@ -601,6 +601,7 @@ sinks:
     ).toEqual([
       [join(logDir, 'messages'), 'info'],
       [join(logDir, 'auth.log'), 'info'],
+      [join(logDir, 'secure'), 'info'],
     ]);
     const health = (await (await fetch(`${api}/health`)).json()) as { status: string; sources: unknown[] };
     expect(health.status).toBe('ok');

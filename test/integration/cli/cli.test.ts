@@ -87,6 +87,22 @@ describe('the ferry command', () => {
     });
   });
 
+  it('explains the config keys from the command line: ferry help config [WORD]', () => {
+    const all = ferry('help', 'config');
+    expect(all.status).toBe(0);
+    expect(all.stdout).toContain('log.format  (default: none)\n    how log lines are written to stderr');
+    const some = ferry('help', 'config', 'compression');
+    expect(some.stdout).toMatch(/^sinks\.<name>\.compression \(axiom\)  \(default: gzip\)\n {4}gzip/);
+    expect(some.stdout.split('\n').filter((l) => l && !l.startsWith('    '))).toEqual([
+      'sinks.<name>.compression (axiom)  (default: gzip)',
+      'sinks.<name>.compression (file)  (default: none)',
+    ]);
+    expect(ferry('help', 'config', 'nosuchkey')).toMatchObject({
+      status: 1,
+      stderr: 'ferry: no config key contains "nosuchkey" (ferry help config lists them all)\n',
+    });
+  });
+
   it('prints completion scripts that complete the commands and each command flags', () => {
     const complete = (words: string[]) =>
       spawnSync(
