@@ -4,7 +4,6 @@
  * log shippers collect; `text` (`2026-11-26T00:20:01.123Z INFO  file opened path=/var/log/app.log
  * offset=0`) is for a person at a terminal. The default is text when stderr is a terminal, JSON otherwise.
  */
-import { writeSync } from 'node:fs';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type LogFormat = 'text' | 'json';
@@ -39,9 +38,13 @@ export function textLine(record: string): string {
   return `${tail ? `${head} ${tail}` : head}\n`;
 }
 
-/** Writes each record to fd 2 as it comes (synchronously: a crash loses no line). */
+/**
+ * Writes each record as a text line through the same synchronous writer as the JSON form (a crash loses no
+ * line; a pipe that is full for a moment is waited for rather than an EAGAIN thrown at the caller).
+ */
 function textDestination(fd: number): DestinationStream {
-  return { write: (s: string) => void writeSync(fd, textLine(s)) };
+  const out = pino.destination({ dest: fd, sync: true });
+  return { write: (s: string) => void out.write(textLine(s)) };
 }
 
 export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): LogFormat {

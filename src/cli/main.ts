@@ -10,6 +10,7 @@ import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen
 import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
 import { notifyReady } from './readiness.js';
 import { SignalCount } from './signals.js';
+import { commandFlags } from './completion.js';
 import { closest } from '../config/options.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
@@ -464,9 +465,8 @@ async function runCommand(run: () => Promise<void>): Promise<void> {
 function argumentError(err: Error, command: string | undefined): string {
   const first = err.message.split('\n')[0]!;
   const unknown = /^Unknown option '(-{1,2}[^']+)'/.exec(first)?.[1];
-  const help = (command && HELP[command]) || '';
   if (unknown) {
-    const flags = [...new Set(help.match(/--[a-z][a-z-]*/g) ?? [])];
+    const flags = (command && commandFlags(HELP)[command]) || [];
     const meant = closest(
       unknown.replace(/^-+/, ''),
       flags.map((f) => f.slice(2)),

@@ -94,6 +94,8 @@ export interface PatternState {
   pattern: string;
   /** The directory the pattern starts from. */
   base: string;
+  /** A path with no glob in it (`/var/log/syslog`). */
+  literal: boolean;
   matches: number;
 }
 
@@ -148,7 +150,12 @@ export class FileSource implements Source {
     this.counters = counters ?? newFileSourceCounters();
     this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
     const include = o.include.map((p) => resolve(p));
-    this.patterns = include.map((pattern) => ({ pattern, base: splitPattern(pattern).base, matches: 0 }));
+    this.patterns = include.map((pattern) => ({
+      pattern,
+      base: splitPattern(pattern).base,
+      literal: !picomatch.scan(pattern).isGlob,
+      matches: 0,
+    }));
     this.hooks = {
       acknowledged: (t) => this.remember(t),
       changed: (t, what, detail) => {
@@ -363,8 +370,7 @@ export class FileSource implements Source {
         if (!held.has(path) && !this.candidates.has(path)) this.candidates.set(path, !this.ready);
       }
       // A literal path that is a directory matches no file: say what it is, not only that nothing matched.
-      if (matches === 0 && !picomatch.scan(p.pattern).isGlob && isDirectory(p.pattern))
-        this.cannotRead(p.pattern, 'EISDIR');
+      if (matches === 0 && p.literal && isDirectory(p.pattern)) this.cannotRead(p.pattern, 'EISDIR');
       if (this.ready && matches > 0 && p.matches === 0)
         this.info('include pattern matches files now', { pattern: p.pattern, files: matches });
       else if (this.ready && matches === 0 && p.matches > 0) this.warnUnmatched(p);
