@@ -5,7 +5,7 @@
 FROM node:20-bookworm AS build
 ARG GEOIP=false
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json npm-shrinkwrap.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
@@ -29,16 +29,22 @@ COPY config ./config
 RUN groupadd --system --gid 10001 ferry \
  && useradd --system --uid 10001 --gid 10001 --home /var/lib/ferry --shell /usr/sbin/nologin ferry \
  && mkdir -p /var/lib/ferry && chown 10001:10001 /var/lib/ferry
+# `ferry` on the PATH, for docker exec: ferry tokens create, ferry query, ferry top, ferry health.
+RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/ferry
 USER 10001:10001
 VOLUME ["/var/lib/ferry"]
-EXPOSE 8077
-# The agent's /health (FERRY_AGENT_LISTEN, loopback by default): 200 while delivering or retrying, 503
-# when a sink is refused (a bad token) or stopped.
+# 8077: the event service (local mode, serve); 8078: the agent's /metrics, /health, /tap, on loopback
+# unless FERRY_AGENT_LISTEN=0.0.0.0:8078.
+EXPOSE 8077 8078
+# From the health file the running agent or service writes into its data directory (FERRY_AGENT_DATA_DIR,
+# FERRY_DATA_DIR) every 5 s: works in every mode, with the agent's API on or off (FERRY_AGENT_API=false).
+# Unhealthy when a sink is refused or stopped, the process is gone, or it has not written for 30 s.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["node", "-e", "fetch('http://' + (process.env.FERRY_AGENT_LISTEN || '127.0.0.1:8078').replace(/^0\\.0\\.0\\.0:/, '127.0.0.1:') + '/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "dist/src/cli/main.js", "health"]
 # Default: local mode (config/ferry.yaml), tailing /var/log/app/*.log into the embedded service. Inside a
 # container the service must leave loopback to be reachable; publish the port deliberately.
 # As a sidecar shipping to Axiom: CMD ["agent", "--config", "config/sidecar.yaml"] with AXIOM_TOKEN set.
+# The service alone: CMD ["serve"].
 # --max-semi-space-size=4 caps V8's young generation (src/cli/node-flags.ts: ~15 MiB less resident).
 ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/src/cli/main.js"]
 CMD ["agent", "--config", "config/ferry.yaml"]

@@ -11,6 +11,7 @@ import type { AgentConfig } from './config.js';
 import type { ServiceConfig } from '../service/config.js';
 import type { DatabaseHealth, RecordFailure, RunningService } from '../service/service.js';
 import { reloadSmtp } from '../service/smtp-reload.js';
+import { serviceHealth } from '../service/health.js';
 import { CounterBook } from './counters.js';
 import { AgentApi } from './api.js';
 import { ActivitySummary } from './activity-summary.js';
@@ -159,26 +160,17 @@ export class Agent {
           : {}),
       };
     });
-    const monitors = this.service?.alerting.health();
-    const records = this.service?.recordFailures() ?? [];
-    const database = this.service?.database();
+    const service = this.service && serviceHealth(this.service);
     const status = this.stopping
       ? 'stopping'
       : sinks.some((s) => s.state === 'refused' || s.state === 'failed')
         ? 'failing'
-        : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is degraded,
-          // and so is alerting when a monitor cannot run, a notification could not be delivered (mail held in the
-          // outbox included) or runs fall behind,
-          // and the service when it could not write its audit trail or monitor runs, or reopens its database.
+        : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is
+          // degraded, and so is the service when it works only in part (src/service/health.ts).
           sinks.some((s) => s.state === 'retrying') ||
             sources.some((s) => s.files === 0 || s.degraded) ||
             this.reloadFailure !== undefined ||
-            !!monitors?.failing.length ||
-            !!monitors?.lastNotificationFailure ||
-            !!monitors?.outbox ||
-            !!monitors?.lastSkippedTick ||
-            records.length > 0 ||
-            !!database?.reopening
+            service?.degraded
           ? 'degraded'
           : 'ok';
     return {
@@ -186,9 +178,9 @@ export class Agent {
       ...(this.reloadFailure ? { reload: this.reloadFailure } : {}),
       sources,
       sinks,
-      ...(monitors ? { monitors } : {}),
-      ...(records.length ? { records } : {}),
-      ...(database?.lastFatal ? { database } : {}),
+      ...(service ? { monitors: service.monitors } : {}),
+      ...(service?.records ? { records: service.records } : {}),
+      ...(service?.database ? { database: service.database } : {}),
     };
   }
 

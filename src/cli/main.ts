@@ -14,6 +14,8 @@ import { commandFlags } from './completion.js';
 import { closest } from '../config/options.js';
 import { explainStartupError } from './startup-errors.js';
 import { readFileSync } from 'node:fs';
+import { startHealthFile } from './health-file.js';
+import { serviceHealth } from '../service/health.js';
 import { callService, CommandError, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
 
 // DuckDB's allocator (jemalloc) keeps freed pages for seconds before it gives them back; under a stream of
@@ -104,6 +106,19 @@ const HELP: Record<string, string> = lookupTable({
     --count N             stop after N refreshes
     --api URL, --config, -c FILE   as for ferry tap
 `,
+  health: `ferry health [--config FILE | --data-dir DIR] [--live] [--json]
+  whether the ferry agent or service running on these data directories is healthy, from the health file
+  it writes there every 5 s (health.json): one line, exit 0 when ok or degraded (working, in part),
+  1 when failing (a sink refused or stopped), starting, not running, or stuck (no write for 30 s), and
+  for any mistake (never 2: Docker keeps it); for a HEALTHCHECK or a probe, with or without the API
+    --config, -c FILE     take agent.data_dir and service.data_dir from FILE (only those keys; env
+                          FERRY_DATA_DIR too); default: FERRY_AGENT_DATA_DIR and FERRY_DATA_DIR, then
+                          the built-in defaults (also: ferry health FILE)
+    --data-dir DIR        look in DIR (repeatable)
+    --live                exit 0 whatever the status while the process runs and writes (a liveness
+                          probe: a refused token is not mended by a restart)
+    --json                print the whole health file
+`,
   completion: `ferry completion bash|zsh|fish
   print a completion script for the shell: the commands, and each command's flags
     bash                  source <(ferry completion bash), or save it in /etc/bash_completion.d/ferry
@@ -149,6 +164,7 @@ commands:
   validate  check a config file and say what it runs
   tap       print the events leaving an agent's sources and transforms as they pass
   top       each component of a running agent with its rates, queue and lag, refreshed
+  health    whether the agent or service running here is healthy (for a HEALTHCHECK or a probe)
   components  list the sources, parsers, transforms and sinks, with their keys
   completion  print a completion script for bash, zsh or fish
   help      show this text, or a command's: ferry help pipe; the config's keys: ferry help config [WORD]
@@ -213,6 +229,7 @@ async function serve(argv: string[]): Promise<void> {
   if (listen) cfg.service.listen = parseListen(listen, values.listen ? '--listen' : 'FERRY_LISTEN');
   const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR;
   if (dataDir) cfg.service.dataDir = dataDir;
+  if (dataDir) startedDataDirKey = values['data-dir'] ? '--data-dir' : 'FERRY_DATA_DIR';
 
   const log = createLogger(cfg.logLevel, cfg.logFormat);
   // Imported here: commands that do not run the service (a remote-only agent) never load DuckDB.
@@ -222,11 +239,20 @@ async function serve(argv: string[]): Promise<void> {
   // SIGHUP is a reload from here on (its default action ends the process, as it did when one came right
   // after "listening"); service.notifiers.smtp is read again, the rest of the service section takes a restart.
   onReload(file, log, async (next) => reloadSmtp(await starting, next.service.notifiers.smtp, log));
+  let stopping = false;
   const service = await starting;
+  process.once(
+    'exit',
+    startHealthFile(cfg.service.dataDir, 'serve', () => {
+      const { degraded, ...parts } = serviceHealth(service);
+      return { status: stopping ? 'stopping' : degraded ? 'degraded' : 'ok', ...parts };
+    }),
+  );
   const statementRunning = () => service.store.db.statementRunning();
   const signals = new SignalCount();
   const stop = (sig: string) => {
     if (!signals.counts(sig)) return;
+    stopping = true;
     if (signals.count > 1) {
       log.warn({ sig }, 'second signal: exiting without waiting');
       exitProcess(1, statementRunning, log);
@@ -304,6 +330,10 @@ async function agent(argv: string[]): Promise<void> {
     (failure) => void starting.then((a) => a.reloadOutcome(failure)),
   );
   const running = await starting;
+  process.once(
+    'exit',
+    startHealthFile(cfg.agent.dataDir, 'agent', () => running.health()),
+  );
   notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
     log.warn(msg),
   );
@@ -478,6 +508,8 @@ function argumentError(err: Error, command: string | undefined): string {
 
 /** The config of the command that is starting, to name the right key when it cannot. */
 let started: FerryConfig | undefined;
+/** What set service.data_dir of `ferry serve` when not its config, for the line a failure to start is. */
+let startedDataDirKey: string | undefined;
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
@@ -531,6 +563,15 @@ async function main(): Promise<void> {
       if (rest.length !== 1 || !shell || !SHELLS.includes(shell))
         fail(`completion takes one shell: ${SHELLS.join(', ')} (ferry completion bash)`);
       process.stdout.write(completionScript(shell, HELP));
+      return;
+    }
+    case 'health': {
+      const { healthCommand } = await import('./health.js');
+      process.exitCode = healthCommand(
+        rest,
+        (t) => process.stdout.write(t),
+        (t) => process.stderr.write(t),
+      );
       return;
     }
     case 'tokens': {
@@ -590,7 +631,7 @@ main().catch((err: unknown) => {
   ) {
     fail(argumentError(err as Error, process.argv[2]));
   }
-  const explained = explainStartupError(err, started);
+  const explained = explainStartupError(err, started, startedDataDirKey);
   if (explained) die(explained);
   // Not a mistake of the user's: the stack says where it went wrong.
   process.stderr.write(`ferry: ${(err as Error).stack ?? String(err)}\n`);

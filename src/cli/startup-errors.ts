@@ -4,20 +4,61 @@
  * user causes, which then is reported with its stack).
  */
 import type { FerryConfig } from './config.js';
+import { resolve } from 'node:path';
 import { StartupError } from '../util/startup-error.js';
+import { errnoWords } from '../util/errno-words.js';
 
-const CODES: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  ENOENT: 'no such file or directory',
-  ENOTDIR: 'a part of the path is not a directory',
-  EISDIR: 'is a directory',
-  EROFS: 'read-only file system',
-  ENOSPC: 'no space left on the device',
-  EMFILE: 'too many open files (raise LimitNOFILE / ulimit -n)',
-};
+/** camelCase settings names back to the config's snake_case keys (`certFile` → `cert_file`). */
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-export function explainStartupError(err: unknown, cfg?: FerryConfig): string | undefined {
+/** Every path the config names, with the key that names it: `[["sources.app.include", "/var/log/x.log"]…]`. */
+export function configPaths(cfg: FerryConfig, serviceDataDirKey = 'service.data_dir'): [key: string, path: string][] {
+  const out: [string, string][] = [
+    [serviceDataDirKey, cfg.service.dataDir],
+    ['agent.data_dir', cfg.agent.dataDir],
+  ];
+  const walk = (key: string, value: unknown): void => {
+    if (typeof value === 'string') {
+      // A path: absolute or relative, without glob characters (a pattern names no one file).
+      if (/^(\/|\.\.?\/)/.test(value) && !/[*?[{]/.test(value)) out.push([key, value]);
+    } else if (Array.isArray(value)) {
+      for (const v of value) walk(key, v);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(`${key}.${snake(k)}`, v);
+    }
+  };
+  // A component's settings by their own names: those named as its keys are (journald's `journalctl`
+  // is read from `journalctl_path`, and is no path of the config's).
+  const component = (key: string, c: { settings: unknown; spec: { options: object } }) => {
+    if (!c.settings || typeof c.settings !== 'object') return;
+    for (const [k, v] of Object.entries(c.settings)) if (snake(k) in c.spec.options) walk(`${key}.${snake(k)}`, v);
+  };
+  for (const s of cfg.agent.sources) component(`sources.${s.name}`, s);
+  for (const s of cfg.agent.sinks) {
+    component(`sinks.${s.name}`, s);
+    if (s.deadLetter) out.push([`sinks.${s.name}.dead_letter`, s.deadLetter]);
+  }
+  return out;
+}
+
+/** The key whose path is `path` or holds it (the longest such), if any. */
+function keyOf(path: string, cfg: FerryConfig | undefined, serviceDataDirKey?: string): string | undefined {
+  if (!cfg) return undefined;
+  const target = resolve(path);
+  let best: { key: string; length: number } | undefined;
+  for (const [key, p] of configPaths(cfg, serviceDataDirKey)) {
+    const named = resolve(p);
+    if ((target === named || target.startsWith(`${named}/`)) && named.length > (best?.length ?? -1)) {
+      best = { key, length: named.length };
+    }
+  }
+  return best?.key;
+}
+
+/**
+ * @param serviceDataDirKey what set service.data_dir when not the config: `--data-dir`, `FERRY_DATA_DIR`
+ */
+export function explainStartupError(err: unknown, cfg?: FerryConfig, serviceDataDirKey?: string): string | undefined {
   if (err instanceof StartupError) return err.message;
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (!(err instanceof Error)) return undefined;
@@ -37,8 +78,13 @@ export function explainStartupError(err: unknown, cfg?: FerryConfig): string | u
   if (lock) {
     return `the store ${lock[1]} is in use by another process (${lock[2]}, PID ${lock[3]}): stop it, or set service.data_dir (env FERRY_DATA_DIR) to another directory`;
   }
-  if (e.code && CODES[e.code] && e.path) {
-    return `cannot use ${e.path}: ${CODES[e.code]}${e.syscall ? ` (${e.syscall})` : ''}; check the path and its permissions in the config (data_dir, include, dead_letter)`;
+  const words = errnoWords(e.code);
+  if (words && e.path) {
+    const key = keyOf(e.path, cfg, serviceDataDirKey);
+    const doing = e.syscall ? ` (${e.syscall})` : '';
+    return key
+      ? `${key}: ${e.path}: ${words}${doing}`
+      : `cannot use ${e.path}: ${words}${doing}; check the paths in the config (data_dir, include, dead_letter)`;
   }
   if (
     /^IO Error: Cannot open (file|database)/.test(e.message) ||

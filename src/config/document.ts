@@ -3,6 +3,7 @@
  * that name the key path. Generic: the sections (agent, service) bring their schemas and readers.
  */
 import { readFileSync } from 'node:fs';
+import { errnoWords } from '../util/errno-words.js';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { closest, ComponentError, parseHostPort, type JsonSchema } from './options.js';
@@ -113,7 +114,8 @@ export function readConfigDocument(file: string): unknown {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(`cannot read config ${file}: ${(e as Error).message}`);
+    const err = e as NodeJS.ErrnoException;
+    throw new ConfigError(`cannot read config ${file}: ${errnoWords(err.code) ?? err.message}`);
   }
   try {
     return parseYaml(text);

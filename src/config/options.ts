@@ -177,7 +177,14 @@ export function int(def?: number, range: { min?: number; max?: number } = {}): O
 export function bool(): Option<boolean | undefined>;
 export function bool(def: boolean): Option<boolean>;
 export function bool(def?: boolean): Option<boolean | undefined> {
-  return converted({ type: 'boolean' }, asIs<boolean>, def);
+  // `${VAR}` fills a value in as text: "true" and "false" from the environment are the booleans.
+  return converted({ type: ['boolean', 'string'] }, boolOf, def);
+}
+
+function boolOf(v: boolean | string): boolean {
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === 'false') return v === 'true';
+  throw new Error(`must be true or false, not "${v}"`);
 }
 
 /** A non-empty string (or one matching `pattern`). */

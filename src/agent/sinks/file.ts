@@ -7,6 +7,7 @@
  * and the batch is written again, whole, into the next part.
  */
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { errnoWords } from '../../util/errno-words.js';
 import { dirname, extname } from 'node:path';
 import { bytes, oneOf, str, type OptionSpecs } from '../../config/options.js';
 import { compress, decompress, type Codec } from '../../util/codec.js';
@@ -66,6 +67,8 @@ export class FileSink implements Sink {
     private readonly s: FileSettings,
     private readonly dataset: string,
     private readonly now: () => Date = () => new Date(),
+    /** The sink's name, for messages that name the key of its path (`sinks.<name>.path`). */
+    private readonly name = 'file',
   ) {
     this.encoding = s.compression;
   }
@@ -112,7 +115,11 @@ export class FileSink implements Sink {
         this.current.delete(base);
       }
       const where = f?.path ?? base;
-      return { kind: 'retry', trouble: { kind: 'failing', message: `${where}: ${(err as Error).message}` } };
+      const e = err as NodeJS.ErrnoException;
+      // mkdir -p says EEXIST when a part of the path is a file.
+      const words = errnoWords(e.code === 'EEXIST' && e.syscall === 'mkdir' ? 'ENOTDIR' : e.code);
+      const message = words ? `sinks.${this.name}.path: ${where}: ${words}` : `${where}: ${e.message}`;
+      return { kind: 'retry', trouble: { kind: 'failing', message } };
     }
   }
 
@@ -245,5 +252,5 @@ export const fileSink: SinkSpec<FileSettings, typeof FILE_OPTIONS> = {
   datasetOptional: true,
   configure: (v) => ({ path: v.path, compression: v.compression, maxBytes: v.max_bytes }),
   describe: (s) => ({ path: s.path, compression: s.compression }),
-  create: (s, ctx) => new FileSink(s, ctx.dataset),
+  create: (s, ctx) => new FileSink(s, ctx.dataset, undefined, ctx.name),
 };

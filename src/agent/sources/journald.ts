@@ -64,6 +64,12 @@ export function journalctlArgs(s: JournaldSettings, from: JournalPosition): stri
     // when the cursor's entry does not match the filters (they changed since it was saved).
     if (from !== 'beginning') args.push(`--cursor=${from.after}`);
   }
+  return [...args, ...journalFilters(s)];
+}
+
+/** journalctl's arguments that pick the entries these settings read. Pure. */
+function journalFilters(s: JournaldSettings): string[] {
+  const args: string[] = [];
   for (const u of s.units) args.push(`--unit=${u}`);
   for (const i of s.identifiers) args.push(`--identifier=${i}`);
   if (s.priority) args.push(`--priority=${s.priority}`);
@@ -181,6 +187,11 @@ export class JournaldSource implements Source {
   private readonly unreadableSaid = new NowAndThen();
   /** What keeps entries from being read now (journalctl missing, failing, refused the journal). */
   private problem: string | undefined;
+  /**
+   * The last entry these filters matched when the source started: reading it is catching up with the
+   * journal (journalctl --follow marks no end of what was there). Undefined once said, or with no backlog.
+   */
+  private backlog: { last: string; lines: number; bytes: number; at: number } | undefined;
 
   constructor(
     readonly name: string,
@@ -219,6 +230,17 @@ export class JournaldSource implements Source {
         this.dirty = true;
         await this.save();
       }
+    }
+    // The last entry the filters match, when one comes after where reading starts (journalctl's --lines
+    // counts from the cursor, not back from the end, when both are given: two questions, then).
+    const filters = journalFilters(this.s);
+    const pending =
+      typeof from === 'string' || (await this.firstEntry([`--after-cursor=${from.after}`, ...filters])) !== undefined;
+    const last = pending ? await this.firstEntry(['--lines=1', ...filters]) : undefined;
+    const lastCursor = last === undefined ? undefined : journalEvent(last)?.cursor;
+    if (lastCursor) {
+      const c = this.counters;
+      this.backlog = { last: lastCursor, lines: c.linesIn, bytes: c.bytesIn, at: Date.now() };
     }
     this.saveTimer = setInterval(() => void this.save(), this.s.checkpointIntervalMs);
     this.saveTimer.unref();
@@ -294,6 +316,7 @@ export class JournaldSource implements Source {
       if (entry.cursor) {
         this.pending.push({ offset: this.offset, cursor: entry.cursor });
         this.emitted = entry.cursor;
+        if (entry.cursor === this.backlog?.last) this.caughtUp(this.backlog);
       }
       await emit({
         text: entry.event,
@@ -332,6 +355,20 @@ export class JournaldSource implements Source {
     return code === 0;
   }
 
+  /** Says that the entries there at the start are read, and how many. */
+  private caughtUp(since: { lines: number; bytes: number; at: number }): void {
+    this.backlog = undefined;
+    this.log.info(
+      {
+        source: this.name,
+        lines: this.counters.linesIn - since.lines,
+        bytes: this.counters.bytesIn - since.bytes,
+        seconds: Math.round((Date.now() - since.at) / 100) / 10,
+      },
+      'caught up',
+    );
+  }
+
   private fail(problem: string): void {
     if (this.problem === problem) return;
     this.problem = problem;
@@ -351,7 +388,7 @@ export class JournaldSource implements Source {
     return cursor ? { after: cursor } : 'beginning';
   }
 
-  /** The first line a one-off journalctl with these arguments writes (over the whole journal, unfiltered). */
+  /** The first line a one-off journalctl with these arguments writes (unfiltered unless they filter). */
   private async firstEntry(extra: string[]): Promise<string | undefined> {
     const args = ['--output=json', '--all', '--no-pager', '--quiet', ...extra];
     if (this.s.journalDir) args.push(`--directory=${this.s.journalDir}`);

@@ -102,6 +102,51 @@ describe('ferry validate', () => {
   });
 });
 
+describe('a file the config names and ferry cannot use', () => {
+  it('is one line naming the key, the path and the cause in words, and exit 1 (2 for the config itself)', () => {
+    const dir = tempDir();
+    const missing = spawnSync(process.execPath, [CLI, 'validate', join(dir, 'nope.yaml')], { encoding: 'utf8' });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(`ferry: cannot read config ${join(dir, 'nope.yaml')}: no such file or directory\n`);
+
+    // A data directory inside a file: mkdir fails whoever runs the test.
+    writeFileSync(join(dir, 'plain-file'), '');
+    const run = (yaml: string) => {
+      writeFileSync(join(dir, 'agent.yaml'), yaml);
+      return spawnSync(process.execPath, [CLI, 'agent', join(dir, 'agent.yaml')], {
+        encoding: 'utf8',
+        input: '',
+        timeout: 20_000,
+        env: { ...process.env, FERRY_LOG_FORMAT: 'json' },
+      });
+    };
+    const dataDir = run(`service: { enabled: false }
+agent: { data_dir: ${join(dir, 'plain-file', 'agent')}, api: { enabled: false } }
+sources: { in: { type: stdin } }
+sinks: { out: { type: console, inputs: [in] } }
+`);
+    expect(dataDir.status).toBe(1);
+    const last = dataDir.stderr.trim().split('\n').at(-1);
+    expect(last).toMatch(
+      new RegExp(
+        `^ferry: agent\\.data_dir: ${join(dir, 'plain-file', 'agent')}\\S*: a part of the path is not a directory \\(mkdir\\)$`,
+      ),
+    );
+    expect(dataDir.stderr).not.toMatch(/\n\s+at /);
+
+    const cert = run(`service: { enabled: false }
+agent: { data_dir: ${join(dir, 'state')}, api: { enabled: false } }
+sources:
+  s: { type: syslog, mode: tcp, address: 127.0.0.1:0, tls: { cert_file: ${join(dir, 'no-cert.pem')}, key_file: ${join(dir, 'no-key.pem')} } }
+sinks: { out: { type: console, inputs: [s] } }
+`);
+    expect(cert.status).toBe(1);
+    expect(cert.stderr.trim().split('\n').at(-1)).toBe(
+      `ferry: sources.s.tls.cert_file: ${join(dir, 'no-cert.pem')}: no such file or directory (open)`,
+    );
+  });
+});
+
 describe('ferry agent', () => {
   it('local mode: tails a file into the embedded service, with metrics and health, and stops cleanly on SIGTERM', async () => {
     const dir = tempDir();

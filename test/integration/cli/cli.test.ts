@@ -180,7 +180,7 @@ describe('the ferry command', () => {
     const notDir = ferry('serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'plain-file', 'data'));
     expect(notDir.status).toBe(1);
     expect(failure(notDir.stderr)).toMatch(
-      /^ferry: cannot use .*plain-file\/data: a part of the path is not a directory \(mkdir\); check the path/,
+      /^ferry: --data-dir: \S*plain-file\/data: a part of the path is not a directory \(mkdir\)\n$/,
     );
     expect(failure(notDir.stderr).split('\n')).toHaveLength(2);
   });

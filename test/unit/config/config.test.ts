@@ -130,6 +130,15 @@ describe('config', () => {
     );
   });
 
+  it('reads true and false from an environment variable as booleans, and names another word', () => {
+    const doc = { service: { enabled: '${FERRY_SERVICE:-true}' } };
+    expect(buildConfig(doc, {}).service.enabled).toBe(true);
+    expect(buildConfig(doc, { FERRY_SERVICE: 'false' }).service.enabled).toBe(false);
+    expect(() => buildConfig(doc, { FERRY_SERVICE: 'no' })).toThrow(
+      /service\.enabled: must be true or false, not "no"/,
+    );
+  });
+
   it('loads the shipped default config and reports YAML errors with the file name', () => {
     const c = loadConfigFile(new URL('../../../config/ferry.yaml', import.meta.url).pathname, {});
     expect(c.service.listen.host).toBe('127.0.0.1');

@@ -17,6 +17,7 @@ import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
 import { bool, duration, globs, int, oneOf, str, type OptionSpecs } from '../../../config/options.js';
 import { datasetNameProblem } from '../../../service/store/dataset-name.js';
+import { errnoWords } from '../../../util/errno-words.js';
 import { CheckpointFile } from './checkpoints.js';
 import { fingerprint, FileTailer, type TailerHooks, type TailerOptions } from './tailer.js';
 import {
@@ -68,16 +69,15 @@ export function unreadableReason(code: string | undefined): { reason: string; wo
     case 'EPERM':
       return { reason: 'permission_denied', words: 'permission denied' };
     case 'EISDIR':
-      return { reason: 'not_a_file', words: 'a directory, not a file' };
+    case 'NOT_A_FILE':
+      return { reason: 'not_a_file', words: code === 'EISDIR' ? 'a directory, not a file' : 'not a regular file' };
     case 'EMFILE':
     case 'ENFILE':
-      return { reason: 'too_many_open_files', words: 'too many open files (raise LimitNOFILE or ulimit -n)' };
+      return { reason: 'too_many_open_files', words: errnoWords(code) ?? code };
     case 'ELOOP':
-      return { reason: 'symlink_loop', words: 'a loop of symbolic links' };
-    case 'NOT_A_FILE':
-      return { reason: 'not_a_file', words: 'not a regular file' };
+      return { reason: 'symlink_loop', words: errnoWords(code) ?? code };
     default:
-      return { reason: (code ?? 'unknown').toLowerCase(), words: code ?? 'unknown error' };
+      return { reason: (code ?? 'unknown').toLowerCase(), words: errnoWords(code) ?? code ?? 'unknown error' };
   }
 }
 
@@ -164,8 +164,13 @@ export class FileSource implements Source {
       },
     };
     this.isIncluded = picomatch(include, { dot: true });
-    const exclude = o.exclude.map((p) => (p.includes('/') ? resolve(p) : p));
-    this.isExcluded = exclude.length ? picomatch(exclude, { dot: true, basename: true }) : () => false;
+    // A path pattern matches the whole path, a name pattern the file's name: picomatch's basename option
+    // would make a path pattern with `**` match nothing, so the two kinds are matched apart.
+    const paths = o.exclude.filter((p) => p.includes('/')).map((p) => resolve(p));
+    const names = o.exclude.filter((p) => !p.includes('/'));
+    const byPath = paths.length ? picomatch(paths, { dot: true }) : () => false;
+    const byName = names.length ? picomatch(names, { dot: true, basename: true }) : () => false;
+    this.isExcluded = (path: string) => byPath(path) || byName(path);
   }
 
   get checkpointFile(): string {
@@ -243,7 +248,7 @@ export class FileSource implements Source {
 
   status(): SourceStatus {
     // A file that is there and cannot be read is a problem on any host, optional or not.
-    const unreadable = [...this.unreadable].map(([path, why]) => `cannot read ${path}: ${why.words}`);
+    const unreadable = [...this.unreadable].map(([path, why]) => `sources.${this.name}.include: ${path}: ${why.words}`);
     const degraded = unreadable.length > 0 ? { degraded: true } : {};
     // An optional source reading no file is as configured: neither degraded nor warned about.
     if (this.o.optional)

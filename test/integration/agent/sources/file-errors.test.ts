@@ -55,8 +55,8 @@ sinks:
     const h = await health();
     expect(h.status).toBe('degraded');
     expect(h.sources[0]!.warnings!.sort()).toEqual([
-      `cannot read ${join(logs, 'not-a-file.log')}: a directory, not a file`,
-      `cannot read ${join(logs, 'secret.log')}: permission denied`,
+      `sources.app.include: ${join(logs, 'not-a-file.log')}: a directory, not a file`,
+      `sources.app.include: ${join(logs, 'secret.log')}: permission denied`,
     ]);
     const metrics = await (await fetch(`${api}/metrics`)).text();
     expect(metrics).toContain('ferry_source_file_errors_total{source="app",reason="permission_denied"} 1');
@@ -72,7 +72,7 @@ sinks:
     await until('every line delivered', () => receiver.seen.size === 5);
     await until('one problem left', async () => ((await health()).sources[0]?.warnings ?? []).length === 1);
     expect((await health()).sources[0]!.warnings).toEqual([
-      `cannot read ${join(logs, 'not-a-file.log')}: a directory, not a file`,
+      `sources.app.include: ${join(logs, 'not-a-file.log')}: a directory, not a file`,
     ]);
     agent.child.kill('SIGTERM');
     expect(await agent.exited).toBe(0);

@@ -147,7 +147,9 @@ describe('file source', () => {
     writeFileSync(join(logs, 'a.log'), numbered('a', 0, 3));
     writeFileSync(join(logs, 'skip.log'), 'never\n');
     writeFileSync(join(logs, 'notes.txt'), 'not a log\n');
-    const h = await tail(dir, { exclude: ['skip.*'] });
+    writeFileSync(join(logs, 'c.log'), 'never c\n');
+    // A name pattern, and a path pattern with ** (each matched as what it is).
+    const h = await tail(dir, { exclude: ['skip.*', join(logs, '**', 'c.log')] });
     await until('a.log', () => h.lines.length === 3);
     writeFileSync(join(logs, 'b.log'), numbered('b', 0, 2));
     appendFileSync(join(logs, 'a.log'), numbered('a', 3, 2));
@@ -157,6 +159,7 @@ describe('file source', () => {
     expect(h.lines.find((l) => l.text === 'b 1')!.stream.path).toBe(join(logs, 'b.log'));
     await new Promise((r) => setTimeout(r, 200));
     expect(h.texts()).not.toContain('never');
+    expect(h.texts()).not.toContain('never c');
     expect(h.texts()).not.toContain('not a log');
   });
 

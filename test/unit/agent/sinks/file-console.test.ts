@@ -3,7 +3,7 @@
  * batch queued in another compression written in the sink's own, files readable as one stream; the console
  * sink's readable lines.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -49,6 +49,21 @@ describe('file sink', () => {
     await sink.close();
     expect(readdirSync(dir)).toEqual(['app.ndjson.zst']);
     expect(zstdDecompress(readFileSync(join(dir, 'app.ndjson.zst'))).toString()).toBe('{"a":1}\n{"a":2}\n{"a":3}\n');
+  });
+
+  it('says a path it cannot write with its key and the cause in words, and retries', async () => {
+    const dir = tempDir('ferry-filesink-unit-');
+    writeFileSync(join(dir, 'plain-file'), '');
+    const path = join(dir, 'plain-file', '{{dataset}}.ndjson');
+    const sink = new FileSink({ path, compression: 'none', maxBytes: 1 << 20 }, 'app', undefined, 'archive');
+    expect(await sink.send(Buffer.from('{"a":1}'), 'none')).toEqual({
+      kind: 'retry',
+      trouble: {
+        kind: 'failing',
+        message: `sinks.archive.path: ${join(dir, 'plain-file', 'app.ndjson')}: a part of the path is not a directory`,
+      },
+    });
+    await sink.close();
   });
 });
 
