@@ -239,16 +239,10 @@ async function serve(argv: string[]): Promise<void> {
   // SIGHUP is a reload from here on (its default action ends the process, as it did when one came right
   // after "listening"); service.notifiers.smtp is read again, the rest of the service section takes a restart.
   onReload(file, log, async (next) => reloadSmtp(await starting, next.service.notifiers.smtp, log));
+  // SIGTERM and SIGINT stop the service from here on, once it has started.
   let stopping = false;
-  const service = await starting;
-  process.once(
-    'exit',
-    startHealthFile(cfg.service.dataDir, 'serve', () => {
-      const { degraded, ...parts } = serviceHealth(service);
-      return { status: stopping ? 'stopping' : degraded ? 'degraded' : 'ok', ...parts };
-    }),
-  );
-  const statementRunning = () => service.store.db.statementRunning();
+  let service: Awaited<typeof starting> | undefined;
+  const statementRunning = () => service?.store.db.statementRunning() ?? false;
   const signals = new SignalCount();
   const stop = (sig: string) => {
     if (!signals.counts(sig)) return;
@@ -259,16 +253,29 @@ async function serve(argv: string[]): Promise<void> {
     }
     log.info({ sig }, 'shutting down: finishing in-flight requests');
     shutdownWatchdog(cfg.agent.shutdownTimeoutMs, log);
-    service.close().then(
-      () => exitProcess(0, statementRunning, log),
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        exitProcess(1, statementRunning, log);
-      },
+    void starting.then(
+      (up) =>
+        up.close().then(
+          () => exitProcess(0, statementRunning, log),
+          (err: unknown) => {
+            log.error({ err }, 'shutdown failed');
+            exitProcess(1, statementRunning, log);
+          },
+        ),
+      () => undefined,
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const up = await starting;
+  service = up;
+  process.once(
+    'exit',
+    startHealthFile(cfg.service.dataDir, 'serve', () => {
+      const { degraded, ...parts } = serviceHealth(up);
+      return { status: stopping ? 'stopping' : degraded ? 'degraded' : 'ok', ...parts };
+    }),
+  );
 }
 
 /**
@@ -329,17 +336,12 @@ async function agent(argv: string[]): Promise<void> {
     async (next) => (await starting).reload(next),
     (failure) => void starting.then((a) => a.reloadOutcome(failure)),
   );
-  const running = await starting;
-  process.once(
-    'exit',
-    startHealthFile(cfg.agent.dataDir, 'agent', () => running.health()),
-  );
-  notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
-    log.warn(msg),
-  );
+  // SIGTERM and SIGINT stop the agent from here on, once it has started (their default action would end
+  // the process before its handlers were in place, as under a loaded machine right after "agent running").
   const stdinOnly = cfg.agent.sources.length > 0 && cfg.agent.sources.every((s) => s.type === 'stdin');
   const signals = new SignalCount();
-  const statementRunning = () => running.service?.store.db.statementRunning() ?? false;
+  let running: Awaited<typeof starting> | undefined;
+  const statementRunning = () => running?.service?.store.db.statementRunning() ?? false;
   const stop = (sig: string, requireDelivered = false) => {
     if (!signals.counts(sig)) return;
     if (signals.count > 1) {
@@ -351,31 +353,47 @@ async function agent(argv: string[]): Promise<void> {
       { sig, deadlineMs: cfg.agent.shutdownTimeoutMs },
       'shutting down: queueing what was read, delivering until the deadline',
     );
-    // A stdin agent has nobody to fix a refused token: it stops waiting at once and says so.
-    running.stop(stdinOnly).then(
-      (delivered) => {
-        const problems = running.undelivered();
-        if (requireDelivered && (!delivered || problems.length > 0)) {
-          const why =
-            problems.length > 0 ? problems.join('; ') : 'not every line was delivered within agent.shutdown_timeout';
-          process.stderr.write(
-            `ferry: ${why}${delivered ? '' : `; what was not delivered stays queued in ${cfg.agent.dataDir}/queues`}\n`,
-          );
-          exitProcess(1, statementRunning, log);
-        }
-        exitProcess(0, statementRunning, log);
-      },
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        exitProcess(1, statementRunning, log);
-      },
+    // A start that fails is said by main(); a stdin agent has nobody to fix a refused token: it stops
+    // waiting at once and says so.
+    void starting.then(
+      (agent) =>
+        agent.stop(stdinOnly).then(
+          (delivered) => {
+            const problems = agent.undelivered();
+            if (requireDelivered && (!delivered || problems.length > 0)) {
+              const why =
+                problems.length > 0
+                  ? problems.join('; ')
+                  : 'not every line was delivered within agent.shutdown_timeout';
+              process.stderr.write(
+                `ferry: ${why}${delivered ? '' : `; what was not delivered stays queued in ${cfg.agent.dataDir}/queues`}\n`,
+              );
+              exitProcess(1, statementRunning, log);
+            }
+            exitProcess(0, statementRunning, log);
+          },
+          (err: unknown) => {
+            log.error({ err }, 'shutdown failed');
+            exitProcess(1, statementRunning, log);
+          },
+        ),
+      () => undefined,
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  running = await starting;
+  const agentNow = running;
+  process.once(
+    'exit',
+    startHealthFile(cfg.agent.dataDir, 'agent', () => agentNow.health()),
+  );
+  notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
+    log.warn(msg),
+  );
   // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
   if (stdinOnly) {
-    await running.finished();
+    await agentNow.finished();
     stop('end of input', true);
   }
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { errnoWords } from '../util/errno-words.js';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { closest, ComponentError, parseHostPort, type JsonSchema } from './options.js';
 import { KEYS_BY_TYPE } from './registry.js';
@@ -78,10 +78,20 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): 
   return value;
 }
 
-/** A validator for documents of one schema: answers the document, or throws naming every bad key. */
+/**
+ * A validator for documents of one schema: answers the document, or throws naming every bad key.
+ *
+ * Compiled when first used and let go a second after the last use: ajv's generated code for the whole
+ * config holds megabytes of a daemon's heap that it needs only at start and on SIGHUP (docs/benchmarks.md).
+ */
 export function documentValidator(schema: JsonSchema): (doc: unknown) => Record<string, unknown> {
-  const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
+  let compiled: ValidateFunction | undefined;
+  let release: NodeJS.Timeout | undefined;
   return (doc) => {
+    const validate = (compiled ??= new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema));
+    clearTimeout(release);
+    release = setTimeout(() => (compiled = undefined), 1000);
+    release.unref();
     if (validate(doc)) return doc as Record<string, unknown>;
     // An if/then failure is also reported by the keyword that failed inside `then`: say that one only.
     const msgs = [...new Set((validate.errors ?? []).filter((e) => e.keyword !== 'if').map(describe))];
