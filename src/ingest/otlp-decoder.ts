@@ -8,7 +8,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { IngestBodyError } from './errors.js';
-import type { OtlpEncoding, OtlpSignal } from './otlp.js';
+import type { OtlpEncoding, OtlpSignal } from './otlp-http.js';
 import type { DecodeAnswer, DecodeRequest } from './otlp-worker.js';
 
 export interface OtlpDecoderLimits {

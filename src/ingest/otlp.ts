@@ -19,6 +19,9 @@ import { createRequire } from 'node:module';
 import protobuf, { type Reader } from 'protobufjs/minimal.js';
 import { IngestBodyError, invalidBody } from './errors.js';
 import { MAX_EVENT_BYTES } from './events.js';
+import { eventCost, otlpFullSuccess, type OtlpEncoding, type OtlpSignal } from './otlp-http.js';
+
+export { eventsCost, OTLP_MAX_BYTES, otlpEncoding, type OtlpEncoding, type OtlpSignal } from './otlp-http.js';
 
 /** The protobufjs message types this module uses (the generated definitions carry no TypeScript types). */
 interface MessageType {
@@ -96,26 +99,6 @@ interface LogRecord {
   traceId?: Uint8Array | null;
   spanId?: Uint8Array | null;
   eventName?: string | null;
-}
-
-export type OtlpSignal = 'logs' | 'traces';
-
-/**
- * The largest OTLP body taken once decompressed: it is held whole in memory while its items are decoded (the
- * OpenTelemetry Collector's receiver takes 20 MiB by default).
- */
-export const OTLP_MAX_BYTES = 64 * 1024 * 1024;
-export type OtlpEncoding = 'protobuf' | 'json';
-
-/** The encoding of an OTLP/HTTP body from its Content-Type; anything else is a 415. */
-export function otlpEncoding(contentType: string | undefined): OtlpEncoding {
-  const media = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (media === 'application/x-protobuf' || media === 'application/protobuf') return 'protobuf';
-  if (media === 'application/json') return 'json';
-  throw new IngestBodyError(
-    'unsupported',
-    `unsupported Content-Type "${media}" for OTLP/HTTP (use application/x-protobuf or application/json)`,
-  );
 }
 
 /** An id in hex (undefined when empty); one of another length than OTLP's (16 or 8 bytes) refuses the body. */
@@ -295,18 +278,6 @@ class EventTexts {
     this.events.push(text);
   }
 }
-
-/** What holding one event's text costs besides its characters: the string's header and its slot. */
-export const EVENT_OVERHEAD = 48;
-
-/**
- * What holding an event's text costs where it is received (two bytes a character, as a string may need):
- * in the worker, events share their resource's text; copied out, each holds its own.
- */
-const eventCost = (text: string) => text.length * 2 + EVENT_OVERHEAD;
-
-/** What holding events' text costs. */
-export const eventsCost = (events: readonly string[]) => events.reduce((n, e) => n + eventCost(e), 0);
 
 /** The three levels of an export, the same for both signals but for their names. */
 interface SignalShape {
@@ -514,6 +485,7 @@ export function otlpSuccess(
   signal: OtlpSignal = 'traces',
   partial?: { rejected: number; message: string },
 ): { contentType: string; body: Buffer } {
+  if (!partial) return otlpFullSuccess(encoding);
   const rejected = signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords';
   const object = partial ? { partialSuccess: { [rejected]: partial.rejected, errorMessage: partial.message } } : {};
   if (encoding === 'json') return { contentType: 'application/json', body: Buffer.from(JSON.stringify(object)) };

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { bytes, listen, str, strings, type OptionSpecs } from '../../config/options.js';
 import { otlpDecoder } from '../../ingest/otlp-decoder.js';
-import { eventsCost, OTLP_MAX_BYTES, otlpEncoding, otlpSuccess, type OtlpSignal } from '../../ingest/otlp.js';
+import { eventsCost, OTLP_MAX_BYTES, otlpEncoding, otlpFullSuccess, type OtlpSignal } from '../../ingest/otlp-http.js';
 import type { IngestParams } from '../../ingest/request.js';
 import { datasetNameProblem } from '../../service/store/dataset-name.js';
 import {
@@ -99,7 +99,7 @@ export class OtlpSource extends ListeningSource<OtlpSourceCounters> {
     this.counters.bytesIn += body.size;
     if (signal === 'traces') this.counters.spans += events.length;
     else this.counters.logRecords += events.length;
-    const ok = otlpSuccess(encoding, signal);
+    const ok = otlpFullSuccess(encoding);
     res.writeHead(200, { 'content-type': ok.contentType, 'content-length': ok.body.length });
     res.end(ok.body);
   }

@@ -18,6 +18,38 @@ import { tempDir } from '../../support/helpers.js';
 const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}) =>
   spawnSync(cmd, args, { encoding: 'utf8', timeout: 120_000, ...opts, env: { ...process.env, ...opts.env } });
 
+/**
+ * The `ferry` found on the PATH through `bin` says its version, validates the host config of the installed
+ * tree, and stores and queries events: DuckDB and zstd load from that tree.
+ */
+function ferryRuns(bin: string, dir: string, installed: string): void {
+  const env = { PATH: `${bin}:${process.env.PATH}`, FERRY_LOG_FORMAT: 'json', AXIOM_TOKEN: 'xaat-test' };
+  const version = run('ferry', ['--version'], { env, cwd: dir });
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  expect(version.stdout.trim()).toBe(`ferry ${pkg.version} (node ${process.version})`);
+  const validate = run('ferry', ['validate', join(installed, 'config/host.yaml')], { env, cwd: dir });
+  expect(validate.status, validate.stderr).toBe(0);
+
+  // The store (DuckDB) and the pipe's zstd-compressed queue load from the installed tree.
+  const data = join(dir, 'data');
+  const lines = Array.from({ length: 25 }, (_, i) => JSON.stringify({ n: i, level: i % 5 ? 'info' : 'error' })).join(
+    '\n',
+  );
+  const pipe = run('ferry', ['pipe', '--local', '--data-dir', data, '--dataset', 'app'], {
+    env,
+    cwd: dir,
+    input: `${lines}\n`,
+  });
+  expect(pipe.status, pipe.stderr).toBe(0);
+  const query = run(
+    'ferry',
+    ['query', '--local', '--data-dir', data, '--format', 'ndjson', "['app'] | where level == 'error' | count"],
+    { env, cwd: dir },
+  );
+  expect(query.status, query.stderr).toBe(0);
+  expect(JSON.parse(query.stdout.trim())).toEqual({ count: 5 });
+}
+
 describe('the installable package', () => {
   it('npm pack holds the program alone; unpacked and installed with npm ci --omit=dev, ferry on the PATH runs', () => {
     const dir = tempDir('ferry-package-');
@@ -65,30 +97,36 @@ describe('the installable package', () => {
     const bin = join(dir, 'bin');
     mkdirSync(bin);
     symlinkSync(join(opt, 'dist/src/cli/main.js'), join(bin, 'ferry'));
-    const env = { PATH: `${bin}:${process.env.PATH}`, FERRY_LOG_FORMAT: 'json', AXIOM_TOKEN: 'xaat-test' };
-    const version = run('ferry', ['--version'], { env, cwd: dir });
-    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
-    expect(version.stdout.trim()).toBe(`ferry ${pkg.version} (node ${process.version})`);
-    const validate = run('ferry', ['validate', join(opt, 'config/host.yaml')], { env, cwd: dir });
-    expect(validate.status, validate.stderr).toBe(0);
+    ferryRuns(bin, dir, opt);
+  }, 300_000);
 
-    // The store (DuckDB) and the pipe's zstd-compressed queue load from the installed tree.
-    const data = join(dir, 'data');
-    const lines = Array.from({ length: 25 }, (_, i) => JSON.stringify({ n: i, level: i % 5 ? 'info' : 'error' })).join(
-      '\n',
+  it('npm install -g of the package puts a ferry on the PATH that runs', () => {
+    // A global install resolves the dependencies anew (npm reads no shrinkwrap or overrides of a package
+    // installed globally): the registry's packuments are needed, the tarballs mostly come from the cache.
+    const dir = tempDir('ferry-package-');
+    const packed = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir]);
+    expect(packed.status, packed.stderr).toBe(0);
+    const [info] = JSON.parse(packed.stdout) as { filename: string }[];
+    const prefix = join(dir, 'prefix');
+    const install = run(
+      'npm',
+      [
+        'install',
+        '-g',
+        '--prefix',
+        prefix,
+        '--prefer-offline',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        join(dir, info!.filename),
+      ],
+      { cwd: dir },
     );
-    const pipe = run('ferry', ['pipe', '--local', '--data-dir', data, '--dataset', 'app'], {
-      env,
-      cwd: dir,
-      input: `${lines}\n`,
-    });
-    expect(pipe.status, pipe.stderr).toBe(0);
-    const query = run(
-      'ferry',
-      ['query', '--local', '--data-dir', data, '--format', 'ndjson', "['app'] | where level == 'error' | count"],
-      { env, cwd: dir },
-    );
-    expect(query.status, query.stderr).toBe(0);
-    expect(JSON.parse(query.stdout.trim())).toEqual({ count: 5 });
+    expect(install.status, install.stderr).toBe(0);
+    const installed = join(prefix, 'lib', 'node_modules', 'ferry');
+    cpSync('node_modules/zstd-napi/build', join(installed, 'node_modules/zstd-napi/build'), { recursive: true });
+    expect(existsSync(join(installed, 'node_modules/vitest'))).toBe(false);
+    ferryRuns(join(prefix, 'bin'), dir, installed);
   }, 300_000);
 });
