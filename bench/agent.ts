@@ -2,7 +2,7 @@
  * bench:agent — ships a 1 GiB NDJSON file of access-log events through `ferry agent` (remote-only, a child
  * process) to a receiver in this process that decompresses each batch and counts its lines, and prints
  * MB/s, lines/s, CPU seconds (agent and receiver) and the agent's peak RSS, in two modes:
- *   passthrough      no parse transform: JSON lines are shipped as they are (gzip level 1)
+ *   passthrough      no parse transform: JSON lines are shipped as they are (zstd level 1 unless BENCH_COMPRESSION says otherwise)
  *   parse-and-enrich parse json + enrich (host, source path, a static field): every line parsed and
  *                    re-serialised
  * The file is generated once and kept in the temp directory (reused by later runs).
@@ -17,7 +17,7 @@
  *                    process of its own (bench/relay-sender.ts)
  *
  * Usage: npm run bench:agent -- [--mb 1024] [--mode passthrough|parse|apl|syslog|relay|both|all]
- * Environment: BENCH_COMPRESSION=gzip|zstd|none (the sink's compression, default gzip),
+ * Environment: BENCH_COMPRESSION=zstd|gzip|none (the sink's compression, default zstd as the sink's),
  * BENCH_CONCURRENCY (batches in flight; default: the sink's default), BENCH_NODE_ARGS (flags for the agent's node,
  * after the daemon's own DAEMON_NODE_FLAGS).
  */
@@ -87,13 +87,20 @@ async function generate(): Promise<{ file: string; lines: number; bytes: number 
 }
 
 /** Counts the lines of every batch it is sent (gunzip on libuv's pool, like a real receiver). */
-async function startReceiver(): Promise<{ url: string; lines: () => number; close: () => Promise<void> }> {
+async function startReceiver(): Promise<{
+  url: string;
+  lines: () => number;
+  wireBytes: () => number;
+  close: () => Promise<void>;
+}> {
   let lines = 0;
+  let wire = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const raw = Buffer.concat(chunks);
+      wire += raw.length;
       const enc = req.headers['content-encoding'];
       const body = enc === 'gzip' ? await gunzipAsync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
       let n = 0;
@@ -118,6 +125,7 @@ async function startReceiver(): Promise<{ url: string; lines: () => number; clos
   return {
     url: `http://127.0.0.1:${port}`,
     lines: () => lines,
+    wireBytes: () => wire,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -251,7 +259,7 @@ sinks:
     url: ${receiver.url}
     token: xaat-bench
     dataset: bench
-    compression: ${process.env.BENCH_COMPRESSION ?? 'gzip'}
+    compression: ${process.env.BENCH_COMPRESSION ?? 'zstd'}
 ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRENCY}\n` : ''}`,
   );
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -306,6 +314,10 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   console.log(`  MB/s              ${(data.bytes / 1e6 / secs).toFixed(1)}`);
   console.log(`  lines/s           ${Math.round(data.lines / secs).toLocaleString('en-US')}`);
   console.log(`  agent CPU         ${agentCpu.toFixed(1)} s (${(agentCpu / secs).toFixed(2)} cores)`);
+  console.log(`  MB per agent CPU-s ${(data.bytes / 1e6 / agentCpu).toFixed(0)}`);
+  console.log(
+    `  bytes on the wire ${(receiver.wireBytes() / 1048576).toFixed(1)} MiB (${(data.bytes / receiver.wireBytes()).toFixed(2)}× smaller than the lines)`,
+  );
   console.log(`  receiver CPU      ${recvCpu.toFixed(1)} s (${(recvCpu / secs).toFixed(2)} cores)`);
   console.log(`  agent peak RSS    ${(rss / 1048576).toFixed(0)} MiB`);
 }

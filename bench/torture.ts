@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzip } from 'node:zlib';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { hashOf } from '../src/agent/transforms/sample.js';
 import { promisify } from 'node:util';
 
@@ -211,7 +212,8 @@ class Receiver {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
-    const body = req.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw;
+    const enc = req.headers['content-encoding'];
+    const body = enc === 'gzip' ? await gunzipAsync(raw) : enc === 'zstd' ? zstdDecompress(raw) : raw;
     const dataset = decodeURIComponent(/\/v1\/ingest\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '?');
     const lines = body
       .toString('utf8')

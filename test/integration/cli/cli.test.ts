@@ -92,9 +92,9 @@ describe('the ferry command', () => {
     expect(all.status).toBe(0);
     expect(all.stdout).toContain('log.format  (default: none)\n    how log lines are written to stderr');
     const some = ferry('help', 'config', 'compression');
-    expect(some.stdout).toMatch(/^sinks\.<name>\.compression \(axiom\)  \(default: gzip\)\n {4}gzip/);
+    expect(some.stdout).toMatch(/^sinks\.<name>\.compression \(axiom\)  \(default: zstd\)\n {4}zstd/);
     expect(some.stdout.split('\n').filter((l) => l && !l.startsWith('    '))).toEqual([
-      'sinks.<name>.compression (axiom)  (default: gzip)',
+      'sinks.<name>.compression (axiom)  (default: zstd)',
       'sinks.<name>.compression (file)  (default: none)',
     ]);
     expect(ferry('help', 'config', 'nosuchkey')).toMatchObject({

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import { gunzipSync } from 'node:zlib';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '../../../src/service/store/event-store.js';
 import { startTestService, tempDir, type TestService } from '../../support/helpers.js';
@@ -43,13 +44,18 @@ describe('ferry pipe', () => {
     // A self-signed certificate for 127.0.0.1, made once for these tests (test/support/fixtures/tls).
     const tls = new URL('../../support/fixtures/tls/', import.meta.url);
     const received: string[] = [];
+    const encodings: string[] = [];
     const server = createHttpsServer(
       { key: readFileSync(new URL('key.pem', tls)), cert: readFileSync(new URL('cert.pem', tls)) },
       (req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
-          const lines = gunzipSync(Buffer.concat(chunks)).toString().split('\n').filter(Boolean);
+          // zstd by default, as the axiom sink sends it.
+          encodings.push(String(req.headers['content-encoding']));
+          const raw = Buffer.concat(chunks);
+          const body = req.headers['content-encoding'] === 'zstd' ? zstdDecompress(raw) : gunzipSync(raw);
+          const lines = body.toString().split('\n').filter(Boolean);
           received.push(...lines);
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(
@@ -73,6 +79,7 @@ describe('ferry pipe', () => {
       });
       expect(r).toMatchObject({ code: 0 });
       expect(received).toHaveLength(301);
+      expect(new Set(encodings)).toEqual(new Set(['zstd']));
     } finally {
       server.close();
     }

@@ -174,7 +174,7 @@ describe('component registries', () => {
     expect(cfg.sinks[0]!.settings).toEqual({
       url: 'http://127.0.0.1:9',
       token: 't',
-      compression: 'gzip',
+      compression: 'zstd',
       timeoutMs: 60_000,
     });
   });

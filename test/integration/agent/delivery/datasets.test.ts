@@ -58,7 +58,7 @@ async function open(url: string, queueDir: string): Promise<Delivery> {
       onDurable: () => undefined,
       onError: () => undefined,
     },
-    new AxiomSink({ name: 'out', url, dataset: 'fallback', token: 't' }),
+    new AxiomSink({ name: 'out', url, dataset: 'fallback', token: 't', compression: 'gzip' }),
   );
   deliveries.push(d);
   return d;

@@ -50,7 +50,7 @@ async function receiver(): Promise<{ url: string; received: number[]; state: { f
 }
 
 function sinkTo(url: string): SendChain {
-  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't' }), {
+  const s = new SendChain(new AxiomSink({ name: 'out', url, dataset: 'logs', token: 't', compression: 'gzip' }), {
     name: 'out',
     deadLetter: new DeadLetterFile(`${tempDir()}/dl.ndjson`),
     backoff: { initialMs: 5, maxMs: 40 },

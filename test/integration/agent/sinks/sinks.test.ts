@@ -102,7 +102,7 @@ describe('retry timing', () => {
 });
 
 describe('axiom sink', () => {
-  it('posts gzip NDJSON with the token, and retries 429 (Retry-After), 500 and dropped connections until delivered', async () => {
+  it('posts zstd NDJSON (the default) with the token, and retries 429 (Retry-After), 500 and dropped connections until delivered', async () => {
     let n = 0;
     const r = await receiver((_req, lines, res) => {
       n++;
@@ -119,7 +119,7 @@ describe('axiom sink', () => {
     const { s } = sink(r.url);
     await s.send(ndjson(events(3)), 'none');
     expect(r.requests).toHaveLength(4);
-    expect(r.requests[3]).toEqual({ lines: events(3), auth: 'Bearer xaat-test', encoding: 'gzip' });
+    expect(r.requests[3]).toEqual({ lines: events(3), auth: 'Bearer xaat-test', encoding: 'zstd' });
     expect(s.counters).toMatchObject({ eventsOut: 3, retries: 3, deadLettered: 0 });
   });
 
@@ -145,8 +145,8 @@ describe('axiom sink', () => {
   it('sends a batch as it was queued: compressed once before the queue, or compressed on the way if queued as NDJSON', async () => {
     const r = await receiver((_req, lines, res) => ok(res, lines.length));
     cleanups.push(r.close);
-    const gz = sink(r.url).s;
-    const zs = sink(r.url, { compression: 'zstd' }).s;
+    const gz = sink(r.url, { compression: 'gzip' }).s;
+    const zs = sink(r.url).s; // zstd unless told otherwise
     expect([gz.encoding, zs.encoding]).toEqual(['gzip', 'zstd']);
     const queued = await encode(ndjson(events(3)), 'gzip');
     // A record queued before records said their encoding is known by its magic number.
