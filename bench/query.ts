@@ -2,7 +2,8 @@
  * bench:query — loads N realistic access-log events (default 10 million) into a store, then times a fixed
  * set of APL queries through the query engine (parse, bind, compile, run, status figures: what the
  * endpoint does short of JSON) and, on the same store in the same run, the equivalent hand-written
- * DuckDB SQL. Prints each median and the APL/SQL ratio.
+ * DuckDB SQL. Prints each median and the APL/SQL ratio, and the median of the query's fixed cost: parse,
+ * bind and compile alone (`prepare`), in ms.
  *
  * Usage: npm run bench:query -- [--events N] [--runs R] [--data-dir DIR (reused when it holds the data)]
  */
@@ -27,6 +28,8 @@ const values = benchArgs(
   },
 );
 const total = Number(values.events);
+/** How many times each query is prepared alone, for the median of its fixed cost. */
+const PREPARE_RUNS = 300;
 const runs = Number(values.runs);
 
 /** Each APL query and the SQL a person would write for it; `{t}` is the dataset's table. */
@@ -132,8 +135,11 @@ async function main(): Promise<void> {
       q.replaceAll('{t}', table).replace(/\b([a-z_]+)\b/g, (w) => (fieldColumn.has(w) ? `"${fieldColumn.get(w)}"` : w));
     const n = await store.count('access');
     console.log(`${n.toLocaleString('en-US')} events; ${runs} runs per query, median in ms (after one warm-up run)\n`);
-    console.log(`${'query'.padEnd(44)} ${'APL'.padStart(8)} ${'SQL'.padStart(8)} ${'ratio'.padStart(6)}`);
+    console.log(
+      `${'query'.padEnd(44)} ${'APL'.padStart(8)} ${'SQL'.padStart(8)} ${'ratio'.padStart(6)} ${'prepare'.padStart(8)}`,
+    );
     const ratios: number[] = [];
+    const prepares: number[] = [];
     for (const q of QUERIES) {
       const apl = async () => engine.execute(await engine.prepare({ apl: q.apl, canQuery: () => true }));
       const sql = sqlOf(q.sql);
@@ -153,11 +159,20 @@ async function main(): Promise<void> {
       }
       const ratio = median(ta) / median(ts);
       ratios.push(ratio);
+      // The fixed cost: parse, bind and compile alone (what prepare does), the median of many.
+      const tp: number[] = [];
+      for (let i = 0; i < PREPARE_RUNS; i++) {
+        const t = performance.now();
+        await engine.prepare({ apl: q.apl, canQuery: () => true });
+        tp.push(performance.now() - t);
+      }
+      prepares.push(median(tp));
       console.log(
-        `${q.name.padEnd(44)} ${median(ta).toFixed(1).padStart(8)} ${median(ts).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)}`,
+        `${q.name.padEnd(44)} ${median(ta).toFixed(1).padStart(8)} ${median(ts).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)} ${median(tp).toFixed(3).padStart(8)}`,
       );
     }
     console.log(`\nworst ratio ${Math.max(...ratios).toFixed(2)} (target <= 1.3)`);
+    console.log(`worst prepare (parse, bind, compile) ${Math.max(...prepares).toFixed(3)} ms (target <= 0.2)`);
   } finally {
     await store.close();
     if (!keep) rmSync(dataDir, { recursive: true, force: true });
