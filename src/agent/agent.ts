@@ -207,15 +207,15 @@ export class Agent {
     return this.pipeline.finished();
   }
 
-  /**
-   * Replaces the pipeline with the one of `next`, and the service's SMTP server (mail held in the outbox
-   * is then sent). The rest of the service section needs a restart to change.
-   */
   /** How the last reload ended: its failure stays in /health (degraded) until a reload succeeds. */
   reloadOutcome(failure: string | undefined): void {
     this.reloadFailure = failure === undefined ? undefined : { error: failure, at: new Date().toISOString() };
   }
 
+  /**
+   * Replaces the pipeline with the one of `next`, and the service's SMTP server (mail held in the outbox
+   * is then sent). The rest of the service section needs a restart to change.
+   */
   async reload(next: DaemonConfig): Promise<void> {
     const withoutSmtp = (s: DaemonConfig['service']) => ({ ...s, notifiers: { ...s.notifiers, smtp: undefined } });
     if (

@@ -4,7 +4,7 @@
  * --section agent|service` the table of that section's keys; a test keeps the README's tables equal to them.
  */
 import type { ComponentSpec, Registry } from '../config/registry.js';
-import { keyRows, TABLE_HEAD } from '../config/key-table.js';
+import { keyEntries, markdownTable, type KeyEntry } from '../config/key-table.js';
 import type { Option } from '../config/options.js';
 import { AGENT_OPTIONS, COMPONENT_SECTIONS } from '../agent/config.js';
 import { SERVICE_OPTIONS } from '../service/config.js';
@@ -13,17 +13,16 @@ import { parsers } from '../agent/parsers/index.js';
 import type { SourceSpec } from '../agent/sources/source.js';
 
 const code = (s: string) => `\`${s}\``;
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-/** The table rows of the component keys, as Markdown. */
-export function componentsMarkdown(): string {
-  const rows: string[] = [...TABLE_HEAD];
+/** The component keys: each section's `type`, the keys all its types take, then each type's own. */
+function componentEntries(): KeyEntry[] {
+  const out: KeyEntry[] = [];
   for (const s of COMPONENT_SECTIONS) {
     const types = s.registry.specs.map(
       (c) => `${code(c.type)}: ${c.summary}${(c as SourceSpec).single ? ' (at most one)' : ''}`,
     );
-    rows.push(`| ${code(`${s.key}.<name>.type`)} | ${cell(types.join('; '))} | required |`);
-    rows.push(...keyRows(`${s.key}.<name>.`, s.common));
+    out.push({ key: `${s.key}.<name>.type`, meaning: types.join('; '), def: 'required' });
+    out.push(...keyEntries(`${s.key}.<name>.`, s.common));
     // A key several types take alike (max_line_bytes) is one row naming them all.
     const byKey = new Map<string, { option: Option<unknown>; types: string[] }>();
     for (const c of s.registry.specs) {
@@ -35,19 +34,27 @@ export function componentsMarkdown(): string {
     }
     for (const [k, r] of byKey) {
       const key = k.replace(/ \(.*\)$/, '');
-      rows.push(...keyRows(`${s.key}.<name>.`, { [key]: r.option }, ` (${r.types.map(code).join(', ')})`));
+      out.push(...keyEntries(`${s.key}.<name>.`, { [key]: r.option }, r.types));
     }
   }
-  return `${rows.join('\n')}\n`;
+  return out;
 }
 
-/** The README's table of one section's keys: `agent`, or `service` (with `log`). */
+/** One section's keys: `agent`, or `service` (with `log`). */
+function sectionEntries(section: 'agent' | 'service'): KeyEntry[] {
+  return section === 'agent'
+    ? keyEntries('agent.', AGENT_OPTIONS)
+    : [...keyEntries('log.', LOG_OPTIONS), ...keyEntries('service.', SERVICE_OPTIONS)];
+}
+
+/** The README's table of the component keys. */
+export function componentsMarkdown(): string {
+  return markdownTable(componentEntries());
+}
+
+/** The README's table of one section's keys. */
 export function sectionMarkdown(section: 'agent' | 'service'): string {
-  const rows =
-    section === 'agent'
-      ? keyRows('agent.', AGENT_OPTIONS)
-      : [...keyRows('log.', LOG_OPTIONS), ...keyRows('service.', SERVICE_OPTIONS)];
-  return `${[...TABLE_HEAD, ...rows].join('\n')}\n`;
+  return markdownTable(sectionEntries(section));
 }
 
 /** The registered components, for a terminal. */
@@ -74,20 +81,10 @@ export function componentsText(): string {
  * README's tables as text); WORD keeps the keys that contain it (`compression`, `sinks`, `agent.api`).
  */
 export function configHelp(word?: string): string | undefined {
-  const rows = [
-    ...sectionMarkdown('service').split('\n'),
-    ...sectionMarkdown('agent').split('\n'),
-    ...componentsMarkdown().split('\n'),
-  ]
-    .filter((l) => l.startsWith('| `'))
-    .map((l) => {
-      const cells = l
-        .slice(2, -2)
-        .split(/ (?<!\\)\| /)
-        .map((c) => c.replace(/\\\|/g, '|').replace(/`/g, ''));
-      return { key: cells[0]!, meaning: cells[1] ?? '', def: cells[2] ?? '' };
-    })
-    .filter((r) => !word || r.key.toLowerCase().includes(word.toLowerCase()));
+  const text = (s: string) => s.replace(/`/g, '');
+  const rows = [...sectionEntries('service'), ...sectionEntries('agent'), ...componentEntries()]
+    .map((e) => ({ label: `${e.key}${e.types ? ` (${e.types.join(', ')})` : ''}`, e }))
+    .filter((r) => !word || r.label.toLowerCase().includes(word.toLowerCase()));
   if (rows.length === 0) return undefined;
-  return rows.map((r) => `${r.key}  (default: ${r.def})\n    ${r.meaning}\n`).join('');
+  return rows.map(({ label, e }) => `${label}  (default: ${text(e.def)})\n    ${text(e.meaning)}\n`).join('');
 }

@@ -202,7 +202,7 @@ export function judgeHealth(dirs: string[], live: boolean, now = Date.now()): He
   const who = printable(`ferry ${record.command} (pid ${record.pid})`);
   const age = Math.max(0, Math.round((now - Date.parse(record.written)) / 1000));
   if (!alive(record.pid)) return { code: 1, line: `${who} is not running (health last written ${age}s ago)`, record };
-  if (age > record.every * STALE_AFTER_WRITES) {
+  if (age > HEALTH_EVERY_S * STALE_AFTER_WRITES) {
     return { code: 1, line: `${who} has not written its health for ${age}s: it is stuck`, record };
   }
   const status = record.health.status;

@@ -382,18 +382,18 @@ async function agent(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  running = await starting;
-  const agentNow = running;
+  const up = await starting;
+  running = up;
   process.once(
     'exit',
-    startHealthFile(cfg.agent.dataDir, 'agent', () => agentNow.health()),
+    startHealthFile(cfg.agent.dataDir, 'agent', () => up.health()),
   );
   notifyReady(`running: ${cfg.agent.sources.length} source(s), ${cfg.agent.sinks.length} sink(s)`, (msg) =>
     log.warn(msg),
   );
   // With only a stdin source, the agent ends at the end of its input, once everything is delivered.
   if (stdinOnly) {
-    await agentNow.finished();
+    await up.finished();
     stop('end of input', true);
   }
 }

@@ -62,23 +62,27 @@ export function newFileSourceCounters(): FileSourceCounters {
   return { ...newSourceCounters(), rotations: 0, truncations: 0, fileErrors: {} };
 }
 
+/** The metric label of each cause a file cannot be read for; any other is its code in lower case. */
+const UNREADABLE_REASONS: Record<string, string> = {
+  EACCES: 'permission_denied',
+  EPERM: 'permission_denied',
+  EISDIR: 'not_a_file',
+  NOT_A_FILE: 'not_a_file',
+  EMFILE: 'too_many_open_files',
+  ENFILE: 'too_many_open_files',
+  ELOOP: 'symlink_loop',
+};
+
 /** Why a file cannot be read, as a metric label and in words. */
 export function unreadableReason(code: string | undefined): { reason: string; words: string } {
-  switch (code) {
-    case 'EACCES':
-    case 'EPERM':
-      return { reason: 'permission_denied', words: 'permission denied' };
-    case 'EISDIR':
-    case 'NOT_A_FILE':
-      return { reason: 'not_a_file', words: code === 'EISDIR' ? 'a directory, not a file' : 'not a regular file' };
-    case 'EMFILE':
-    case 'ENFILE':
-      return { reason: 'too_many_open_files', words: errnoWords(code) ?? code };
-    case 'ELOOP':
-      return { reason: 'symlink_loop', words: errnoWords(code) ?? code };
-    default:
-      return { reason: (code ?? 'unknown').toLowerCase(), words: errnoWords(code) ?? code ?? 'unknown error' };
-  }
+  const reason = (code && UNREADABLE_REASONS[code]) ?? (code ?? 'unknown').toLowerCase();
+  const words =
+    code === 'NOT_A_FILE'
+      ? 'not a regular file'
+      : reason === 'permission_denied'
+        ? 'permission denied'
+        : (errnoWords(code) ?? code ?? 'unknown error');
+  return { reason, words };
 }
 
 /** How far a file was read since it was opened, for the line that says it caught up. */
