@@ -111,6 +111,14 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService,
       {},
       database.reopening ? 1 : 0,
     );
+    if (database.memoryBytes !== undefined)
+      add(
+        'ferry_service_duckdb_memory_bytes',
+        'gauge',
+        "Memory DuckDB's buffer manager holds (duckdb_memory()), read every 5 s",
+        {},
+        database.memoryBytes,
+      );
   }
   for (const r of service?.records ?? [])
     add(

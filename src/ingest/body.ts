@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import { DecompressStream } from 'zstd-napi';
 import { IngestBodyError, invalidBody } from './errors.js';
+import { BodyScreen, type BodyFacts } from './body-facts.js';
 
 export interface BodyLimits {
   maxBodyBytes: number;
@@ -21,6 +22,8 @@ export interface SpooledBody {
   bytes: number;
   /** First non-whitespace byte of the decompressed body, to tell a JSON array from NDJSON. */
   firstChar: string | undefined;
+  /** What its decompressed bytes show (when screened). */
+  facts?: BodyFacts;
 }
 
 class Counter extends Transform {
@@ -29,6 +32,7 @@ class Counter extends Transform {
   constructor(
     private readonly limit: number,
     private readonly what: string,
+    readonly screen?: BodyScreen,
   ) {
     super();
   }
@@ -46,6 +50,7 @@ class Counter extends Transform {
         }
       }
     }
+    this.screen?.push(chunk);
     cb(null, chunk);
   }
 }
@@ -83,9 +88,10 @@ export async function decodeBody(
   encoding: string | undefined,
   limits: BodyLimits,
   sinks: (Transform | Writable)[],
+  screen?: BodyScreen,
 ): Promise<SpooledBody> {
   const wire = new Counter(limits.maxBodyBytes, 'request body');
-  const plain = new Counter(limits.maxDecompressedBytes, 'decompressed request body');
+  const plain = new Counter(limits.maxDecompressedBytes, 'decompressed request body', screen);
   const inflate = decompressor(encoding);
   // Whatever the decompressor itself fails on is the body's fault (zstd names its errors freely:
   // "Unknown frame descriptor", "Dictionary mismatch", "Data corruption detected"...).
@@ -109,10 +115,13 @@ export async function decodeBody(
     }
     throw e;
   }
-  return { bytes: plain.bytes, firstChar: plain.firstChar };
+  return { bytes: plain.bytes, firstChar: plain.firstChar, ...(screen ? { facts: screen.facts() } : {}) };
 }
 
-/** Decodes the body into `file`, through `convert` stages first if given (CSV → NDJSON). */
+/**
+ * Decodes the body into `file`, through `convert` stages first if given (CSV → NDJSON), screening the
+ * decompressed bytes on the way (body-facts.ts).
+ */
 export async function spoolToFile(
   source: Readable,
   encoding: string | undefined,
@@ -121,7 +130,13 @@ export async function spoolToFile(
   convert: Transform[] = [],
 ): Promise<SpooledBody> {
   try {
-    return await decodeBody(source, encoding, limits, [...convert, createWriteStream(file, { highWaterMark: CHUNK })]);
+    return await decodeBody(
+      source,
+      encoding,
+      limits,
+      [...convert, createWriteStream(file, { highWaterMark: CHUNK })],
+      new BodyScreen(),
+    );
   } catch (e) {
     await rm(file, { force: true });
     throw e;

@@ -17,6 +17,7 @@ import { EventStore } from './store/event-store.js';
 import { QueryEngine } from './query/engine.js';
 import { Alerting } from './monitors/alerting.js';
 import type { Clock } from './monitors/scheduler.js';
+import { DuckdbMemoryGauge } from './store/memory-gauge.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -42,6 +43,8 @@ export interface RecordFailure {
 export interface DatabaseHealth {
   reopening: boolean;
   reopens: number;
+  /** What DuckDB holds in memory, by its own count, at the last reading (every 5 s). */
+  memoryBytes?: number;
   lastFatal?: { at: string; error: string };
 }
 
@@ -115,6 +118,8 @@ export async function startService(
   }
   retention.start();
   alerting.start();
+  const memory = new DuckdbMemoryGauge(store.db);
+  memory.start();
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
   const host = cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host;
@@ -136,11 +141,13 @@ export async function startService(
     database: () => ({
       reopening: store.db.reopening,
       reopens: store.db.reopens,
+      ...(memory.bytes !== undefined ? { memoryBytes: memory.bytes } : {}),
       ...(store.db.lastFatal ? { lastFatal: store.db.lastFatal } : {}),
     }),
     close() {
       // In-flight requests finish first (fastify.close waits for them), then the store checkpoints and closes.
       closing ??= (async () => {
+        memory.stop();
         log.debug('stopping retention');
         await retention.stop();
         // A long query must not hold the shutdown up: it is interrupted and answered 503.

@@ -5,6 +5,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
 import { StoreError } from '../../service/store/errors.js';
+import { screenBody } from '../../ingest/body-facts.js';
 import type { Destination, SendOutcome, Sink, SinkSpec } from './sink.js';
 
 export class LocalSink implements Sink {
@@ -56,13 +57,16 @@ export class LocalSink implements Sink {
     await writeFile(file, batch);
     try {
       // A relayed request's parameters replace the sink's time settings; its labels join the sink's.
-      const options: IngestOptions = to?.params
-        ? {
-            timestampField: to.params.timestampField,
-            timestampFormat: to.params.timestampFormat,
-            labels: { ...this.options.labels, ...to.params.labels },
-          }
-        : this.options;
+      const options: IngestOptions = {
+        ...(to?.params
+          ? {
+              timestampField: to.params.timestampField,
+              timestampFormat: to.params.timestampFormat,
+              labels: { ...this.options.labels, ...to.params.labels },
+            }
+          : this.options),
+        facts: screenBody(batch),
+      };
       const r = await this.store.ingestFile(dataset, file, 'ndjson', options).catch((e: unknown) => {
         // More than memory_limit leaves one batch: split, as after an HTTP 413.
         if (e instanceof StoreError && e.kind === 'too_large') return undefined;

@@ -490,6 +490,12 @@ export class Database {
     return this.general.use(fn);
   }
 
+  /** What DuckDB's buffer manager holds now, in bytes, by its own count (`duckdb_memory()`). */
+  async memoryBytes(): Promise<number> {
+    const [row] = await this.use((c) => c.all('SELECT sum(memory_usage_bytes)::BIGINT AS b FROM duckdb_memory()'));
+    return Number(row?.b ?? 0);
+  }
+
   /** Adds a SQL function implemented in JavaScript; DuckDB makes it visible to every connection. */
   registerScalarFunction(fn: DuckDBScalarFunction): void {
     this.functions.push(fn);

@@ -46,6 +46,7 @@ import { sqlIdent } from '../../sql/quote.js';
 import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
 import { parseJsonText } from '../../util/json-text.js';
+import type { BodyFacts } from '../../ingest/body-facts.js';
 import { formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
 
@@ -98,6 +99,8 @@ export interface IngestOptions {
   timestampField?: string;
   timestampFormat?: string;
   labels?: Record<string, unknown>;
+  /** What the caller saw in the file's bytes as it wrote them; without them the store looks itself. */
+  facts?: BodyFacts;
 }
 
 export interface IngestFailure {
@@ -584,7 +587,7 @@ export class EventStore {
       throw e;
     }
     try {
-      await c.run(UNGROUP_SQL);
+      if (options.facts?.dataKey !== false) await c.run(UNGROUP_SQL);
       return await this.loadRaw(c, d, receivedNs, options, progress);
     } finally {
       await c.run('DROP TABLE IF EXISTS raw');
@@ -608,7 +611,7 @@ export class EventStore {
     const first = shape.firstQuery();
     shape.absorb(first, await c.all(first.sql), true);
     for (let q = shape.nextQuery(); q; q = shape.nextQuery()) shape.absorb(q, await c.all(q.sql), false);
-    await this.widenOverflowingIntegers(c, shape);
+    if (options.facts?.longDigitRun !== false) await this.widenOverflowingIntegers(c, shape);
 
     const { total, malformed, notObject } = shape.counts;
     const objects = total - malformed - notObject;

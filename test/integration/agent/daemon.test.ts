@@ -185,6 +185,8 @@ describe('ferry agent', () => {
     expect(metrics).toMatch(/ferry_queue_depth_batches\{sink="local"\} 0/);
     expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
     expect(metrics).toMatch(/^ferry_monitors 0$/m);
+    // DuckDB's share, by its own count: the store holds the 4 events and the service's own tables.
+    expect(metrics).toMatch(/^ferry_service_duckdb_memory_bytes [1-9]\d{4,}$/m);
     expect(metrics).toContain(
       `ferry_source_file_lag_bytes{source="app_logs",path="${join(dir, 'logs', 'app.log')}"} 0`,
     );

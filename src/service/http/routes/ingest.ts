@@ -48,7 +48,9 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
         throw e;
       });
       const layout = format === 'json' && body.firstChar === '[' ? 'array' : 'ndjson';
-      const result = await store.ingestFile(dataset, file, layout, { ...time, labels });
+      // A CSV body is screened before its conversion makes JSON of it: the store looks itself.
+      const facts = format === 'csv' ? undefined : body.facts;
+      const result = await store.ingestFile(dataset, file, layout, { ...time, labels, facts });
       const receivedAt = formatRfc3339Nano(store.now());
       const csvFailures = csvStats.skipped.map((s) => ({
         timestamp: receivedAt,

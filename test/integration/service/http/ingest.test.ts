@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { compress as zstdCompress } from 'zstd-napi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalSink } from '../../../../src/agent/sinks/local.js';
 import { startTestService, type TestService } from '../../../support/helpers.js';
 
 let svc: TestService;
@@ -428,6 +429,27 @@ describe('the grouped event form', () => {
     expect(byMsg.get('e')).toMatchObject({ 'data.msg': 'e', extra: 1 });
     // Its time shares a field with event 4's string time: widened to text.
     expect(byMsg.get('f')).toMatchObject({ 'data.msg': 'f', time: 'true' });
+  });
+
+  it("finds the form after a long gzip body of other events, and through the agent's local sink", async () => {
+    // The body's bytes are screened for "data" on their way to the spool (ingest/body-facts.ts).
+    const others = Array.from({ length: 4000 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(i % 89) }));
+    const grouped = JSON.stringify({ time: '2026-11-25T10:00:00Z', data: { msg: 'late' }, labels: { env: 'prod' } });
+    const ds = await freshDataset();
+    const r = await svc.call('POST', `/v1/ingest/${ds}`, gzipSync(`${others.join('\n')}\n${grouped}`), token, {
+      ...NDJSON,
+      'content-encoding': 'gzip',
+    });
+    expect(r.status).toBe(200);
+    const local = await freshDataset();
+    expect(await new LocalSink(svc.store, local).send(Buffer.from(`{"i":1}\n${grouped}`), 'none')).toMatchObject({
+      kind: 'delivered',
+    });
+    for (const d of [ds, local]) {
+      const events = await svc.store.readEvents(d, { order: 'asc' });
+      expect(events.find((e) => e.msg === 'late')).toMatchObject({ _time: '2026-11-25T10:00:00Z', env: 'prod' });
+      expect(events.some((e) => e['data.msg'] !== undefined && e['data.msg'] !== null)).toBe(false);
+    }
   });
 });
 

@@ -3,7 +3,9 @@
  * and the rule where two inputs name one field (documented in the README, the same for JSON, NDJSON and
  * CSV, and counted in the ingest result as fieldCollisions).
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalSink } from '../../../../src/agent/sinks/local.js';
 import { startTestService, type TestService } from '../../../support/helpers.js';
 
 let svc: TestService;
@@ -69,6 +71,26 @@ describe('values come back as they were sent', () => {
       { k: 'small', id: 1 },
       { k: 'u64', id: 18446744073709551615 },
     ]);
+  });
+
+  it('finds an integer past int64 wherever the body puts it: at its end, across gzip chunks, through the local sink', async () => {
+    // The digits are screened as the bytes arrive (util/digit-run.ts); a batch without a long run skips the store's own look.
+    const filler = Array.from({ length: 3000 }, (_, i) => `{"id":${i},"k":"f${i}","pad":"${'x'.repeat(i % 97)}"}`);
+    const big = '{"k":"big","id":9223372036854775808}';
+    const gz = await dataset();
+    const r = await svc.call('POST', `/v1/ingest/${gz}`, gzipSync(`${filler.join('\n')}\n${big}`), token, {
+      'content-type': 'application/x-ndjson',
+      'content-encoding': 'gzip',
+    });
+    expect(r.status).toBe(200);
+    const local = await dataset();
+    const sink = new LocalSink(svc.store, local);
+    expect(await sink.send(Buffer.from(`{"id":1,"k":"small"}\n${big}`), 'none')).toMatchObject({ kind: 'delivered' });
+    for (const ds of [gz, local]) {
+      const { rows } = await query(`['${ds}'] | where k in ('big', 'f5', 'small') | project k, id | sort by k asc`);
+      expect(rows.find((row) => row.k === 'big')).toEqual({ k: 'big', id: 9223372036854775808 });
+      expect(rows.length).toBe(2);
+    }
   });
 
   it('writes 64-bit integers exactly: print, stored fields and aggregates, tabular and legacy', async () => {
