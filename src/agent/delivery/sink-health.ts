@@ -65,11 +65,13 @@ export class SinkHealth {
 
   /** An attempt failed and will be tried again (`attempt` of `maxAttempts`, 0 = no limit). */
   failed(t: Trouble, attempt: number, maxAttempts: number): void {
+    // Delivery stopped: what a batch still in flight meets says nothing new about the sink.
+    if (this.state === 'failed') return;
     const now = this.now();
     const line = describeTrouble(t);
     const state: SinkState = t.kind === 'refused' ? 'refused' : 'retrying';
     const first = this.state !== state;
-    if (this.state === 'ok' || this.state === 'failed') this.since = now;
+    if (this.state === 'ok') this.since = now;
     this.state = state;
     this.lastError = line;
     this.failures++;
@@ -104,7 +106,8 @@ export class SinkHealth {
 
   /** A batch went through. */
   delivered(): void {
-    if (this.state === 'ok') return;
+    // Once delivery stopped, a batch that was in flight going through does not start it again.
+    if (this.state === 'ok' || this.state === 'failed') return;
     const was = this.state;
     const since = this.since ?? this.now();
     this.report('info', `delivering again after ${duration(this.now() - since)} (${this.failures} failed attempts)`, {

@@ -3,7 +3,7 @@
  * rule as HTTP ingest: a batch counts as delivered once DuckDB has it in its write-ahead log.
  */
 import { rm, writeFile } from 'node:fs/promises';
-import type { EventStore, IngestOptions } from '../../service/store/event-store.js';
+import type { EventStore, IngestOptions, IngestResult } from '../../service/store/event-store.js';
 import { StoreError } from '../../service/store/errors.js';
 import { screenBody } from '../../ingest/body-facts.js';
 import type { Destination, SendOutcome, Sink, SinkSpec } from './sink.js';
@@ -67,12 +67,12 @@ export class LocalSink implements Sink {
           : this.options),
         facts: screenBody(batch),
       };
-      const r = await this.store.ingestFile(dataset, file, 'ndjson', options).catch((e: unknown) => {
-        // More than memory_limit leaves one batch: split, as after an HTTP 413.
-        if (e instanceof StoreError && e.kind === 'too_large') return undefined;
-        throw e;
-      });
-      if (!r) return { kind: 'too-large' };
+      let r: IngestResult;
+      try {
+        r = await this.store.ingestFile(dataset, file, 'ndjson', options);
+      } catch (e) {
+        return storeRefusal(e, dataset);
+      }
       const events = r.ingested + r.failed;
       return r.failures.length
         ? { kind: 'partly-refused', events, failures: r.failures.map((f) => f.error) }
@@ -85,6 +85,22 @@ export class LocalSink implements Sink {
   async close(): Promise<void> {
     // Nothing to cut short: a local write either commits or fails at once.
   }
+}
+
+/**
+ * What a store's refusal means for the batch, as the service's status would mean it for an `axiom` sink:
+ * more than memory_limit leaves one batch is split (413); a batch the dataset cannot take (past its field
+ * limit) is dead-lettered (400) while later batches go on; a dataset deleted meanwhile is held and retried
+ * (404, for the operator); anything else (the database reopening, a full disk) is retried.
+ */
+function storeRefusal(e: unknown, dataset: string): SendOutcome {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof StoreError) {
+    if (e.kind === 'too_large') return { kind: 'too-large' };
+    if (e.kind === 'invalid') return { kind: 'refused', status: 400, reason: message, config: false };
+    if (e.kind === 'not_found') return { kind: 'refused', status: 404, reason: message, config: true };
+  }
+  return { kind: 'retry', trouble: { kind: 'failing', message: `dataset "${dataset}": ${message}` } };
 }
 
 export const localSink: SinkSpec<undefined> = {

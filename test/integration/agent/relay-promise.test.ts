@@ -110,7 +110,8 @@ describe('200 from the relay means the events are on disk (seeded)', () => {
 `;
     writeFileSync(
       config,
-      `agent:
+      `service: { enabled: false }
+agent:
   data_dir: ${dir}/data
   api:
     listen: 127.0.0.1:0

@@ -11,7 +11,7 @@
  */
 import { watch, type FSWatcher } from 'chokidar';
 import { existsSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
@@ -100,6 +100,8 @@ export interface PatternState {
   base: string;
   /** A path with no glob in it (`/var/log/syslog`). */
   literal: boolean;
+  /** A literal path with no escapes either: looked up itself, not found by listing its directory. */
+  plainPath: boolean;
   matches: number;
 }
 
@@ -109,6 +111,22 @@ function splitPattern(pattern: string): { base: string; glob: string } {
   return scan.isGlob
     ? { base: scan.base || '/', glob: scan.glob }
     : { base: dirname(pattern), glob: basename(pattern) };
+}
+
+/**
+ * What a literal path matches: itself when it is a file (or a link to one), as the glob would say, without
+ * listing its directory at every poll: in a crowded directory that listing was a large share of the
+ * agent's time (docs/benchmarks.md).
+ */
+async function fileAt(path: string): Promise<string[]> {
+  try {
+    return (await stat(path)).isFile() ? [path] : [];
+  } catch (e) {
+    // A directory on the way that may not be entered: the path is put up, so that opening it says so
+    // (permission denied) rather than that nothing matches. Any other failure (no such file, a name too
+    // long) matches nothing, as the glob would have it.
+    return (e as NodeJS.ErrnoException).code === 'EACCES' ? [path] : [];
+  }
 }
 
 function isDirectory(path: string): boolean {
@@ -158,6 +176,7 @@ export class FileSource implements Source {
       pattern,
       base: splitPattern(pattern).base,
       literal: !picomatch.scan(pattern).isGlob,
+      plainPath: !picomatch.scan(pattern).isGlob && !pattern.includes('\\'),
       matches: 0,
     }));
     this.hooks = {
@@ -367,7 +386,9 @@ export class FileSource implements Source {
     for (const p of this.patterns) {
       let found: string[];
       try {
-        found = await glob(p.pattern, { absolute: true, dot: true, onlyFiles: true, expandDirectories: false });
+        found = p.plainPath
+          ? await fileAt(p.pattern)
+          : await glob(p.pattern, { absolute: true, dot: true, onlyFiles: true, expandDirectories: false });
       } catch (err) {
         this.o.onError(err, { source: this.name, pattern: p.pattern, what: 'scan' });
         continue;

@@ -409,6 +409,27 @@ describe('axiom sink', () => {
     expect(dead).toContain('is of kind otel:traces:v1, not otel:logs:v1');
   });
 
+  it("dead-letters a batch that would pass the dataset's field limit, and goes on delivering the next ones", async () => {
+    const svc = await startTestService({ maxFieldsPerDataset: 8 });
+    cleanups.push(() => svc.stop());
+    await svc.createDataset('logs');
+    const dir = tempDir('ferry-sink-');
+    const local = new SendChain(new LocalSink(svc.store, 'logs'), {
+      name: 'here',
+      deadLetter: new DeadLetterFile(join(dir, 'dead-letter.ndjson')),
+    });
+    const wide = JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])));
+    await local.send(ndjson(events(2)), 'none');
+    await local.send(ndjson([wide]), 'none');
+    await local.send(ndjson(events(3)), 'none');
+    expect(await svc.store.count('logs')).toBe(5);
+    expect(local.counters).toMatchObject({ eventsOut: 5, deadLettered: 1 });
+    expect(local.health.state).toBe('ok');
+    const dead = readFileSync(join(dir, 'dead-letter.ndjson'), 'utf8');
+    expect(dead).toMatch(/"status":400/);
+    expect(dead).toContain('more than the limit of 8');
+  });
+
   it("delivers into Ferry's own service, and closing stops a retry loop without losing the batch", async () => {
     const svc = await startTestService();
     cleanups.push(() => svc.stop());

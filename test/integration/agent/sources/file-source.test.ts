@@ -271,8 +271,9 @@ describe('file source', () => {
     expect(new Set(h.texts()).size).toBe(28);
   });
 
-  it('a file re-created at any moment after a rename rotation is read from its start (gaps of 0 to 300 ms, with *.log and *.log*)', async () => {
-    for (const pattern of ['*.log', '*.log*']) {
+  it('a file re-created at any moment after a rename rotation is read from its start (gaps of 0 to 300 ms, with *.log, *.log* and the literal path)', async () => {
+    // A literal path is looked up itself, not found by listing its directory.
+    for (const pattern of ['*.log', '*.log*', 'app.log']) {
       const { dir, logs } = setup();
       const f = join(logs, 'app.log');
       // The new file must be found whether or not a poll falls into the gap, and whatever the watcher

@@ -49,7 +49,8 @@ describe('applications logging through the relay', () => {
     const config = join(dir, 'agent.yaml');
     writeFileSync(
       config,
-      `agent:
+      `service: { enabled: false }
+agent:
   data_dir: ${dir}/data
   api:
     listen: 127.0.0.1:0

@@ -143,3 +143,18 @@ describe('the send chain around every sink', () => {
     await expect(pending).rejects.toThrow(/closed while delivering/);
   });
 });
+
+describe("a sink's health", () => {
+  it('stays failed once delivery stopped, whatever a batch still in flight meets', () => {
+    const reports: string[] = [];
+    const health = new SinkHealth('s', (level, msg) => reports.push(`${level} ${msg}`));
+    health.failed({ kind: 'failing', status: 503, message: 'down' }, 1, 0);
+    expect(health.state).toBe('retrying');
+    health.gaveUp(new Error('dataset "logs" would have 204 fields'));
+    health.delivered();
+    health.failed({ kind: 'unreachable', message: 'connect ECONNREFUSED' }, 2, 0);
+    expect(health.state).toBe('failed');
+    expect(health.lastError).toContain('204 fields');
+    expect(reports.at(-1)).toMatch(/^error stopped delivering/);
+  });
+});
