@@ -379,8 +379,9 @@ describe('axiom sink', () => {
     expect(await svc.store.count('staged')).toBe(12_000);
   });
 
-  it('writes a batch of events with their own dataset into that dataset, making it, and refuses a name the store refuses', async () => {
-    const svc = await startTestService();
+  /** A service with a dataset `logs`, and a local sink's chain into it that dead-letters into `dir`. */
+  async function localChain(overrides: Parameters<typeof startTestService>[0] = {}) {
+    const svc = await startTestService(overrides);
     cleanups.push(() => svc.stop());
     await svc.createDataset('logs');
     const dir = tempDir('ferry-sink-');
@@ -388,6 +389,11 @@ describe('axiom sink', () => {
       name: 'here',
       deadLetter: new DeadLetterFile(join(dir, 'dead-letter.ndjson')),
     });
+    return { svc, dir, local };
+  }
+
+  it('writes a batch of events with their own dataset into that dataset, making it, and refuses a name the store refuses', async () => {
+    const { svc, dir, local } = await localChain();
     // Batches in flight at once that bring the same new dataset: one makes it, none is refused.
     await Promise.all([1, 2, 3].map(() => local.send(ndjson(events(1)), 'none', { dataset: 'from-file' })));
     await local.send(ndjson(events(2)), 'none');
@@ -410,14 +416,7 @@ describe('axiom sink', () => {
   });
 
   it("dead-letters a batch that would pass the dataset's field limit, and goes on delivering the next ones", async () => {
-    const svc = await startTestService({ maxFieldsPerDataset: 8 });
-    cleanups.push(() => svc.stop());
-    await svc.createDataset('logs');
-    const dir = tempDir('ferry-sink-');
-    const local = new SendChain(new LocalSink(svc.store, 'logs'), {
-      name: 'here',
-      deadLetter: new DeadLetterFile(join(dir, 'dead-letter.ndjson')),
-    });
+    const { svc, dir, local } = await localChain({ maxFieldsPerDataset: 8 });
     const wide = JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])));
     await local.send(ndjson(events(2)), 'none');
     await local.send(ndjson([wide]), 'none');
