@@ -10,24 +10,14 @@
  * Environment: BENCH_NODE_ARGS (flags for the agent's node, after the daemon's own DAEMON_NODE_FLAGS).
  */
 import { spawn } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { AccessLogGenerator } from './access-log.js';
-import { BENCH_ADMIN, cpuSeconds, peakRss } from './server-process.js';
+import { BENCH_ADMIN, cpuSeconds, peakRss, residentRss } from './server-process.js';
 import { benchArgs } from './args.js';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -49,12 +39,6 @@ if (!(rate > 0) || !(durationMs > 0)) {
 const TICK_MS = 100;
 const REPORT_MS = 10_000;
 const QUERY = "['logs'] | summarize count() by bin_auto(_time)";
-
-/** Resident set of a process now (VmRSS), in bytes. */
-function rssNow(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
 
 const mib = (b: number) => (b / 1048576).toFixed(0);
 const walSize = (db: string) => (existsSync(`${db}.wal`) ? statSync(`${db}.wal`).size : 0);
@@ -109,7 +93,7 @@ async function main(): Promise<void> {
   });
   await ready;
   if (!urls.service) throw new Error("the agent did not log the event service's address");
-  const idleRss = rssNow(child.pid!);
+  const idleRss = residentRss(child.pid!);
   console.log(
     `local mode on ${values.config}: ${rate.toLocaleString('en-US')} lines/s for ${values.minutes} min; idle RSS ${mib(idleRss)} MiB`,
   );
@@ -161,7 +145,7 @@ async function main(): Promise<void> {
   let worstLag = 0;
   const latencies: number[] = [];
   const sampler = setInterval(() => {
-    const rss = rssNow(child.pid!);
+    const rss = residentRss(child.pid!);
     peak = Math.max(peak, rss);
     stretchPeak = Math.max(stretchPeak, rss);
   }, 250);
@@ -178,7 +162,7 @@ async function main(): Promise<void> {
       worstLag = Math.max(worstLag, lag);
       latencies.push(ms);
       console.log(
-        `  ${String(Math.round(t / 1000)).padStart(4)} s ${mib(rssNow(child.pid!)).padStart(8)} (${mib(stretchPeak).padStart(4)})${' '.repeat(18)}${(duck === undefined ? '-' : mib(duck)).padStart(11)} ` +
+        `  ${String(Math.round(t / 1000)).padStart(4)} s ${mib(residentRss(child.pid!)).padStart(8)} (${mib(stretchPeak).padStart(4)})${' '.repeat(18)}${(duck === undefined ? '-' : mib(duck)).padStart(11)} ` +
           `${String(w).padStart(10)} ${String(n).padStart(10)} ${String(lag).padStart(8)} ${ms.toFixed(0).padStart(10)}`,
       );
       stretchPeak = 0;

@@ -50,11 +50,17 @@ export async function startServer(dataDir: string, extraArgs: string[] = []): Pr
   };
 }
 
-/** Peak resident set (VmHWM) of a process in bytes, from /proc. */
-export function peakRss(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A size field of a process's /proc status (VmHWM, VmRSS), in bytes. */
+function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
 }
+
+/** Peak resident set (VmHWM) of a process in bytes. */
+export const peakRss = (pid: number): number => statusBytes(pid, 'VmHWM');
+
+/** Resident set (VmRSS) of a process now, in bytes. */
+export const residentRss = (pid: number): number => statusBytes(pid, 'VmRSS');
 
 /** CPU seconds (user + system) a process has used, from /proc. */
 export function cpuSeconds(pid: number): number {

@@ -172,13 +172,16 @@ export class FileSource implements Source {
     this.counters = counters ?? newFileSourceCounters();
     this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
     const include = o.include.map((p) => resolve(p));
-    this.patterns = include.map((pattern) => ({
-      pattern,
-      base: splitPattern(pattern).base,
-      literal: !picomatch.scan(pattern).isGlob,
-      plainPath: !picomatch.scan(pattern).isGlob && !pattern.includes('\\'),
-      matches: 0,
-    }));
+    this.patterns = include.map((pattern) => {
+      const literal = !picomatch.scan(pattern).isGlob;
+      return {
+        pattern,
+        base: splitPattern(pattern).base,
+        literal,
+        plainPath: literal && !pattern.includes('\\'),
+        matches: 0,
+      };
+    });
     this.hooks = {
       acknowledged: (t) => this.remember(t),
       changed: (t, what, detail) => {
