@@ -79,7 +79,7 @@ export class Event {
    * @param keyJson the key's JSON, when the caller made it once for many events
    */
   put(key: string, value: unknown, keyJson = JSON.stringify(key)): void {
-    this.add({ key, value, member: `,${keyJson}:${JSON.stringify(value)}` });
+    this.add({ key, value, member: `,${keyJson}:${jsonOf(value)}` });
   }
 
   delete(key: string): void {
@@ -93,7 +93,7 @@ export class Event {
       this.added!.splice(spliced, 1);
       return;
     }
-    const cut = withoutMember(this.text, key);
+    const cut = withoutMember(this.text, key, true);
     if (cut === undefined) this.dropText();
     else this.text = cut;
   }
@@ -118,9 +118,23 @@ export class Event {
   }
 }
 
+/** A value's JSON, as JSON.stringify writes it: scalars without its call, which costs more than the rest of put. */
+function jsonOf(value: unknown): string {
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    default:
+      return value === null ? 'null' : JSON.stringify(value);
+  }
+}
+
 /** `{…}` with at least one member: the shape a field can be spliced into before the closing brace. */
 function isObjectText(text: string): boolean {
-  return text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d && !/^\{\s*\}$/.test(text);
+  if (text.charCodeAt(0) !== 0x7b || text.charCodeAt(text.length - 1) !== 0x7d) return false;
+  // A key right after the brace, as a line mostly has it, needs no pattern.
+  return text.charCodeAt(1) === 0x22 || !/^\{\s*\}$/.test(text);
 }
 
 /** Sets an own field, `__proto__` included (an assignment to it would set the object's prototype instead). */

@@ -506,6 +506,7 @@ export abstract class ListeningSource<C extends SourceCounters> implements Sourc
       `the agent (source ${this.name}, max_inflight_bytes)`,
       convert,
       weight,
+      contentLength(req),
     );
   }
 
@@ -542,4 +543,10 @@ export abstract class ListeningSource<C extends SourceCounters> implements Sourc
   }
 
   abstract gauges(): Gauge[];
+}
+
+/** A request's Content-Length, when it gives a valid one (Node's parser reads no more than it says). */
+function contentLength(req: IncomingMessage): number | undefined {
+  const text = req.headers['content-length'];
+  return text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : undefined;
 }

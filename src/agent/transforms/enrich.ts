@@ -34,7 +34,7 @@ export class EnrichTransform implements Transform {
     this.fields = Object.entries(cfg.fields).map(([k, v]) => addedField(k, v));
   }
 
-  async process(e: Envelope): Promise<void> {
+  process(e: Envelope): Promise<void> | undefined {
     if (e.dropped) return this.next(e);
     this.counters.eventsIn++;
     this.counters.eventsOut++;
@@ -42,7 +42,7 @@ export class EnrichTransform implements Transform {
     if (this.host) event.add(this.host);
     if (this.cfg.pathField && e.stream.path !== undefined) event.add(this.pathField(e.stream.path, this.cfg.pathField));
     for (const f of this.fields) event.add(f);
-    await this.next(e);
+    return this.next(e);
   }
 
   private pathField(path: string, key: string): AddedField {

@@ -41,7 +41,7 @@ export class ParseTransform implements Transform {
   /** The parser of whole events (a relayed request's), which hold no partial line: one for all such streams. */
   private wholeParser: Parser | undefined;
 
-  async process(e: Envelope): Promise<void> {
+  process(e: Envelope): Promise<void> | undefined {
     if (!e.dropped) this.counters.eventsIn++;
     if (e.stream.whole) {
       if (e.dropped) return this.next(e);
@@ -53,8 +53,7 @@ export class ParseTransform implements Transform {
     let st = this.parsers.get(key);
     if (!st) this.parsers.set(key, (st = { parser: this.cfg.parser.create(this.cfg.settings) }));
     // A truncated file starts its offsets over.
-    if (st.generation !== e.generation) st = { parser: st.parser, generation: e.generation };
-    this.parsers.set(key, st);
+    if (st.generation !== e.generation) this.parsers.set(key, (st = { parser: st.parser, generation: e.generation }));
     if (e.dropped) {
       // A line dropped before this transform: acknowledged no further than a partial line held.
       st.lastEnd = e.offset;
@@ -76,10 +75,10 @@ export class ParseTransform implements Transform {
       if (st.parser.holding?.()) e.offset = Math.min(e.offset, st.heldFrom);
       else st.heldFrom = undefined;
     }
-    await this.emitParsed(e, event);
+    return this.emitParsed(e, event);
   }
 
-  private async emitParsed(e: Envelope, event: LogEvent | undefined): Promise<void> {
+  private emitParsed(e: Envelope, event: LogEvent | undefined): Promise<void> | undefined {
     this.counters.eventsOut++;
     // A whole event that parses to nothing (a container parser's partial line) goes on as it is.
     if (event === undefined) return this.next(e);
@@ -89,7 +88,7 @@ export class ParseTransform implements Transform {
       event,
       this.cfg.parser.keepsText && !e.truncated && event.message !== e.text ? e.text : undefined,
     );
-    await this.next(e);
+    return this.next(e);
   }
 
   async flush(): Promise<void> {

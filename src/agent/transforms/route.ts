@@ -10,6 +10,7 @@ import { value, type OptionSpecs } from '../../config/options.js';
 import {
   compiledAt,
   countDrop,
+  emitInOrder,
   eventOf,
   expressionFailures,
   newTransformCounters,
@@ -46,14 +47,21 @@ export class RouteTransform implements Transform {
       emit: ctx.isRead(route) ? ctx.output(route) : undefined,
     }));
     this.unmatched = ctx.isRead(UNMATCHED) ? ctx.output(UNMATCHED) : undefined;
+    this.outputs = [
+      ...this.routes.flatMap((r) => (r.emit ? [r.emit] : [])),
+      ...(this.unmatched ? [this.unmatched] : []),
+    ];
   }
 
-  async process(e: Envelope): Promise<void> {
-    if (e.dropped) {
-      for (const r of this.routes) await r.emit?.({ ...e });
-      await this.unmatched?.({ ...e });
-      return;
-    }
+  /** Every output read, in order: the routes', then `_unmatched`'s. */
+  private readonly outputs: Emit[];
+
+  process(e: Envelope): Promise<void> | undefined {
+    if (e.dropped)
+      return emitInOrder(
+        this.outputs,
+        this.outputs.map(() => ({ ...e })),
+      );
     this.counters.eventsIn++;
     const data = eventOf(e).data;
     let matched = 0;
@@ -72,20 +80,34 @@ export class RouteTransform implements Transform {
     if (taken === 0) countDrop(this.counters, matched === 0 ? 'unmatched' : 'unread');
     else this.counters.eventsOut++;
     // Every path gets an envelope of its own (its output marks it with its route): a copy of the event
-    // or its place, made before the event itself goes, last, to the last path that takes it.
+    // or its place, all made before the event itself goes, last, to the last path that takes it.
+    const emits: Emit[] = [];
+    const envelopes: Envelope[] = [];
     let last: Emit | undefined;
     for (let i = 0; i < this.routes.length; i++) {
       const emit = this.routes[i]!.emit;
       if (!emit) continue;
-      if (!hits[i]) await emit(placeOf(e));
-      else if (--taken === 0) last = emit;
-      else await emit({ ...e, event: e.event!.clone() });
+      if (!hits[i]) {
+        emits.push(emit);
+        envelopes.push(placeOf(e));
+      } else if (--taken === 0) last = emit;
+      else {
+        emits.push(emit);
+        envelopes.push({ ...e, event: e.event!.clone() });
+      }
     }
     if (this.unmatched) {
       if (toUnmatched) last = this.unmatched;
-      else await this.unmatched(placeOf(e));
+      else {
+        emits.push(this.unmatched);
+        envelopes.push(placeOf(e));
+      }
     }
-    await last?.(e);
+    if (last) {
+      emits.push(last);
+      envelopes.push(e);
+    }
+    return emitInOrder(emits, envelopes);
   }
 
   async flush(): Promise<void> {}

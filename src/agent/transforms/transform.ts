@@ -26,8 +26,12 @@ export type Emit = (e: Envelope) => Promise<void> | undefined;
 
 export interface Transform {
   readonly name: string;
-  /** Takes one envelope; emits zero or more downstream (awaited: backpressure). A dropped one goes on. */
-  process(e: Envelope): Promise<void>;
+  /**
+   * Takes one envelope; emits zero or more downstream (awaited: backpressure). A dropped one goes on.
+   * Returns a promise only when the caller must wait, as an Emit does: a line that waits for nothing
+   * takes no turn of the microtask queue at each transform.
+   */
+  process(e: Envelope): Promise<void> | undefined;
   /** Emits whatever is held back (a multiline event in progress): shutdown and reload. */
   flush(): Promise<void>;
   /** Events in and out, and those dropped on purpose by reason (`where`), for /metrics. */
@@ -61,7 +65,7 @@ export abstract class FilterTransform implements Transform {
   /** Whether the event goes on (it may change it). */
   protected abstract keeps(e: Envelope): boolean;
 
-  async process(e: Envelope): Promise<void> {
+  process(e: Envelope): Promise<void> | undefined {
     if (e.dropped) return this.next(e);
     this.counters.eventsIn++;
     let keeps = true;
@@ -81,6 +85,22 @@ export abstract class FilterTransform implements Transform {
   }
 
   async flush(): Promise<void> {}
+}
+
+/**
+ * Hands each envelope to its emitter, in order, waiting only where an emitter asks to: nothing is returned
+ * when none did.
+ */
+export function emitInOrder(
+  emits: readonly Emit[],
+  envelopes: readonly Envelope[],
+  from = 0,
+): Promise<void> | undefined {
+  for (let i = from; i < emits.length; i++) {
+    const wait = emits[i]!(envelopes[i]!);
+    if (wait) return wait.then(() => emitInOrder(emits, envelopes, i + 1));
+  }
+  return undefined;
 }
 
 /** What goes on for an event a transform dropped: its place in the stream, without the event. */

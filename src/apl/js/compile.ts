@@ -70,14 +70,41 @@ function literal(v: unknown, type: AplType): Value {
 }
 
 /** A field: the event's value, converted to the type the pipeline knows it by (dynamic when it knows none). */
-function column(name: string, type: AplType): Ev {
+function column(name: string, type: AplType, bound: AplType = type): Ev {
   // A field an operator made holds its value as JSON does (a datetime as text): read back as its type.
   // (`_time`, an open field, is read as a datetime.)
   // Only the event's own fields: `constructor` or `toString` is no field of an event that lacks them.
-  const own = (row: Row) => (Object.hasOwn(row, name) ? row[name] : undefined);
+  // A name no object has by its prototype is read in one lookup (events are plain objects).
+  const own: (row: Row) => unknown =
+    name in Object.prototype ? (row) => (Object.hasOwn(row, name) ? row[name] : undefined) : (row) => row[name];
   if (type === 'dynamic') return (row) => own(row) ?? null;
+  // A field of a known type read as another (`as`): its bound type first, as the two steps apart gave.
+  if (bound !== 'dynamic' && bound !== type) {
+    const read = converter('dynamic', bound);
+    const to = converter(bound, type);
+    return (row) => to(read(own(row) ?? null));
+  }
   const read = converter('dynamic', type);
-  return (row) => read(own(row));
+  // The value mostly has the type already: tested here, without a call (pipelines run on every event).
+  switch (type) {
+    case 'real':
+      return (row) => {
+        const v = own(row);
+        return typeof v === 'number' ? v : read(v ?? null);
+      };
+    case 'string':
+      return (row) => {
+        const v = own(row);
+        return typeof v === 'string' ? v : read(v ?? null);
+      };
+    case 'bool':
+      return (row) => {
+        const v = own(row);
+        return typeof v === 'boolean' ? v : read(v ?? null);
+      };
+    default:
+      return (row) => read(own(row) ?? null);
+  }
 }
 
 /**
@@ -128,9 +155,20 @@ function path(e: Extract<BExpr, { k: 'path' }>, ctx: CompileContext): Ev {
 
 /** A compiled argument converted to a type. */
 function as(e: BExpr, to: AplType, ctx: CompileContext): Ev {
+  // A field read as the type wanted in one step, and a constant converted once, not for every event.
+  if (e.k === 'col') return column(e.name, e.type === to ? e.type : to, e.type);
   const f = compileExpr(e, ctx);
   if (e.type === to) return f;
   const c = converter(e.type, to);
+  if (e.k === 'lit') {
+    // A constant that does not convert fails on each event, as it did before: counted where it runs.
+    try {
+      const v = c(f({}));
+      return () => v;
+    } catch {
+      // falls through
+    }
+  }
   return (row) => c(f(row));
 }
 
@@ -147,6 +185,10 @@ const BOUNDARY = '[^\\p{L}\\p{N}]';
 function order(t: AplType): (x: Value, y: Value) => number {
   if (t === 'dynamic') {
     return (x, y) => {
+      // Two numbers (two strings) compare as numbers (strings), as the store's typed columns of the
+      // fields do; values of other or different kinds by their JSON.
+      if ((typeof x === 'number' && typeof y === 'number') || (typeof x === 'string' && typeof y === 'string'))
+        return x < y ? -1 : x > y ? 1 : 0;
       const a = JSON.stringify(x);
       const b = JSON.stringify(y);
       return a < b ? -1 : a > b ? 1 : 0;
@@ -187,6 +229,7 @@ function comparison(op: string, a: BExpr, b: BExpr, ctx: CompileContext): Ev {
         return !equal(p, q);
       };
     default: {
+      if (t === 'real' || t === 'long') return numericOrder(op, x, y, b.k === 'lit');
       const test =
         op === '<'
           ? (c: number) => c < 0
@@ -204,6 +247,50 @@ function comparison(op: string, a: BExpr, b: BExpr, ctx: CompileContext): Ev {
       };
     }
   }
+}
+
+/**
+ * `<`, `<=`, `>`, `>=` between numbers, each its own closure (no comparator and test called per event),
+ * against a constant read once when the right side is one (`status >= 500`).
+ */
+function numericOrder(op: string, x: Ev, y: Ev, constant: boolean): Ev {
+  const less = op === '<' || op === '<=';
+  const orEqual = op === '<=' || op === '>=';
+  if (constant) {
+    const q = y({}) as number | null;
+    if (q === null) return () => null;
+    if (Number.isNaN(q)) return (row) => (x(row) === null ? null : nanOrder(op, x(row) as number, q));
+    // NaN (p !== p) is ordered as DuckDB orders it.
+    switch (op) {
+      case '<':
+        return (row) => {
+          const p = x(row) as number | null;
+          return p === null ? null : p !== p ? nanOrder(op, p, q) : p < q;
+        };
+      case '<=':
+        return (row) => {
+          const p = x(row) as number | null;
+          return p === null ? null : p !== p ? nanOrder(op, p, q) : p <= q;
+        };
+      case '>':
+        return (row) => {
+          const p = x(row) as number | null;
+          return p === null ? null : p !== p ? nanOrder(op, p, q) : p > q;
+        };
+      default:
+        return (row) => {
+          const p = x(row) as number | null;
+          return p === null ? null : p !== p ? nanOrder(op, p, q) : p >= q;
+        };
+    }
+  }
+  return (row) => {
+    const p = x(row) as number | null;
+    const q = y(row) as number | null;
+    if (p === null || q === null) return null;
+    if (Number.isNaN(p) || Number.isNaN(q)) return nanOrder(op, p, q);
+    return less ? (orEqual ? p <= q : p < q) : orEqual ? p >= q : p > q;
+  };
 }
 
 /** DuckDB orders NaN above every other number and equal to itself. */

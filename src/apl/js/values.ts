@@ -245,5 +245,22 @@ export function convertValue(v: Value, from: AplType, to: AplType): Value {
 /** A converter between two types, chosen once (the identity where they are the same). */
 export function converter(from: AplType, to: AplType): (v: Value) => Value {
   if (from === to) return (v) => v ?? null;
+  // An event's field mostly holds the type it is read as already: that one test, before the general way.
+  if (from === 'dynamic') {
+    switch (to) {
+      case 'real':
+        return (v) => (typeof v === 'number' ? v : convertValue(v, from, to));
+      case 'long':
+        return (v) => (typeof v === 'number' && Number.isInteger(v) ? v : convertValue(v, from, to));
+      case 'string':
+        return (v) => (typeof v === 'string' ? v : convertValue(v, from, to));
+      case 'bool':
+        return (v) => (typeof v === 'boolean' ? v : convertValue(v, from, to));
+      case 'datetime':
+      case 'timespan':
+      case 'dynamic':
+        break;
+    }
+  }
   return (v) => convertValue(v, from, to);
 }
