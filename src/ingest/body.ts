@@ -229,12 +229,11 @@ export async function readBody(
       budget,
       what,
     );
-    try {
-      const whole = await inflateWhole(compressed.bytes, encoding!, limits, budget, what, weight);
-      if (whole) return whole;
-    } finally {
-      compressed.release();
-    }
+    // Given back before its inflated size is taken: the budget counts what a body inflates to, as the
+    // streamed way does (which holds the bytes on the wire uncounted too, a chunk at a time).
+    compressed.release();
+    const whole = await inflateWhole(compressed.bytes, encoding!, limits, budget, what, weight);
+    if (whole) return whole;
     // Its trailer said too much or too little: inflated as any other, streamed within the limits.
     return readBody(
       Readable.from([compressed.bytes], { objectMode: false }),
@@ -308,7 +307,9 @@ async function inflateWhole(
   weight: number,
 ): Promise<HeldBody | undefined> {
   const claimed = compressed.length >= 18 ? compressed.readUInt32LE(compressed.length - 4) : 0;
-  if (claimed > WHOLE_GZIP_INFLATED || claimed > limits.maxDecompressedBytes) return undefined;
+  // Deflate inflates at most 1032 times: a trailer claiming more (bytes forged after the data) is a lie.
+  if (claimed > WHOLE_GZIP_INFLATED || claimed > limits.maxDecompressedBytes || claimed > compressed.length * 1032)
+    return undefined;
   const held = claimed * weight;
   if (!budget.take(held)) throw busy(budget, what);
   let bytes: Buffer;
@@ -323,7 +324,8 @@ async function inflateWhole(
     if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return undefined;
     throw invalidBody(`cannot decompress ${encoding} body: ${(e as Error).message}`);
   }
-  // What it inflated to, if less than it claimed.
+  // What it inflated to, if less than it claimed; a buffer left mostly empty is not kept whole.
+  if (bytes.buffer.byteLength > 2 * bytes.length + 64 * 1024) bytes = Buffer.from(bytes);
   budget.give(held - bytes.length * weight);
   return heldBody(bytes, bytes.length, bytes.length * weight, budget, what);
 }

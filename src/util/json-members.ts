@@ -74,8 +74,15 @@ interface KeySearch {
   back: number;
 }
 
-const keySearches = new Map<string, KeySearch | null>();
+/**
+ * Keys searched for, by their search: built the second time a key is cut (a key seen once, as keys that
+ * differ from event to event are, is cut by the walk, which costs no more), null for a key the walk always
+ * cuts. Keys longer than MAX_SEARCHED_KEY are always walked: a search's first text is read once per
+ * character of the key that is different.
+ */
+const keySearches = new Map<string, KeySearch | null | 'seen'>();
 const ANCHOR_LENGTH = 6;
+const MAX_SEARCHED_KEY = 64;
 
 /**
  * Keys of none of the characters that JSON's structure or escapes use: their quoted text can only be
@@ -85,27 +92,34 @@ const ANCHOR_LENGTH = 6;
 const PLAIN_KEY = /^[^"\\,:{}[\]\s\u0000-\u001f]+$/;
 
 function keySearch(key: string, sample: string): KeySearch | null {
-  let search = keySearches.get(key);
-  if (search === undefined) {
-    if (keySearches.size >= 256) keySearches.clear();
-    search = PLAIN_KEY.test(key) ? searchFor(`"${key}"`, sample) : null;
-    keySearches.set(key, search);
+  const known = keySearches.get(key);
+  if (known !== undefined && known !== 'seen') return known;
+  if (keySearches.size >= 256) keySearches.clear();
+  if (key.length > MAX_SEARCHED_KEY || !PLAIN_KEY.test(key)) {
+    keySearches.set(key, null);
+    return null;
   }
+  if (known === undefined) {
+    keySearches.set(key, 'seen');
+    return null;
+  }
+  const search = searchFor(`"${key}"`, sample);
+  keySearches.set(key, search);
   return search;
 }
 
+/** Where to anchor a key's search: at the character of it (not the last five) that `sample` has fewest of. */
 function searchFor(quoted: string, sample: string): KeySearch {
-  const count = (c: string) => {
-    let n = 0;
-    for (let i = sample.indexOf(c); i >= 0; i = sample.indexOf(c, i + 1)) n++;
-    return n;
-  };
-  let back = 0;
-  let fewest = count('"');
-  for (let i = 1; i <= quoted.length - ANCHOR_LENGTH; i++) {
-    const n = count(quoted[i]!);
-    if (n < fewest) [back, fewest] = [i, n];
+  const counts = new Map<number, number>();
+  for (let i = 0; i <= quoted.length - ANCHOR_LENGTH || i === 0; i++) counts.set(quoted.charCodeAt(i), 0);
+  for (let i = 0; i < sample.length; i++) {
+    const c = sample.charCodeAt(i);
+    const n = counts.get(c);
+    if (n !== undefined) counts.set(c, n + 1);
   }
+  let back = 0;
+  for (let i = 1; i <= quoted.length - ANCHOR_LENGTH; i++)
+    if (counts.get(quoted.charCodeAt(i))! < counts.get(quoted.charCodeAt(back))!) back = i;
   return { quoted, anchor: quoted.slice(back, back + ANCHOR_LENGTH), back };
 }
 

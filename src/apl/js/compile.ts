@@ -259,7 +259,11 @@ function numericOrder(op: string, x: Ev, y: Ev, constant: boolean): Ev {
   if (constant) {
     const q = y({}) as number | null;
     if (q === null) return () => null;
-    if (Number.isNaN(q)) return (row) => (x(row) === null ? null : nanOrder(op, x(row) as number, q));
+    if (Number.isNaN(q))
+      return (row) => {
+        const p = x(row) as number | null;
+        return p === null ? null : nanOrder(op, p, q);
+      };
     // NaN (p !== p) is ordered as DuckDB orders it.
     switch (op) {
       case '<':

@@ -262,7 +262,7 @@ sinks: { local: { type: local, inputs: [parse], dataset: logs } }
     client.abort();
     expect(await slow).toBe('AbortError');
     agent.child.kill('SIGTERM');
-    expect(await agent.exited).toBe(0);
+    expect(await agent.exited, agent.stderr().slice(-4000)).toBe(0);
 
     agent = startAgent(config);
     svc = (await agent.waitLog('event service listening')).url as string;

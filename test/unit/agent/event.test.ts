@@ -76,7 +76,7 @@ describe('an event keeps its text through put and delete', () => {
             () => object(depth + 1),
           ])();
     // Keys of JSON's own characters (`,`, `:`): their quoted text can be found across two strings.
-    const keys = ['a', 'b', 'a\\"q', '\\u0061', 'é', '', ',', ':', 'x y', 'a,'];
+    const keys = ['a', 'b', 'a\\"q', '\\u0061', 'é', '', ',', ':', 'x y', 'a,', 'k'.repeat(70)];
     const object = (depth: number): string =>
       `{${ws()}${Array.from({ length: Math.floor(rnd() * 5) }, () => `"${pick(keys)}"${ws()}:${ws()}${value(depth)}`).join(`${ws()},${ws()}`)}${ws()}}`;
     for (let i = 0; i < 3000; i++) {

@@ -4,6 +4,7 @@
  * failures); a request refused for any reason hands on nothing; 200 comes only once the events are
  * queued; tokens, routes, limits, a full queue and a stopping agent get their status.
  */
+import { randomBytes } from 'node:crypto';
 import { gzipSync, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -191,6 +192,11 @@ describe('the relay answers as the service does', () => {
     [
       'gzip whose trailer claims another size',
       ((z: Buffer) => (z.writeUInt32LE(z.readUInt32LE(z.length - 4) + 1000, z.length - 4), z))(gzipSync('{"a":1}')),
+      { ...NDJSON_TYPE, 'content-encoding': 'gzip' },
+    ],
+    [
+      'gzip followed by zeros and a size it does not hold',
+      Buffer.concat([gzipSync('{"a":1}'), Buffer.from([0, 0, 0, 0, 0, 0, 0x40, 0])]),
       { ...NDJSON_TYPE, 'content-encoding': 'gzip' },
     ],
     [
@@ -442,6 +448,23 @@ describe('the relay', () => {
     const answers = await Promise.all(held);
     expect(answers.map((a) => a.status)).toEqual(Array(7).fill(200));
     expect((await r.post('/v1/ingest/logs', big)).status).toBe(200);
+  });
+
+  it('takes a gzip body that inflates to max_decompressed_bytes when max_inflight_bytes is the least the config allows', async () => {
+    const max = 2 * 1024 * 1024;
+    const r = await relay(settings({ maxDecompressedBytes: max, maxInflightBytes: 3 * max }));
+    // Lines that compress poorly: the body is large on the wire too (while it is inflated, it is held).
+    let text = '';
+    for (let i = 0; text.length < max - 200; i++)
+      text += `${JSON.stringify({ i, r: randomBytes(3).toString('hex') })}\n`;
+    const body = gzipSync(text);
+    expect(body.length).toBeGreaterThan(256 * 1024);
+    const res = await r.post('/v1/ingest/logs', body, {
+      'content-type': 'application/x-ndjson',
+      'content-encoding': 'gzip',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(r.lines).toHaveLength(text.split('\n').length - 1);
   });
 
   it('refuses new requests once stopping, and answers those already handing events on', async () => {
