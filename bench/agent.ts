@@ -42,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzip, gzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decompress as zstdDecompress } from 'zstd-napi';
-import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { AccessLogGenerator } from './access-log.js';
 import { cpuSeconds, peakRss } from './server-process.js';
 import { benchArgs } from './args.js';
@@ -266,7 +266,7 @@ ${process.env.BENCH_CONCURRENCY ? `    concurrency: ${process.env.BENCH_CONCURRE
   // Started as systemd, Docker and npm start start it; BENCH_NODE_ARGS come after, so they can override.
   const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'agent', '-c', config], {
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env },
+    env: { ...DAEMON_ENV, ...process.env },
   });
   if (port) await listening(port, `${mode} source`);
   const recv0 = process.cpuUsage();

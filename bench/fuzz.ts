@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { compress as zstdCompress } from 'zstd-napi';
-import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { seededRandom } from './torture.js';
 
 const MAIN = fileURLToPath(
@@ -371,7 +371,7 @@ async function serve(
   const child = spawn(
     process.execPath,
     [...DAEMON_NODE_FLAGS, MAIN, 'serve', '--config', config, '--listen', '127.0.0.1:0', '--data-dir', dir],
-    { env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...DAEMON_ENV, ...process.env, FERRY_ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
   let err = '';

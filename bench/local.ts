@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { AccessLogGenerator } from './access-log.js';
 import { BENCH_ADMIN, cpuSeconds, peakRss, residentRss } from './server-process.js';
 import { benchArgs } from './args.js';
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     cwd: dir,
     stdio: ['ignore', 'inherit', 'pipe'],
     env: {
+      ...DAEMON_ENV,
       ...process.env,
       FERRY_ADMIN_TOKEN: BENCH_ADMIN,
       FERRY_LISTEN: '127.0.0.1:0',

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DAEMON_NODE_FLAGS } from '../../../src/cli/node-flags.js';
+import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../../../src/cli/node-flags.js';
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
 const flags = DAEMON_NODE_FLAGS.join(' ');
@@ -18,6 +18,15 @@ describe('how the daemon is started', () => {
     );
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(JSON.parse(entrypoint ?? '[]')).toEqual(['node', ...DAEMON_NODE_FLAGS, 'dist/src/cli/main.js']);
+  });
+
+  it("gives node the daemon's environment from npm start, systemd and the Docker image", () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    for (const [k, v] of Object.entries(DAEMON_ENV)) {
+      expect(pkg.scripts.start).toContain(`${k}=${v} exec node`);
+      expect(read('systemd/ferry.service')).toMatch(new RegExp(`^Environment=${k}=${v}$`, 'm'));
+      expect(read('Dockerfile')).toMatch(new RegExp(`^\\s+${k}=${v} \\\\$`, 'm'));
+    }
   });
 
   it('uses flags this node accepts', () => {
