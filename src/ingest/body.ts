@@ -6,6 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable, Transform, Writable, type TransformCallback } from 'node:stream';
+import { promisify } from 'node:util';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createInflate, gunzip } from 'node:zlib';
 import { DecompressStream } from 'zstd-napi';
@@ -58,9 +59,11 @@ class Counter extends Transform {
 // Larger than zlib's 16 KiB default: a large body then costs a few dozen callbacks and writes, not hundreds.
 const CHUNK = 256 * 1024;
 
+/** A Content-Encoding as its name: trimmed, lower case, empty when there is none. */
+const encodingName = (encoding: string | undefined) => (encoding ?? '').trim().toLowerCase();
+
 export function decompressor(encoding: string | undefined): Transform | undefined {
-  const enc = (encoding ?? '').trim().toLowerCase();
-  switch (enc) {
+  switch (encodingName(encoding)) {
     case '':
     case 'identity':
       return undefined;
@@ -289,7 +292,8 @@ const WHOLE_GZIP_BYTES = 1024 * 1024;
 /** What a whole body may inflate to by its trailer: more is streamed, taking the budget chunk by chunk. */
 const WHOLE_GZIP_INFLATED = 8 * 1024 * 1024;
 
-const isGzip = (encoding: string | undefined) => /^\s*(x-)?gzip\s*$/i.test(encoding ?? '');
+const isGzip = (encoding: string | undefined) => ['gzip', 'x-gzip'].includes(encodingName(encoding));
+const gunzipAsync = promisify(gunzip);
 
 /**
  * A small gzip body inflated in one call on libuv's pool into one buffer of the size its trailer says,
@@ -314,11 +318,10 @@ async function inflateWhole(
   if (!budget.take(held)) throw busy(budget, what);
   let bytes: Buffer;
   try {
-    bytes = await new Promise<Buffer>((resolve, reject) =>
-      gunzip(compressed, { chunkSize: Math.max(64, claimed + 64), maxOutputLength: Math.max(1, claimed) }, (e, out) =>
-        e ? reject(e) : resolve(out),
-      ),
-    );
+    bytes = await gunzipAsync(compressed, {
+      chunkSize: Math.max(64, claimed + 64),
+      maxOutputLength: Math.max(1, claimed),
+    });
   } catch (e) {
     budget.give(held);
     if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return undefined;

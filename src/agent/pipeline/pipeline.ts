@@ -19,7 +19,7 @@ import { newSinkCounters } from '../delivery/send-chain.js';
 import type { HealthReporter } from '../delivery/sink-health.js';
 import type { Sink } from '../sinks/sink.js';
 import type { Source } from '../sources/source.js';
-import type { Emit, Envelope, Transform } from '../transforms/transform.js';
+import { emitInOrder, type Emit, type Envelope, type Transform } from '../transforms/transform.js';
 
 export interface PipelineDeps {
   log: Logger;
@@ -66,14 +66,12 @@ export class Pipeline {
     const forkingEmitter = (name: string): Emit => {
       const list = cfg.topology.readersOf(name).map((r) => takes.get(r)!);
       if (list.length === 1) return list[0]!;
-      return async (e: Envelope) => {
+      return (e: Envelope) => {
         const routes = cfg.topology.forkRoutes(name, e.route ?? 0);
-        for (let i = 0; i < list.length; i++) {
-          const last = i === list.length - 1;
-          const copy = last ? e : { ...e, event: e.event?.clone() };
-          copy.route = routes[i];
-          await list[i]!(copy);
-        }
+        // Every copy made before the envelope itself goes, last: a reader may change what it is handed.
+        const copies = list.map((_, i) => (i === list.length - 1 ? e : { ...e, event: e.event?.clone() }));
+        copies.forEach((c, i) => (c.route = routes[i]));
+        return emitInOrder(list, copies);
       };
     };
 

@@ -84,27 +84,9 @@ function column(name: string, type: AplType, bound: AplType = type): Ev {
     const to = converter(bound, type);
     return (row) => to(read(own(row) ?? null));
   }
+  // The converter tests first for the type the value mostly has already.
   const read = converter('dynamic', type);
-  // The value mostly has the type already: tested here, without a call (pipelines run on every event).
-  switch (type) {
-    case 'real':
-      return (row) => {
-        const v = own(row);
-        return typeof v === 'number' ? v : read(v ?? null);
-      };
-    case 'string':
-      return (row) => {
-        const v = own(row);
-        return typeof v === 'string' ? v : read(v ?? null);
-      };
-    case 'bool':
-      return (row) => {
-        const v = own(row);
-        return typeof v === 'boolean' ? v : read(v ?? null);
-      };
-    default:
-      return (row) => read(own(row) ?? null);
-  }
+  return (row) => read(own(row) ?? null);
 }
 
 /**
@@ -229,7 +211,7 @@ function comparison(op: string, a: BExpr, b: BExpr, ctx: CompileContext): Ev {
         return !equal(p, q);
       };
     default: {
-      if (t === 'real' || t === 'long') return numericOrder(op, x, y, b.k === 'lit');
+      if (t === 'real' || t === 'long') return numericOrder(op, x, y);
       const test =
         op === '<'
           ? (c: number) => c < 0
@@ -250,49 +232,18 @@ function comparison(op: string, a: BExpr, b: BExpr, ctx: CompileContext): Ev {
 }
 
 /**
- * `<`, `<=`, `>`, `>=` between numbers, each its own closure (no comparator and test called per event),
- * against a constant read once when the right side is one (`status >= 500`).
+ * `<`, `<=`, `>`, `>=` between numbers in one closure, no comparator and test called per event (a constant
+ * side is read once already: `as`).
  */
-function numericOrder(op: string, x: Ev, y: Ev, constant: boolean): Ev {
+function numericOrder(op: string, x: Ev, y: Ev): Ev {
   const less = op === '<' || op === '<=';
   const orEqual = op === '<=' || op === '>=';
-  if (constant) {
-    const q = y({}) as number | null;
-    if (q === null) return () => null;
-    if (Number.isNaN(q))
-      return (row) => {
-        const p = x(row) as number | null;
-        return p === null ? null : nanOrder(op, p, q);
-      };
-    // NaN (p !== p) is ordered as DuckDB orders it.
-    switch (op) {
-      case '<':
-        return (row) => {
-          const p = x(row) as number | null;
-          return p === null ? null : p !== p ? nanOrder(op, p, q) : p < q;
-        };
-      case '<=':
-        return (row) => {
-          const p = x(row) as number | null;
-          return p === null ? null : p !== p ? nanOrder(op, p, q) : p <= q;
-        };
-      case '>':
-        return (row) => {
-          const p = x(row) as number | null;
-          return p === null ? null : p !== p ? nanOrder(op, p, q) : p > q;
-        };
-      default:
-        return (row) => {
-          const p = x(row) as number | null;
-          return p === null ? null : p !== p ? nanOrder(op, p, q) : p >= q;
-        };
-    }
-  }
   return (row) => {
     const p = x(row) as number | null;
     const q = y(row) as number | null;
     if (p === null || q === null) return null;
-    if (Number.isNaN(p) || Number.isNaN(q)) return nanOrder(op, p, q);
+    // NaN (p !== p) is ordered as DuckDB orders it.
+    if (p !== p || q !== q) return nanOrder(op, p, q);
     return less ? (orEqual ? p <= q : p < q) : orEqual ? p >= q : p > q;
   };
 }
