@@ -12,6 +12,8 @@ export default defineConfig({
     // DuckDB and child-process tests are CPU heavy; two workers match the 2-core CI machine.
     maxWorkers: 2,
     pool: 'forks',
+    // Removes each file's temporary directories when it ends.
+    setupFiles: ['test/support/setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },

@@ -1,9 +1,8 @@
 import { createServer as createNetServer } from 'node:net';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
@@ -14,9 +13,9 @@ import { startService, type RunningService, type ServiceOptions } from '../../sr
 
 export const ADMIN = 'xapt-00000000-0000-4000-8000-000000000001';
 
-export function tempDir(prefix = 'ferry-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+import { tempDir } from './temp-dirs.js';
+
+export { tempDir };
 
 export interface TestService extends RunningService {
   dataDir: string;
@@ -144,7 +143,7 @@ export async function serveProcess(dataDir: string, config?: string): Promise<Se
   if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build (npm test does)`);
   const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir];
   if (config !== undefined) {
-    const file = join(dataDir, '..', `${dataDir.split('/').pop()}.yaml`);
+    const file = join(tempDir('ferry-config-'), 'ferry.yaml');
     writeFileSync(file, config);
     args.push('--config', file);
   }

@@ -28,6 +28,8 @@ export class SendLoop {
     private readonly chain: Pick<SendChain, 'send'>,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly concurrency = 1,
+    /** The queue could not record a delivery (its disk): the batches go again after a restart. */
+    private readonly onAckError: (e: unknown) => void = () => undefined,
   ) {}
 
   start(): void {
@@ -44,7 +46,15 @@ export class SendLoop {
       if (inFlight.length >= this.concurrency) {
         await new Promise<void>((r) => (wake = r));
       } else {
-        const records = await this.queue.next(this.concurrency - inFlight.length, pos, this.state);
+        let records: Awaited<ReturnType<DiskQueue['next']>>;
+        try {
+          records = await this.queue.next(this.concurrency - inFlight.length, pos, this.state);
+        } catch (e) {
+          // The queue cannot be read (its disk): delivery stops, said loudly, and what is queued stays.
+          if (!this.state.closed) this.onError(e);
+          failed = true;
+          break;
+        }
         for (const r of records) {
           pos = r.next;
           const entry = { next: r.next, done: false, sending: Promise.resolve() };
@@ -71,7 +81,7 @@ export class SendLoop {
                 }
                 settle();
                 // Acknowledgements are written one after another, so a later one never lands first.
-                if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)));
+                if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)).catch(this.onAckError));
               },
               (e: unknown) => {
                 // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
@@ -85,6 +95,8 @@ export class SendLoop {
       }
     }
     await Promise.all(inFlight.map((e) => e.sending));
+    // Delivered batches already shifted out of inFlight may still be being acknowledged.
+    await acking;
   }
 
   /** From now on a send that fails is the stop's doing, not the sink's: call before closing the sink. */

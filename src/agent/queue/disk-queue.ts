@@ -103,10 +103,15 @@ export class DiskQueue {
 
   /** Releases every batch before `upTo` (delivered); waiting pushes may proceed. */
   async ack(upTo: LogPosition): Promise<void> {
-    await this.log.ack(upTo);
-    while (this.sizes.length && comparePositions(this.sizes[0]!.next, upTo) <= 0)
-      this.bytes -= this.sizes.shift()!.bytes;
-    this.waiters.splice(0).forEach((w) => w());
+    try {
+      await this.log.ack(upTo);
+    } finally {
+      // Delivered either way: a position that could not be written only means sending them again after a
+      // restart, and their room is free now.
+      while (this.sizes.length && comparePositions(this.sizes[0]!.next, upTo) <= 0)
+        this.bytes -= this.sizes.shift()!.bytes;
+      this.waiters.splice(0).forEach((w) => w());
+    }
   }
 
   wakeReaders(): void {

@@ -318,10 +318,13 @@ export class SegmentLog {
     // folded into the next one instead of costing an fsync each.
     if (!this.ackQueued) {
       this.ackQueued = true;
-      this.ackWriting = this.ackWriting.then(() => {
+      const write = this.ackWriting.then(() => {
         this.ackQueued = false;
         return this.persistAck();
       });
+      // A failed write is its caller's error, and the next acknowledgement writes again.
+      this.ackWriting = write.catch(() => undefined);
+      return write;
     }
     await this.ackWriting;
   }
@@ -357,6 +360,7 @@ export class SegmentLog {
     if (this.closed) return;
     while (this.flushing || this.pending.length) await new Promise((r) => setTimeout(r, 1));
     this.closed = true;
+    await this.ackWriting;
     await this.writer.close();
   }
 }

@@ -1,6 +1,8 @@
 /**
  * The compiler: a bound query (../binder/bound.ts) → one DuckDB SELECT. Each stage becomes a SELECT over the
- * previous one; DuckDB's optimiser flattens them, pushes filters into the scan and prunes columns.
+ * previous one; DuckDB's optimiser flattens them, pushes filters into the scan and prunes columns. What it
+ * cannot flatten is not written (see Relation): a filter is the next stage's WHERE, and a count or a summary
+ * over a scan reads its table.
  * Every column has a generated alias (c1, c2…), so APL names (case-sensitive, any characters) never meet
  * SQL's case-insensitive identifiers.
  */
@@ -51,17 +53,17 @@ const FILTER: SqlContext = { filter: true };
 const VALUE: SqlContext = { filter: false };
 
 export function compile(stages: BoundStage[], opts: CompileOptions = {}): CompiledQuery {
-  let sql = '';
   const last = stages[stages.length - 1]!.out;
   // A sort whose order reaches the end is applied there (with any take); sorting in between is wasted work.
   const finalOrders = last.order.length > 0;
   let cte = '';
+  let rel = EMPTY;
   stages.forEach((s, i) => {
     if (i === opts.matchedCte) {
-      cte = `WITH "__matched" AS MATERIALIZED (${sql}) `;
-      sql = 'SELECT * FROM "__matched"';
+      cte = `WITH "__matched" AS MATERIALIZED (${relationSql(rel, i)}) `;
+      rel = { sql: 'SELECT * FROM "__matched"', filters: [] };
     }
-    sql = s.stage.kind === 'order' && s.stage.limit === undefined && finalOrders ? sql : stageSql(s, sql, i, opts);
+    if (!(s.stage.kind === 'order' && s.stage.limit === undefined && finalOrders)) rel = stageRelation(s, rel, i, opts);
   });
   // Output columns get names of their own (o1, o2…), so ORDER BY below means the query's columns, not the
   // converted outputs: ordering by an expression over the outputs costs DuckDB its top-N late
@@ -82,7 +84,7 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
   // A count or a summary without groups is one row; a LIMIT on it only costs.
   const lastStage = stages[stages.length - 1]!.stage;
   const oneRow = lastStage.kind === 'count' || (lastStage.kind === 'aggregate' && lastStage.keys.length === 0);
-  let page = `SELECT * FROM (${sql}) AS o`;
+  let page = `SELECT * ${fromSql(rel, 'o')}`;
   if (order) page += ` ORDER BY ${order}`;
   if (opts.limit !== undefined && !oneRow) page += ` LIMIT ${opts.limit}`;
   let from = `(${page}) AS final`;
@@ -98,12 +100,103 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
 
 /** SQL counting the rows that reach the end of the first `n` stages (rowsMatched). */
 export function compileCount(stages: BoundStage[], n: number, opts: CompileOptions): string {
-  let sql = '';
+  let rel = EMPTY;
   stages.slice(0, n).forEach((s, i) => {
     // Order does not change a count.
-    if (s.stage.kind !== 'order') sql = stageSql(s, sql, i, opts);
+    if (s.stage.kind !== 'order') rel = stageRelation(s, rel, i, opts);
   });
-  return `SELECT count(*) AS n FROM (${sql}) AS matched`;
+  const count = (from: string) => `SELECT count(*) AS n ${from}`;
+  return rel.scan ? inline(rel.scan, rel.filters, 'matched', count) : count(fromSql(rel, 'matched'));
+}
+
+/**
+ * A stage's result: a SELECT, and the filters not yet written around it. The stage after a filter takes its
+ * condition as its own WHERE, and a count or a plain summary straight over a scan reads the scan's table
+ * itself: DuckDB keeps a projection for every SELECT left between a scan and a count (docs/benchmarks.md).
+ */
+interface Relation {
+  sql: string;
+  /** Predicates of filters after `sql`, in order. */
+  filters: BExpr[];
+  /** `sql` is this scan's SELECT. */
+  scan?: ScanSource;
+}
+
+/** What a scan reads: its table (with any sample), its own conditions, and each column's SQL over the table. */
+interface ScanSource {
+  table: string;
+  /** TABLESAMPLE, when the scan reads a sample. */
+  sample: string;
+  where: string[];
+  /** Each field's alias and SQL. */
+  fields: [string, string][];
+  /** The fields' and the row identity's SQL by alias. */
+  columns: Map<string, string>;
+}
+
+/** The hidden columns of a scan's rows (event time, sequence, system time) by alias. */
+const ROW_IDENTITY: [string, string][] = [
+  ['__t', '"_time"'],
+  ['__s', '"_seq"'],
+  ['__st', '"_sysTime"'],
+];
+
+const EMPTY: Relation = { sql: '', filters: [] };
+
+/** The filters' condition, written over the relation's own columns (or over its table's, see inline). */
+function whereSql(filters: BExpr[]): string {
+  return filters.length === 1
+    ? exprSql(filters[0]!, FILTER)
+    : filters.map((f) => `(${exprSql(f, FILTER)})`).join(' AND ');
+}
+
+/** The FROM (and WHERE) of a SELECT over a relation. */
+function fromSql(rel: Relation, alias: string): string {
+  return `FROM (${rel.sql}) AS ${alias}${rel.filters.length ? ` WHERE ${whereSql(rel.filters)}` : ''}`;
+}
+
+/** A relation as a SELECT of its own. */
+function relationSql(rel: Relation, i: number): string {
+  return rel.filters.length ? `SELECT * ${fromSql(rel, `s${i}`)}` : rel.sql;
+}
+
+/**
+ * Writes a SELECT over a scan's table itself: `select(from)` is called with column references written as
+ * the table's (`columnSql`), and given the FROM and WHERE to use.
+ */
+function inline(scan: ScanSource, filters: BExpr[], alias: string, select: (from: string) => string): string {
+  columnSql = scan.columns;
+  try {
+    const where = [...scan.where, ...(filters.length ? [whereSql(filters)] : [])];
+    return select(`FROM ${scan.table} AS ${alias}${scan.sample}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`);
+  } finally {
+    columnSql = undefined;
+  }
+}
+
+/** Column references are written by this map while a SELECT reads a scan's table itself (see inline). */
+let columnSql: Map<string, string> | undefined;
+
+/** Stages whose SELECT can take held filters as its WHERE: SQL filters the FROM rows first. */
+const TAKES_WHERE = new Set<Stage['kind']>(['count', 'select', 'order', 'limit', 'distinct']);
+
+function stageRelation(bs: BoundStage, rel: Relation, i: number, opts: CompileOptions): Relation {
+  const s = bs.stage;
+  if (s.kind === 'filter') {
+    return { sql: rel.sql, scan: rel.scan, filters: [...rel.filters, s.predicate] };
+  }
+  if (s.kind === 'scan') {
+    const scan = scanSource(s, opts);
+    return { sql: scanSql(scan, opts), filters: [], scan };
+  }
+  const plain = s.kind === 'aggregate' && !s.aggs.some((a) => isSideAggregate(a.expr));
+  if (rel.scan && (plain || s.kind === 'count')) {
+    return { sql: inline(rel.scan, rel.filters, `s${i}`, (from) => stageSql(bs, '', i, opts, from)), filters: [] };
+  }
+  if (rel.filters.length && (plain || TAKES_WHERE.has(s.kind))) {
+    return { sql: stageSql(bs, '', i, opts, fromSql(rel, `s${i}`)), filters: [] };
+  }
+  return { sql: stageSql(bs, relationSql(rel, i), i, opts), filters: [] };
 }
 
 function outputSql(c: BoundColumn): string {
@@ -120,35 +213,42 @@ function outputSql(c: BoundColumn): string {
   }
 }
 
-function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions): string {
+function scanSource(s: Extract<Stage, { kind: 'scan' }>, opts: CompileOptions): ScanSource {
+  const fields = s.columns.map((c): [string, string] => [
+    c.alias,
+    c.readAs ? `TRY_CAST(${sqlIdent(c.physical)} AS ${c.readAs})` : sqlIdent(c.physical),
+  ]);
+  const columns = new Map([...ROW_IDENTITY, ...fields]);
+  const where: string[] = [];
+  if (opts.startNs !== undefined) where.push(`"_time" >= ${sqlLiteral('datetime', opts.startNs)}`);
+  if (opts.endNs !== undefined) where.push(`"_time" <= ${sqlLiteral('datetime', opts.endNs)}`);
+  if (opts.cursor) {
+    const { at, descending, inclusive } = opts.cursor;
+    const t = sqlLiteral('datetime', at.timeNs);
+    const cmp = descending ? '<' : '>';
+    where.push(`("_time" ${cmp} ${t} OR ("_time" = ${t} AND "_seq" ${cmp}${inclusive ? '=' : ''} ${at.seq}))`);
+    // The plain bound lets DuckDB skip row groups by their _time statistics.
+    where.push(`"_time" ${cmp}= ${t}`);
+  }
+  const sample = opts.samplePercent ? ` TABLESAMPLE ${opts.samplePercent}% (system)` : '';
+  return { table: sqlIdent(s.table), sample, where, fields, columns };
+}
+
+/** A scan as a SELECT of its own: the row identity, then every column under its alias. */
+function scanSql(scan: ScanSource, opts: CompileOptions): string {
+  const cols = ['"_time" AS "__t"', '"_seq" AS "__s"', ...(opts.sysTime ? ['"_sysTime" AS "__st"'] : [])];
+  for (const [alias, sql] of scan.fields) cols.push(`${sql} AS ${sqlIdent(alias)}`);
+  return `SELECT ${cols.join(', ')} FROM ${scan.table}${scan.sample}${scan.where.length ? ` WHERE ${scan.where.join(' AND ')}` : ''}`;
+}
+
+/** A stage's SELECT over `prev`, or with the FROM given (filters held before it, a scan's table: see Relation). */
+function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions, given?: string): string {
   const s: Stage = bs.stage;
-  const from = `FROM (${prev}) AS s${i}`;
+  const from = given ?? `FROM (${prev}) AS s${i}`;
   const hidden = bs.out.rowIdentity ? `"__t", "__s", ${opts.sysTime ? '"__st", ' : ''}` : '';
   switch (s.kind) {
-    case 'scan': {
-      const cols = [
-        '"_time" AS "__t"',
-        '"_seq" AS "__s"',
-        ...(opts.sysTime ? ['"_sysTime" AS "__st"'] : []),
-        ...s.columns.map(
-          (c) =>
-            `${c.readAs ? `TRY_CAST(${sqlIdent(c.physical)} AS ${c.readAs})` : sqlIdent(c.physical)} AS ${sqlIdent(c.alias)}`,
-        ),
-      ];
-      const where: string[] = [];
-      if (opts.startNs !== undefined) where.push(`"_time" >= ${sqlLiteral('datetime', opts.startNs)}`);
-      if (opts.endNs !== undefined) where.push(`"_time" <= ${sqlLiteral('datetime', opts.endNs)}`);
-      if (opts.cursor) {
-        const { at, descending, inclusive } = opts.cursor;
-        const t = sqlLiteral('datetime', at.timeNs);
-        const cmp = descending ? '<' : '>';
-        where.push(`("_time" ${cmp} ${t} OR ("_time" = ${t} AND "_seq" ${cmp}${inclusive ? '=' : ''} ${at.seq}))`);
-        // The plain bound lets DuckDB skip row groups by their _time statistics.
-        where.push(`"_time" ${cmp}= ${t}`);
-      }
-      const sample = opts.samplePercent ? ` TABLESAMPLE ${opts.samplePercent}% (system)` : '';
-      return `SELECT ${cols.join(', ')} FROM ${sqlIdent(s.table)}${sample}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
-    }
+    case 'scan':
+      return scanSql(scanSource(s, opts), opts);
     case 'values': {
       if (s.rows.length === 0) {
         return `SELECT ${s.columns.map((c) => `CAST(NULL AS ${SQL_TYPE_OF[c.type]}) AS ${sqlIdent(c.alias)}`).join(', ')} WHERE FALSE`;
@@ -331,11 +431,11 @@ function sideAggregatesSql(
 
 /** The SQL of a pipeline (no final SELECT): for union inputs and the right side of a join. */
 function stagesSql(stages: BoundStage[], opts: CompileOptions): string {
-  let sql = '';
+  let rel = EMPTY;
   stages.forEach((s, i) => {
-    sql = stageSql(s, sql, i, { ...opts, matchedAt: undefined, matchedCte: undefined });
+    rel = stageRelation(s, rel, i, { ...opts, matchedAt: undefined, matchedCte: undefined });
   });
-  return sql;
+  return relationSql(rel, stages.length);
 }
 
 /** The list mv-expand unnests: an array's elements, a bag's entries ({key: value}, or [key, value] for kind=array). */
@@ -416,9 +516,8 @@ function occurrences(text: string, part: string): number {
 function exprSqlOf(e: BExpr, ctx: SqlContext): string {
   switch (e.k) {
     case 'col':
-      return sqlIdent(e.alias);
     case 'hidden':
-      return sqlIdent(e.alias);
+      return columnSql?.get(e.alias) ?? sqlIdent(e.alias);
     case 'lit':
       return sqlLiteral(e.type, e.value);
     case 'call': {

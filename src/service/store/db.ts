@@ -142,6 +142,9 @@ export function fatalReason(e: unknown): string {
  */
 export const INTERRUPT_GRACE_MS = 1000;
 
+/** The longest a result's conversion to JavaScript holds the event loop before letting others in. */
+const READ_SLICE_MS = 10;
+
 export class ConnOps {
   /** Within BEGIN … COMMIT a failed statement aborts the transaction: it cannot simply run again. */
   private inTransaction = false;
@@ -270,7 +273,15 @@ export class ConnOps {
     const columns: unknown[][] = Array.from({ length: result.columnCount }, () => []);
     let bytes = 0;
     let cells = 0;
-    for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    // The result is whole in memory: its chunks are read without a trip through libuv's pool each, and a
+    // large one in slices of the event loop's time, so other requests are served between them.
+    let sliceStart = performance.now();
+    for (let k = 0, n = result.chunkCount; k < n; k++) {
+      if (performance.now() - sliceStart > READ_SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        sliceStart = performance.now();
+      }
+      const chunk = result.getChunk(k);
       const part = chunk.convertColumns(JSDuckDBValueConverter) as unknown[][];
       cells += chunk.rowCount * part.length;
       part.forEach((values, i) => {

@@ -1,10 +1,10 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../../../src/cli/node-flags.js';
+import { tempDir } from '../../support/helpers.js';
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
 const flags = DAEMON_NODE_FLAGS.join(' ');
@@ -78,7 +78,7 @@ describe('packaging a sysadmin can trust', () => {
   });
 
   it('tells systemd it is ready through systemd-notify, after the sources and sinks are up', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ferry-notify-'));
+    const dir = tempDir('ferry-notify-');
     const bin = join(dir, 'bin');
     mkdirSync(bin);
     // A stand-in for systemd-notify that records its arguments and the socket it was given.

@@ -2,6 +2,7 @@
  * Events that carry their own dataset keep it through batching and the disk queue, across a restart, and
  * a sink sends each batch to its dataset: one request per dataset, in the order the lines came.
  */
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -43,7 +44,11 @@ async function receiver(): Promise<{ url: string; requests: { dataset: string; i
   return state;
 }
 
-async function open(url: string, queueDir: string): Promise<Delivery> {
+async function open(
+  url: string,
+  queueDir: string,
+  report: (level: string, msg: string) => void = () => undefined,
+): Promise<Delivery> {
   const d = await Delivery.open(
     {
       name: 'out',
@@ -57,6 +62,7 @@ async function open(url: string, queueDir: string): Promise<Delivery> {
       deadLetterPath: join(tempDir(), 'dl.ndjson'),
       onDurable: () => undefined,
       onError: () => undefined,
+      report,
     },
     new AxiomSink({ name: 'out', url, dataset: 'fallback', token: 't', compression: 'gzip' }),
   );
@@ -121,5 +127,31 @@ describe('events with their own dataset', () => {
     });
     // One dataset per request, in the order of the lines.
     expect(r.requests.flatMap((q) => q.ids)).toEqual(plan.map((_, i) => i));
+  });
+
+  it('says so when the queue cannot record a delivery, and goes on delivering', async () => {
+    const r = await receiver();
+    const queueDir = tempDir('ferry-q-');
+    const said: string[] = [];
+    const d = await open(r.url, queueDir, (level, msg) => said.push(`${level}: ${msg}`));
+    const delivered = () => r.requests.reduce((n, q) => n + q.ids.length, 0);
+    for (let i = 0; i < 5; i++) await d.accept(envelope(i));
+    await d.flush();
+    await until(() => delivered() === 5);
+    // The acknowledgement can no longer be written: a directory stands where its file is written first.
+    mkdirSync(join(queueDir, 'ack.json.tmp'));
+    for (let i = 5; i < 10; i++) await d.accept(envelope(i));
+    await d.flush();
+    await until(() => delivered() === 10);
+    await until(() => said.some((m) => m.includes('could not be recorded')));
+    expect(said.find((m) => m.includes('could not be recorded'))).toMatch(
+      new RegExp(
+        `^error: sink out: delivered batches could not be recorded in its queue at ${queueDir} \\(EISDIR.*\\); they are sent again after a restart$`,
+      ),
+    );
+    for (let i = 10; i < 15; i++) await d.accept(envelope(i));
+    await d.flush();
+    await until(() => delivered() === 15);
+    expect(r.requests.flatMap((q) => q.ids)).toEqual(Array.from({ length: 15 }, (_, i) => i));
   });
 });
