@@ -13,15 +13,11 @@ import { SignalCount } from './signals.js';
 import { commandFlags } from './completion.js';
 import { closest } from '../config/options.js';
 import { explainStartupError } from './startup-errors.js';
+import { chooseDuckdbAllocator } from './duckdb-allocator.js';
 import { readFileSync } from 'node:fs';
 import { startHealthFile } from './health-file.js';
 import { serviceHealth } from '../service/health.js';
 import { callService, CommandError, findStarred, ServiceCallError, serviceTarget } from './service-client.js';
-
-// DuckDB's allocator (jemalloc) keeps freed pages for seconds before it gives them back; under a stream of
-// queries and batches that held the process hundreds of MB above what it used. Read when DuckDB loads,
-// which no command does before this line (docs/benchmarks.md).
-process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:0,muzzy_decay_ms:0';
 
 const HELP: Record<string, string> = lookupTable({
   serve: `ferry serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
@@ -232,6 +228,7 @@ async function serve(argv: string[]): Promise<void> {
   if (dataDir) startedDataDirKey = values['data-dir'] ? '--data-dir' : 'FERRY_DATA_DIR';
 
   const log = createLogger(cfg.logLevel, cfg.logFormat);
+  chooseDuckdbAllocator(cfg.service.memoryLimitBytes);
   // Imported here: commands that do not run the service (a remote-only agent) never load DuckDB.
   const { startService } = await import('../service/service.js');
   const { reloadSmtp } = await import('../service/smtp-reload.js');
@@ -327,6 +324,7 @@ async function agent(argv: string[]): Promise<void> {
   const cfg = loadConfigFile(file);
   started = cfg;
   const log = createLogger(cfg.logLevel, cfg.logFormat);
+  chooseDuckdbAllocator(cfg.service.memoryLimitBytes);
   const { Agent } = await import('../agent/agent.js');
   const starting = Agent.start(cfg, log);
   // SIGHUP is a reload from here on (its default action would end the process), applied once started.
@@ -469,6 +467,7 @@ async function query(argv: string[]): Promise<void> {
   // A range the user started gives its end too: up to now, said, not a warning of an end applied for them.
   else if (values.start) body.endTime = 'now';
   if (values.local) {
+    chooseDuckdbAllocator(cfg.service.memoryLimitBytes);
     const { localQuery } = await import('./local-query.js');
     const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
     await runCommand(async () => {

@@ -18,7 +18,8 @@ import { isConfigRefusal } from '../util/retry.js';
 import { splitLines } from '../agent/delivery/batch.js';
 import { parsers } from '../agent/parsers/index.js';
 import { PRESETS } from '../agent/transforms/multiline.js';
-import { EventStore } from '../service/store/event-store.js';
+import type { EventStore } from '../service/store/event-store.js';
+import { chooseDuckdbAllocator } from './duckdb-allocator.js';
 import { buildConfig, ConfigError, type FerryConfig } from './config.js';
 import { parseDuration } from '../util/units.js';
 
@@ -166,6 +167,9 @@ export async function pipe(argv: string[], loadConfig: (file?: string) => FerryC
   try {
     if (values.local) {
       const cfg = loadConfig(values.config);
+      chooseDuckdbAllocator(cfg.service.memoryLimitBytes);
+      // Imported here, once the allocator is chosen: a pipe to a remote sink never loads DuckDB.
+      const { EventStore } = await import('../service/store/event-store.js');
       store = await EventStore.open({
         dataDir: values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir,
         memoryLimitBytes: cfg.service.memoryLimitBytes,

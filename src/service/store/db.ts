@@ -474,7 +474,7 @@ export class Database {
       // for less CPU (docs/benchmarks.md). Files written before keep working.
       storage_compatibility_version: STORAGE_VERSION,
       // Freed memory goes back to the system in the background and after large frees, so the process's
-      // resident memory follows what queries use (with cli/main.ts's DUCKDB_JE_MALLOC_CONF).
+      // resident memory follows what queries use (with cli/duckdb-allocator.ts).
       allocator_background_threads: 'true',
       allocator_flush_threshold: '16MB',
       allocator_bulk_deallocation_flush_threshold: '32MB',
