@@ -13,7 +13,7 @@ import { seriesFunction } from './series-functions.js';
 
 export async function queryFunctions(budget: JsBudget = DEFAULT_JS_BUDGET): Promise<DuckDBScalarFunction[]> {
   return [
-    await geoInfoFunction(budget),
+    geoInfoFunction(budget),
     seriesFunction(budget),
     genaiFunction(budget),
     ...analysisFunctions(budget),

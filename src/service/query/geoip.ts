@@ -5,8 +5,8 @@
  * data comes from the optional dependency geoip-lite (MaxMind GeoLite2 data, CC BY-SA 4.0), loaded on the
  * first call only: it costs a hundred MB of memory and a noticeable pause (docs/benchmarks.md), so a
  * service that never asks pays nothing. Country names come from Node's own Intl data, subdivision names
- * from iso-3166 (loaded with the function only where geoip-lite is installed). Without geoip-lite, the
- * function answers a clear error.
+ * from iso-3166, both also loaded on the first call (together 15 MiB of a process that never asks).
+ * Without geoip-lite, the function answers a clear error.
  */
 import { createRequire } from 'node:module';
 import { type DuckDBScalarFunction, VARCHAR } from '@duckdb/node-api';
@@ -18,7 +18,8 @@ interface GeoLookup {
 
 const require = createRequire(import.meta.url);
 let geo: GeoLookup | null | undefined;
-const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
+let countryNames: Intl.DisplayNames | undefined;
+let subdivisionNames: Map<string, string> | undefined;
 
 function load(): GeoLookup | null {
   if (geo === undefined) {
@@ -33,6 +34,7 @@ function load(): GeoLookup | null {
 
 function countryName(iso: string): string {
   try {
+    countryNames ??= new Intl.DisplayNames(['en'], { type: 'region' });
     return countryNames.of(iso) ?? iso;
   } catch {
     return iso;
@@ -40,7 +42,7 @@ function countryName(iso: string): string {
 }
 
 /** The geographic attributes of an address as JSON text, or null when it is unknown or not an address. */
-export function geoInfo(ip: string, subdivisions: ReadonlyMap<string, string>): string | null {
+export function geoInfo(ip: string): string | null {
   const g = load();
   if (!g) throw new Error('geo_info_from_ip_address needs the optional package geoip-lite, which is not installed');
   const r = g.lookup(ip.trim());
@@ -49,7 +51,7 @@ export function geoInfo(ip: string, subdivisions: ReadonlyMap<string, string>): 
   return JSON.stringify({
     country: iso ? countryName(iso) : '',
     country_iso: iso,
-    state: r.region ? (subdivisions.get(`${iso}-${r.region}`) ?? r.region) : '',
+    state: r.region ? (subdivisions().get(`${iso}-${r.region}`) ?? r.region) : '',
     city: r.city || '',
     latitude: r.ll?.[0] ?? null,
     longitude: r.ll?.[1] ?? null,
@@ -57,24 +59,21 @@ export function geoInfo(ip: string, subdivisions: ReadonlyMap<string, string>): 
   });
 }
 
-/** ISO 3166-2 subdivision names by code ("US-CA" → California), where geoip-lite is there to need them. */
-async function subdivisionNames(): Promise<Map<string, string>> {
-  try {
-    require.resolve('geoip-lite');
-  } catch {
-    return new Map();
+/** ISO 3166-2 subdivision names by code ("US-CA" → California); iso-3166 is an ES module without top-level await. */
+function subdivisions(): Map<string, string> {
+  if (!subdivisionNames) {
+    const { iso31662 } = require('iso-3166') as typeof import('iso-3166');
+    subdivisionNames = new Map(iso31662.map((s) => [s.code, s.name]));
   }
-  const { iso31662 } = await import('iso-3166');
-  return new Map(iso31662.map((s) => [s.code, s.name]));
+  return subdivisionNames;
 }
 
-export async function geoInfoFunction(budget: JsBudget): Promise<DuckDBScalarFunction> {
-  const subdivisions = await subdivisionNames();
+export function geoInfoFunction(budget: JsBudget): DuckDBScalarFunction {
   return jsFunction<[string]>(
     'ferry_geo_info',
     [VARCHAR],
     VARCHAR,
-    (ip) => geoInfo(String(ip), subdivisions),
+    (ip) => geoInfo(String(ip)),
     budget,
     'geo_info_from_ip_address',
   );

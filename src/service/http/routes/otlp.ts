@@ -12,7 +12,13 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyBudget, readBody, type BodyLimits } from '../../../ingest/body.js';
 import { otlpDecoder } from '../../../ingest/otlp-decoder.js';
-import { eventsCost, otlpEncoding, otlpSuccess, OTLP_MAX_BYTES, type OtlpSignal } from '../../../ingest/otlp.js';
+import {
+  eventsCost,
+  otlpEncoding,
+  otlpFullSuccess,
+  OTLP_MAX_BYTES,
+  type OtlpSignal,
+} from '../../../ingest/otlp-http.js';
 import { letGoOfUnreadBody } from '../../../util/unread-body.js';
 import type { EventStore } from '../../store/event-store.js';
 import { badRequest, notFoundError } from '../errors.js';
@@ -74,6 +80,9 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
         await writeFile(file, `${events.join('\n')}\n`).finally(() => body.release());
         const result = await store.ingestFile(dataset, file, 'ndjson');
         if (result.failed > 0) {
+          // The OTLP definitions (protobufjs and 0.8 MB of generated code) are loaded for a partial success
+          // only: decoding is the worker's, and a full success is a constant.
+          const { otlpSuccess } = await import('../../../ingest/otlp.js');
           const ok = otlpSuccess(encoding, signal, {
             rejected: result.failed,
             message: result.failures[0]?.error ?? '',
@@ -85,7 +94,7 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
       }
     }
     body.release();
-    const ok = otlpSuccess(encoding, signal);
+    const ok = otlpFullSuccess(encoding);
     return reply.type(ok.contentType).send(ok.body);
   };
 
