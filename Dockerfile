@@ -46,6 +46,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # container the service must leave loopback to be reachable; publish the port deliberately.
 # As a sidecar shipping to Axiom: CMD ["agent", "--config", "config/sidecar.yaml"] with AXIOM_TOKEN set.
 # The service alone: CMD ["serve"].
-# --max-semi-space-size=4 caps V8's young generation (src/cli/node-flags.ts: ~15 MiB less resident).
-ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/src/cli/main.js"]
+# --max-semi-space-size=2 caps V8's young generation (src/cli/node-flags.ts: ~15 MiB less resident).
+ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/src/cli/main.js"]
 CMD ["agent", "--config", "config/ferry.yaml"]
