@@ -21,6 +21,8 @@ export const DEFAULT_SINK_CONCURRENCY = 3;
 export class SendLoop {
   private readonly state = { closed: false };
   private running: Promise<void> | undefined;
+  /** The queue's last acknowledgement failed (said once until one succeeds). */
+  private ackFailing = false;
   batchesDelivered = 0;
 
   constructor(
@@ -81,7 +83,7 @@ export class SendLoop {
                 }
                 settle();
                 // Acknowledgements are written one after another, so a later one never lands first.
-                if (upTo) await (acking = acking.then(() => this.queue.ack(upTo!)).catch(this.onAckError));
+                if (upTo) await (acking = acking.then(() => this.acknowledge(upTo!)));
               },
               (e: unknown) => {
                 // The sink gave up (closed, or an attempt limit): the batch stays queued for the next start.
@@ -97,6 +99,17 @@ export class SendLoop {
     await Promise.all(inFlight.map((e) => e.sending));
     // Delivered batches already shifted out of inFlight may still be being acknowledged.
     await acking;
+  }
+
+  /** Records a delivery in the queue; a failure is said once while it lasts, not once a batch. */
+  private async acknowledge(upTo: LogPosition): Promise<void> {
+    try {
+      await this.queue.ack(upTo);
+      this.ackFailing = false;
+    } catch (e) {
+      if (!this.ackFailing) this.onAckError(e);
+      this.ackFailing = true;
+    }
   }
 
   /** From now on a send that fails is the stop's doing, not the sink's: call before closing the sink. */

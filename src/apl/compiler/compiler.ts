@@ -248,7 +248,9 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions,
   const hidden = bs.out.rowIdentity ? `"__t", "__s", ${opts.sysTime ? '"__st", ' : ''}` : '';
   switch (s.kind) {
     case 'scan':
-      return scanSql(scanSource(s, opts), opts);
+    case 'filter':
+      // Written by stageRelation: a scan as its own SELECT or read inline, a filter as the next stage's WHERE.
+      throw new Error(`a ${s.kind} stage is compiled by stageRelation`);
     case 'values': {
       if (s.rows.length === 0) {
         return `SELECT ${s.columns.map((c) => `CAST(NULL AS ${SQL_TYPE_OF[c.type]}) AS ${sqlIdent(c.alias)}`).join(', ')} WHERE FALSE`;
@@ -259,8 +261,6 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions,
       );
       return `SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${s.columns.map((c) => sqlIdent(c.alias)).join(', ')})`;
     }
-    case 'filter':
-      return `SELECT * ${from} WHERE ${exprSql(s.predicate, FILTER)}`;
     case 'select':
       return `SELECT ${hidden}${s.items.map((it) => `${exprSql(it.expr, VALUE)} AS ${sqlIdent(it.alias)}`).join(', ') || '1 AS "__empty"'} ${from}`;
     case 'aggregate': {

@@ -153,5 +153,8 @@ describe('events with their own dataset', () => {
     await d.flush();
     await until(() => delivered() === 15);
     expect(r.requests.flatMap((q) => q.ids)).toEqual(Array.from({ length: 15 }, (_, i) => i));
+    // Said once while it lasts, not once a batch.
+    expect(r.requests.length).toBeGreaterThan(2);
+    expect(said.filter((m) => m.includes('could not be recorded'))).toHaveLength(1);
   });
 });
