@@ -31,7 +31,7 @@ export interface DaemonConfig {
 }
 
 export interface AgentHealth {
-  /** `ok`; `degraded` (200): a sink retrying, a file source reading no file; `failing` (503): a sink refused or stopped; `stopping` (503). */
+  /** `ok`; `degraded` (200): a sink retrying or its queue not recording deliveries, a file source reading no file; `failing` (503): a sink refused or stopped; `stopping` (503). */
   status: 'ok' | 'degraded' | 'failing' | 'stopping' | 'starting';
   /** The last SIGHUP's failure (an invalid config, a pipeline that would not start), until one succeeds. */
   reload?: { error: string; at: string };
@@ -41,6 +41,8 @@ export interface AgentHealth {
     state: SinkState;
     queuedBatches: number;
     lastError?: string;
+    /** Why the sink's queue cannot record deliveries (its disk), while it cannot: degraded. */
+    queueError?: string;
     since?: string;
     failedAttempts?: number;
   }[];
@@ -155,6 +157,7 @@ export class Agent {
         state: h.state,
         queuedBatches: r.queue.depthRecords,
         ...(h.lastError ? { lastError: h.lastError } : {}),
+        ...(h.queueError !== undefined ? { queueError: h.queueError } : {}),
         ...(h.since !== undefined && h.state !== 'ok'
           ? { since: new Date(h.since).toISOString(), failedAttempts: h.failures }
           : {}),
@@ -167,7 +170,7 @@ export class Agent {
         ? 'failing'
         : // A pattern of several matching nothing is said in `warnings`; a source reading no file at all is
           // degraded, and so is the service when it works only in part (src/service/health.ts).
-          sinks.some((s) => s.state === 'retrying') ||
+          sinks.some((s) => s.state === 'retrying' || s.queueError !== undefined) ||
             sources.some((s) => s.files === 0 || s.degraded) ||
             this.reloadFailure !== undefined ||
             service?.degraded

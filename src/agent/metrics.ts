@@ -85,6 +85,13 @@ export function renderMetrics(p: Pipeline | undefined, service?: RunningService,
       l,
       r.counters.droppedEvents,
     );
+    add(
+      'ferry_queue_ack_failures_total',
+      'counter',
+      'Deliveries the queue could not record (its disk); those batches are sent again after a restart',
+      l,
+      r.health.queueAckFailures,
+    );
     add('ferry_queue_depth_batches', 'gauge', 'Batches queued and not yet delivered', l, r.queue.depthRecords);
     add(
       'ferry_queue_depth_bytes',

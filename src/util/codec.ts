@@ -6,6 +6,7 @@
 import { promisify } from 'node:util';
 import { constants as zlib, gunzipSync, gzip } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
+import { ZstdThread } from './zstd-thread.js';
 
 export type Codec = 'gzip' | 'zstd' | 'none';
 
@@ -13,9 +14,15 @@ const gzipAsync = promisify(gzip);
 const ZSTD_LEVEL_1 = { compressionLevel: 1 };
 
 /**
- * Compresses. gzip at level 1 runs on libuv's thread pool, off the event loop, and shrinks JSON logs about
- * 7×; zstd at level 1 runs on the loop, and still costs less CPU per byte and makes fewer bytes (about 8×)
- * (docs/benchmarks.md: level 1 against 3, and a thread of its own, measured).
+ * zstd's thread: slots of the size of the agent's batch stages (delivery/batcher.ts), one for each stage a
+ * batcher compresses at once and one more for a second sink.
+ */
+const zstdThread = new ZstdThread({ slots: 4, slotBytes: 512 * 1024, level: 1, idleMs: 30_000 });
+
+/**
+ * Compresses, off the event loop: gzip at level 1 on libuv's thread pool (it shrinks JSON logs about 7×),
+ * zstd at level 1 on a thread of its own (less CPU per byte than gzip, and about 8×) (docs/benchmarks.md:
+ * level 1 against 3, the loop against a thread, measured).
  */
 export async function compress(raw: Buffer, codec: Codec): Promise<Buffer> {
   switch (codec) {
@@ -23,7 +30,10 @@ export async function compress(raw: Buffer, codec: Codec): Promise<Buffer> {
     case 'gzip':
       return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
     case 'zstd':
-      return zstdCompress(raw, ZSTD_LEVEL_1);
+      // What the thread cannot take (larger than a stage, or once it failed) is compressed here, on the loop.
+      return zstdThread.takes(raw)
+        ? zstdThread.compress(raw).catch(() => zstdCompress(raw, ZSTD_LEVEL_1))
+        : zstdCompress(raw, ZSTD_LEVEL_1);
     case 'none':
       return raw;
   }

@@ -6,7 +6,7 @@
  * A batch gathers in stages of STAGE_BYTES. With an encoder (a compressing sink), each stage is compressed
  * as soon as it is full, while the next one fills: gzip members and zstd frames concatenate into one body
  * that decompresses to the whole batch, so the batch is never held uncompressed in full, and stages
- * compress side by side on libuv's threads. Without one, the stages are the batch and are handed on as
+ * compress beside the event loop (gzip on libuv's threads, zstd on a thread of its own). Without one, the stages are the batch and are handed on as
  * they are.
  */
 import { BufferPool } from '../queue/buffer-pool.js';

@@ -116,12 +116,7 @@ export class Delivery {
         o.onError(err);
       },
       o.settings.concurrency,
-      (err) =>
-        o.report?.(
-          'error',
-          `sink ${o.name}: delivered batches could not be recorded in its queue at ${o.queueDir} (${(err as Error).message}); they are sent again after a restart`,
-          { sink: o.name, err },
-        ),
+      (err) => (err === undefined ? chain.health.ackRecorded() : chain.health.ackFailed(err, o.queueDir)),
     );
   }
 

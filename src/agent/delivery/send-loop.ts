@@ -21,8 +21,6 @@ export const DEFAULT_SINK_CONCURRENCY = 3;
 export class SendLoop {
   private readonly state = { closed: false };
   private running: Promise<void> | undefined;
-  /** The queue's last acknowledgement failed (said once until one succeeds). */
-  private ackFailing = false;
   batchesDelivered = 0;
 
   constructor(
@@ -30,8 +28,11 @@ export class SendLoop {
     private readonly chain: Pick<SendChain, 'send'>,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly concurrency = 1,
-    /** The queue could not record a delivery (its disk): the batches go again after a restart. */
-    private readonly onAckError: (e: unknown) => void = () => undefined,
+    /**
+     * Each acknowledgement's outcome: the error when the queue could not record a delivery (its disk; the
+     * batches go again after a restart), undefined when it did.
+     */
+    private readonly onAck: (e?: unknown) => void = () => undefined,
   ) {}
 
   start(): void {
@@ -101,15 +102,15 @@ export class SendLoop {
     await acking;
   }
 
-  /** Records a delivery in the queue; a failure is said once while it lasts, not once a batch. */
+  /** Records a delivery in the queue; a failure does not stop delivery, the next acknowledgement tries again. */
   private async acknowledge(upTo: LogPosition): Promise<void> {
+    let failure: unknown;
     try {
       await this.queue.ack(upTo);
-      this.ackFailing = false;
     } catch (e) {
-      if (!this.ackFailing) this.onAckError(e);
-      this.ackFailing = true;
+      failure = e ?? new Error('the queue could not record a delivery');
     }
+    this.onAck(failure);
   }
 
   /** From now on a send that fails is the stop's doing, not the sink's: call before closing the sink. */

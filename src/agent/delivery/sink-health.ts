@@ -8,6 +8,10 @@
  *   reloaded with SIGHUP.
  * - `failed`: delivery stopped (an error no retry can fix, or the attempt limit); the queue keeps the data
  *   for the next start.
+ *
+ * Apart from the state, `queueError` says that the sink's queue cannot record deliveries (its disk): data
+ * still flows, but delivered batches are not let go (they are sent again after a restart) and the queue's
+ * disk use grows, so the agent is degraded until a record succeeds.
  */
 import { STATUS_CODES } from 'node:http';
 import type { Trouble } from '../sinks/sink.js';
@@ -54,6 +58,10 @@ export class SinkHealth {
   failures = 0;
   /** The reason of the first events dead-lettered in this run. */
   firstRefusal: string | undefined;
+  /** Why the queue cannot record deliveries now, while it cannot. */
+  queueError: string | undefined;
+  /** Deliveries the queue could not record, in this run. */
+  queueAckFailures = 0;
   private lastReport = 0;
 
   constructor(
@@ -132,6 +140,29 @@ export class SinkHealth {
       reason,
       ...(status !== undefined ? { status } : {}),
     });
+  }
+
+  /** The queue could not record a delivery: said once while it lasts (`queueDir`: where it is). */
+  ackFailed(err: unknown, queueDir: string): void {
+    this.queueAckFailures++;
+    if (this.queueError !== undefined) return;
+    this.queueError = err instanceof Error ? err.message : String(err);
+    this.report(
+      'error',
+      `sink ${this.sink}: delivered batches could not be recorded in its queue at ${queueDir} (${this.queueError}); they are sent again after a restart`,
+      { sink: this.sink, err },
+    );
+  }
+
+  /** The queue recorded a delivery: after a failure, said once. */
+  ackRecorded(): void {
+    if (this.queueError === undefined) return;
+    this.report('info', `sink ${this.sink}: its queue records deliveries again`, {
+      sink: this.sink,
+      failedRecords: this.queueAckFailures,
+      lastError: this.queueError,
+    });
+    this.queueError = undefined;
   }
 
   /** Delivery stopped: the queue keeps what it holds for the next start. */

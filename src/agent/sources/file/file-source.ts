@@ -151,8 +151,11 @@ export class FileSource implements Source {
   /** Files found that cannot be read, and why: in /health until they can. */
   private readonly unreadable = new Map<string, { reason: string; words: string }>();
   private readonly readSinceOpen = new WeakMap<FileTailer, ReadSinceOpen>();
-  /** What every read goes into: one buffer, not one per read (256 KiB a read adds up to tens of MiB waiting for the collector). */
-  private readonly chunk: Buffer;
+  /**
+   * What every read goes into, in turn: two buffers, not one per read (256 KiB a read adds up to tens of
+   * MiB waiting for the collector); one is read into while the other's lines are handed on.
+   */
+  private readonly chunks: readonly [Buffer, Buffer];
   private checkpoints!: CheckpointFile;
   private watcher: FSWatcher | undefined;
   private ready = false;
@@ -170,7 +173,7 @@ export class FileSource implements Source {
     counters?: FileSourceCounters,
   ) {
     this.counters = counters ?? newFileSourceCounters();
-    this.chunk = Buffer.allocUnsafeSlow(o.chunkBytes);
+    this.chunks = [Buffer.allocUnsafeSlow(o.chunkBytes), Buffer.allocUnsafeSlow(o.chunkBytes)];
     const include = o.include.map((p) => resolve(p));
     this.patterns = include.map((pattern) => {
       const literal = !picomatch.scan(pattern).isGlob;
@@ -420,7 +423,7 @@ export class FileSource implements Source {
         if (this.stopping) break;
         try {
           const linesBefore = this.counters.linesIn;
-          const bytes = await t.step(emit, this.counters, ROUND_BUDGET, this.chunk);
+          const bytes = await t.step(emit, this.counters, ROUND_BUDGET, this.chunks);
           read += bytes;
           this.noteRead(t, this.counters.linesIn - linesBefore, bytes);
           if (t.state === 'draining') {

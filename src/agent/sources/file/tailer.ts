@@ -96,15 +96,16 @@ export class FileTailer implements Stream {
   }
 
   /**
-   * One round: identity and truncation checks, then up to `budget` bytes read into `chunk`. Returns bytes
-   * read. `chunk` is read into again once every line of the last read was emitted (and its emit awaited):
-   * a line's `raw` view is valid only until then, which is as long as a sink takes to copy it in.
+   * One round: identity and truncation checks, then up to `budget` bytes read into `chunks`, in turn.
+   * Returns bytes read. A chunk is read into again once every line of its last read was emitted (and its
+   * emit awaited): a line's `raw` view is valid only until then, which is as long as a sink takes to copy
+   * it in.
    */
   async step(
     emit: (l: SourceLine) => Promise<void> | undefined,
     counters: SourceCounters,
     budget: number,
-    chunk: Buffer,
+    chunks: readonly [Buffer, Buffer],
   ): Promise<number> {
     if (this.state === 'active') {
       try {
@@ -141,31 +142,45 @@ export class FileTailer implements Stream {
     }
     let read = 0;
     // Up to the size just seen: an idle file costs two stats a round, no buffer and no read. What is
-    // appended meanwhile is read next round.
-    while (read < budget && this.offset < st.size) {
-      const buf = chunk.subarray(0, Math.min(chunk.length, st.size - this.offset));
-      const { bytesRead } = await this.fh.read(buf, 0, buf.length, this.offset);
-      if (bytesRead === 0) break;
-      const base = this.offset;
-      this.offset += bytesRead;
-      read += bytesRead;
-      counters.bytesIn += bytesRead;
-      this.splitter.feed(buf.subarray(0, bytesRead));
-      for (let l = this.splitter.next(); l; l = this.splitter.next()) {
-        counters.linesIn++;
-        if (l.truncated) counters.truncatedLines++;
-        const wait = emit({
-          text: l.text,
-          raw: l.raw,
-          truncated: l.truncated,
-          stream: this,
-          offset: base + l.end,
-          generation: this.generation,
-          dataset: this.o.dataset,
-        });
-        if (wait) await wait;
+    // appended meanwhile is read next round. The next read goes into the other chunk while this one's
+    // lines are handed on, so the event loop does not wait for the disk (or the page cache) between them.
+    const readInto = (i: number, at: number) => {
+      const buf = chunks[i]!.subarray(0, Math.min(chunks[i]!.length, st.size - at));
+      return this.fh.read(buf, 0, buf.length, at).then(({ bytesRead }) => ({ buf, bytesRead }));
+    };
+    let cur = 0;
+    let reading: ReturnType<typeof readInto> | undefined =
+      read < budget && this.offset < st.size ? readInto(cur, this.offset) : undefined;
+    try {
+      while (reading) {
+        const { buf, bytesRead } = await reading;
+        reading = undefined;
+        if (bytesRead === 0) break;
+        const base = this.offset;
+        this.offset += bytesRead;
+        read += bytesRead;
+        counters.bytesIn += bytesRead;
+        cur ^= 1;
+        if (bytesRead === buf.length && read < budget && this.offset < st.size) reading = readInto(cur, this.offset);
+        this.splitter.feed(buf.subarray(0, bytesRead));
+        for (let l = this.splitter.next(); l; l = this.splitter.next()) {
+          counters.linesIn++;
+          if (l.truncated) counters.truncatedLines++;
+          const wait = emit({
+            text: l.text,
+            raw: l.raw,
+            truncated: l.truncated,
+            stream: this,
+            offset: base + l.end,
+            generation: this.generation,
+            dataset: this.o.dataset,
+          });
+          if (wait) await wait;
+        }
       }
-      if (bytesRead < buf.length) break;
+    } finally {
+      // A read still going into the other chunk must land before that chunk is read into again.
+      if (reading) await reading.catch(() => undefined);
     }
     if (read > 0) this.quietSince = Date.now();
     return read;

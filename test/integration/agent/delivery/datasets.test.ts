@@ -2,7 +2,7 @@
  * Events that carry their own dataset keep it through batching and the disk queue, across a restart, and
  * a sink sends each batch to its dataset: one request per dataset, in the order the lines came.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -153,8 +153,19 @@ describe('events with their own dataset', () => {
     await d.flush();
     await until(() => delivered() === 15);
     expect(r.requests.flatMap((q) => q.ids)).toEqual(Array.from({ length: 15 }, (_, i) => i));
-    // Said once while it lasts, not once a batch.
+    // Said once while it lasts, not once a batch; the health says why, and counts each failure.
     expect(r.requests.length).toBeGreaterThan(2);
     expect(said.filter((m) => m.includes('could not be recorded'))).toHaveLength(1);
+    expect(d.health.queueError).toMatch(/EISDIR/);
+    expect(d.health.queueAckFailures).toBeGreaterThanOrEqual(2);
+    // The disk is fixed: the next record succeeds, and that is said once.
+    rmdirSync(join(queueDir, 'ack.json.tmp'));
+    for (let i = 15; i < 20; i++) await d.accept(envelope(i));
+    await d.flush();
+    await until(() => said.some((m) => m.includes('records deliveries again')));
+    expect(d.health.queueError).toBeUndefined();
+    expect(said.filter((m) => m.includes('records deliveries again'))).toEqual([
+      'info: sink out: its queue records deliveries again',
+    ]);
   });
 });
