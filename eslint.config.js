@@ -6,8 +6,19 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/support/fixtures/**'] },
   {
     files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
+    ignores: ['src/console/app/**', 'test/unit/console/**'],
     extends: [tseslint.configs.base],
     languageOptions: { parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
+    // The console's pages run in the browser: their own project (DOM types, Preact's JSX).
+    files: ['src/console/app/**/*.ts', 'src/console/app/**/*.tsx', 'test/unit/console/**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: { parserOptions: { project: './tsconfig.console.json', tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],

@@ -17,6 +17,8 @@ import {
 import { badRequest, forbidden } from './errors.js';
 
 export type Need =
+  /** No token: the console's page and files, which hold no data (routes/console.ts). */
+  | { public: true }
   /** Any valid token. */
   | { any: true }
   /** A personal access token (a user), whatever its rights: the caller acting on itself. */
@@ -79,6 +81,8 @@ function crud(base: string, area: OrgArea): Record<string, Need> {
 }
 
 export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
+  'GET /': { public: true },
+  'GET /assets/:file': { public: true },
   ...datasetRoutes('/v1/datasets'),
   ...datasetRoutes('/v2/datasets'),
   'POST /v1/ingest/:dataset': { ingest: 'dataset' },
@@ -119,10 +123,16 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'DELETE /v2/apl-starred-queries/:id': { starred: 'delete' },
 };
 
+/** Whether a route takes no token (the console's page and files). */
+export function isPublic(need: Need | undefined): boolean {
+  return need !== undefined && 'public' in need;
+}
+
 /** Whether a route manages the service (its changes go into the audit trail), rather than ingesting or querying. */
 export function isManagement(need: Need): boolean {
   if ('all' in need) return need.all.some(isManagement);
   return (
+    !('public' in need) &&
     !('ingest' in need) &&
     !('ingestHeader' in need) &&
     !('queries' in need) &&
@@ -145,6 +155,7 @@ export function checkNeed(req: FastifyRequest, need: Need, isSystem: (dataset: s
     for (const n of need.all) checkNeed(req, n, isSystem);
     return;
   }
+  if ('public' in need) return;
   const kept = (ds: string) => {
     if (isSystem(ds)) throw forbidden(`Forbidden: dataset "${ds}" is kept by the service itself and cannot be changed`);
   };

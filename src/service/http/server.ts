@@ -1,5 +1,6 @@
 /**
- * The embedded event service's HTTP server: management (/v2), ingest and query (/v1) on one listener.
+ * The embedded event service's HTTP server: management (/v2), ingest and query (/v1), and the local console
+ * (/ and /assets) on one listener.
  * Every response carries X-Axiom-Trace-Id; every error is JSON {code, message}.
  */
 import { randomBytes } from 'node:crypto';
@@ -13,7 +14,7 @@ import type { EventStore } from '../store/event-store.js';
 import type { BodyLimits } from '../../ingest/body.js';
 import { Authenticator } from './authenticate.js';
 import { toHttp } from './errors.js';
-import { installRights, isManagement, needOf } from './rights.js';
+import { installRights, isManagement, isPublic, needOf } from './rights.js';
 import { audited, auditRecord, type AuditRecord } from '../audit/audit-trail.js';
 import type { EventLog } from '../store/event-log.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -27,6 +28,7 @@ import { tokenRoutes } from './routes/tokens.js';
 import { userRoutes } from './routes/users.js';
 import { rbacRoutes } from './routes/rbac.js';
 import { starredRoutes } from './routes/starred.js';
+import { consoleRoutes } from './routes/console.js';
 import type { DocumentTable } from '../store/documents.js';
 import type { StarredQuery } from '../starred/starred-query.js';
 
@@ -93,6 +95,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   // what it sent and cannot make the server parse bodies.
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Axiom-Trace-Id', req.id);
+    const route = req.routeOptions.url;
+    if (route !== undefined && isPublic(needOf(req.method, route))) return;
     req.principal = auth.principalOf(req.headers.authorization);
   });
   installRights(app, (ds) => deps.store.isSystemDataset(ds));
@@ -134,6 +138,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   userRoutes(app, deps.directory);
   rbacRoutes(app, deps.directory);
   starredRoutes(app, deps.starred, deps.engine);
+  consoleRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
   void app.register(async (scope) => otlpRoutes(scope, deps.store, deps.limits));
   return app;

@@ -82,7 +82,7 @@ const has = (c: Caps, kind: 'data' | 'org', name: string, action: string) =>
 /** Whether an identity meets a route's need; the routes here act on dataset "logs". */
 function meets(c: Caps, need: Need): boolean {
   if ('all' in need) return need.all.every((n) => meets(c, n));
-  if ('any' in need) return true;
+  if ('any' in need || 'public' in need) return true;
   if ('user' in need) return c.personal;
   if ('org' in need) return has(c, 'org', need.org, need.action);
   if ('dataset' in need) return has(c, 'data', need.dataset, need.action);
@@ -233,6 +233,11 @@ const SPECS: Record<string, RouteSpec> = {
   },
   'GET /v1/user': { make: async () => ({ path: '/v1/user' }) },
   'GET /v2/user': { make: async () => ({ path: '/v2/user' }) },
+  // The console's page, and the script it loads (its name is its content's hash).
+  'GET /': { make: async () => ({ path: '/' }) },
+  'GET /assets/:file': {
+    make: async () => ({ path: /\/assets\/[^"]+\.js/.exec(await (await fetch(`${svc.url}/`)).text())![0] }),
+  },
   'PUT /v2/user': { make: async () => ({ path: '/v2/user', body: { name: 'walker' } }) },
   'GET /v2/users': { make: async () => ({ path: '/v2/users' }) },
   'POST /v2/users': {
@@ -448,6 +453,7 @@ describe('the table of rights', () => {
       const area = /^\/v2\/(\w+)/.exec(path)?.[1];
       if (special[route]) expect(need, route).toEqual(special[route]);
       else if (area && AREAS[area]) expect(need, route).toEqual({ org: AREAS[area], action: ACTION[method] });
+      else if (path === '/' || path.startsWith('/assets/')) expect(need, route).toEqual({ public: true });
       else if (/\/ingest/.test(path)) expect(need, route).toEqual({ ingest: 'dataset' });
       else if (/^\/v1\/(traces|logs)$/.test(path)) expect(need, route).toEqual({ ingestHeader: 'x-axiom-dataset' });
       else if (/_apl$/.test(path)) expect(need, route).toEqual({ queries: true });
@@ -482,6 +488,13 @@ describe('the table of rights', () => {
     for (const [route, need] of Object.entries(ROUTE_RIGHTS)) {
       const [method] = route.split(' ') as [string];
       const spec = SPECS[route]!;
+      if ('public' in need) {
+        // The console's files hold no data: no token is asked, and a wrong one changes nothing.
+        const made = await spec.make(fx, false);
+        expect((await fetch(`${svc.url}${made.path}`)).status, `${route} without a token`).toBe(200);
+        expect((await send('xaat-00000000-0000-4000-8000-00000000dead', method, made)).status, route).toBe(200);
+        continue;
+      }
       const bad = await send('xaat-00000000-0000-4000-8000-00000000dead', method, await spec.make(fx, false));
       expect(bad.status, `${route} with a bad token`).toBe(401);
       for (const who of identities) {
@@ -515,7 +528,7 @@ describe('the table of rights', () => {
         ? Number(((await r.json()) as { tables: { columns: number[][] }[] }).tables[0]!.columns[0]![0])
         : 0;
     };
-    const want = refusals + Object.keys(ROUTE_RIGHTS).length;
+    const want = refusals + Object.values(ROUTE_RIGHTS).filter((n) => !('public' in n)).length;
     for (let i = 0; i < 100 && (await recorded()) < want; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await recorded()).toBe(want);
     for (const [route, who] of allowed) {
