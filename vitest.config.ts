@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects, chosen by folder: `test/unit/` holds pure modules tested in milliseconds (no server, no
- * child process, no DuckDB file, no waiting on files), `test/integration/` everything that runs real parts.
+ * Projects chosen by folder: `test/unit/` holds pure modules tested in milliseconds (no server, no
+ * child process, no DuckDB file, no waiting on files), `test/integration/` everything that runs real parts,
+ * and of those `test/integration/console/` (Chromium) runs last, alone.
  * Inside each, tests sit in the folder of the `src/` part they are about.
  */
 export default defineConfig({
@@ -16,7 +17,20 @@ export default defineConfig({
     setupFiles: ['test/support/setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          exclude: ['test/integration/console/**'],
+        },
+      },
+      // The browser's tests run after the others, alone: Chromium takes both cores for seconds, which would
+      // be counted against the latency budgets other tests assert.
+      {
+        extends: true,
+        test: { name: 'browser', include: ['test/integration/console/**/*.test.ts'], sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

@@ -49,7 +49,14 @@ export async function openPage(url: string): Promise<BrowserPage> {
   };
 }
 
+/** Closes the browser; one that does not close within 5 s is killed (a test that failed mid-page). */
 export async function closeBrowser(): Promise<void> {
-  await browser?.close();
+  const b = browser;
   browser = undefined;
+  if (!b) return;
+  const closed = await Promise.race([
+    b.close().then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), 5000)),
+  ]);
+  if (!closed) b.process()?.kill('SIGKILL');
 }

@@ -65,11 +65,19 @@ export interface TabularTable {
   name: string;
   fields: Field[];
   groups: { name: string }[];
+  order?: { field: string; desc: boolean }[];
   columns: unknown[][];
 }
 
 export interface TabularResult {
-  status: { elapsedTime: number; rowsMatched: number; rowsExamined: number; isPartial?: boolean };
+  status: {
+    elapsedTime: number;
+    rowsMatched: number;
+    rowsExamined: number;
+    isPartial?: boolean;
+    minCursor?: string;
+    maxCursor?: string;
+  };
   tables: TabularTable[];
   datasetNames: string[];
 }
@@ -79,12 +87,14 @@ export interface Dataset {
   description?: string;
 }
 
+/** `page`: at most `limit` rows, after `cursor` (the cursor of the last row of the page before). */
 export function runQuery(
   apl: string,
   range: { startTime: string; endTime: string },
   signal: AbortSignal,
+  page: { limit: number; cursor?: string },
 ): Promise<TabularResult> {
-  return api<TabularResult>('POST', '/v1/datasets/_apl?format=tabular', { apl, ...range }, { signal });
+  return api<TabularResult>('POST', '/v1/datasets/_apl?format=tabular', { apl, ...range, ...page }, { signal });
 }
 
 export const listDatasets = () => api<Dataset[]>('GET', '/v2/datasets');

@@ -21,6 +21,8 @@ export interface AplEditorOptions {
 
 export interface AplEditor {
   text(): string;
+  /** Replaces the text (a starred query picked). */
+  setText(text: string): void;
   /** Marks the service's error ("line L, column C: …") at its place; undefined clears it. */
   showError(message: string | undefined): void;
   destroy(): void;
@@ -57,6 +59,7 @@ export function createAplEditor(parent: HTMLElement, o: AplEditorOptions): AplEd
   });
   return {
     text: () => view.state.doc.toString(),
+    setText: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),
     showError(message) {
       const place = message ? errorPlace(view.state.doc.toString(), message) : undefined;
       view.dispatch(

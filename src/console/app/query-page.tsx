@@ -8,13 +8,24 @@ import { ApiError, datasetFields, listDatasets, runQuery, type TabularResult } f
 import { createAplEditor, type AplEditor } from './editor';
 import { ResultChart } from './result-chart';
 import { ResultTable } from './result-table';
+import { rangeOfSaved, Starred } from './starred';
 import { decodeShared, encodeShared } from './share';
 import { RELATIVE_RANGES, resolveRange, type TimeRange } from './time-range';
+
+/** Rows asked for at a time; more are fetched as the table is scrolled to its end. */
+const PAGE_ROWS = 10_000;
+
+/** Where the next page starts, while the last page came full. */
+interface NextPage {
+  apl: string;
+  range: { startTime: string; endTime: string };
+  cursor: string;
+}
 
 type Run =
   | { state: 'idle' }
   | { state: 'running'; started: number; abort: AbortController }
-  | { state: 'done'; result: TabularResult; ms: number }
+  | { state: 'done'; result: TabularResult; ms: number; next?: NextPage; paging?: string }
   | { state: 'failed'; message: string; status: number }
   | { state: 'cancelled' };
 
@@ -29,6 +40,7 @@ export function QueryPage() {
   const [range, setRange] = useState<TimeRange>(shared?.range ?? { last: '1h' });
   const [run, setRun] = useState<Run>({ state: 'idle' });
   const running = useRef<AbortController>();
+  const paging = useRef(false);
 
   const editorHost = useRef<HTMLDivElement>(null);
   const editor = useRef<AplEditor>();
@@ -63,8 +75,10 @@ export function QueryPage() {
     const started = performance.now();
     setRun({ state: 'running', started, abort });
     try {
-      const result = await runQuery(text, resolveRange(r), abort.signal);
-      if (running.current === abort) setRun({ state: 'done', result, ms: performance.now() - started });
+      const resolved = resolveRange(r);
+      const result = await runQuery(text, resolved, abort.signal, { limit: PAGE_ROWS });
+      if (running.current === abort)
+        setRun({ state: 'done', result, ms: performance.now() - started, next: nextPage(text, resolved, result) });
     } catch (e) {
       if (running.current !== abort) return;
       if (abort.signal.aborted) setRun({ state: 'cancelled' });
@@ -78,6 +92,30 @@ export function QueryPage() {
 
   startRef.current = () => void start();
 
+  /** The next page of events, appended to the rows (the table was scrolled to its end). */
+  const loadMore = async () => {
+    if (run.state !== 'done' || !run.next || paging.current) return;
+    const { next, result } = run;
+    const abort = running.current!;
+    paging.current = true;
+    try {
+      const page = await runQuery(next.apl, next.range, abort.signal, { limit: PAGE_ROWS, cursor: next.cursor });
+      if (running.current !== abort) return;
+      const [have, got] = [result.tables[0]!, page.tables[0]];
+      const merged = got ? { ...have, columns: have.columns.map((c, i) => c.concat(got.columns[i] ?? [])) } : have;
+      setRun({
+        ...run,
+        result: { ...result, tables: [merged, ...result.tables.slice(1)] },
+        next: nextPage(next.apl, next.range, page),
+      });
+    } catch (e) {
+      // A result that is not events in time order cannot be paged: said, and the rows so far stay.
+      if (running.current === abort) setRun({ ...run, next: undefined, paging: (e as Error).message });
+    } finally {
+      paging.current = false;
+    }
+  };
+
   const zoom = (from: Date, to: Date) => {
     const r: TimeRange = { start: from.toISOString(), end: to.toISOString() };
     setRange(r);
@@ -87,6 +125,15 @@ export function QueryPage() {
   const main = run.state === 'done' ? run.result.tables[0] : undefined;
   return (
     <section class="query-page">
+      <Starred
+        current={() => ({ apl: editor.current?.text() ?? apl, range })}
+        onPick={(q) => {
+          const r = rangeOfSaved(q.query);
+          editor.current?.setText(q.query.apl);
+          setRange(r);
+          void start(q.query.apl, r);
+        }}
+      />
       <div class="editor" ref={editorHost} />
       <div class="toolbar">
         <select
@@ -134,6 +181,7 @@ export function QueryPage() {
           {run.state === 'cancelled' && 'Cancelled'}
           {run.state === 'done' &&
             `${run.result.status.rowsMatched.toLocaleString('en')} rows matched · ${(main?.columns[0]?.length ?? 0).toLocaleString('en')} rows · ${Math.round(run.ms)} ms`}
+          {run.state === 'done' && run.next && ' · more as you scroll'}
           {run.state === 'done' && run.result.status.isPartial && ' · partial'}
         </span>
       </div>
@@ -143,7 +191,29 @@ export function QueryPage() {
         </div>
       )}
       {main && <ResultChart table={main} onZoom={zoom} />}
-      {main && <ResultTable table={main} />}
+      {run.state === 'done' && run.paging && (
+        <div class="note" data-testid="paging-note">
+          More rows than one page ({PAGE_ROWS.toLocaleString('en')}), and no more can be fetched: {run.paging}
+        </div>
+      )}
+      {main && <ResultTable table={main} onEnd={() => void loadMore()} />}
     </section>
   );
+}
+
+/**
+ * The page after `result`, when it came full: events go on from the cursor of its last row, in the
+ * result's order (by _time, newest first unless the query sorts ascending).
+ */
+function nextPage(
+  apl: string,
+  range: { startTime: string; endTime: string },
+  result: TabularResult,
+): NextPage | undefined {
+  const t = result.tables[0];
+  if (!t || (t.columns[0]?.length ?? 0) < PAGE_ROWS) return undefined;
+  const first = t.order?.[0];
+  const asc = first?.field === '_time' && !first.desc;
+  const cursor = asc ? result.status.maxCursor : result.status.minCursor;
+  return cursor ? { apl, range, cursor } : undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * A result's rows, virtualised: only the rows in view (and a few around) are in the page, so 100,000 rows
- * scroll as smoothly as ten. Columns are typed (numbers right-aligned, times as ISO text); an object or
+ * scroll as smoothly as ten; `onEnd` is told when the end comes near (the page fetches more). Columns are typed (numbers right-aligned, times as ISO text); an object or
  * array cell opens in full below the table, and any cell's value can be copied.
  */
 import { useMemo, useState } from 'preact/hooks';
@@ -16,7 +16,7 @@ function cellText(v: unknown): string {
   return String(v);
 }
 
-export function ResultTable({ table }: { table: TabularTable }) {
+export function ResultTable({ table, onEnd }: { table: TabularTable; onEnd?: () => void }) {
   const [top, setTop] = useState(0);
   const [open, setOpen] = useState<{ field: string; value: unknown } | undefined>();
   const rows = table.columns[0]?.length ?? 0;
@@ -64,7 +64,12 @@ export function ResultTable({ table }: { table: TabularTable }) {
         class="viewport"
         data-testid="result-viewport"
         style={{ height: `${Math.min(VIEW_HEIGHT, rows * ROW_HEIGHT + 2)}px` }}
-        onScroll={(e) => setTop((e.currentTarget as HTMLDivElement).scrollTop)}
+        onScroll={(e) => {
+          const el = e.currentTarget as HTMLDivElement;
+          setTop(el.scrollTop);
+          // Near the end: the next page is fetched before it is reached.
+          if (onEnd && el.scrollTop + el.clientHeight >= el.scrollHeight - 20 * ROW_HEIGHT) onEnd();
+        }}
       >
         <div class="spacer" style={{ height: `${rows * ROW_HEIGHT}px` }}>
           {shown}
