@@ -2,6 +2,15 @@
 
 export const NS_PER_MS = 1_000_000n;
 
+/** The nanosecond times a bound can be: what a signed 64-bit count holds (1677-09-21 to 2262-04-11), short of the two DuckDB keeps for infinity. */
+const MIN_NS = -(2n ** 63n) + 2n;
+const MAX_NS = 2n ** 63n - 2n;
+
+/** A time past what nanoseconds hold (9999-12-31) as the furthest they do: it bounds the same events. */
+export function clampNs(ns: bigint): bigint {
+  return ns < MIN_NS ? MIN_NS : ns > MAX_NS ? MAX_NS : ns;
+}
+
 export function nowNs(): bigint {
   // Date.now() is ms; hrtime adds sub-ms resolution so that events received in the same ms keep order in _sysTime.
   const ms = BigInt(Date.now());

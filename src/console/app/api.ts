@@ -101,3 +101,97 @@ export const listDatasets = () => api<Dataset[]>('GET', '/v2/datasets');
 
 export const datasetFields = (dataset: string) =>
   api<{ name: string; type: string }[]>('GET', `/v2/datasets/${encodeURIComponent(dataset)}/fields`);
+
+export interface DatasetSummary {
+  name: string;
+  description: string;
+  kind: string;
+  created: string;
+  retentionDays: number;
+  useRetentionPeriod: boolean;
+}
+
+export interface FieldInfo {
+  name: string;
+  type: string;
+  description: string;
+  unit: string;
+  hidden: boolean;
+}
+
+/** GET /v1/datasets/{id}/info. */
+export interface DatasetInfo {
+  name: string;
+  numEvents: number;
+  numFields: number;
+  inputBytes: number;
+  compressedBytes: number;
+  minTime: string | null;
+  maxTime: string | null;
+  created: string;
+  fields: FieldInfo[];
+}
+
+export const listDatasetSummaries = () => api<DatasetSummary[]>('GET', '/v2/datasets');
+
+export const datasetInfo = (dataset: string) =>
+  api<DatasetInfo>('GET', `/v1/datasets/${encodeURIComponent(dataset)}/info`);
+
+/** A monitor as the API shows it; the form edits these and PUTs the whole object back. */
+export interface Monitor {
+  id: string;
+  name: string;
+  type: 'Threshold' | 'MatchEvent' | 'AnomalyDetection';
+  description: string;
+  aplQuery: string;
+  operator: string;
+  threshold: number;
+  columnName: string;
+  alertOnNoData: boolean;
+  notifyByGroup: boolean;
+  notifyEveryRun: boolean;
+  skipResolved: boolean;
+  notifierIds: string[];
+  intervalMinutes: number;
+  rangeMinutes: number;
+  triggerFromNRuns: number;
+  triggerAfterNPositiveResults: number;
+  compareDays: number;
+  tolerance: number;
+  disabled: boolean;
+  disabledUntil: string | null;
+  [other: string]: unknown;
+}
+
+/** One run, as /v2/monitors/{id}/runs records it. */
+export interface MonitorRun {
+  _time: string;
+  state: string;
+  value: number | null;
+  durationMs: number;
+  rowsMatched: number;
+  opened: number;
+  closed: number;
+  notified: number;
+  notificationsFailed: number;
+  error?: string | null;
+}
+
+/** An alert's opening or closing (/v2/monitors/{id}/history). */
+export interface AlertChange {
+  state: 'open' | 'closed';
+  timestamp: string;
+}
+
+export const listMonitors = () => api<Monitor[]>('GET', '/v2/monitors');
+
+const within = (start: Date, end: Date) =>
+  `startTime=${encodeURIComponent(start.toISOString())}&endTime=${encodeURIComponent(end.toISOString())}`;
+
+export const monitorRuns = (id: string, start: Date, end: Date) =>
+  api<MonitorRun[]>('GET', `/v2/monitors/${encodeURIComponent(id)}/runs?${within(start, end)}&limit=1000`);
+
+export const monitorHistory = (id: string, start: Date, end: Date) =>
+  api<AlertChange[]>('GET', `/v2/monitors/${encodeURIComponent(id)}/history?${within(start, end)}`);
+
+export const listNotifiers = () => api<{ id: string; name: string }[]>('GET', '/v2/notifiers');

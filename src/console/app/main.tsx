@@ -2,14 +2,28 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { whenUnauthorized } from './api';
+import { DatasetsPage } from './datasets-page';
 import { LivePage } from './live-page';
+import { MonitorsPage } from './monitors-page';
 import { QueryPage } from './query-page';
 import { forgetToken, storedToken } from './session';
 import { SignIn } from './sign-in';
 import './styles.css';
 
-/** The page the address names: #/live, else the query page (#/query, a shared query, or nothing). */
-const pageOf = (hash: string) => (hash.startsWith('#/live') ? 'live' : 'query');
+type Page = 'query' | 'live' | 'datasets' | 'monitors';
+
+/** The page the address names: #/live, #/datasets, #/monitors, else the query page (#/query, a shared query, or nothing). */
+const pageOf = (hash: string): Page => {
+  const m = /^#\/(live|datasets|monitors)\b/.exec(hash);
+  return m ? (m[1] as Page) : 'query';
+};
+
+const PAGES: Record<Page, () => preact.JSX.Element> = {
+  query: () => <QueryPage />,
+  live: () => <LivePage />,
+  datasets: () => <DatasetsPage />,
+  monitors: () => <MonitorsPage />,
+};
 
 function App() {
   const [signedIn, setSignedIn] = useState(storedToken() !== undefined);
@@ -32,6 +46,12 @@ function App() {
           <a href="#/live" class={page === 'live' ? 'active' : ''} data-testid="nav-live">
             Live
           </a>
+          <a href="#/datasets" class={page === 'datasets' ? 'active' : ''} data-testid="nav-datasets">
+            Datasets
+          </a>
+          <a href="#/monitors" class={page === 'monitors' ? 'active' : ''} data-testid="nav-monitors">
+            Monitors
+          </a>
         </nav>
         <button
           class="sign-out"
@@ -43,7 +63,7 @@ function App() {
           Sign out
         </button>
       </header>
-      <main>{page === 'live' ? <LivePage /> : <QueryPage />}</main>
+      <main>{PAGES[page]()}</main>
     </div>
   );
 }

@@ -60,6 +60,7 @@ function datasetRoutes(base: string): Record<string, Need> {
     [`PUT ${base}/:id`]: org('datasets', 'update'),
     [`DELETE ${base}/:id`]: org('datasets', 'delete'),
     [`POST ${base}/:id/trim`]: { dataset: 'trim', action: 'update', param: 'id' },
+    [`GET ${base}/:id/info`]: readsFields,
     [`GET ${base}/:id/fields`]: readsFields,
     [`GET ${base}/:id/fields/:field`]: readsFields,
     [`PUT ${base}/:id/fields/:field`]: changesFields,
@@ -113,6 +114,7 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'POST /v2/tokens/:id/regenerate': org('apiTokens', 'update'),
   ...crud('/v2/monitors', 'monitors'),
   'GET /v2/monitors/:id/history': org('monitors', 'read'),
+  'GET /v2/monitors/:id/runs': org('monitors', 'read'),
   ...crud('/v2/notifiers', 'notifiers'),
   ...crud('/v2/annotations', 'annotations'),
   // A list is filtered to what the caller may read; the others depend on the query's dataset.

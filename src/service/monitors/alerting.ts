@@ -20,7 +20,7 @@ import { FieldError } from '../bodies/fields.js';
 import type { QueryEngine } from '../query/engine.js';
 import { QueryInputError } from '../query/engine.js';
 import { DocumentTable } from '../store/documents.js';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { hidden, notFound } from '../store/errors.js';
 import type { Directory } from '../auth/directory.js';
 import { tokenPrincipal, userPrincipal } from '../auth/principals.js';
@@ -210,6 +210,34 @@ export class Alerting {
     if (!m) throw notFound(`monitor "${id}"`);
     if (!this.canSee(p, m)) throw hidden(`monitor "${id}"`);
     return m;
+  }
+
+  /**
+   * A visible monitor's recorded runs within [start, end], newest first: those whose datasets the caller
+   * may all query (a run before the query changed read others; a run recorded before runs named their
+   * datasets, only for who may read the runs dataset itself). A failed delivery's cause names the
+   * notifier's channel and answer: shown to callers who may read notifiers, else only counted.
+   */
+  async runs(p: Principal, id: string, startMs: number, endMs: number, limit: number): Promise<StoredEvent[]> {
+    const m = this.visibleMonitor(p, id);
+    const runs = await this.scheduler.runLog.read({
+      startNs: BigInt(startMs) * 1_000_000n,
+      endNs: BigInt(endMs) * 1_000_000n,
+      order: 'desc',
+      limit,
+      match: { field: 'monitorId', value: m.id },
+    });
+    const mayReadNotifiers = canOrg(p, 'notifiers', 'read');
+    const runsDataset = this.scheduler.runLog.dataset;
+    return runs
+      .filter((run) =>
+        Array.isArray(run.datasets)
+          ? run.datasets.every((ds) => typeof ds === 'string' && canDataset(p, ds, 'query', 'read'))
+          : canDataset(p, runsDataset, 'query', 'read'),
+      )
+      .map(({ _sysTime: _s, _rowId: _r, ...run }) =>
+        mayReadNotifiers || run.notificationError == null ? run : { ...run, notificationError: null },
+      ) as StoredEvent[];
   }
 
   async createMonitor(p: Principal, body: unknown): Promise<Monitor> {

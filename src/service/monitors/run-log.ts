@@ -11,6 +11,11 @@ export interface RunRecord {
   _time: string;
   monitorId: string;
   monitorName: string;
+  /**
+   * The datasets the run's figures come from: who may see them (/v2/monitors/{id}/runs) follows these,
+   * not the monitor's datasets now, which change with its query.
+   */
+  datasets: string[];
   type: string;
   queryStartTime: string;
   queryEndTime: string;

@@ -328,6 +328,7 @@ export class MonitorScheduler {
       _time: new Date(tickMs).toISOString(),
       monitorId: m.id,
       monitorName: m.name,
+      datasets: [...m.datasets],
       type: m.type,
       queryStartTime: formatRfc3339Nano(startNs),
       queryEndTime: formatRfc3339Nano(endNs),
@@ -353,6 +354,7 @@ export class MonitorScheduler {
       if (typeof who === 'string') throw new Error(who);
       const outcome = await this.query(m, who, startNs, endNs, results);
       await this.noteDatasets(m, outcome.datasets);
+      record.datasets = [...new Set([...record.datasets, ...outcome.datasets])];
       record.rowsMatched = outcome.status.rowsMatched;
       const window = { start: new Date(Number(startNs / NS_PER_MS)), end: new Date(endMs) };
       if (m.type === 'MatchEvent') {

@@ -1,10 +1,7 @@
 /** The query time range of a request: RFC 3339 or relative to now (`now`, `now-1h`, `now-30m`, `now-7d`, `now-1w`). */
 import { parseDatetimeText } from '../../apl/parser/parser.js';
 import { TIMESPAN_UNITS, timespanNs } from '../../apl/lexer/lexer.js';
-
-/** The nanosecond times a bound can be: what a signed 64-bit count holds (1677-09-21 to 2262-04-11), short of the two DuckDB keeps for infinity. */
-const MIN_NS = -(2n ** 63n) + 2n;
-const MAX_NS = 2n ** 63n - 2n;
+import { clampNs } from '../../util/time.js';
 
 /**
  * Parses a startTime/endTime value; undefined when absent; throws Error with a message naming the field.
@@ -13,7 +10,7 @@ const MAX_NS = 2n ** 63n - 2n;
  */
 export function parseTimeBound(field: string, value: unknown, nowNs: bigint): bigint | undefined {
   const ns = parseBound(field, value, nowNs);
-  return ns === undefined ? undefined : ns < MIN_NS ? MIN_NS : ns > MAX_NS ? MAX_NS : ns;
+  return ns === undefined ? undefined : clampNs(ns);
 }
 
 function parseBound(field: string, value: unknown, nowNs: bigint): bigint | undefined {

@@ -16,6 +16,9 @@ export const CATALOG_DDL = [
   `ALTER TABLE ferry_datasets ADD COLUMN IF NOT EXISTS edge_deployment VARCHAR`,
   `CREATE TABLE IF NOT EXISTS ferry_fields (
      dataset VARCHAR, name VARCHAR, col VARCHAR, type VARCHAR, description VARCHAR, unit VARCHAR, hidden BOOLEAN)`,
+  // The bytes of events each dataset has received (its info's inputBytes), written apart from the events'
+  // inserts: batches of one dataset append side by side, and one row they all updated would conflict.
+  `CREATE TABLE IF NOT EXISTS ferry_input_bytes (dataset VARCHAR, bytes BIGINT)`,
 ];
 
 export interface FieldRecord {
@@ -113,6 +116,20 @@ export async function updateDataset(c: ConnOps, d: DatasetRecord): Promise<void>
 export async function deleteDatasetRows(c: ConnOps, name: string): Promise<void> {
   await c.run(`DELETE FROM ferry_datasets WHERE name = $1`, [name]);
   await c.run(`DELETE FROM ferry_fields WHERE dataset = $1`, [name]);
+  await c.run(`DELETE FROM ferry_input_bytes WHERE dataset = $1`, [name]);
+}
+
+export async function loadInputBytes(c: ConnOps): Promise<Map<string, number>> {
+  const rows = await c.all(`SELECT dataset, bytes FROM ferry_input_bytes`);
+  return new Map(rows.map((r) => [r.dataset as string, Number(r.bytes)]));
+}
+
+/** Replaces the recorded totals of these datasets, in the caller's transaction. */
+export async function saveInputBytes(c: ConnOps, totals: Map<string, number>): Promise<void> {
+  for (const [dataset, bytes] of totals) {
+    await c.run(`DELETE FROM ferry_input_bytes WHERE dataset = $1`, [dataset]);
+    await c.run(`INSERT INTO ferry_input_bytes VALUES ($1, $2)`, [dataset, bytes]);
+  }
 }
 
 export async function insertField(c: ConnOps, dataset: string, f: FieldRecord): Promise<void> {

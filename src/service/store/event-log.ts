@@ -7,7 +7,7 @@
 import { unlink, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { DatabaseReopening } from './db.js';
-import type { EventStore } from './event-store.js';
+import type { EventStore, ReadOptions, StoredEvent } from './event-store.js';
 
 const FLUSH_MS = 2000;
 const FLUSH_RECORDS = 500;
@@ -44,6 +44,11 @@ export class EventLog<T extends object> {
     private readonly log: Logger,
   ) {
     if (opts.system) store.reserveSystemDataset(dataset);
+  }
+
+  /** Recorded events by time (none before the dataset exists); what is still buffered is not among them. */
+  async read(o: ReadOptions): Promise<StoredEvent[]> {
+    return this.store.hasDataset(this.dataset) ? this.store.readEvents(this.dataset, o) : [];
   }
 
   add(r: T): void {

@@ -9,7 +9,7 @@
 import type { DuckDBScalarFunction } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -22,6 +22,8 @@ import {
   insertField,
   loadDatasets,
   loadFields,
+  loadInputBytes,
+  saveInputBytes,
   setMeta,
   updateDataset,
   updateField,
@@ -47,7 +49,7 @@ import { checkTimestampFormat, TIME_MACROS } from '../../sql/time.js';
 import { APL_MACROS } from '../../apl/functions/macros.js';
 import { parseJsonText } from '../../util/json-text.js';
 import type { BodyFacts } from '../../ingest/body-facts.js';
-import { formatRfc3339Nano, nowNs } from '../../util/time.js';
+import { clampNs, formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
 
 /**
@@ -121,6 +123,8 @@ export interface ReadOptions {
   endNs?: bigint;
   limit?: number;
   order?: 'asc' | 'desc';
+  /** Only events whose string field equals the value (none when the dataset has no such field). */
+  match?: { field: string; value: string };
 }
 
 /** An event as the read API returns it: flat dotted field names plus _time and _sysTime (RFC 3339). */
@@ -143,7 +147,31 @@ interface DatasetState {
   /** From a schema change's (or the dataset's deletion's) first statement to its publication: the table may differ from `fields`. */
   schemaChanging?: boolean;
   stats?: { version: number; rows: number; minNs?: bigint; maxNs?: bigint };
+  /** Bytes of events received (info's inputBytes); `inputDirty` until written to the catalog. */
+  inputBytes: number;
+  inputDirty?: boolean;
+  /** Bytes of the dataset's checkpointed blocks, as of this version and checkpoint. */
+  storage?: { version: number; checkpoint: number; bytes: number; until: number };
 }
+
+/** What GET /v1/datasets/{id}/info reports of a dataset beside its fields. */
+export interface DatasetInfo {
+  numEvents: number;
+  minNs?: bigint;
+  maxNs?: bigint;
+  inputBytes: number;
+  compressedBytes: number;
+}
+
+/**
+ * A dataset's storage walk reads a row per segment: the size of one of STORAGE_WALK_LONG segments or more
+ * (tens of millions of rows) stands for STORAGE_WALK_STANDS_MS while the dataset keeps changing.
+ */
+const STORAGE_WALK_LONG = 10_000;
+const STORAGE_WALK_STANDS_MS = 5_000;
+
+/** How often received byte counts are written to the catalog (and at close). */
+const INPUT_BYTES_FLUSH_MS = 10_000;
 
 export class EventStore {
   private readonly datasets = new Map<string, DatasetState>();
@@ -155,6 +183,9 @@ export class EventStore {
   private readonly systemDatasets = new Set<string>();
   private readsStopped = false;
   private checkpointing: Promise<void> | undefined;
+  /** Checkpoints completed: a dataset's blocks on disk change with each. */
+  private checkpoints = 0;
+  private inputBytesTimer?: NodeJS.Timeout;
   readonly now: () => bigint;
 
   private constructor(
@@ -198,6 +229,10 @@ export class EventStore {
     this.ingestPool = await this.db.newPool(availableParallelism());
     await this.db.use((c) => this.load(c));
     this.db.afterReopen((c) => this.load(c));
+    this.inputBytesTimer = setInterval(() => {
+      this.flushInputBytes().catch((err: unknown) => this.opts.onBackgroundError?.(err, 'recording received bytes'));
+    }, INPUT_BYTES_FLUSH_MS);
+    this.inputBytesTimer.unref();
   }
 
   /**
@@ -208,6 +243,7 @@ export class EventStore {
   private async load(c: ConnOps): Promise<void> {
     for (const ddl of [...CATALOG_DDL, TBIT_MACRO, ...TIME_MACROS, ...APL_MACROS]) await c.run(ddl);
     const records = await loadDatasets(c);
+    const inputBytes = await loadInputBytes(c);
     const names = new Set(records.map((r) => r.name));
     for (const name of [...this.datasets.keys()]) if (!names.has(name)) this.datasets.delete(name);
     for (const record of records) {
@@ -218,6 +254,8 @@ export class EventStore {
       if (d && d.record.table === record.table) {
         Object.assign(d, { record, fields, known: emptyKnown(), schemaVersion: ++this.schemaSeq });
         if (nextSeq > d.nextSeq) d.nextSeq = nextSeq;
+        // Counts not yet written stay: the reopened file holds the last ones written.
+        d.inputBytes = Math.max(d.inputBytes, inputBytes.get(record.name) ?? 0);
         d.version++;
         continue;
       }
@@ -229,6 +267,7 @@ export class EventStore {
         lock: new SharedLock(),
         version: 0,
         schemaVersion: ++this.schemaSeq,
+        inputBytes: inputBytes.get(record.name) ?? 0,
       });
     }
   }
@@ -259,6 +298,7 @@ export class EventStore {
       // V8 has not collected yet give theirs back first.
       collectGarbage();
       await c.run('CHECKPOINT');
+      this.checkpoints++;
     });
     this.checkpointing = running.catch(() => undefined).finally(() => (this.checkpointing = undefined));
     return running;
@@ -271,9 +311,13 @@ export class EventStore {
 
   /** Checkpoints (folding the WAL into the compressed file) and closes. */
   async close(): Promise<void> {
+    clearInterval(this.inputBytesTimer);
     await this.idle();
     await this.catalogLock.run(async () => {
       await Promise.all([...this.datasets.values()].map((d) => d.lock.run(async () => undefined)));
+      await this.writeInputBytes().catch((err: unknown) =>
+        this.opts.onBackgroundError?.(err, 'recording received bytes'),
+      );
       await this.db.run('CHECKPOINT').catch(() => undefined);
       this.db.close();
     });
@@ -353,6 +397,7 @@ export class EventStore {
             lock: new SharedLock(),
             version: 0,
             schemaVersion: ++this.schemaSeq,
+            inputBytes: 0,
           });
           return { ...record };
         }),
@@ -539,28 +584,42 @@ export class EventStore {
     if (format === 'array' && !(await endsWithByte(file, 0x5d)))
       throw invalid('invalid JSON body: the JSON array is not closed with "]" (a truncated body?)');
     const receivedNs = this.now();
-    return this.ingestPool.use(async (c) => {
-      const progress = { inserted: false };
-      try {
-        return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
-      } catch (e) {
-        // Appending to a dataset keeps a block per column pinned in memory until a checkpoint writes it
-        // out, which the WAL's size alone does not call for: a few wide datasets fill memory_limit. A
-        // batch refused for memory before it was inserted is tried once more after a checkpoint.
-        if (progress.inserted || !isOutOfMemory(e)) throw e;
-        await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
+    const bytes = (await stat(file)).size;
+    const progress: { inserted: boolean; stored?: boolean } = { inserted: false };
+    const counted = () => {
+      // Some events stored, even if what follows the insert fails: the body's bytes count.
+      if (!progress.stored) return;
+      d.inputBytes += bytes;
+      d.inputDirty = true;
+    };
+    const result = await this.ingestPool
+      .use(async (c) => {
         try {
           return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
-        } catch (again) {
-          // Nothing of it was stored: the client is told to send it in smaller parts (the agent splits on 413).
-          if (progress.inserted || !isOutOfMemory(again)) throw again;
-          throw new StoreError(
-            'too_large',
-            `the batch for dataset "${dataset}" needs more memory than service.memory_limit leaves it; nothing of it was stored: send it in smaller requests`,
-          );
+        } catch (e) {
+          // Appending to a dataset keeps a block per column pinned in memory until a checkpoint writes it
+          // out, which the WAL's size alone does not call for: a few wide datasets fill memory_limit. A
+          // batch refused for memory before it was inserted is tried once more after a checkpoint.
+          if (progress.inserted || !isOutOfMemory(e)) throw e;
+          await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
+          try {
+            return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
+          } catch (again) {
+            // Nothing of it was stored: the client is told to send it in smaller parts (the agent splits on 413).
+            if (progress.inserted || !isOutOfMemory(again)) throw again;
+            throw new StoreError(
+              'too_large',
+              `the batch for dataset "${dataset}" needs more memory than service.memory_limit leaves it; nothing of it was stored: send it in smaller requests`,
+            );
+          }
         }
-      }
-    });
+      })
+      .catch((e: unknown) => {
+        counted();
+        throw e;
+      });
+    counted();
+    return result;
   }
 
   private async ingestOnce(
@@ -570,7 +629,7 @@ export class EventStore {
     format: 'ndjson' | 'array',
     options: IngestOptions,
     receivedNs: bigint,
-    progress: { inserted: boolean },
+    progress: { inserted: boolean; stored?: boolean },
   ): Promise<IngestResult> {
     const source =
       format === 'array'
@@ -599,7 +658,7 @@ export class EventStore {
     d: DatasetState,
     receivedNs: bigint,
     options: IngestOptions,
-    progress: { inserted: boolean },
+    progress: { inserted: boolean; stored?: boolean },
   ): Promise<IngestResult> {
     const opts: PlanOptions = {
       timestampField: options.timestampField || undefined,
@@ -617,7 +676,10 @@ export class EventStore {
     const objects = total - malformed - notObject;
     const inserted = objects === 0 ? 0 : await this.insertBatch(c, d, shape, opts, receivedNs);
     progress.inserted = true;
-    if (inserted > 0) this.maybeCheckpoint();
+    if (inserted > 0) {
+      progress.stored = true;
+      this.maybeCheckpoint();
+    }
     const failed = total - inserted;
     const failures = failed > 0 ? await this.listFailures(c, opts, receivedNs) : [];
     const collisionsSql = inserted > 0 ? collisionsQuery(shape) : undefined;
@@ -794,8 +856,13 @@ export class EventStore {
   async readEvents(dataset: string, o: ReadOptions = {}): Promise<StoredEvent[]> {
     const { table, fields } = this.schema(dataset);
     const where: string[] = [];
-    if (o.startNs !== undefined) where.push(`_time >= make_timestamp_ns(${o.startNs})`);
-    if (o.endNs !== undefined) where.push(`_time <= make_timestamp_ns(${o.endNs})`);
+    if (o.startNs !== undefined) where.push(`_time >= make_timestamp_ns(${clampNs(o.startNs)})`);
+    if (o.endNs !== undefined) where.push(`_time <= make_timestamp_ns(${clampNs(o.endNs)})`);
+    if (o.match) {
+      const f = fields.find((x) => x.name === o.match!.field && x.type === 'string');
+      if (!f) return [];
+      where.push(`${sqlIdent(f.column)} = ${sqlString(o.match.value)}`);
+    }
     const dir = o.order === 'asc' ? 'ASC' : 'DESC';
     const cols = [
       'epoch_ns(_time) AS "_t"',
@@ -914,6 +981,95 @@ export class EventStore {
   /** Whether no write reached these datasets since examine() returned these versions. */
   unchangedSince(datasets: string[], versions: number[]): boolean {
     return datasets.every((ds, i) => this.hasDataset(ds) && this.state(ds).version === versions[i]);
+  }
+
+  /** Events, time span and bytes of a dataset (GET /v1/datasets/{id}/info). */
+  async info(dataset: string): Promise<DatasetInfo> {
+    const d = this.state(dataset);
+    try {
+      const stats = await this.tableStats(d);
+      return {
+        numEvents: stats.rows,
+        minNs: stats.minNs,
+        maxNs: stats.maxNs,
+        inputBytes: d.inputBytes,
+        compressedBytes: await this.storageBytes(d),
+      };
+    } catch (e) {
+      // Deleted meanwhile: its table went with it.
+      if (this.datasets.get(dataset) !== d) throw notFound(`dataset "${dataset}"`);
+      throw e;
+    }
+  }
+
+  /**
+   * The dataset's share of the database file, estimated: in each block, its segments span from one's offset
+   * to the next's, and the last as far as the table's mean segment (no further than the block's end), plus
+   * whole overflow blocks; rows still only in the WAL count at the dataset's bytes per row in blocks (or,
+   * before it has any, at the bytes received per event).
+   */
+  private async storageBytes(d: DatasetState): Promise<number> {
+    const { version } = d;
+    const checkpoint = this.checkpoints;
+    const cached = d.storage;
+    if (cached && cached.checkpoint === checkpoint && (cached.version === version || Date.now() < cached.until))
+      return cached.bytes;
+    const r = (
+      await this.db.all(
+        `WITH seg AS (
+           SELECT block_id AS b, block_offset AS o, len(additional_block_ids) AS extra, persistent AS p,
+             column_id = 0 AND segment_type <> 'VALIDITY' AS t, count AS n
+           FROM pragma_storage_info(${sqlString(d.record.table)})),
+         spans AS (
+           SELECT b, lead(o) OVER (PARTITION BY b ORDER BY o) - o AS span, o FROM seg WHERE p AND b >= 0),
+         blocks AS (SELECT b, max(o) AS last, sum(span) AS measured, count(span) AS spans FROM spans GROUP BY b)
+         SELECT
+           (SELECT block_size FROM pragma_database_size() LIMIT 1) AS block_size,
+           (SELECT count(*) FROM seg) AS segments,
+           (SELECT coalesce(sum(extra), 0) FROM seg WHERE p AND b >= 0) AS extra,
+           (SELECT coalesce(sum(n) FILTER (WHERE p), 0) FROM seg WHERE t) AS written,
+           (SELECT coalesce(sum(n) FILTER (WHERE NOT p), 0) FROM seg WHERE t) AS pending,
+           (SELECT coalesce(sum(measured), 0) FROM blocks) AS measured,
+           (SELECT coalesce(sum(spans), 0) FROM blocks) AS spans,
+           (SELECT list(last) FROM blocks) AS lasts`,
+      )
+    )[0]!;
+    const blockSize = Number(r.block_size ?? 262_144);
+    const written = Number(r.written);
+    const pending = Number(r.pending);
+    const measured = Number(r.measured);
+    const spans = Number(r.spans);
+    const lasts = ((r.lasts as unknown[] | null) ?? []).map(Number);
+    const received = d.inputBytes / Math.max(1, written + pending);
+    // Without a measured segment (a table of one segment), the last one is bounded by what its rows came as.
+    const mean = spans > 0 ? measured / spans : received * written;
+    let bytes = Number(r.extra) * blockSize + measured;
+    for (const last of lasts) bytes += Math.min(blockSize - last, mean);
+    if (pending > 0) bytes += pending * (written > 0 ? bytes / written : received);
+    bytes = Math.round(bytes);
+    const until = Number(r.segments) >= STORAGE_WALK_LONG ? Date.now() + STORAGE_WALK_STANDS_MS : 0;
+    if (this.checkpoints === checkpoint) d.storage = { version, checkpoint, bytes, until };
+    return bytes;
+  }
+
+  /** Writes the received byte counts that changed since the last write. */
+  private flushInputBytes(): Promise<void> {
+    return this.catalogLock.run(() => this.writeInputBytes());
+  }
+
+  /** Holding the catalog lock (no dataset is created or deleted meanwhile). */
+  private async writeInputBytes(): Promise<void> {
+    const dirty = [...this.datasets.entries()].filter(([, d]) => d.inputDirty);
+    if (dirty.length === 0) return;
+    for (const [, d] of dirty) d.inputDirty = false;
+    try {
+      await this.db.use((c) =>
+        c.transaction(() => saveInputBytes(c, new Map(dirty.map(([name, d]) => [name, d.inputBytes])))),
+      );
+    } catch (e) {
+      for (const [, d] of dirty) d.inputDirty = true;
+      throw e;
+    }
   }
 
   async count(dataset: string): Promise<number> {

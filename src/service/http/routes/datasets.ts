@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { canDataset, canSeeDataset } from '../../auth/capabilities.js';
 import type { EventStore } from '../../store/event-store.js';
 import { parseDuration } from '../../../util/units.js';
+import { formatRfc3339Nano } from '../../../util/time.js';
 import { badRequest } from '../errors.js';
 import { BUILTIN_FIELDS, datasetView, fieldView } from '../views.js';
 
@@ -89,6 +90,24 @@ export function datasetRoutes(app: FastifyInstance, store: EventStore): void {
       const deleted = await store.trim(req.params.id, ns);
       // v2 answers 204; v1 keeps its historic body (numDeleted, which this service fills in truthfully).
       return v === 'v2' ? reply.code(204).send() : { numDeleted: deleted };
+    });
+
+    // axiom-rs's datasets.info: the dataset's events, time span, bytes and fields (README: the table of routes).
+    app.get<IdParams>(`${base}/:id/info`, async (req) => {
+      const d = store.getDataset(req.params.id);
+      const info = await store.info(d.name);
+      const fields = [...BUILTIN_FIELDS, ...store.listFields(d.name).map(fieldView)];
+      return {
+        name: d.name,
+        numEvents: info.numEvents,
+        numFields: fields.length,
+        inputBytes: info.inputBytes,
+        compressedBytes: info.compressedBytes,
+        minTime: info.minNs === undefined ? null : formatRfc3339Nano(info.minNs),
+        maxTime: info.maxNs === undefined ? null : formatRfc3339Nano(info.maxNs),
+        created: d.created,
+        fields,
+      };
     });
 
     app.get<IdParams>(`${base}/:id/fields`, async (req) => {

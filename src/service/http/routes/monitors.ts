@@ -1,5 +1,5 @@
 /**
- * Monitors: /v2/monitors CRUD and /v2/monitors/{id}/history. Each route needs its monitors capability; a
+ * Monitors: /v2/monitors CRUD, /v2/monitors/{id}/history and Ferry's /v2/monitors/{id}/runs. Each route needs its monitors capability; a
  * caller sees only monitors whose datasets it may query (others answer 404, as if absent).
  */
 import type { FastifyInstance } from 'fastify';
@@ -52,4 +52,24 @@ export function monitorRoutes(app: FastifyInstance, alerting: Alerting): void {
       }));
     },
   );
+
+  // Ferry's own: the monitor's recorded runs (README: the table of routes, and Monitors' Records), for the console's timeline.
+  app.get<IdParams & { Querystring: { startTime?: string; endTime?: string; limit?: string } }>(
+    '/v2/monitors/:id/runs',
+    async (req) => {
+      const start = optionalTime(req.query.startTime, 'startTime');
+      const end = optionalTime(req.query.endTime, 'endTime');
+      if (!start) throw new FieldError('startTime', 'is required (RFC 3339)');
+      if (!end) throw new FieldError('endTime', 'is required (RFC 3339)');
+      if (start > end) throw new FieldError('startTime', `(${start}) is after endTime (${end})`);
+      const limitText = req.query.limit ?? String(RUNS_DEFAULT_LIMIT);
+      const limit = Number(limitText);
+      if (!/^\d+$/.test(limitText) || limit < 1 || limit > RUNS_MAX_LIMIT)
+        throw new FieldError('limit', `must be a whole number from 1 to ${RUNS_MAX_LIMIT}, not "${limitText}"`);
+      return alerting.runs(req.principal, req.params.id, Date.parse(start), Date.parse(end), limit);
+    },
+  );
 }
+
+const RUNS_DEFAULT_LIMIT = 100;
+const RUNS_MAX_LIMIT = 1000;

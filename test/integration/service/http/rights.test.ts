@@ -160,6 +160,7 @@ function datasetSpecs(base: string): Record<string, RouteSpec> {
     [`POST ${base}/:id/trim`]: {
       make: async (_, f) => ({ path: `${base}/${await on(f)}/trim`, body: { maxDuration: '1000h' } }),
     },
+    [`GET ${base}/:id/info`]: { make: async () => ({ path: `${base}/logs/info` }) },
     [`GET ${base}/:id/fields`]: { make: async () => ({ path: `${base}/logs/fields` }) },
     [`GET ${base}/:id/fields/:field`]: { make: async () => ({ path: `${base}/logs/fields/msg` }) },
     [`PUT ${base}/:id/fields/:field`]: {
@@ -291,6 +292,12 @@ const SPECS: Record<string, RouteSpec> = {
     alsoQueries: true,
     make: async (fx) => ({
       path: `/v2/monitors/${fx.monitor}/history?startTime=2020-01-01T00:00:00Z&endTime=2100-01-01T00:00:00Z`,
+    }),
+  },
+  'GET /v2/monitors/:id/runs': {
+    alsoQueries: true,
+    make: async (fx) => ({
+      path: `/v2/monitors/${fx.monitor}/runs?startTime=2020-01-01T00:00:00Z&endTime=2100-01-01T00:00:00Z`,
     }),
   },
   ...crudSpecs(
@@ -460,8 +467,9 @@ describe('the table of rights', () => {
       else if (/\/trim$/.test(path)) expect(need, route).toEqual({ dataset: 'trim', action: 'update', param: 'id' });
       else if (/\/query$/.test(path))
         expect(need, route).toEqual({ dataset: 'query', action: 'read', param: 'dataset' });
-      else if (/^\/v[12]\/datasets\/:id\/(fields|mapfields)/.test(path)) {
-        // A dataset's fields are its data's shape: query rights on it to read them, and datasets:update too to change them.
+      else if (/^\/v[12]\/datasets\/:id\/(fields|mapfields|info)/.test(path)) {
+        // A dataset's fields are its data's shape, and its info counts its events: query rights on it to read
+        // them, and datasets:update too to change them.
         const reads = { dataset: 'query', action: 'read', param: 'id' };
         expect(need, route).toEqual(method === 'GET' ? reads : { all: [{ org: 'datasets', action: 'update' }, reads] });
       } else if (/^\/v[12]\/datasets/.test(path)) {

@@ -197,6 +197,28 @@ describe('monitor schedule', () => {
       rowsMatched: 10,
     });
     expect(recorded[0]!.error).toBeUndefined();
+
+    // The same runs through /v2/monitors/{id}/runs, newest first, as the console draws them.
+    const range = 'startTime=2026-01-01T00:00:00Z&endTime=2027-01-01T00:00:00Z';
+    const listed = (await (await svc.call('GET', `/v2/monitors/${id}/runs?${range}&limit=3`)).json()) as Record<
+      string,
+      unknown
+    >[];
+    expect(listed.map((r) => [r._time, r.state, r.value])).toEqual([
+      [new Date(tick.at(4)).toISOString(), 'normal', 2],
+      [new Date(tick.at(3)).toISOString(), 'triggered', 8],
+      [new Date(tick.at(2)).toISOString(), 'triggered', 9],
+    ]);
+    expect(listed[0]).not.toHaveProperty('_sysTime');
+    for (const [query, message] of [
+      ['limit=0', 'limit must be a whole number from 1 to 1000, not "0"'],
+      ['limit=x', 'limit must be a whole number from 1 to 1000, not "x"'],
+    ]) {
+      const r = await svc.call('GET', `/v2/monitors/${id}/runs?${range}&${query}`);
+      expect(await r.json()).toEqual({ code: 400, message });
+    }
+    expect((await svc.call('GET', `/v2/monitors/${id}/runs?endTime=2027-01-01T00:00:00Z`)).status).toBe(400);
+    expect((await svc.call('GET', `/v2/monitors/mon_nope/runs?${range}`)).status).toBe(404);
   });
 
   it('notifyByGroup with 2-of-2 runs: a state per group; a group whose series stops resolves with value 0', async () => {
@@ -567,6 +589,17 @@ describe('monitor schedule', () => {
       });
       expect(renderMetrics(undefined, svc)).toMatch(/^ferry_monitor_notifications_total\{outcome="failed"\} [1-9]/m);
 
+      // /v2/monitors/{id}/runs gives the cause to who may read notifiers, and only the count to others.
+      const runsPath = `/v2/monitors/${id}/runs?startTime=2026-01-01T00:00:00Z&endTime=2027-01-01T00:00:00Z&limit=1`;
+      const [latest] = (await (await svc.call('GET', runsPath)).json()) as Record<string, unknown>[];
+      expect(latest).toMatchObject({ notificationsFailed: 1, notificationError: last.notificationError });
+      const monitorReader = await svc.apiToken({ '*': { query: ['read'] } }, { monitors: ['read'] });
+      const [blind] = (await (await svc.call('GET', runsPath, undefined, monitorReader)).json()) as Record<
+        string,
+        unknown
+      >[];
+      expect(blind).toMatchObject({ _time: latest!._time, notificationsFailed: 1, notificationError: null });
+
       // A PUT that leaves a secret header empty keeps its value: the receiver still gets it.
       const custom = ids[7]!;
       const view = (await (await svc.call('GET', `/v2/notifiers/${custom}`)).json()) as {
@@ -677,6 +710,36 @@ describe('monitor schedule', () => {
       status: 2,
       stderr: 'ferry: unknown monitors command "frob" (list or show)\n',
     });
+  });
+
+  it('/v2/monitors/{id}/runs shows a run only to who may query what it read: runs from before the query changed stay hidden', async () => {
+    for (const d of ['hr-runs', 'web-runs']) await svc.createDataset(d);
+    const { id, tick } = await monitor({
+      name: 'moved',
+      type: 'Threshold',
+      aplQuery: "['hr-runs'] | count",
+      operator: 'Above',
+      threshold: 1e9,
+    });
+    await tick.run(1);
+    const m = svc.alerting.monitors.get(id)!;
+    const put = await svc.call('PUT', `/v2/monitors/${id}`, { ...m, aplQuery: "['web-runs'] | count" });
+    expect(put.status).toBe(200);
+    await tick.run(2);
+    await svc.alerting.scheduler.runLog.flush();
+    // Years past what nanoseconds hold are the furthest they do, not a server error.
+    const path = (limit = 10) =>
+      `/v2/monitors/${id}/runs?startTime=1000-01-01T00:00:00Z&endTime=9999-12-31T00:00:00Z&limit=${limit}`;
+    const times = async (token?: string) => {
+      const r = await svc.call('GET', path(), undefined, token);
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { _time: string; datasets: string[] }[]).map((x) => [x._time, x.datasets]);
+    };
+    const all = await times();
+    expect(all.map(([, datasets]) => datasets)).toEqual([['web-runs'], ['hr-runs']]);
+    expect(all[1]![0]).toBe(new Date(tick.at(1)).toISOString());
+    const webOnly = await svc.apiToken({ 'web-runs': { query: ['read'] } }, { monitors: ['read'] });
+    expect(await times(webOnly)).toEqual([all[0]]);
   });
 
   it('a monitor whose creator was deleted fails loudly: the run records why, /health and /metrics show it', async () => {
