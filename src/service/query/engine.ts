@@ -15,8 +15,12 @@ import type { EventStore } from '../store/event-store.js';
 import { QueryTimeout } from '../store/db.js';
 import { binAutoSize, parseTimeBound } from './time-range.js';
 import { datasetSchema } from './dataset-schema.js';
+import { KeptBindings } from './kept-bindings.js';
 import { compareCursors, decodeCursor, encodeCursor } from './cursor.js';
 import { formatRfc3339Nano } from '../../util/time.js';
+
+/** Query texts whose bindings are kept (kept-bindings.ts): each holds its bound stages, a few KiB. */
+const KEPT_BINDINGS = 256;
 
 /** The page size when neither the query nor the request sets one (spec: Limits). */
 export const DEFAULT_ROWS = 1000;
@@ -140,6 +144,8 @@ export class QueryEngine {
    */
   private readonly timeoutMs: number;
   private readonly limits: QueryLimits;
+  /** Bindings of query texts asked before (kept-bindings.ts). */
+  private readonly bindings = new KeptBindings(KEPT_BINDINGS);
 
   constructor(
     private readonly store: EventStore,
@@ -193,12 +199,34 @@ export class QueryEngine {
         `the query is ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`,
       );
     }
+    const effectiveEnd = endNs ?? nowNs;
+    const prepared = (bound: BoundQuery, schemasSeen: Map<string, number | undefined>): PreparedQuery => ({
+      request,
+      bound,
+      nowNs,
+      startNs,
+      endNs: effectiveEnd,
+      implicitEnd: endNs === undefined,
+      cursor,
+      schemasSeen,
+    });
+    const kept =
+      request.unknownNames === undefined
+        ? this.bindings.get(
+            request.apl,
+            (name) => this.store.schemaVersion(name),
+            (name) => {
+              if (!request.canQuery(name)) throw new QueryForbidden(name);
+            },
+          )
+        : undefined;
+    if (kept) return prepared(kept.bound, new Map(kept.looked));
+
     const ast = parseQuery(request.apl, {
       maxDepth: this.limits.maxExpressionDepth,
       setting: 'service.query_limits.max_expression_depth',
     });
     checkStages(ast, request.apl, this.limits.maxStages);
-    const effectiveEnd = endNs ?? nowNs;
     // The binder reaches datasets only through these two: access is checked before existence.
     const schemasSeen = new Map<string, number | undefined>();
     const schema = (name: string): DatasetSchema | undefined => {
@@ -206,23 +234,36 @@ export class QueryEngine {
       if (!schemasSeen.has(name)) schemasSeen.set(name, this.store.schemaVersion(name));
       return this.schemaOf(name);
     };
+    // What else the binder reads makes its binding one of this request only (not kept).
+    let readsRequest = request.unknownNames !== undefined;
     const bindWith = (rangeNs: bigint) =>
       bind(ast, request.apl, {
         schema,
-        nowNs,
-        binAutoNs: binAutoSize(rangeNs),
-        rangeNs,
+        get nowNs() {
+          readsRequest = true;
+          return nowNs;
+        },
+        get binAutoNs() {
+          readsRequest = true;
+          return binAutoSize(rangeNs);
+        },
+        get rangeNs() {
+          readsRequest = true;
+          return rangeNs;
+        },
         unknownNames: request.unknownNames,
         limits: {
           terms: { max: this.limits.maxExpressionTerms, setting: 'service.query_limits.max_expression_terms' },
           depth: { max: this.limits.maxExpressionDepth, setting: 'service.query_limits.max_expression_depth' },
           letUses: { max: this.limits.maxStages, setting: 'service.query_limits.max_stages' },
         },
-        datasets: () =>
-          this.store
+        datasets: () => {
+          readsRequest = true;
+          return this.store
             .listDatasets()
             .map((d) => d.name)
-            .filter((d) => request.canQuery(d)),
+            .filter((d) => request.canQuery(d));
+        },
       });
     const rangeOf = (from: bigint) => (effectiveEnd > from ? effectiveEnd - from : 0n);
     let bound = bindWith(rangeOf(startNs ?? effectiveEnd - 86_400_000_000_000n));
@@ -252,16 +293,9 @@ export class QueryEngine {
         Math.max(0, e.pos),
       );
     }
-    return {
-      request,
-      bound,
-      nowNs,
-      startNs,
-      endNs: effectiveEnd,
-      implicitEnd: endNs === undefined,
-      cursor,
-      schemasSeen,
-    };
+    if (!readsRequest && !bound.usesRangeLength)
+      this.bindings.keep(request.apl, { bound, looked: new Map(schemasSeen) });
+    return prepared(bound, schemasSeen);
   }
 
   /**

@@ -102,6 +102,36 @@ it('gives each of many queries asked at once while events arrive a count the dat
   expect(await count("['stream'] | where b >= 0 | count"), replay).toBe(acknowledged);
 });
 
+it('a query text asked again is checked against each caller: one who may not read its dataset is refused, whoever asked it first', async () => {
+  await svc.createDataset('kept-a');
+  await svc.createDataset('kept-b');
+  expect(await ingest('kept-a', [{ _time: '2024-01-01T00:00:00Z', v: 1 }])).toBe(200);
+  const readsA = await svc.apiToken({ 'kept-a': { query: ['read'] } });
+  const readsB = await svc.apiToken({ 'kept-b': { query: ['read'] } });
+  const apl = "['kept-a'] | summarize total = sum(v)";
+  const ask = (token: string) => svc.call('POST', '/v1/query/_apl?format=tabular', { apl, ...RANGE }, token);
+  // Asked at once by both, then again in turn: each answer is its caller's, whatever was kept.
+  const [first, refused] = await Promise.all([ask(readsA), ask(readsB)]);
+  expect(first.status).toBe(200);
+  expect(refused.status).toBe(403);
+  expect(await refused.json()).toEqual({
+    code: 403,
+    message: 'Forbidden: this token lacks the query|read capability on dataset "kept-a"',
+  });
+  for (const [token, status] of [
+    [readsB, 403],
+    [readsA, 200],
+    [readsB, 403],
+  ] as const)
+    expect((await ask(token)).status).toBe(status);
+
+  // A query that reads the clock is bound at each request: its time moves.
+  const now = async () => (await columns('print t = now()'))[0]![0] as string;
+  const before = await now();
+  await new Promise((r) => setTimeout(r, 5));
+  expect(Date.parse(await now())).toBeGreaterThan(Date.parse(before));
+});
+
 function batchesFrom(events: Record<string, unknown>[], round: number): number {
   return events.filter((e) => `f${round}` in e).length;
 }
