@@ -9,12 +9,12 @@
  *
  * Usage: npm run bench:ingest -- [--events N] [--concurrency C] [--runs R] [--progress N]
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AccessLogGenerator } from './access-log.js';
-import { api, cpuSeconds, peakRss, startServer } from './server-process.js';
+import { api, cpuSeconds, dirSize, peakRss, startServer } from './server-process.js';
 import { benchArgs } from './args.js';
 
 const values = benchArgs(
@@ -37,15 +37,6 @@ const runs = Math.max(1, Number(values.runs));
 // Print the rate and server CPU per event of every `progress` events, to see whether ingest slows as the
 // table grows (0: only the totals).
 const progressEvery = Number(values.progress);
-
-function dirSize(dir: string): number {
-  let total = 0;
-  for (const f of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, f.name);
-    total += f.isDirectory() ? dirSize(p) : statSync(p).size;
-  }
-  return total;
-}
 
 async function main(): Promise<void> {
   // Pre-generate distinct batches so the client costs nothing while the server is timed.

@@ -1,6 +1,7 @@
 /** Runs `ferry serve` from dist/ as a child process for benchmarks, and reads its peak memory. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -82,4 +83,14 @@ export async function api(
   });
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
   return r.status === 204 ? undefined : r.json();
+}
+
+/** The bytes of every file under a directory. */
+export function dirSize(dir: string): number {
+  let total = 0;
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, f.name);
+    total += f.isDirectory() ? dirSize(p) : statSync(p).size;
+  }
+  return total;
 }

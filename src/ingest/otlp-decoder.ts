@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { IngestBodyError } from './errors.js';
 import type { OtlpEncoding, OtlpSignal } from './otlp-http.js';
 import type { DecodeAnswer, DecodeRequest } from './otlp-worker.js';
+import type { MetricLines } from './otlp-metrics.js';
 
 export interface OtlpDecoderLimits {
   /** The worker's heap (its old generation), in MiB. */
@@ -60,8 +61,15 @@ export class OtlpDecoder {
     return this.worker !== undefined;
   }
 
+  /** A metrics body's series and points (see otlpMetricLines), or its refusal as an IngestBodyError. */
+  async decodeMetrics(body: Buffer, maxBytes: number): Promise<MetricLines> {
+    const [head, pointsCsv, ...series] = await this.decode('metrics', body, 'protobuf', maxBytes);
+    const counts = JSON.parse(head!) as Pick<MetricLines, 'points' | 'rejected' | 'firstRejection'>;
+    return { ...counts, series, pointsCsv: pointsCsv! };
+  }
+
   /** The body's events (see otlpEvents), or its refusal as an IngestBodyError. */
-  decode(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): Promise<string[]> {
+  decode(signal: OtlpSignal | 'metrics', body: Buffer, encoding: OtlpEncoding, maxBytes: number): Promise<string[]> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ request: { signal, encoding, maxBytes, body }, queuedAt: Date.now(), resolve, reject });
       this.next();

@@ -5,10 +5,12 @@
 import { parentPort } from 'node:worker_threads';
 import { IngestBodyError } from './errors.js';
 import { otlpEvents, type OtlpEncoding, type OtlpSignal } from './otlp.js';
+import { otlpMetricLines } from './otlp-metrics.js';
 
 export interface DecodeRequest {
   id: number;
-  signal: OtlpSignal;
+  /** Metrics are answered with a line of counts, the points' CSV, then the series (otlp-metrics.ts). */
+  signal: OtlpSignal | 'metrics';
   encoding: OtlpEncoding;
   maxBytes: number;
   body: Uint8Array;
@@ -24,7 +26,11 @@ parentPort?.on('message', (r: DecodeRequest) => {
   let answer: DecodeAnswer;
   try {
     const body = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
-    answer = { id: r.id, events: otlpEvents(r.signal, body, r.encoding, r.maxBytes) };
+    if (r.signal === 'metrics') {
+      const m = otlpMetricLines(body, r.maxBytes);
+      const head = JSON.stringify({ points: m.points, rejected: m.rejected, firstRejection: m.firstRejection });
+      answer = { id: r.id, events: [head, m.pointsCsv, ...m.series] };
+    } else answer = { id: r.id, events: otlpEvents(r.signal, body, r.encoding, r.maxBytes) };
   } catch (e) {
     answer =
       e instanceof IngestBodyError

@@ -24,7 +24,7 @@ import { eventCost, otlpFullSuccess, type OtlpEncoding, type OtlpSignal } from '
 export { eventsCost, OTLP_MAX_BYTES, otlpEncoding, type OtlpEncoding, type OtlpSignal } from './otlp-http.js';
 
 /** The protobufjs message types this module uses (the generated definitions carry no TypeScript types). */
-interface MessageType {
+export interface MessageType {
   decode(reader: Reader | Uint8Array, length?: number): unknown;
   fromObject(object: object): unknown;
   encode(message: unknown): { finish(): Uint8Array };
@@ -48,9 +48,9 @@ const { collector, trace, logs, resource: resourceProto, common } = definitions.
 const { Reader: Readers } = protobuf;
 
 /** A 64-bit integer as protobufjs gives it (a Long, or a number). */
-type Int64 = number | { toString(): string } | null | undefined;
+export type Int64 = number | { toString(): string } | null | undefined;
 
-interface AnyValue {
+export interface AnyValue {
   stringValue?: string | null;
   boolValue?: boolean | null;
   intValue?: Int64;
@@ -60,7 +60,7 @@ interface AnyValue {
   bytesValue?: Uint8Array | null;
 }
 
-interface KeyValue {
+export interface KeyValue {
   key?: string | null;
   value?: AnyValue | null;
 }
@@ -115,7 +115,7 @@ const MAX_NANOS = 2n ** 63n - 1n;
  * Nanoseconds since the epoch as a BigInt, 0 when absent. fixed64 is unsigned: protobufjs may hand it as a
  * negative Long. A time past 2262 refuses the body.
  */
-function nanos(v: Int64, what = 'time'): bigint {
+export function nanos(v: Int64, what = 'time'): bigint {
   if (v === null || v === undefined) return 0n;
   let n = BigInt(typeof v === 'number' ? Math.trunc(v) : v.toString());
   if (n < 0n) n += 2n ** 64n;
@@ -124,7 +124,7 @@ function nanos(v: Int64, what = 'time'): bigint {
 }
 
 /** An int64 attribute value: its text when a number cannot hold it exactly (also past int64, as sent). */
-function integer(v: Int64): number | string {
+export function integer(v: Int64): number | string {
   if (v === null || v === undefined) return 0;
   const text = typeof v === 'number' ? String(Math.trunc(v)) : v.toString();
   const n = BigInt(text);
@@ -311,7 +311,7 @@ const SHAPES: Record<OtlpSignal, SignalShape> = {
  * field numbered up to `messageFields` (the levels' messages and lists) with another wire type makes the
  * body malformed; other fields are skipped.
  */
-function* fields(reader: Reader, end: number, what: string, messageFields: number): Generator<[number, number]> {
+export function* fields(reader: Reader, end: number, what: string, messageFields: number): Generator<[number, number]> {
   while (reader.pos < end) {
     const tag = reader.uint32();
     const field = tag >>> 3;
@@ -334,7 +334,7 @@ function* fields(reader: Reader, end: number, what: string, messageFields: numbe
  * The range of the last field numbered `wanted` in the message from the reader to `end` (a repeated message
  * field replaces the last, as decode does; it may follow the lists on the wire), or undefined.
  */
-function lastField(reader: Reader, end: number, what: string, wanted: number): [number, number] | undefined {
+export function lastField(reader: Reader, end: number, what: string, wanted: number): [number, number] | undefined {
   let found: [number, number] | undefined;
   for (const [field, fieldEnd] of fields(reader, end, what, 2)) if (field === wanted) found = [reader.pos, fieldEnd];
   return found;
@@ -344,14 +344,14 @@ function lastField(reader: Reader, end: number, what: string, wanted: number): [
  * Decodes the message from the reader's position to `end`: one that reads past its end (a length inside it
  * that runs over) makes the body malformed, as decoding the whole would have found.
  */
-function decodeTo(type: MessageType, reader: Reader, end: number): unknown {
+export function decodeTo(type: MessageType, reader: Reader, end: number): unknown {
   const message = type.decode(reader, end - reader.pos);
   if (reader.pos !== end) throw new Error('a message runs past its end');
   return message;
 }
 
 /** Decodes the message in `range`, or null when there is none. */
-function decodeAt(type: MessageType, reader: Reader, range: [number, number] | undefined): unknown {
+export function decodeAt(type: MessageType, reader: Reader, range: [number, number] | undefined): unknown {
   if (!range) return null;
   reader.pos = range[0];
   return decodeTo(type, reader, range[1]);

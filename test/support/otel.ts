@@ -7,6 +7,8 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { AggregationType, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -101,3 +103,47 @@ export const emptyFields = (n: number, count: number) => Buffer.alloc(count * 2)
 
 /** An ExportTraceServiceRequest of `count` empty spans (one resource, one scope). */
 export const emptySpans = (count: number) => protoField(1, protoField(2, emptyFields(2, count)));
+
+/**
+ * Metrics of `service` made by the SDK's MeterProvider and exported once with the OTLP/HTTP protobuf
+ * exporter: a monotonic counter `requests` (12 for route /a, 5 for /b), an up-down counter `queue.depth`
+ * (+7 then -3), a histogram `latency` in ms (10, 20, 300 with bounds 0, 50, 100), an observable gauge
+ * `memory.used` in By (1,048,576) and, through a view, an exponential histogram `sizes`. Each cumulative.
+ * Resolves with the exporter's result code (0: success).
+ */
+export async function exportMetrics(
+  baseUrl: string,
+  headers: Record<string, string>,
+  service: string,
+): Promise<number> {
+  const exporter = new ProtoMetricExporter({ url: `${baseUrl}/v1/metrics`, headers });
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'web-1' }),
+    readers: [reader],
+    views: [
+      {
+        instrumentName: 'latency',
+        aggregation: { type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM, options: { boundaries: [0, 50, 100] } },
+      },
+      { instrumentName: 'sizes', aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM } },
+    ],
+  });
+  const meter = provider.getMeter('shop-metrics', '1.0.0');
+  const requests = meter.createCounter('requests', { unit: '{request}' });
+  requests.add(12, { 'http.route': '/a', 'http.status_code': 200 });
+  requests.add(5, { 'http.route': '/b', 'http.status_code': 500 });
+  const depth = meter.createUpDownCounter('queue.depth');
+  depth.add(7);
+  depth.add(-3);
+  const latency = meter.createHistogram('latency', { unit: 'ms' });
+  for (const v of [10, 20, 300]) latency.record(v, { 'http.route': '/a' });
+  meter.createObservableGauge('memory.used', { unit: 'By' }).addCallback((r) => r.observe(1_048_576, { pool: 'heap' }));
+  meter.createHistogram('sizes').record(42);
+  let code = -1;
+  const export0 = exporter.export.bind(exporter);
+  exporter.export = (metrics, done) => export0(metrics, (result) => ((code = result.code), done(result)));
+  // Shutting down collects and exports once.
+  await provider.shutdown();
+  return code;
+}

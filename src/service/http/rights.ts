@@ -71,6 +71,21 @@ function datasetRoutes(base: string): Record<string, Need> {
   };
 }
 
+/** The metrics discovery endpoints: what a dataset's series are is its data, as its fields are. */
+function metricsInfoRights(base: string): Record<string, Need> {
+  const reads: Need = { dataset: 'query', action: 'read', param: 'dataset' };
+  return Object.fromEntries(
+    [
+      `GET ${base}/metrics`,
+      `POST ${base}/metrics`,
+      `GET ${base}/metrics/:metric/tags`,
+      `GET ${base}/metrics/:metric/tags/:tag/values`,
+      `GET ${base}/tags`,
+      `GET ${base}/tags/:tag/values`,
+    ].map((route) => [route, reads]),
+  );
+}
+
 function crud(base: string, area: OrgArea): Record<string, Need> {
   return {
     [`GET ${base}`]: org(area, 'read'),
@@ -90,6 +105,8 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'POST /v1/datasets/:dataset/ingest': { ingest: 'dataset' },
   'POST /v1/logs': { ingestHeader: 'x-axiom-dataset' },
   'POST /v1/traces': { ingestHeader: 'x-axiom-dataset' },
+  'POST /v1/metrics': { ingestHeader: 'x-axiom-metrics-dataset' },
+  ...metricsInfoRights('/v1/query/metrics/info/datasets/:dataset'),
   'POST /v1/query/_apl': { queries: true },
   'POST /v1/datasets/_apl': { queries: true },
   'POST /v1/datasets/:dataset/query': { dataset: 'query', action: 'read', param: 'dataset' },

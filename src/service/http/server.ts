@@ -20,6 +20,8 @@ import type { EventLog } from '../store/event-log.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { otlpRoutes } from './routes/otlp.js';
+import { metricsInfoRoutes, metricsIngestRoutes } from './routes/metrics.js';
+import { MetricsStore } from '../metrics/metrics-store.js';
 import { queryRoutes } from './routes/query.js';
 import { monitorRoutes } from './routes/monitors.js';
 import { notifierRoutes } from './routes/notifiers.js';
@@ -43,6 +45,8 @@ export interface ServerDeps {
   limits: BodyLimits;
   engine: QueryEngine;
   alerting: Alerting;
+  /** Made from the store when not given. */
+  metrics?: MetricsStore;
 }
 
 /** The longest path segment (a dataset, field or token id) the router takes. */
@@ -141,5 +145,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   consoleRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
   void app.register(async (scope) => otlpRoutes(scope, deps.store, deps.limits));
+  const metrics = deps.metrics ?? new MetricsStore(deps.store);
+  void app.register(async (scope) => metricsIngestRoutes(scope, deps.store, metrics, deps.limits));
+  metricsInfoRoutes(app, metrics);
   return app;
 }

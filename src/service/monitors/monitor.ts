@@ -137,7 +137,7 @@ export function readMonitorBody(
   if (mpl)
     throw new FieldError(
       'mplQuery',
-      'metrics queries (MPL) are not supported: this service has no metrics datasets; monitor an APL query (aplQuery) instead',
+      'metrics queries (MPL) are not supported yet: metrics datasets take OTLP metrics and answer the discovery endpoints, but not MPL; monitor an APL query (aplQuery) instead',
     );
   if (!apl.trim()) throw new FieldError('aplQuery', 'is required (one of aplQuery or mplQuery)');
 

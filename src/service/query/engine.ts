@@ -16,6 +16,7 @@ import { QueryTimeout } from '../store/db.js';
 import { binAutoSize, parseTimeBound } from './time-range.js';
 import { datasetSchema } from './dataset-schema.js';
 import { KeptBindings } from './kept-bindings.js';
+import { METRICS_KIND } from '../metrics/metrics-store.js';
 import { compareCursors, decodeCursor, encodeCursor } from './cursor.js';
 import { formatRfc3339Nano } from '../../util/time.js';
 
@@ -231,6 +232,10 @@ export class QueryEngine {
     const schemasSeen = new Map<string, number | undefined>();
     const schema = (name: string): DatasetSchema | undefined => {
       if (!request.canQuery(name)) throw new QueryForbidden(name);
+      if (this.store.hasDataset(name) && this.store.getDataset(name).kind === METRICS_KIND)
+        throw new QueryInputError(
+          `dataset "${name}" is a metrics dataset (kind ${METRICS_KIND}): APL reads events; its metrics are listed by /v1/query/metrics/info/datasets/${name}/metrics`,
+        );
       if (!schemasSeen.has(name)) schemasSeen.set(name, this.store.schemaVersion(name));
       return this.schemaOf(name);
     };
@@ -261,6 +266,7 @@ export class QueryEngine {
           readsRequest = true;
           return this.store
             .listDatasets()
+            .filter((d) => d.kind !== METRICS_KIND)
             .map((d) => d.name)
             .filter((d) => request.canQuery(d));
         },

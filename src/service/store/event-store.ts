@@ -51,6 +51,7 @@ import { parseJsonText } from '../../util/json-text.js';
 import type { BodyFacts } from '../../ingest/body-facts.js';
 import { clampNs, formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
+import { METRICS_KIND, metricsTables, metricsTablesDdl } from './metrics-tables.js';
 
 /**
  * The spec's grouped event form, `{"time": …, "data": {…}, "labels": {…}}` (those keys only, `data` an
@@ -247,6 +248,8 @@ export class EventStore {
     const names = new Set(records.map((r) => r.name));
     for (const name of [...this.datasets.keys()]) if (!names.has(name)) this.datasets.delete(name);
     for (const record of records) {
+      // A metrics dataset made before metrics were stored gains its tables, empty.
+      if (record.kind === METRICS_KIND) for (const ddl of metricsTablesDdl(record.table, sqlIdent)) await c.run(ddl);
       const fields = new Map((await loadFields(c, record.name)).map((f) => [f.name, f]));
       const max = await c.all(`SELECT max(_seq) AS m FROM ${sqlIdent(record.table)}`);
       const nextSeq = max[0]?.m == null ? 0n : BigInt(max[0].m as bigint) + 1n;
@@ -388,6 +391,7 @@ export class EventStore {
           await c.run(
             `CREATE TABLE ${sqlIdent(record.table)} (_time TIMESTAMP_NS, _sysTime TIMESTAMP_NS, _seq BIGINT)`,
           );
+          if (kind === METRICS_KIND) for (const ddl of metricsTablesDdl(record.table, sqlIdent)) await c.run(ddl);
           await insertDataset(c, record);
           this.datasets.set(name, {
             record,
@@ -445,6 +449,8 @@ export class EventStore {
           await this.db.use((c) =>
             c.transaction(async () => {
               await c.run(`DROP TABLE IF EXISTS ${sqlIdent(d.record.table)}`);
+              for (const t of Object.values(metricsTables(d.record.table)))
+                await c.run(`DROP TABLE IF EXISTS ${sqlIdent(t)}`);
               await deleteDatasetRows(c, name);
             }),
           );
@@ -467,6 +473,11 @@ export class EventStore {
     // A cutoff before the earliest time an event can have (a duration of ages) deletes nothing.
     if (cutoffNs <= -(2n ** 63n)) return 0;
     d.version++;
+    if (d.record.kind === METRICS_KIND) {
+      // A metrics dataset's points, by their whole seconds.
+      const seconds = cutoffNs / 1_000_000_000n - (cutoffNs % 1_000_000_000n < 0n ? 1n : 0n);
+      return this.db.changes(`DELETE FROM ${sqlIdent(metricsTables(d.record.table).points)} WHERE t < ${seconds}`);
+    }
     return this.db.changes(`DELETE FROM ${sqlIdent(d.record.table)} WHERE _time < make_timestamp_ns(${cutoffNs})`);
   }
 
@@ -572,6 +583,10 @@ export class EventStore {
     options: IngestOptions = {},
   ): Promise<IngestResult> {
     const d = this.state(dataset);
+    if (d.record.kind === METRICS_KIND)
+      throw invalid(
+        `dataset "${dataset}" is a metrics dataset (kind ${METRICS_KIND}): it takes OTLP metrics at /v1/metrics (header x-axiom-metrics-dataset), not events`,
+      );
     if (options.timestampFormat) {
       try {
         checkTimestampFormat(options.timestampFormat);
@@ -981,6 +996,18 @@ export class EventStore {
   /** Whether no write reached these datasets since examine() returned these versions. */
   unchangedSince(datasets: string[], versions: number[]): boolean {
     return datasets.every((ds, i) => this.hasDataset(ds) && this.state(ds).version === versions[i]);
+  }
+
+  /**
+   * Runs `fn` on the dataset's record holding its lock shared, as an ingest does: a deletion waits for it,
+   * and one that came first makes it a 404 (service/metrics/metrics-store.ts).
+   */
+  withDataset<T>(name: string, fn: (record: DatasetRecord) => Promise<T>): Promise<T> {
+    const d = this.state(name);
+    return d.lock.shared(async () => {
+      this.checkLive(d);
+      return fn({ ...d.record });
+    });
   }
 
   /** Events, time span and bytes of a dataset (GET /v1/datasets/{id}/info). */

@@ -12,6 +12,8 @@ const ROOT = 'src/service';
 const RANK: Record<string, number> = {
   bodies: 0,
   store: 1,
+  // Metrics datasets' series and points, over the store; the query engine asks a dataset's kind of it.
+  metrics: 1.5,
   auth: 2,
   query: 2,
   audit: 3,

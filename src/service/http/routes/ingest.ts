@@ -8,7 +8,8 @@ import { csvToNdjson, type CsvStats } from '../../../ingest/csv.js';
 import { formatRfc3339Nano } from '../../../util/time.js';
 import { letGoOfUnreadBody } from '../../../util/unread-body.js';
 import { bodyFormat, csvParams, parseLabels, timeParams } from '../../../ingest/request.js';
-import { notFoundError } from '../errors.js';
+import { badRequest, notFoundError } from '../errors.js';
+import { METRICS_KIND } from '../../metrics/metrics-store.js';
 
 type IngestRequest = FastifyRequest<{
   Params: { dataset: string };
@@ -23,6 +24,10 @@ export function ingestRoutes(app: FastifyInstance, store: EventStore, limits: Bo
   const handler = async (req: IngestRequest, reply: FastifyReply) => {
     const dataset = req.params.dataset;
     if (!store.hasDataset(dataset)) throw notFoundError(`dataset "${dataset}" not found`);
+    if (store.getDataset(dataset).kind === METRICS_KIND)
+      throw badRequest(
+        `dataset "${dataset}" is a metrics dataset (kind ${METRICS_KIND}): it takes OTLP metrics at /v1/metrics (header x-axiom-metrics-dataset), not events`,
+      );
 
     const format = bodyFormat(req.headers['content-type']);
     const { labels, bytes: labelBytes } = parseLabels(req.headers['x-axiom-event-labels']);

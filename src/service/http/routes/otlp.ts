@@ -8,9 +8,9 @@
  * log records into `otel:logs:v1` or an events dataset; a dataset kept for another signal refuses them.
  */
 import { rm, writeFile } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BodyBudget, readBody, type BodyLimits } from '../../../ingest/body.js';
+import { BodyBudget, type BodyLimits } from '../../../ingest/body.js';
+import { readRequestBody } from '../request-body.js';
 import { otlpDecoder } from '../../../ingest/otlp-decoder.js';
 import {
   eventsCost,
@@ -19,7 +19,6 @@ import {
   OTLP_MAX_BYTES,
   type OtlpSignal,
 } from '../../../ingest/otlp-http.js';
-import { letGoOfUnreadBody } from '../../../util/unread-body.js';
 import type { EventStore } from '../../store/event-store.js';
 import { badRequest, notFoundError } from '../errors.js';
 
@@ -46,25 +45,16 @@ export function otlpRoutes(app: FastifyInstance, store: EventStore, limits: Body
         `dataset "${dataset}" is of kind ${kind}; send ${signal} to a dataset of kind ${KINDS[signal][0]} (or an events dataset)`,
       );
     const encoding = otlpEncoding(req.headers['content-type']);
-    const source = (req.body as Readable | undefined) ?? req.raw;
-    const body = await readBody(
-      source,
-      req.headers['content-encoding'],
+    const body = await readRequestBody(
+      req,
+      reply,
       {
         maxBodyBytes: limits.maxBodyBytes,
         maxDecompressedBytes: Math.min(limits.maxDecompressedBytes, OTLP_MAX_BYTES),
       },
       budget,
-      'the service',
-      [],
       2, // the body, and the copy its decoder works on
-    ).catch((e: unknown) => {
-      if (!req.raw.complete) {
-        void reply.header('connection', 'close');
-        letGoOfUnreadBody(req.raw);
-      }
-      throw e;
-    });
+    );
     let events: string[];
     try {
       events = await otlpDecoder.decode(signal, body.bytes, encoding, OTLP_MAX_BYTES);

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
+import { createRequire } from 'node:module';
+import { MetricsStore } from '../../../../src/service/metrics/metrics-store.js';
 import { installRights, type Need, ROUTE_RIGHTS } from '../../../../src/service/http/rights.js';
 import { ADMIN, startTestService, testSeed, type TestService } from '../../../support/helpers.js';
 
@@ -149,6 +151,53 @@ const freshDataset = async () => {
   return name;
 };
 
+/** One gauge point of `metric` with the tag host, as an OTLP/HTTP protobuf export. */
+function gaugeExport(metric: string, host: string): Uint8Array {
+  const Request = createRequire(import.meta.url)('otlp-definitions/build/src/generated/root.js').opentelemetry.proto
+    .collector.metrics.v1.ExportMetricsServiceRequest;
+  return Request.encode(
+    Request.fromObject({
+      resourceMetrics: [
+        {
+          scopeMetrics: [
+            {
+              metrics: [
+                {
+                  name: metric,
+                  gauge: {
+                    dataPoints: [
+                      {
+                        timeUnixNano: '1767225600000000000',
+                        asDouble: 1,
+                        attributes: [{ key: 'host', value: { stringValue: host } }],
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    }),
+  ).finish() as Uint8Array;
+}
+
+function metricsInfoSpecs(route: string): Record<string, RouteSpec> {
+  const base = route.replace(':dataset', 'walkmetrics');
+  const range = 'start=2020-01-01T00:00:00Z&end=2100-01-01T00:00:00Z';
+  return {
+    [`GET ${route}/metrics`]: { make: async () => ({ path: `${base}/metrics?${range}` }) },
+    [`POST ${route}/metrics`]: { make: async () => ({ path: `${base}/metrics?${range}`, body: { value: 'web-1' } }) },
+    [`GET ${route}/metrics/:metric/tags`]: { make: async () => ({ path: `${base}/metrics/walk.gauge/tags?${range}` }) },
+    [`GET ${route}/metrics/:metric/tags/:tag/values`]: {
+      make: async () => ({ path: `${base}/metrics/walk.gauge/tags/host/values?${range}` }),
+    },
+    [`GET ${route}/tags`]: { make: async () => ({ path: `${base}/tags?${range}` }) },
+    [`GET ${route}/tags/:tag/values`]: { make: async () => ({ path: `${base}/tags/host/values?${range}` }) },
+  };
+}
+
 function datasetSpecs(base: string): Record<string, RouteSpec> {
   const on = async (fresh: boolean) => (fresh ? freshDataset() : 'logs');
   return {
@@ -220,6 +269,15 @@ const SPECS: Record<string, RouteSpec> = {
   'POST /v1/logs': {
     make: async () => ({ path: '/v1/logs', body: '{}', headers: { 'x-axiom-dataset': 'logs' } }),
   },
+  'POST /v1/metrics': {
+    make: async () => ({
+      path: '/v1/metrics',
+      body: gaugeExport('walk.gauge', 'web-2'),
+      type: 'application/x-protobuf',
+      headers: { 'x-axiom-metrics-dataset': 'walkmetrics' },
+    }),
+  },
+  ...metricsInfoSpecs('/v1/query/metrics/info/datasets/:dataset'),
   'POST /v1/query/_apl': {
     make: async () => ({ path: '/v1/query/_apl?format=tabular', body: { apl: "['logs'] | count" } }),
   },
@@ -340,7 +398,12 @@ async function send(token: string, method: string, t: Target): Promise<Response>
       ...(t.body === undefined ? {} : { 'content-type': t.type ?? 'application/json' }),
       ...t.headers,
     },
-    body: t.body === undefined ? undefined : typeof t.body === 'string' ? t.body : JSON.stringify(t.body),
+    body:
+      t.body === undefined
+        ? undefined
+        : typeof t.body === 'string' || t.body instanceof Uint8Array
+          ? (t.body as BodyInit)
+          : JSON.stringify(t.body),
   });
 }
 
@@ -368,7 +431,8 @@ async function snapshot(): Promise<string> {
   );
   const count = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['logs'] | count" });
   const events = ((await count.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns;
-  return [...parts, `events: ${JSON.stringify(events)}`].join('\n');
+  const points = await new MetricsStore(svc.store).pointCount('walkmetrics');
+  return [...parts, `events: ${JSON.stringify(events)}`, `metric points: ${points}`].join('\n');
 }
 
 let fx: Fixtures;
@@ -379,6 +443,13 @@ beforeAll(async () => {
   await svc.createDataset('logs');
   const ingest = await svc.apiToken({ logs: { ingest: ['create'] } });
   await svc.call('POST', '/v1/ingest/logs', '{"msg":"hello"}', ingest, { 'content-type': 'application/x-ndjson' });
+  await make('/v2/datasets', { name: 'walkmetrics', kind: 'otel:metrics:v1' }).catch(() => undefined);
+  const metricsIngest = await svc.apiToken({ walkmetrics: { ingest: ['create'] } });
+  const sent = await svc.call('POST', '/v1/metrics', gaugeExport('walk.gauge', 'web-1'), metricsIngest, {
+    'content-type': 'application/x-protobuf',
+    'x-axiom-metrics-dataset': 'walkmetrics',
+  });
+  expect(sent.status).toBe(200);
   const user = await make('/v2/users', { name: 'target', email: 'target@example.com', role: 'none' });
   fx = {
     monitor: await make('/v2/monitors', monitorBody('fixture')),
@@ -463,6 +534,10 @@ describe('the table of rights', () => {
       else if (path === '/' || path.startsWith('/assets/')) expect(need, route).toEqual({ public: true });
       else if (/\/ingest/.test(path)) expect(need, route).toEqual({ ingest: 'dataset' });
       else if (/^\/v1\/(traces|logs)$/.test(path)) expect(need, route).toEqual({ ingestHeader: 'x-axiom-dataset' });
+      else if (path === '/v1/metrics') expect(need, route).toEqual({ ingestHeader: 'x-axiom-metrics-dataset' });
+      // Metrics discovery says what a dataset's series are: its data, read with query rights on it.
+      else if (path.startsWith('/v1/query/metrics/info/datasets/:dataset/'))
+        expect(need, route).toEqual({ dataset: 'query', action: 'read', param: 'dataset' });
       else if (/_apl$/.test(path)) expect(need, route).toEqual({ queries: true });
       else if (/\/trim$/.test(path)) expect(need, route).toEqual({ dataset: 'trim', action: 'update', param: 'id' });
       else if (/\/query$/.test(path))
@@ -559,7 +634,7 @@ describe('the table of rights', () => {
       if (method === 'GET' || method === 'DELETE') continue;
       for (let i = 0; i < 12; i++) {
         const t = await SPECS[route]!.make(fx, true);
-        if (t.body === undefined || typeof t.body === 'string') break;
+        if (t.body === undefined || typeof t.body === 'string' || t.body instanceof Uint8Array) break;
         const body = i === 0 ? hostile(rnd, 0) : mutate(rnd, structuredClone(t.body));
         const r = await send(ADMIN, method, { ...t, body });
         sent++;

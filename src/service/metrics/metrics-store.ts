@@ -1,0 +1,199 @@
+/**
+ * Metrics datasets (kind otel:metrics:v1): series and points in two DuckDB tables beside the dataset's own,
+ * laid out for time series: `<table>_series (id, key, metric, tags JSON, type, temporality, unit)`, one row
+ * a series, and `<table>_points (series, t, v)`, one row a point: its series' id, whole seconds and a
+ * double (null: a gap). A batch (ingest/otlp-metrics.ts's lines) is loaded by DuckDB from a spool file in
+ * one transaction: new series take the next ids, then the points join their series by key. Batches of one
+ * dataset are loaded one at a time (a series is made once). The discovery endpoints (reference metrics.md
+ * §4.4–4.8) read which series have points in a time range.
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import { sqlIdent } from '../../sql/quote.js';
+import type { EventStore } from '../store/event-store.js';
+import { Mutex } from '../store/db.js';
+import { invalid, notFound } from '../store/errors.js';
+import type { DatasetRecord } from '../store/catalog.js';
+import { METRICS_KIND, metricsTables } from '../store/metrics-tables.js';
+
+export { METRICS_KIND };
+
+export interface MetricInfo {
+  type: string;
+  temporality: string | null;
+  unit: string | null;
+}
+
+/** A time range of the discovery endpoints, in whole seconds, inclusive. */
+export interface SecondsRange {
+  start: number;
+  end: number;
+}
+
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+export class MetricsStore {
+  private readonly locks = new Map<string, Mutex>();
+
+  constructor(private readonly store: EventStore) {}
+
+  /** The dataset's tables; 400 for a dataset that is not of metrics. */
+  private static tablesOf(d: DatasetRecord): { series: string; points: string } {
+    if (d.kind !== METRICS_KIND)
+      throw invalid(
+        `dataset "${d.name}" is of kind ${d.kind}, not ${METRICS_KIND}: metrics go to a metrics dataset (create one with "kind": "${METRICS_KIND}")`,
+      );
+    return metricsTables(d.table);
+  }
+
+  /** Stores a batch (ingest/otlp-metrics.ts's MetricLines); resolves once committed. */
+  async ingest(dataset: string, series: string[], pointsCsv: string): Promise<{ series: number; points: number }> {
+    MetricsStore.tablesOf(this.store.getDataset(dataset));
+    if (series.length === 0) return { series: 0, points: 0 };
+    const seriesFile = this.store.tempFile('ndjson');
+    const pointsFile = this.store.tempFile('csv');
+    await Promise.all([writeFile(seriesFile, `${series.join('\n')}\n`), writeFile(pointsFile, pointsCsv)]);
+    let lock = this.locks.get(dataset);
+    if (!lock) this.locks.set(dataset, (lock = new Mutex()));
+    try {
+      // One batch of a dataset at a time (a series is made once), holding the dataset: a deletion waits.
+      return await lock.run(() =>
+        this.store.withDataset(dataset, (d) => {
+          const t = MetricsStore.tablesOf(d);
+          return this.store.db.use(async (c) =>
+            c.transaction(async () => {
+              await c.run(
+                `CREATE OR REPLACE TEMP TABLE mser AS SELECT i, m || chr(0) || tags::VARCHAR AS k, m, tags, type, temp, unit
+                 FROM read_json(${sqlString(seriesFile)}, format = 'newline_delimited',
+                   columns = {i: 'INTEGER', m: 'VARCHAR', tags: 'JSON', type: 'VARCHAR', temp: 'VARCHAR', unit: 'VARCHAR'})`,
+              );
+              const made = await c.changes(
+                `INSERT INTO ${sqlIdent(t.series)}
+                 SELECT (SELECT coalesce(max(id), 0) FROM ${sqlIdent(t.series)}) + row_number() OVER (ORDER BY k), k, m, tags, type, temp, unit
+                 FROM (SELECT k, any_value(m) AS m, any_value(tags) AS tags, any_value(type) AS type, any_value(temp) AS temp,
+                         any_value(unit) AS unit FROM mser GROUP BY k) AS n
+                 WHERE NOT EXISTS (SELECT 1 FROM ${sqlIdent(t.series)} AS s WHERE s.key = n.k)`,
+              );
+              const points = await c.changes(
+                `INSERT INTO ${sqlIdent(t.points)}
+                 SELECT s.id, p.t, p.v
+                 FROM read_csv(${sqlString(pointsFile)}, header = false, columns = {'i': 'INTEGER', 't': 'BIGINT', 'v': 'DOUBLE'}) AS p
+                 JOIN mser AS m ON m.i = p.i JOIN ${sqlIdent(t.series)} AS s ON s.key = m.k`,
+              );
+              await c.run('DROP TABLE mser');
+              return { series: made, points };
+            }),
+          );
+        }),
+      );
+    } finally {
+      await Promise.all([rm(seriesFile, { force: true }), rm(pointsFile, { force: true })]);
+    }
+  }
+
+  /** Reads the dataset's tables, holding it (a deletion waits). */
+  private async read(dataset: string, sql: (t: { series: string; points: string }) => string, params: unknown[] = []) {
+    return this.store.withDataset(dataset, (d) => {
+      const t = MetricsStore.tablesOf(d);
+      return this.store.db.all(sql({ series: sqlIdent(t.series), points: sqlIdent(t.points) }), params);
+    });
+  }
+
+  /** The series with points in the range: a subquery of ids. */
+  private static active(points: string, r: SecondsRange): string {
+    return `(SELECT DISTINCT series FROM ${points} WHERE t BETWEEN ${Math.trunc(r.start)} AND ${Math.trunc(r.end)})`;
+  }
+
+  /** Each metric with points in the range, with its type, temporality and unit (`Mixed` when its series differ). */
+  async metrics(dataset: string, r: SecondsRange): Promise<Record<string, MetricInfo>> {
+    const rows = await this.read(
+      dataset,
+      (
+        t,
+      ) => `SELECT metric, list(DISTINCT coalesce(type, '')) AS types, list(DISTINCT coalesce(temporality, '')) AS temps,
+                list(DISTINCT coalesce(unit, '')) AS units
+              FROM ${t.series} WHERE id IN ${MetricsStore.active(t.points, r)} GROUP BY metric ORDER BY metric`,
+    );
+    const one = (values: unknown): string | null => {
+      const list = (values as string[]).filter((v) => v !== '');
+      return list.length === 0 ? null : list.length === 1 ? list[0]! : 'Mixed';
+    };
+    const out: Record<string, MetricInfo> = Object.create(null) as Record<string, MetricInfo>;
+    for (const row of rows)
+      out[row.metric as string] = {
+        type: one(row.types) ?? 'Mixed',
+        temporality: one(row.temps),
+        unit: one(row.units),
+      };
+    return out;
+  }
+
+  /** Metrics with points in the range that have some tag equal to `value`. */
+  async findMetrics(dataset: string, r: SecondsRange, value: string): Promise<string[]> {
+    const rows = await this.read(
+      dataset,
+      (t) => `SELECT DISTINCT s.metric FROM ${t.series} AS s, json_each(s.tags) AS j
+              WHERE s.id IN ${MetricsStore.active(t.points, r)} AND (j.value->>'$')::VARCHAR = $1::VARCHAR ORDER BY 1`,
+      [value],
+    );
+    return rows.map((x) => x.metric as string);
+  }
+
+  /** Tag names of a metric's series with points in the range; 404 for a metric the dataset never had. */
+  async metricTags(dataset: string, metric: string, r: SecondsRange): Promise<string[]> {
+    await this.knownMetric(dataset, metric);
+    const rows = await this.read(
+      dataset,
+      (t) => `SELECT DISTINCT j.key FROM ${t.series} AS s, json_each(s.tags) AS j
+              WHERE s.metric = $1 AND s.id IN ${MetricsStore.active(t.points, r)} ORDER BY 1`,
+      [metric],
+    );
+    return rows.map((x) => x.key as string);
+  }
+
+  /** Values (as text) of a tag of a metric's series with points in the range; 404 for a tag it never had. */
+  async metricTagValues(dataset: string, metric: string, tag: string, r: SecondsRange): Promise<string[]> {
+    await this.knownMetric(dataset, metric);
+    return this.tagValues(dataset, tag, r, metric);
+  }
+
+  /** Tag names of every series with points in the range. */
+  async datasetTags(dataset: string, r: SecondsRange): Promise<string[]> {
+    const rows = await this.read(
+      dataset,
+      (t) => `SELECT DISTINCT j.key FROM ${t.series} AS s, json_each(s.tags) AS j
+              WHERE s.id IN ${MetricsStore.active(t.points, r)} ORDER BY 1`,
+    );
+    return rows.map((x) => x.key as string);
+  }
+
+  /** Values (as text) of a tag of every series with points in the range, or of one metric's. */
+  async tagValues(dataset: string, tag: string, r: SecondsRange, metric?: string): Promise<string[]> {
+    const known = await this.read(
+      dataset,
+      (t) =>
+        `SELECT 1 FROM ${t.series} AS s, json_each(s.tags) AS j WHERE j.key = $1 ${metric === undefined ? '' : 'AND s.metric = $2'} LIMIT 1`,
+      metric === undefined ? [tag] : [tag, metric],
+    );
+    if (known.length === 0)
+      throw notFound(`tag "${tag}"${metric === undefined ? '' : ` of metric "${metric}"`} in dataset "${dataset}"`);
+    const rows = await this.read(
+      dataset,
+      (t) => `SELECT DISTINCT j.value->>'$' AS v FROM ${t.series} AS s, json_each(s.tags) AS j
+              WHERE j.key = $1 ${metric === undefined ? '' : 'AND s.metric = $2'} AND s.id IN ${MetricsStore.active(t.points, r)}
+              ORDER BY 1`,
+      metric === undefined ? [tag] : [tag, metric],
+    );
+    return rows.map((x) => x.v as string);
+  }
+
+  private async knownMetric(dataset: string, metric: string): Promise<void> {
+    const rows = await this.read(dataset, (t) => `SELECT 1 FROM ${t.series} WHERE metric = $1 LIMIT 1`, [metric]);
+    if (rows.length === 0) throw notFound(`metric "${metric}" in dataset "${dataset}"`);
+  }
+
+  /** Points stored in a dataset (tests, bench). */
+  async pointCount(dataset: string): Promise<number> {
+    const rows = await this.read(dataset, (t) => `SELECT count(*) AS n FROM ${t.points}`);
+    return Number(rows[0]!.n);
+  }
+}
