@@ -100,9 +100,10 @@ const NO_RECORDED_VALUE = 1;
 const TEMPORALITY = [null, 'Delta', 'Cumulative'] as const;
 
 /**
- * A body's series and points: each series once, a JSON line `{"i":n,"m":metric,"tags":{…},"type":…,
- * "temp":…,"unit":…}` (n its number in this body, the tags as canonical JSON: sorted keys), and the
- * points as CSV text, a line `n,seconds,value` each (an empty value: a gap); with what of the body was refused.
+ * A body's series and points: each series once, as two entries of `series`: its key (its metric's JSON
+ * text followed by its tags' as canonical JSON, sorted keys), then a JSON line `{"i":n,"m":metric,"tags":{…},
+ * "type":…,"temp":…,"unit":…}` (n its number in this body); and the points as CSV text, a line
+ * `n,seconds,value` each (an empty value: a gap); with what of the body was refused.
  */
 export interface MetricLines {
   series: string[];
@@ -231,15 +232,17 @@ class Lines {
     if (n === undefined) {
       const { metric, tags, meta } = describe();
       const tagsText = canonical(tags);
-      const key = `${metric}\u0000${tagsText}`;
+      const metricText = JSON.stringify(metric);
+      // The series' identity: its metric and its tags as JSON, one text for one series.
+      const key = `${metricText}${tagsText}`;
       n = this.numbers.get(key);
       if (n === undefined) {
         n = this.numbers.size;
         this.numbers.set(key, n);
-        // The key is made again from the metric and the tags where it is stored: it is not sent twice.
-        const line = `{"i":${n},"m":${JSON.stringify(metric)},"tags":${tagsText},"type":${JSON.stringify(meta.type)},"temp":${JSON.stringify(meta.temp)},"unit":${JSON.stringify(meta.unit)}}`;
+        const line = `{"i":${n},"m":${metricText},"tags":${tagsText},"type":${JSON.stringify(meta.type)},"temp":${JSON.stringify(meta.temp)},"unit":${JSON.stringify(meta.unit)}}`;
+        this.charge(key);
         this.charge(line);
-        this.series.push(line);
+        this.series.push(key, line);
       }
       this.seen.set(seen, n);
     }

@@ -4,6 +4,7 @@
  * (`$name`), and punctuation. Keywords are identifiers the parser reads by their text; one in backticks is a
  * name, never a keyword. `//` starts a comment to the end of the line.
  */
+import { skipBlank } from '../util/source-text.js';
 import { MplError } from './errors.js';
 
 export type TokenKind =
@@ -117,12 +118,8 @@ function lexInto(source: string, tokens: Token[]): void {
   };
   while (i < source.length) {
     const c = source[i]!;
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
-      i++;
-      continue;
-    }
-    if (c === '/' && source[i + 1] === '/') {
-      while (i < source.length && source[i] !== '\n') i++;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || (c === '/' && source[i + 1] === '/')) {
+      i = skipBlank(source, i);
       continue;
     }
     const pos = i;

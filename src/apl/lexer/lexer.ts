@@ -3,6 +3,7 @@
  * no meaning. Numbers with a unit suffix are timespan literals (`5m`, `1.5h`); the text inside
  * `datetime(...)` is taken raw because dates are not tokens (`datetime(2024-01-01 10:00)`).
  */
+import { skipBlank } from '../../util/source-text.js';
 import { AplError } from '../errors.js';
 import type { Token } from './tokens.js';
 import { lookupTable } from '../../util/lookup.js';
@@ -121,12 +122,8 @@ export function tokenize(src: string): Token[] {
   };
   while (i < src.length) {
     const c = src[i]!;
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
-      i++;
-      continue;
-    }
-    if (c === '/' && src[i + 1] === '/') {
-      while (i < src.length && src[i] !== '\n') i++;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || (c === '/' && src[i + 1] === '/')) {
+      i = skipBlank(src, i);
       continue;
     }
     const start = i;

@@ -2,13 +2,14 @@
  * Metrics datasets (kind otel:metrics:v1): series and points in two DuckDB tables beside the dataset's own,
  * laid out for time series: `<table>_series (id, key, metric, tags JSON, type, temporality, unit)`, one row
  * a series, and `<table>_points (series, t, v)`, one row a point: its series' id, whole seconds and a
- * double (null: a gap). A batch (ingest/otlp-metrics.ts's lines) is loaded by DuckDB from a spool file in
- * one transaction: new series take the next ids, then the points join their series by key. Batches of one
- * dataset are loaded one at a time (a series is made once). The discovery endpoints (reference metrics.md
+ * double (null: a gap). A batch (ingest/otlp-metrics.ts's lines) is loaded by DuckDB from spool files in
+ * one transaction: new series take the next ids, then the points are stored with their series' ids. Batches
+ * of one dataset are loaded one at a time (a series is made once). The discovery endpoints (reference metrics.md
  * §4.4–4.8) read which series have points in a time range.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { sqlIdent } from '../../sql/quote.js';
+import { RecentMap } from '../../util/recent-map.js';
 import type { EventStore } from '../store/event-store.js';
 import { Mutex } from '../store/db.js';
 import { invalid, notFound } from '../store/errors.js';
@@ -31,8 +32,13 @@ export interface SecondsRange {
 
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
+/** Series ids kept in memory by key, across datasets (each entry a key's text and a number). */
+const KNOWN_SERIES = 100_000;
+
 export class MetricsStore {
   private readonly locks = new Map<string, Mutex>();
+  /** Series ids by `<series table>\u0000<key>`: table names are never reused, so no entry outlives its dataset's meaning. */
+  private readonly known = new RecentMap<string, number>(KNOWN_SERIES);
 
   constructor(private readonly store: EventStore) {}
 
@@ -45,48 +51,80 @@ export class MetricsStore {
     return metricsTables(d.table);
   }
 
-  /** Stores a batch (ingest/otlp-metrics.ts's MetricLines); resolves once committed. */
+  /**
+   * Stores a batch (ingest/otlp-metrics.ts's MetricLines: `series` holds each series' key and line);
+   * resolves once committed. Series already known are found by key in memory (`known`), so a batch of
+   * known series loads its points with no look at the series table; the others are looked up or made in
+   * the same transaction.
+   */
   async ingest(dataset: string, series: string[], pointsCsv: string): Promise<{ series: number; points: number }> {
     MetricsStore.tablesOf(this.store.getDataset(dataset));
     if (series.length === 0) return { series: 0, points: 0 };
-    const seriesFile = this.store.tempFile('ndjson');
-    const pointsFile = this.store.tempFile('csv');
-    await Promise.all([writeFile(seriesFile, `${series.join('\n')}\n`), writeFile(pointsFile, pointsCsv)]);
     let lock = this.locks.get(dataset);
     if (!lock) this.locks.set(dataset, (lock = new Mutex()));
+    const pointsFile = this.store.tempFile('csv');
+    const idsFile = this.store.tempFile('csv');
+    const seriesFile = this.store.tempFile('ndjson');
     try {
+      await writeFile(pointsFile, pointsCsv);
       // One batch of a dataset at a time (a series is made once), holding the dataset: a deletion waits.
       return await lock.run(() =>
-        this.store.withDataset(dataset, (d) => {
+        this.store.withDataset(dataset, async (d) => {
           const t = MetricsStore.tablesOf(d);
-          return this.store.db.use(async (c) =>
+          const count = series.length / 2;
+          const ids = new Array<number>(count);
+          const missing: number[] = [];
+          for (let i = 0; i < count; i++) {
+            const id = this.known.get(`${t.series}\u0000${series[2 * i]!}`);
+            if (id === undefined) missing.push(i);
+            else ids[i] = id;
+          }
+          if (missing.length > 0)
+            await writeFile(
+              seriesFile,
+              missing.map((i) => `{"k":${JSON.stringify(series[2 * i]!)},${series[2 * i + 1]!.slice(1)}\n`).join(''),
+            );
+          let made = 0;
+          const learned: [string, number][] = [];
+          const points = await this.store.db.use(async (c) =>
             c.transaction(async () => {
-              await c.run(
-                `CREATE OR REPLACE TEMP TABLE mser AS SELECT i, m || chr(0) || tags::VARCHAR AS k, m, tags, type, temp, unit
-                 FROM read_json(${sqlString(seriesFile)}, format = 'newline_delimited',
-                   columns = {i: 'INTEGER', m: 'VARCHAR', tags: 'JSON', type: 'VARCHAR', temp: 'VARCHAR', unit: 'VARCHAR'})`,
-              );
-              const made = await c.changes(
-                `INSERT INTO ${sqlIdent(t.series)}
-                 SELECT (SELECT coalesce(max(id), 0) FROM ${sqlIdent(t.series)}) + row_number() OVER (ORDER BY k), k, m, tags, type, temp, unit
-                 FROM (SELECT k, any_value(m) AS m, any_value(tags) AS tags, any_value(type) AS type, any_value(temp) AS temp,
-                         any_value(unit) AS unit FROM mser GROUP BY k) AS n
-                 WHERE NOT EXISTS (SELECT 1 FROM ${sqlIdent(t.series)} AS s WHERE s.key = n.k)`,
-              );
-              const points = await c.changes(
+              if (missing.length > 0) {
+                await c.run(
+                  `CREATE OR REPLACE TEMP TABLE mser AS SELECT * FROM read_json(${sqlString(seriesFile)}, format = 'newline_delimited',
+                     columns = {k: 'VARCHAR', i: 'INTEGER', m: 'VARCHAR', tags: 'JSON', type: 'VARCHAR', temp: 'VARCHAR', unit: 'VARCHAR'})`,
+                );
+                made = await c.changes(
+                  `INSERT INTO ${sqlIdent(t.series)}
+                     SELECT (SELECT coalesce(max(id), 0) FROM ${sqlIdent(t.series)}) + row_number() OVER (ORDER BY i), k, m, tags, type, temp, unit
+                     FROM mser AS n WHERE NOT EXISTS (SELECT 1 FROM ${sqlIdent(t.series)} AS s WHERE s.key = n.k)`,
+                );
+                for (const r of await c.all(
+                  `SELECT n.i, s.id FROM mser AS n JOIN ${sqlIdent(t.series)} AS s ON s.key = n.k`,
+                )) {
+                  const i = Number(r.i);
+                  ids[i] = Number(r.id);
+                  learned.push([`${t.series}\u0000${series[2 * i]!}`, ids[i]!]);
+                }
+                await c.run('DROP TABLE mser');
+              }
+              let map = '';
+              for (let i = 0; i < count; i++) map += `${i},${ids[i]}\n`;
+              await writeFile(idsFile, map);
+              return c.changes(
                 `INSERT INTO ${sqlIdent(t.points)}
-                 SELECT s.id, p.t, p.v
-                 FROM read_csv(${sqlString(pointsFile)}, header = false, columns = {'i': 'INTEGER', 't': 'BIGINT', 'v': 'DOUBLE'}) AS p
-                 JOIN mser AS m ON m.i = p.i JOIN ${sqlIdent(t.series)} AS s ON s.key = m.k`,
+                   SELECT m.id, p.t, p.v
+                   FROM read_csv(${sqlString(pointsFile)}, header = false, columns = {'i': 'INTEGER', 't': 'BIGINT', 'v': 'DOUBLE'}) AS p
+                   JOIN read_csv(${sqlString(idsFile)}, header = false, columns = {'i': 'INTEGER', 'id': 'BIGINT'}) AS m ON m.i = p.i`,
               );
-              await c.run('DROP TABLE mser');
-              return { series: made, points };
             }),
           );
+          // Known once committed: a batch rolled back leaves no id behind.
+          for (const [key, id] of learned) this.known.set(key, id);
+          return { series: made, points };
         }),
       );
     } finally {
-      await Promise.all([rm(seriesFile, { force: true }), rm(pointsFile, { force: true })]);
+      await Promise.all([pointsFile, idsFile, seriesFile].map((f) => rm(f, { force: true })));
     }
   }
 

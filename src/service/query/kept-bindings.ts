@@ -7,6 +7,7 @@
  * query each of them (checked again for every request, as binding does).
  */
 import type { BoundQuery } from '../../apl/binder/bound.js';
+import { RecentMap } from '../../util/recent-map.js';
 
 export interface KeptBinding {
   bound: BoundQuery;
@@ -15,9 +16,11 @@ export interface KeptBinding {
 }
 
 export class KeptBindings {
-  private readonly kept = new Map<string, KeptBinding>();
+  private readonly kept: RecentMap<string, KeptBinding>;
 
-  constructor(private readonly capacity: number) {}
+  constructor(capacity: number) {
+    this.kept = new RecentMap(capacity);
+  }
 
   /**
    * The binding kept for this text while it holds; `allowed` is asked for each dataset it looked up in
@@ -37,16 +40,11 @@ export class KeptBindings {
         return undefined;
       }
     }
-    // Most recently used last: the first in the map is the one to drop.
-    this.kept.delete(text);
-    this.kept.set(text, k);
     return k;
   }
 
   keep(text: string, k: KeptBinding): void {
-    this.kept.delete(text);
     this.kept.set(text, k);
-    if (this.kept.size > this.capacity) this.kept.delete(this.kept.keys().next().value!);
   }
 
   get size(): number {
