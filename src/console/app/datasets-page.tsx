@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { datasetInfo, type DatasetInfo, type DatasetSummary, listDatasetSummaries } from './api';
 import { formatBytes, formatCount, formatRetention, formatSpan } from './format';
 import { encodeShared } from './share';
+import { ErrorNote } from './error-note';
 
 interface Row {
   dataset: DatasetSummary;
@@ -57,11 +58,7 @@ export function DatasetsPage() {
           Refresh
         </button>
       </div>
-      {error && (
-        <div class="error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorNote message={error} />
       <table class="grid" data-testid="datasets">
         <thead>
           <tr>

@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { listDatasets, runQuery } from './api';
+import { ErrorNote } from './error-note';
 
 const POLL_MS = 1000;
 /** Events kept on screen; older ones scroll away. */
@@ -131,11 +132,7 @@ export function LivePage() {
           {paused ? 'Paused' : 'Live'} · {events.length.toLocaleString('en')} events
         </span>
       </form>
-      {error && (
-        <div class="error" role="alert" data-testid="live-error">
-          {error}
-        </div>
-      )}
+      <ErrorNote message={error} testid="live-error" />
       <div class="live-list" ref={list} data-testid="live-list">
         {events.map((e) => (
           <div class="live-event">

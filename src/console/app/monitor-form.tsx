@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, listNotifiers, type Monitor } from './api';
 import { type Draft, draftOf, EMPTY, fieldOfMessage, monitorBody, OPERATORS, TYPES } from './monitor-body';
+import { ErrorNote } from './error-note';
 
 export function MonitorForm(p: { monitor?: Monitor; onSaved(m: Monitor): void; onCancel(): void }) {
   const [draft, setDraft] = useState<Draft>(p.monitor ? draftOf(p.monitor) : { ...EMPTY });
@@ -173,11 +174,7 @@ export function MonitorForm(p: { monitor?: Monitor; onSaved(m: Monitor): void; o
           <span class="muted">{notifierError ? `cannot list notifiers: ${notifierError}` : '…'}</span>
         ),
       )}
-      {problem && !problem.field && (
-        <div class="error" role="alert" data-testid="form-error">
-          {problem.message}
-        </div>
-      )}
+      <ErrorNote message={problem && !problem.field ? problem.message : undefined} testid="form-error" />
       <div class="toolbar">
         <button type="submit" class="run" data-testid="monitor-save" disabled={saving}>
           {p.monitor ? 'Save' : 'Create'}

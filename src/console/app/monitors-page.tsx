@@ -7,6 +7,7 @@ import { type AlertChange, listMonitors, type Monitor, monitorHistory, type Moni
 import { formatDuration } from './format';
 import { MonitorForm } from './monitor-form';
 import { layoutTimeline, monitorState } from './timeline';
+import { ErrorNote } from './error-note';
 
 /** A timeline shows about 60 runs: an hour of a monitor run every minute, a day at most. */
 export const timelineSpanMs = (intervalMinutes: number) =>
@@ -80,11 +81,7 @@ export function MonitorsPage() {
           New monitor
         </button>
       </div>
-      {error && (
-        <div class="error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorNote message={error} />
       <table class="grid" data-testid="monitors">
         <thead>
           <tr>

@@ -11,6 +11,7 @@ import { ResultTable } from './result-table';
 import { rangeOfSaved, Starred } from './starred';
 import { decodeShared, encodeShared } from './share';
 import { RELATIVE_RANGES, resolveRange, type TimeRange } from './time-range';
+import { ErrorNote } from './error-note';
 
 /** Rows asked for at a time; more are fetched as the table is scrolled to its end. */
 const PAGE_ROWS = 10_000;
@@ -185,11 +186,7 @@ export function QueryPage() {
           {run.state === 'done' && run.result.status.isPartial && ' · partial'}
         </span>
       </div>
-      {run.state === 'failed' && (
-        <div class="error" role="alert" data-testid="error">
-          {run.message}
-        </div>
-      )}
+      <ErrorNote message={run.state === 'failed' ? run.message : undefined} testid="error" />
       {main && <ResultChart table={main} onZoom={zoom} />}
       {run.state === 'done' && run.paging && (
         <div class="note" data-testid="paging-note">

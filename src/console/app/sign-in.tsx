@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError } from './api';
 import { keepToken } from './session';
+import { ErrorNote } from './error-note';
 
 export function SignIn(p: { onSignedIn(): void }) {
   const [token, setToken] = useState('');
@@ -39,11 +40,7 @@ export function SignIn(p: { onSignedIn(): void }) {
       <button type="submit" disabled={busy || !token.trim()}>
         Sign in
       </button>
-      {error && (
-        <div class="error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorNote message={error} />
     </form>
   );
 }

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
 import type { TimeRange } from './time-range';
+import { ErrorNote } from './error-note';
 
 export interface StarredQuery {
   id: string;
@@ -80,11 +81,7 @@ export function Starred(p: { current(): { apl: string; range: TimeRange }; onPic
         </button>
         {saved && <span class="saved">Saved “{saved}”</span>}
       </form>
-      {error && (
-        <div class="error" role="alert" data-testid="starred-error">
-          {error}
-        </div>
-      )}
+      <ErrorNote message={error} testid="starred-error" />
     </details>
   );
 }
