@@ -6,7 +6,7 @@
  *
  * Usage: npm run bench:metrics -- [--points N] [--series S] [--per-export P] [--concurrency C]
  */
-import { createRequire } from 'node:module';
+import { exportRequest } from '../src/ingest/otlp-metrics-encode.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,24 +30,7 @@ const seriesCount = Number(values.series);
 const perExport = Number(values['per-export']);
 const concurrency = Number(values.concurrency);
 
-const Request = (
-  createRequire(import.meta.url)('otlp-definitions/build/src/generated/root.js') as {
-    opentelemetry: {
-      proto: {
-        collector: {
-          metrics: {
-            v1: {
-              ExportMetricsServiceRequest: {
-                encode(m: unknown): { finish(): Uint8Array };
-                fromObject(o: object): unknown;
-              };
-            };
-          };
-        };
-      };
-    };
-  }
-).opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+const Request = exportRequest();
 
 const T0 = 1_767_225_600;
 const str = (key: string, v: string) => ({ key, value: { stringValue: v } });

@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryEngine } from '../src/service/query/engine.js';
-import { queryFunctions } from '../src/service/query/functions.js';
-import { EventStore } from '../src/service/store/event-store.js';
+import type { EventStore } from '../src/service/store/event-store.js';
 import { AccessLogGenerator } from './access-log.js';
 import { benchArgs } from './args.js';
+import { median, openBenchStore, timeAlternating } from './alternate.js';
 
 const values = benchArgs(
   `usage: npm run bench:query -- [--events N] [--runs R] [--data-dir DIR] [--memory-limit-mb MB]`,
@@ -91,11 +91,6 @@ const QUERIES: { name: string; apl: string; sql: string }[] = [
   },
 ];
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
 async function load(store: EventStore): Promise<void> {
   if (store.hasDataset('access') && (await store.count('access')) >= total) return;
   if (!store.hasDataset('access')) await store.createDataset({ name: 'access', who: 'bench' });
@@ -118,15 +113,7 @@ async function load(store: EventStore): Promise<void> {
 async function main(): Promise<void> {
   const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'ferry-bench-query-'));
   const keep = values['data-dir'] !== undefined;
-  const store = await EventStore.open({
-    dataDir,
-    memoryLimitBytes: Number(values['memory-limit-mb']) * 1024 * 1024,
-    maxFieldsPerDataset: 2048,
-    defaultRetentionDays: 0,
-    maxObjectBytes: 16 * 1024 * 1024,
-    checkpointThresholdBytes: 256 * 1024 * 1024,
-    functions: await queryFunctions(),
-  });
+  const store = await openBenchStore(dataDir, Number(values['memory-limit-mb']));
   try {
     await load(store);
     await store.db.run('CHECKPOINT');
@@ -151,28 +138,11 @@ async function main(): Promise<void> {
       const sqlRun = async () => store.readColumns(sql);
       await apl();
       await sqlRun();
-      const ta: number[] = [];
-      const ts: number[] = [];
       // A fast query runs more often (up to ~0.5 s a side): the median of 7 runs of 2 ms is mostly noise.
       const warm = performance.now();
       await sqlRun();
       const times = Math.max(runs, Math.min(MAX_RUNS, Math.floor(500 / Math.max(0.1, performance.now() - warm))));
-      const timed = async (run: () => Promise<unknown>, into: number[]) => {
-        const t = performance.now();
-        await run();
-        into.push(performance.now() - t);
-      };
-      for (let i = 0; i < times; i++) {
-        // Alternate, so both see the same cache state and machine noise, each first in every other round
-        // (the second of a pair runs on what the first left warm).
-        if (i % 2 === 0) {
-          await timed(apl, ta);
-          await timed(sqlRun, ts);
-        } else {
-          await timed(sqlRun, ts);
-          await timed(apl, ta);
-        }
-      }
+      const { a: ta, b: ts } = await timeAlternating(apl, sqlRun, times);
       const ratio = median(ta) / median(ts);
       ratios.push(ratio);
       // The fixed cost: parse, bind and compile alone (what prepare does), the median of many; by an

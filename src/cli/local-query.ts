@@ -5,6 +5,8 @@
  */
 import type { FerryConfig } from './config.js';
 import { CommandError } from './service-client.js';
+import type { EventStore } from '../service/store/event-store.js';
+import type { MplResult } from '../service/query/mpl-queries.js';
 
 export interface LocalQuery {
   apl: string;
@@ -13,11 +15,34 @@ export interface LocalQuery {
 }
 
 export async function localQuery(cfg: FerryConfig, dataDir: string, q: LocalQuery): Promise<Record<string, unknown>> {
+  const { QueryEngine } = await import('../service/query/engine.js');
+  const { tabularResult } = await import('../service/query/results.js');
+  return withLocalStore(cfg, dataDir, async (store) => {
+    const engine = new QueryEngine(store, { timeoutMs: cfg.service.queryTimeoutMs, limits: cfg.service.queryLimits });
+    // The owner of the files reads everything in them, as the owner token would.
+    const prepared = await engine.prepare({ ...q, canQuery: () => true });
+    return tabularResult(await engine.execute(prepared), (ds) => store.listFields(ds));
+  });
+}
+
+/** `ferry query --mpl --local`: an MPL query of the data directory's metrics datasets. */
+export async function localMplQuery(
+  cfg: FerryConfig,
+  dataDir: string,
+  body: Record<string, unknown>,
+): Promise<MplResult> {
+  const { MplQueries } = await import('../service/query/mpl-queries.js');
+  return withLocalStore(cfg, dataDir, async (store) => {
+    const mpl = new MplQueries(store, { timeoutMs: cfg.service.queryTimeoutMs, limits: cfg.service.queryLimits });
+    const result = await mpl.run({ ...body, mpl: body.mpl, canQuery: () => true });
+    return { metadata: result.metadata, series: result.series } as MplResult;
+  });
+}
+
+async function withLocalStore<T>(cfg: FerryConfig, dataDir: string, f: (store: EventStore) => Promise<T>): Promise<T> {
   // Loaded here: other commands never load DuckDB.
   const { EventStore } = await import('../service/store/event-store.js');
   const { queryFunctions } = await import('../service/query/functions.js');
-  const { QueryEngine } = await import('../service/query/engine.js');
-  const { tabularResult } = await import('../service/query/results.js');
   const s = cfg.service;
   let store;
   try {
@@ -41,10 +66,7 @@ export async function localQuery(cfg: FerryConfig, dataDir: string, q: LocalQuer
     throw new CommandError(`cannot open the store in ${dataDir}: ${(e as Error).message.split('\n')[0]}`, 1);
   }
   try {
-    const engine = new QueryEngine(store, { timeoutMs: s.queryTimeoutMs, limits: s.queryLimits });
-    // The owner of the files reads everything in them, as the owner token would.
-    const prepared = await engine.prepare({ ...q, canQuery: () => true });
-    return tabularResult(await engine.execute(prepared), (ds) => store.listFields(ds));
+    return await f(store);
   } catch (e) {
     throw new CommandError(`query failed: ${(e as Error).message}`, 1);
   } finally {

@@ -7,7 +7,13 @@ import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
 import { parsers } from '../agent/parsers/index.js';
 import { buildConfig, ConfigError, type FerryConfig, loadConfigFile, parseListen } from './config.js';
-import { renderResult, type OutputFormat, type TabularTable } from './query-output.js';
+import {
+  renderMplResult,
+  renderResult,
+  type MplSeriesOut,
+  type OutputFormat,
+  type TabularTable,
+} from './query-output.js';
 import { notifyReady } from './readiness.js';
 import { SignalCount } from './signals.js';
 import { commandFlags } from './completion.js';
@@ -38,7 +44,11 @@ const HELP: Record<string, string> = lookupTable({
 `,
   query: `ferry query "<apl>" [--start T] [--end T] [--format table|json|ndjson|csv] [--local]
        ferry query --starred NAME [--start T] [--end T] [--format …]
-  run an APL query against a running service and print the result
+       ferry query --mpl "<mpl>" [--param NAME=VALUE]… [--start T] [--end T] [--format …] [--local]
+  run an APL query (or with --mpl, an MPL query of a metrics dataset) and print the result
+    --mpl                 the text is MPL; a row a point (time, metric, tags, value); without --start,
+                          --end or a range in the query, the last hour
+    --param NAME=VALUE    an MPL parameter's value as MPL text (--param svc='"cart"' --param w=5m)
     --starred NAME        run the starred query of that name (yours first, then the team's), with its
                           time range unless --start or --end is given
     --start, --end        time range: RFC 3339 or relative (now-1h); default: everything up to now
@@ -433,10 +443,14 @@ async function query(argv: string[]): Promise<void> {
       starred: { type: 'string' },
       local: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
+      mpl: { type: 'boolean', default: false },
+      param: { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
   });
+  if (values.mpl) return mplQuery(values, positionals.join(' ').trim());
+  if (values.param) fail('--param is for MPL queries (--mpl)');
   let apl = positionals.join(' ').trim();
   if (values.local && values.starred !== undefined)
     fail('--starred reads the starred queries of a running service; with --local give the APL text');
@@ -493,6 +507,85 @@ async function query(argv: string[]): Promise<void> {
     if (m.priority === 'warn' || m.priority === 'error') process.stderr.write(`${m.priority}: ${m.msg}\n`);
   }
   process.stdout.write(renderResult({ ...json, tables: json.tables ?? [] }, format));
+}
+
+/** `ferry query --mpl`: an MPL query, to the service or (--local) the data directory. */
+async function mplQuery(
+  values: {
+    start?: string;
+    end?: string;
+    format?: string;
+    url?: string;
+    token?: string;
+    config?: string;
+    starred?: string;
+    local?: boolean;
+    'data-dir'?: string;
+    param?: string[];
+  },
+  text: string,
+): Promise<void> {
+  if (values.starred !== undefined) fail('--starred runs APL queries; give the MPL text with --mpl');
+  if (!text) fail('query --mpl needs the MPL text, e.g. ferry query --mpl "`metrics`:`cpu` | align to 1m using avg"');
+  if (values.local && (values.url || values.token))
+    fail('--local reads the data directory itself: no --url or --token');
+  const format = values.format as OutputFormat;
+  if (!['table', 'json', 'ndjson', 'csv'].includes(format))
+    fail(`--format must be table, json, ndjson or csv, not "${values.format}"`);
+  const params: Record<string, string> = {};
+  for (const p of values.param ?? []) {
+    const eq = p.indexOf('=');
+    if (eq < 1) fail(`--param takes NAME=VALUE (such as svc='"cart"' or w=5m), not "${p}"`);
+    params[`param__${p.slice(0, eq).replace(/^\$/, '')}`] = p.slice(eq + 1);
+  }
+  const body: Record<string, unknown> = { mpl: text, params };
+  if (values.start || values.end) {
+    body.startTime = values.start ?? 'now-1h';
+    body.endTime = values.end ?? 'now';
+  } else if (!(await hasOwnRange(text))) {
+    body.startTime = 'now-1h';
+    body.endTime = 'now';
+  }
+  const cfg = loadConfig(values.config);
+  if (values.local) {
+    chooseDuckdbAllocator(cfg.service.memoryLimitBytes);
+    const { localMplQuery } = await import('./local-query.js');
+    const dataDir = values['data-dir'] ?? process.env.FERRY_DATA_DIR ?? cfg.service.dataDir;
+    await runCommand(async () => {
+      const result = await localMplQuery(cfg, dataDir, body);
+      for (const w of result.metadata.warnings) process.stderr.write(`warn: ${w}\n`);
+      process.stdout.write(renderMplResult(result, format));
+    });
+    return;
+  }
+  let answer;
+  try {
+    answer = await callService<{ series?: MplSeriesOut[]; metadata?: { warnings?: string[] } }>(
+      serviceTarget(values, cfg),
+      'POST',
+      '/v1/query/_mpl',
+      body,
+    );
+  } catch (e) {
+    if (e instanceof ServiceCallError) die(e.message);
+    throw e;
+  }
+  const { json } = answer;
+  if (!answer.ok) die(`query failed (${answer.status}): ${(json as { message?: string }).message ?? answer.text}`);
+  for (const w of json.metadata?.warnings ?? []) process.stderr.write(`warn: ${w}\n`);
+  process.stdout.write(renderMplResult(json, format));
+}
+
+/** Whether an MPL text gives its source a time range (then no --start is sent); false when it does not parse. */
+async function hasOwnRange(text: string): Promise<boolean> {
+  const { parseMpl } = await import('../mpl/parser.js');
+  try {
+    const walk = (q: import('../mpl/ast.js').Query): boolean =>
+      q.kind === 'compute' ? walk(q.left) || walk(q.right) : q.source.range !== undefined;
+    return walk(parseMpl(text).query);
+  } catch {
+    return false;
+  }
 }
 
 /** Runs a command, turning its CommandError into the one-line reason and exit code. */

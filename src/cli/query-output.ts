@@ -76,3 +76,37 @@ export function renderResult(result: { tables: TabularTable[] }, format: OutputF
   for (const t of rest) out += `\n${t.name}:\n${renderTable(t)}`;
   return out;
 }
+
+export interface MplSeriesOut {
+  metric: string;
+  tags: Record<string, unknown>;
+  start: number;
+  resolution: number;
+  data: (number | null)[];
+}
+
+/**
+ * An MPL result (`ferry query --mpl`) as rows: a row a point with a value, columns `_time`, `metric`, each
+ * tag any series has, and `value`; `json` prints the service's answer as it is.
+ */
+export function renderMplResult(result: { series?: MplSeriesOut[] }, format: OutputFormat): string {
+  if (format === 'json') return `${JSON.stringify(result, null, 2)}\n`;
+  const series = result.series ?? [];
+  const tags = [...new Set(series.flatMap((s) => Object.keys(s.tags)))].sort();
+  const rows: unknown[][] = [];
+  for (const s of series)
+    s.data.forEach((v, i) => {
+      if (v === null) return;
+      const time = new Date((s.start + i * s.resolution) * 1000).toISOString().replace('.000Z', 'Z');
+      rows.push([time, s.metric, ...tags.map((k) => s.tags[k] ?? null), v]);
+    });
+  const fields = ['_time', 'metric', ...tags, 'value'];
+  const table: TabularTable = {
+    name: 'series',
+    fields: fields.map((name) => ({ name })),
+    columns: fields.map((_, j) => rows.map((r) => r[j])),
+  };
+  if (format === 'ndjson') return renderNdjson(table);
+  if (format === 'csv') return renderCsv(table);
+  return renderTable(table);
+}

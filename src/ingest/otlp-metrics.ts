@@ -50,7 +50,15 @@ export const METRICS_MAX_BYTES = 4 * 1024 * 1024;
 const MAX_NAME_BYTES = 256;
 const MAX_TAG_VALUE_BYTES = 1024;
 
-type TagValue = string | number | boolean;
+/** A double attribute: written with its decimal point even when whole, so that it stays a float tag. */
+class Double {
+  constructor(readonly value: number) {}
+  toText(): string {
+    const text = JSON.stringify(this.value);
+    return /[.eE]/.test(text) ? text : `${text}.0`;
+  }
+}
+type TagValue = string | number | boolean | Double;
 
 interface NumberPoint {
   attributes?: KeyValue[] | null;
@@ -127,7 +135,7 @@ function tagValue(v: AnyValue | null | undefined, key: string): TagValue {
   if (v.intValue !== null && v.intValue !== undefined) return integer(v.intValue);
   if (v.doubleValue !== null && v.doubleValue !== undefined) {
     if (!Number.isFinite(v.doubleValue)) throw new Refused(`attribute "${key}" is not a finite number`);
-    return v.doubleValue;
+    return new Double(v.doubleValue);
   }
   const kind = v.bytesValue ? 'bytes' : v.arrayValue ? 'array' : v.kvlistValue ? 'kvlist' : 'empty';
   throw new Refused(
@@ -155,8 +163,10 @@ function tagsOf(list: KeyValue[] | null | undefined, base: Record<string, TagVal
 function canonical(tags: Record<string, TagValue>): string {
   const keys = Object.keys(tags).sort();
   let out = '{';
-  for (let i = 0; i < keys.length; i++)
-    out += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${JSON.stringify(tags[keys[i]!])}`;
+  for (let i = 0; i < keys.length; i++) {
+    const v = tags[keys[i]!];
+    out += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${v instanceof Double ? v.toText() : JSON.stringify(v)}`;
+  }
   return `${out}}`;
 }
 

@@ -9,9 +9,13 @@ export type Value =
   | { kind: 'array'; items: Value[]; pos: number }
   | { kind: 'param'; name: string; pos: number };
 
-/** A time range's end: seconds before now (`5m`, `-5m`), after it (`+5m`), a Unix time or RFC 3339. */
+/**
+ * A time range's end: seconds before now (`5m`), before the range's end (`-5m`, its start only), after its
+ * start (`+5m`, its end only), a Unix time or RFC 3339.
+ */
 export type TimePoint =
   | { kind: 'ago'; seconds: number; pos: number }
+  | { kind: 'behind'; seconds: number; pos: number }
   | { kind: 'ahead'; seconds: number; pos: number }
   | { kind: 'unix'; seconds: number; pos: number }
   | { kind: 'rfc3339'; text: string; pos: number };
@@ -30,6 +34,8 @@ export interface FilterStage {
   filter: Filter;
   /** `ifdef($p) { where … } else { where … }`: the first applies when $p is given. */
   ifdef?: { param: string; otherwise?: Filter };
+  /** Written with the deprecated keyword `filter` (a warning). */
+  deprecated?: boolean;
   pos: number;
 }
 

@@ -7,3 +7,11 @@ export class MplError extends SourceError {
     this.name = 'MplError';
   }
 }
+
+/** A query past one of its bounds (values filled on a grid, stages, series): a 400 saying what to narrow. */
+export class MplLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MplLimitError';
+  }
+}

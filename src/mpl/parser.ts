@@ -25,6 +25,8 @@ import { lex, type Token } from './lexer.js';
 const PARAM_TYPES = ['Dataset', 'Duration', 'duration', 'Regex', 'string', 'int', 'float', 'bool', 'array', 'null'];
 const IS_TYPES = ['string', 'int', 'float', 'bool', 'array', 'null'];
 const COMPARE = ['==', '!=', '<', '<=', '>', '>='] as const;
+/** MPL's own limit on the syntax tree's depth. */
+const MAX_DEPTH = 250;
 
 export function parseMpl(source: string): QueryFile {
   return new Parser(source).file();
@@ -33,6 +35,17 @@ export function parseMpl(source: string): QueryFile {
 class Parser {
   private readonly tokens: Token[];
   private at = 0;
+  /** Nesting of parentheses and computes: bounded, so no text runs the parser (or the SQL) out of stack. */
+  private depth = 0;
+
+  private nest<T>(pos: number, f: () => T): T {
+    if (++this.depth > MAX_DEPTH) this.fail(`recursion depth exceeded: more than ${MAX_DEPTH} nested parentheses`, pos);
+    try {
+      return f();
+    } finally {
+      this.depth--;
+    }
+  }
 
   constructor(private readonly source: string) {
     this.tokens = lex(source);
@@ -131,7 +144,7 @@ class Parser {
   }
 
   private query(): Query {
-    return this.is('(') ? this.compute() : this.simple();
+    return this.is('(') ? this.nest(this.tok.pos, () => this.compute()) : this.simple();
   }
 
   private compute(): ComputeQuery {
@@ -210,7 +223,8 @@ class Parser {
     const t = this.tok;
     if (t.kind === 'duration') {
       this.at++;
-      return sign === '+' ? { kind: 'ahead', seconds: t.seconds!, pos } : { kind: 'ago', seconds: t.seconds!, pos };
+      const kind = sign === '+' ? 'ahead' : sign === '-' ? 'behind' : 'ago';
+      return { kind, seconds: t.seconds!, pos };
     }
     if (t.kind === 'int' && !sign) {
       this.at++;
@@ -232,7 +246,7 @@ class Parser {
       this.at++;
       this.expect(')');
       this.expect('{');
-      this.whereKeyword();
+      const deprecated = this.whereKeyword();
       const filter = this.or();
       this.expect('}');
       let otherwise: Filter | undefined;
@@ -242,15 +256,17 @@ class Parser {
         otherwise = this.or();
         this.expect('}');
       }
-      return { kind: 'where', filter, ifdef: { param: t.text, otherwise }, pos };
+      return { kind: 'where', filter, ifdef: { param: t.text, otherwise }, deprecated, pos };
     }
-    this.whereKeyword();
-    return { kind: 'where', filter: this.or(), pos };
+    const deprecated = this.whereKeyword();
+    return { kind: 'where', filter: this.or(), deprecated, pos };
   }
 
-  private whereKeyword(): void {
-    if (!this.accept('where') && !this.accept('filter'))
-      this.fail(`expected "where", found ${this.describe(this.tok)}`);
+  /** Reads `where` or `filter`; whether it was the deprecated `filter`. */
+  private whereKeyword(): boolean {
+    if (this.accept('where')) return false;
+    if (this.accept('filter')) return true;
+    return this.fail(`expected "where", found ${this.describe(this.tok)}`);
   }
 
   private or(): Filter {
@@ -269,15 +285,18 @@ class Parser {
 
   private not(): Filter {
     const pos = this.tok.pos;
-    if (this.accept('not')) return { kind: 'not', filter: this.clause(), pos };
+    if (this.accept('not')) return this.nest(pos, () => ({ kind: 'not', filter: this.not(), pos }));
     return this.clause();
   }
 
   private clause(): Filter {
-    if (this.accept('(')) {
-      const f = this.or();
-      this.expect(')');
-      return f;
+    if (this.is('(')) {
+      return this.nest(this.tok.pos, () => {
+        this.at++;
+        const f = this.or();
+        this.expect(')');
+        return f;
+      });
     }
     const tag = this.name('a tag');
     const pos = tag.pos;
@@ -342,14 +361,16 @@ class Parser {
         break;
       case 'punct':
         if (v.text === '[') {
-          this.at++;
-          const items: Value[] = [];
-          if (!this.accept(']')) {
-            do items.push(this.value());
-            while (this.accept(','));
-            this.expect(']');
-          }
-          return { kind: 'array', items, pos };
+          return this.nest(pos, () => {
+            this.at++;
+            const items: Value[] = [];
+            if (!this.accept(']')) {
+              do items.push(this.value());
+              while (this.accept(','));
+              this.expect(']');
+            }
+            return { kind: 'array', items, pos };
+          });
         }
         break;
       default:
@@ -363,13 +384,15 @@ class Parser {
     let name = first.text;
     while (this.accept('::')) name += `::${this.name('a function').text}`;
     let arg: number | undefined;
+    const signed = ['-', '+'].includes(this.tokens[this.at + 1]?.text ?? '') ? 1 : 0;
     if (
       this.is('(') &&
-      ['int', 'float'].includes(this.tokens[this.at + 1]?.kind ?? '') &&
-      this.tokens[this.at + 2]?.text === ')'
+      ['int', 'float'].includes(this.tokens[this.at + 1 + signed]?.kind ?? '') &&
+      this.tokens[this.at + 2 + signed]?.text === ')'
     ) {
       this.at++;
-      arg = Number(this.tokens[this.at++]!.text);
+      const sign = signed && this.tokens[this.at++]!.text === '-' ? -1 : 1;
+      arg = sign * Number(this.tokens[this.at++]!.text);
       this.expect(')');
     }
     return { name, arg, pos: first.pos };

@@ -1,4 +1,5 @@
 /** Starts and stops the embedded event service: store, tokens, retention and the HTTP listener. */
+import { MplQueries } from './query/mpl-queries.js';
 import { join } from 'node:path';
 import { queryFunctions } from './query/functions.js';
 import type { FastifyInstance } from 'fastify';
@@ -88,11 +89,13 @@ export async function startService(
   const audit = auditTrail(store, log);
   const adminToken = resolveAdminToken(cfg.dataDir, env, log);
   const engine = new QueryEngine(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
+  const mpl = new MplQueries(store, { timeoutMs: cfg.queryTimeoutMs, limits: cfg.queryLimits });
   const alerting = await Alerting.open(store, engine, tokens, directory, log, {
     monitors: cfg.monitors,
     notifiers: cfg.notifiers,
     outboxPath: join(cfg.dataDir, 'outbox', 'mail.ndjson'),
     clock: o.clock,
+    mpl,
   });
   const app = buildServer({
     store,
@@ -103,6 +106,7 @@ export async function startService(
     adminToken,
     logger: log,
     engine,
+    mpl,
     alerting,
     limits: { maxBodyBytes: cfg.maxBodyBytes, maxDecompressedBytes: cfg.maxDecompressedBytes },
   });

@@ -144,6 +144,8 @@ export interface Monitor {
   type: 'Threshold' | 'MatchEvent' | 'AnomalyDetection';
   description: string;
   aplQuery: string;
+  /** A monitor of metrics: its MPL query (aplQuery is then empty). */
+  mplQuery?: string;
   operator: string;
   threshold: number;
   columnName: string;

@@ -18,13 +18,14 @@ const NUMBERS = [
   'tolerance',
 ];
 /** What the view shows but a body does not set (or sets under another spelling). */
-const VIEW_ONLY = ['id', 'createdAt', 'createdBy', 'updatedAt', 'notifierIDs', 'mplQuery'];
+const VIEW_ONLY = ['id', 'createdAt', 'createdBy', 'updatedAt', 'notifierIDs'];
 
 export const EMPTY: Draft = {
   name: '',
   description: '',
   type: 'Threshold',
   aplQuery: '',
+  mplQuery: '',
   operator: 'Above',
   threshold: '0',
   columnName: '',

@@ -42,6 +42,8 @@ export function MonitorForm(p: { monitor?: Monitor; onSaved(m: Monitor): void; o
   };
 
   const type = String(draft.type);
+  // A monitor of metrics is edited through its MPL query; a new one is written in APL.
+  const queryField = p.monitor?.mplQuery ? 'mplQuery' : 'aplQuery';
   const field = (k: string, label: string, input: preact.JSX.Element) => (
     <div class={`field ${problem?.field === k ? 'invalid' : ''}`} data-field={k}>
       <span class="label">{label}</span>
@@ -100,15 +102,15 @@ export function MonitorForm(p: { monitor?: Monitor; onSaved(m: Monitor): void; o
         </select>,
       )}
       {field(
-        'aplQuery',
-        'APL query',
+        queryField,
+        queryField === 'mplQuery' ? 'MPL query' : 'APL query',
         <textarea
-          name="aplQuery"
-          aria-label="APL query"
+          name={queryField}
+          aria-label={queryField === 'mplQuery' ? 'MPL query' : 'APL query'}
           rows={3}
-          aria-invalid={problem?.field === 'aplQuery'}
-          value={String(draft.aplQuery)}
-          onInput={(e) => set('aplQuery', (e.currentTarget as HTMLTextAreaElement).value)}
+          aria-invalid={problem?.field === queryField}
+          value={String(draft[queryField])}
+          onInput={(e) => set(queryField, (e.currentTarget as HTMLTextAreaElement).value)}
         />,
       )}
       {type !== 'MatchEvent' &&

@@ -104,8 +104,8 @@ export function MonitorsPage() {
               <tr data-testid="monitor-row" data-id={m.id}>
                 <td>
                   <strong>{m.name}</strong>
-                  <div class="muted mono" title={m.aplQuery}>
-                    {m.aplQuery}
+                  <div class="muted mono" title={m.aplQuery || m.mplQuery}>
+                    {m.aplQuery || m.mplQuery}
                   </div>
                 </td>
                 <td>

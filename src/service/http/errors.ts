@@ -1,4 +1,6 @@
 /** HTTP errors: every error response is JSON {code, message} with the status as code. */
+import { MplError, MplLimitError } from '../../mpl/errors.js';
+import { MplParamError } from '../../mpl/binder.js';
 import { AplError } from '../../apl/errors.js';
 import { NotAllowed } from '../auth/capabilities.js';
 import { FieldError } from '../bodies/fields.js';
@@ -61,6 +63,8 @@ export function toHttp(err: unknown): {
   if (err instanceof AplError)
     return { status: err.kind === 'not_found' ? 404 : 400, message: err.message, headers: {} };
   if (err instanceof QueryInputError) return { status: 400, message: err.message, headers: {} };
+  if (err instanceof MplError || err instanceof MplParamError || err instanceof MplLimitError)
+    return { status: 400, message: err.message, headers: {} };
   if (err instanceof QueryForbidden || err instanceof NotAllowed)
     return { status: 403, message: err.message, headers: {} };
   if (err instanceof ResultTooLarge) return { status: 400, message: err.message, headers: {} };

@@ -108,6 +108,7 @@ export const ROUTE_RIGHTS: Readonly<Record<string, Need>> = {
   'POST /v1/metrics': { ingestHeader: 'x-axiom-metrics-dataset' },
   ...metricsInfoRights('/v1/query/metrics/info/datasets/:dataset'),
   'POST /v1/query/_apl': { queries: true },
+  'POST /v1/query/_mpl': { queries: true },
   'POST /v1/datasets/_apl': { queries: true },
   'POST /v1/datasets/:dataset/query': { dataset: 'query', action: 'read', param: 'dataset' },
   'GET /v1/user': { any: true },

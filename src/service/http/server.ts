@@ -20,7 +20,8 @@ import type { EventLog } from '../store/event-log.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { otlpRoutes } from './routes/otlp.js';
-import { metricsInfoRoutes, metricsIngestRoutes } from './routes/metrics.js';
+import { metricsInfoRoutes, metricsIngestRoutes, mplRoutes } from './routes/metrics.js';
+import { MplQueries } from '../query/mpl-queries.js';
 import { MetricsStore } from '../metrics/metrics-store.js';
 import { queryRoutes } from './routes/query.js';
 import { monitorRoutes } from './routes/monitors.js';
@@ -47,6 +48,8 @@ export interface ServerDeps {
   alerting: Alerting;
   /** Made from the store when not given. */
   metrics?: MetricsStore;
+  /** MPL queries; made from the store (no time limit) when not given. */
+  mpl?: MplQueries;
 }
 
 /** The longest path segment (a dataset, field or token id) the router takes. */
@@ -148,5 +151,6 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const metrics = deps.metrics ?? new MetricsStore(deps.store);
   void app.register(async (scope) => metricsIngestRoutes(scope, deps.store, metrics, deps.limits));
   metricsInfoRoutes(app, metrics);
+  mplRoutes(app, deps.mpl ?? new MplQueries(deps.store));
   return app;
 }

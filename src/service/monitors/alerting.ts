@@ -3,6 +3,9 @@
  * scheduler and the outbound channels. The HTTP routes and the CLI go through it; it checks what the
  * caller may do with a monitor (whose datasets it must be able to query), the routes check capabilities.
  */
+import { MplQueries } from '../query/mpl-queries.js';
+import { MplError } from '../../mpl/errors.js';
+import { MplParamError } from '../../mpl/binder.js';
 import type { Logger } from 'pino';
 import type { MonitorsConfig, NotifiersConfig } from '../config.js';
 import { AplError } from '../../apl/errors.js';
@@ -40,6 +43,8 @@ export interface AlertingOptions {
   /** Where mail waits while no SMTP server is configured. */
   outboxPath: string;
   clock?: Clock;
+  /** Runs monitors of metrics (mplQuery); made from the store, with no time limit, when not given. */
+  mpl?: MplQueries;
 }
 
 export class Alerting {
@@ -52,6 +57,7 @@ export class Alerting {
     readonly scheduler: MonitorScheduler,
     readonly outbound: Outbound,
     private readonly engine: QueryEngine,
+    private readonly mpl: MplQueries,
     private readonly clock: Clock,
     private readonly runsEnabled: boolean,
     private readonly stopping: AbortController,
@@ -108,11 +114,13 @@ export class Alerting {
       );
     const principalOf = (id: string) => principalFor(id, tokens, directory, clock.now());
     const stopping = new AbortController();
+    const mpl = o.mpl ?? new MplQueries(store);
     const scheduler = new MonitorScheduler({
       monitors,
       states,
       notifiers,
       engine,
+      mpl,
       outbound: out,
       history,
       clock,
@@ -131,6 +139,7 @@ export class Alerting {
       scheduler,
       out,
       engine,
+      mpl,
       clock,
       o.monitors.enabled,
       stopping,
@@ -269,6 +278,7 @@ export class Alerting {
     const fields = readMonitorBody(body);
     const rechosen =
       old.aplQuery !== fields.aplQuery ||
+      (old.mplQuery ?? '') !== fields.mplQuery ||
       old.notifierIds.length !== fields.notifierIds.length ||
       old.notifierIds.some((n) => !fields.notifierIds.includes(n));
     // Otherwise the runs keep their principal: the query is bound as it (a pattern reads what it may),
@@ -285,7 +295,11 @@ export class Alerting {
     const m: Monitor = { ...old, ...fields, datasets, runAs, updatedAt: this.nowIso() };
     // What an alert means changed: its groups and match cursor start over. A new interval starts from the
     // tick it is in. Both before the monitor changes, so that no run sees the new monitor with the old state.
-    const restart = old.type !== m.type || old.aplQuery !== m.aplQuery || old.notifyByGroup !== m.notifyByGroup;
+    const restart =
+      old.type !== m.type ||
+      old.aplQuery !== m.aplQuery ||
+      (old.mplQuery ?? '') !== (m.mplQuery ?? '') ||
+      old.notifyByGroup !== m.notifyByGroup;
     if (restart || old.intervalMinutes !== m.intervalMinutes) {
       await this.states.update(id, (st) => ({
         ...st,
@@ -344,6 +358,21 @@ export class Alerting {
         throw new NotAllowed(`sending through notifier "${n.name}", which someone else made, takes notifiers|read`);
     }
     const end = this.clock.now();
+    if (m.mplQuery) {
+      try {
+        const { plan } = this.mpl.prepare({
+          mpl: m.mplQuery,
+          startTime: new Date(end - m.rangeMinutes * 60_000).toISOString(),
+          endTime: new Date(end).toISOString(),
+          canQuery: (ds) => canDataset(p, ds, 'query', 'read'),
+        });
+        return [plan.dataset];
+      } catch (e) {
+        if (e instanceof MplError || e instanceof MplParamError || e instanceof QueryInputError)
+          throw new FieldError('mplQuery', `is not a query this service can run: ${e.message}`);
+        throw e;
+      }
+    }
     let prepared;
     try {
       // Fields the datasets do not have yet bind as null here: terraform makes datasets, then monitors, and

@@ -20,6 +20,8 @@ export interface Monitor {
   operator: Operator | '';
   threshold: number;
   columnName: string;
+  /** The MPL query of a monitor of metrics (then aplQuery is empty); absent in monitors stored before it. */
+  mplQuery?: string;
   alertOnNoData: boolean;
   notifyByGroup: boolean;
   notifyEveryRun: boolean;
@@ -134,12 +136,14 @@ export function readMonitorBody(
   const apl = str('aplQuery');
   const mpl = str('mplQuery');
   if (apl && mpl) throw new FieldError('aplQuery', 'and mplQuery are mutually exclusive: give only one');
-  if (mpl)
+  if (!apl.trim() && !mpl.trim()) throw new FieldError('aplQuery', 'is required (one of aplQuery or mplQuery)');
+  if (mpl && type === 'MatchEvent')
     throw new FieldError(
       'mplQuery',
-      'metrics queries (MPL) are not supported yet: metrics datasets take OTLP metrics and answer the discovery endpoints, but not MPL; monitor an APL query (aplQuery) instead',
+      'does not fit a MatchEvent monitor: it notifies events, and metrics have none (use a Threshold or AnomalyDetection monitor)',
     );
-  if (!apl.trim()) throw new FieldError('aplQuery', 'is required (one of aplQuery or mplQuery)');
+  if (mpl && str('columnName'))
+    throw new FieldError('columnName', "does not apply to an MPL query: a monitor compares its series' values");
 
   const operator = str('operator');
   if (operator && !(OPERATORS as readonly string[]).includes(operator))
@@ -191,6 +195,7 @@ export function readMonitorBody(
     type: type as MonitorType,
     description: str('description'),
     aplQuery: apl,
+    mplQuery: mpl,
     operator: (type === 'MatchEvent' ? '' : operator) as Operator | '',
     threshold: num('threshold', 0),
     columnName: str('columnName'),
@@ -215,7 +220,7 @@ export function readMonitorBody(
 /** What a client sees: every field, notifierIDs too for clients of the old spelling. */
 export function monitorView(m: Monitor): Record<string, unknown> {
   const { datasets: _datasets, runAs: _runAs, ...shown } = m;
-  return { ...shown, notifierIDs: m.notifierIds, mplQuery: '' };
+  return { ...shown, notifierIDs: m.notifierIds, mplQuery: m.mplQuery ?? '' };
 }
 
 /**

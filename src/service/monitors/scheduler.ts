@@ -12,6 +12,8 @@
  * - Runs go through a queue of `concurrency` batches at a time; a monitor already queued or running is not
  *   queued again.
  */
+import type { MplQueries } from '../query/mpl-queries.js';
+import { mplOutcome } from './mpl-outcome.js';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { canDataset, type Principal } from '../auth/capabilities.js';
@@ -53,6 +55,8 @@ export interface SchedulerDeps {
   states: DocumentTable<MonitorState>;
   notifiers: DocumentTable<Notifier>;
   engine: QueryEngine;
+  /** Runs the queries of monitors of metrics (mplQuery). */
+  mpl: MplQueries;
   /** The identity a monitor runs under (runsAs), or why it cannot run. */
   principalFor(id: string): Principal | string;
   outbound: ChannelContext;
@@ -71,6 +75,7 @@ type Scheduled = Pick<
   | 'createdBy'
   | 'runAs'
   | 'aplQuery'
+  | 'mplQuery'
   | 'rangeMinutes'
   | 'secondDelay'
   | 'intervalMinutes'
@@ -83,7 +88,15 @@ type Scheduled = Pick<
  */
 export function shareKey(m: Scheduled): string {
   if (m.type === 'MatchEvent') return m.id;
-  return JSON.stringify([runsAs(m), m.aplQuery, m.rangeMinutes, m.secondDelay, m.intervalMinutes, m.compareDays]);
+  return JSON.stringify([
+    runsAs(m),
+    m.aplQuery,
+    m.mplQuery ?? '',
+    m.rangeMinutes,
+    m.secondDelay,
+    m.intervalMinutes,
+    m.compareDays,
+  ]);
 }
 
 const phases = new WeakMap<Scheduled, number>();
@@ -428,14 +441,14 @@ export class MonitorScheduler {
     const key = `${startNs} ${endNs}`;
     let result = results.get(key);
     if (!result) {
-      result = this.d.engine
-        .prepare({
-          apl: m.aplQuery,
-          startTime: formatRfc3339Nano(startNs),
-          endTime: formatRfc3339Nano(endNs),
-          canQuery: (ds) => canDataset(who, ds, 'query', 'read'),
-        })
-        .then((prepared) => this.d.engine.execute(prepared));
+      const window = {
+        startTime: formatRfc3339Nano(startNs),
+        endTime: formatRfc3339Nano(endNs),
+        canQuery: (ds: string) => canDataset(who, ds, 'query', 'read'),
+      };
+      result = m.mplQuery
+        ? this.d.mpl.run({ mpl: m.mplQuery, ...window }).then((r) => mplOutcome(r, endNs))
+        : this.d.engine.prepare({ apl: m.aplQuery, ...window }).then((prepared) => this.d.engine.execute(prepared));
       results.set(key, result);
     }
     return result;

@@ -590,7 +590,8 @@ function checkStages(ast: unknown, source: string, max: number): void {
   );
 }
 
-function markAplQuery(e: unknown): unknown {
+/** Marks a DuckDB error as a query's (APL's or MPL's): its parse, bind and memory failures answer 400 (http/errors.ts). */
+export function markAplQuery(e: unknown): unknown {
   if (e instanceof Error) Object.assign(e, { aplQuery: true });
   return e;
 }

@@ -201,8 +201,15 @@ describe("a monitor's timeline and form", () => {
     const draft = { ...draftOf(m), threshold: '2.5', tolerance: '' };
     const body = monitorBody(m, draft);
     expect(body).toMatchObject({ threshold: 2.5, secondDelay: 30, notifierIds: ['n1'], intervalMinutes: 5 });
-    for (const k of ['id', 'createdAt', 'createdBy', 'updatedAt', 'notifierIDs', 'mplQuery', 'tolerance'])
+    for (const k of ['id', 'createdAt', 'createdBy', 'updatedAt', 'notifierIDs', 'tolerance'])
       expect(body).not.toHaveProperty(k);
+    // An MPL monitor keeps its query: the form edits mplQuery in place of aplQuery.
+    expect(
+      monitorBody(
+        { ...m, mplQuery: 'm:cpu | align using avg' } as Monitor,
+        draftOf({ ...m, mplQuery: 'm:cpu | align using avg' } as Monitor),
+      ),
+    ).toMatchObject({ aplQuery: '', mplQuery: 'm:cpu | align using avg' });
     expect(monitorBody(undefined, { ...EMPTY, type: 'MatchEvent', operator: 'Above' }).operator).toBe('');
     // A snoozed monitor keeps its snooze unless the switch is changed, which ends it.
     const snoozed = { ...m, disabled: false, disabledUntil: '2030-01-01T00:00:00Z' } as Monitor;

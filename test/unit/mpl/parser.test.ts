@@ -35,7 +35,7 @@ describe('MPL parser', () => {
     expect(q.source).toMatchObject({
       dataset: { name: 'prod-metrics' },
       metric: 'queue.depth',
-      range: { start: { kind: 'ago', seconds: 7200 }, end: { kind: 'ago', seconds: 300 } },
+      range: { start: { kind: 'ago', seconds: 7200 }, end: { kind: 'behind', seconds: 300 } },
       alias: 'depth',
     });
     expect(q.sample).toBe(0.5);
@@ -100,7 +100,7 @@ describe('MPL parser', () => {
     expect(q.right).toMatchObject({
       source: {
         metric: 'requests',
-        range: { start: { kind: 'ago', seconds: 3600 }, end: { kind: 'unix', seconds: 1767225600 } },
+        range: { start: { kind: 'behind', seconds: 3600 }, end: { kind: 'unix', seconds: 1767225600 } },
       },
     });
   });

@@ -13,6 +13,8 @@ import { eventsCost } from '../../../ingest/otlp-http.js';
 import { METRICS_KIND, type MetricsStore, type SecondsRange } from '../../metrics/metrics-store.js';
 import type { EventStore } from '../../store/event-store.js';
 import { badRequest, notFoundError } from '../errors.js';
+import type { MplQueries } from '../../query/mpl-queries.js';
+import { canDataset } from '../../auth/capabilities.js';
 
 /** Axiom's limit on a metrics body once decompressed (413 beyond). */
 export const METRICS_MAX_BYTES = 4 * 1024 * 1024;
@@ -122,5 +124,41 @@ export function metricsInfoRoutes(app: FastifyInstance, metrics: MetricsStore): 
   app.get(`${base}/tags`, async (req: Info) => metrics.datasetTags(req.params.dataset, rangeOf(req.query)));
   app.get(`${base}/tags/:tag/values`, async (req: Info) =>
     metrics.tagValues(req.params.dataset, req.params.tag!, rangeOf(req.query)),
+  );
+}
+
+/**
+ * POST /v1/query/_mpl (reference metrics.md §4.2): `{mpl, startTime, endTime, params}` (`apl` taken for
+ * `mpl`, as Axiom's skills send it). `?format=metrics-v1` answers a bare array of series; `metrics-v2`, the
+ * default, `{metadata, series}` with each series' summary; `Accept: application/vnd.metrics.v3+json` the v2
+ * shape without summaries.
+ */
+export function mplRoutes(app: FastifyInstance, mpl: MplQueries): void {
+  app.post<{ Querystring: { format?: string }; Body: Record<string, unknown> | undefined }>(
+    '/v1/query/_mpl',
+    async (req, reply) => {
+      const format = req.query.format;
+      if (format !== undefined && format !== 'metrics-v1' && format !== 'metrics-v2')
+        throw badRequest(`format must be metrics-v1 or metrics-v2, not "${format}"`);
+      const body = req.body ?? {};
+      if (typeof body !== 'object' || Array.isArray(body))
+        throw badRequest('the body must be a JSON object with an "mpl" field');
+      const result = await mpl.run({
+        mpl: body.mpl ?? body.apl,
+        startTime: body.startTime,
+        endTime: body.endTime,
+        params: body.params,
+        canQuery: (ds) => canDataset(req.principal, ds, 'query', 'read'),
+      });
+      const accept = String(req.headers.accept ?? '');
+      const v3 = format === undefined && accept.includes('application/vnd.metrics.v3+json');
+      const series = result.series.map((s) =>
+        format === 'metrics-v1' || v3
+          ? { metric: s.metric, tags: s.tags, start: s.start, resolution: s.resolution, data: s.data }
+          : s,
+      );
+      void reply.header('content-type', v3 ? 'application/vnd.metrics.v3+json' : 'application/json; charset=utf-8');
+      return format === 'metrics-v1' ? series : { metadata: result.metadata, series };
+    },
   );
 }

@@ -284,6 +284,12 @@ const SPECS: Record<string, RouteSpec> = {
   'POST /v1/datasets/_apl': {
     make: async () => ({ path: '/v1/datasets/_apl?format=legacy', body: { apl: "['logs'] | count" } }),
   },
+  'POST /v1/query/_mpl': {
+    make: async () => ({
+      path: '/v1/query/_mpl',
+      body: { mpl: 'walkmetrics:`walk.gauge` | align using max', startTime: 'now-1d', endTime: 'now' },
+    }),
+  },
   'POST /v1/datasets/:dataset/query': {
     make: async () => ({
       path: '/v1/datasets/logs/query',
@@ -538,7 +544,7 @@ describe('the table of rights', () => {
       // Metrics discovery says what a dataset's series are: its data, read with query rights on it.
       else if (path.startsWith('/v1/query/metrics/info/datasets/:dataset/'))
         expect(need, route).toEqual({ dataset: 'query', action: 'read', param: 'dataset' });
-      else if (/_apl$/.test(path)) expect(need, route).toEqual({ queries: true });
+      else if (/_[am]pl$/.test(path)) expect(need, route).toEqual({ queries: true });
       else if (/\/trim$/.test(path)) expect(need, route).toEqual({ dataset: 'trim', action: 'update', param: 'id' });
       else if (/\/query$/.test(path))
         expect(need, route).toEqual({ dataset: 'query', action: 'read', param: 'dataset' });
@@ -709,6 +715,12 @@ const UNUSUAL: Record<string, Record<string, Unusual[]>> = {
     cursor: same(''),
     includeCursor: same(false, true),
     limit: same(1, 50_000),
+  },
+  'POST /v1/query/_mpl': {
+    mpl: same('walkmetrics:`walk.gauge`', 'walkmetrics:`walk.gauge` | where host == "💥" | align to 1m using avg'),
+    startTime: same('now-1d', '1970-01-01T00:00:00Z', FAR),
+    endTime: same('now', FAR),
+    params: same({}, { param__x: '"y"' }),
   },
   'POST /v1/datasets/:dataset/query': {
     startTime: same('2020-01-01T00:00:00Z', 'now-1h'),

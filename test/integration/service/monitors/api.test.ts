@@ -86,7 +86,10 @@ describe('monitors, notifiers and annotations API', () => {
       [threshold({ operator: 'AboveOrBelow' }), /^operator AboveOrBelow .* applies to AnomalyDetection monitors only/],
       [threshold({ operator: undefined }), /^operator is required for a Threshold monitor/],
       [threshold({ mplQuery: 'x' }), /^aplQuery and mplQuery are mutually exclusive/],
-      [threshold({ aplQuery: undefined, mplQuery: 'avg(cpu)' }), /^mplQuery metrics queries \(MPL\) are not supported/],
+      [
+        threshold({ aplQuery: undefined, mplQuery: 'avg(cpu)' }),
+        /^mplQuery is not a query this service can run: line 1, column 4/,
+      ],
       [threshold({ aplQuery: undefined }), /^aplQuery is required/],
       [threshold({ type: 'Sometimes' }), /^type must be one of Threshold, MatchEvent, AnomalyDetection/],
       [threshold({ name: '' }), /^name is required$/],

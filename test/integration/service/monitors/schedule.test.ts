@@ -8,6 +8,7 @@ import { buildConfig } from '../../../../src/cli/config.js';
 import { seededRandom } from '../../../../bench/torture.js';
 import { renderMetrics } from '../../../../src/agent/metrics.js';
 import { tickPhaseMs } from '../../../../src/service/monitors/scheduler.js';
+import { metricsBody } from '../../../support/otlp-metrics.js';
 import { httpReceiver, type HttpReceiver, smtpReceiver } from '../../../support/monitor-receivers.js';
 import { ADMIN, startTestService, walkingClock, tempDir, type TestService } from '../../../support/helpers.js';
 
@@ -261,6 +262,89 @@ describe('monitor schedule', () => {
         ['Open', ['host'], ['b'], 5],
       ]),
     );
+  });
+
+  it('a monitor of metrics (mplQuery) opens and resolves per series, records what it read, and refuses what cannot fit', async () => {
+    expect((await svc.call('POST', '/v2/datasets', { name: 'mem', kind: 'otel:metrics:v1' })).status).toBe(200);
+    const wh = await post('/v2/notifiers', { name: 'wh-mpl', properties: { webhook: { url: `${hook.url}/whm` } } });
+    const mplQuery = 'mem:`memory.used` | align using max | group by host using max';
+    const { id, tick } = await monitor({
+      name: 'memory high',
+      type: 'Threshold',
+      mplQuery,
+      operator: 'Above',
+      threshold: 100,
+      notifyByGroup: true,
+      notifierIds: [wh.id],
+    });
+    const shown = (await (await svc.call('GET', `/v2/monitors/${id}`)).json()) as Record<string, unknown>;
+    expect(shown).toMatchObject({ aplQuery: '', mplQuery });
+    const load = async (k: number, values: Record<string, number>) => {
+      const t = Math.floor((tick.at(k) - 20_000) / 1000);
+      const body = metricsBody(
+        Object.entries(values).map(([host, v]) => ({
+          metric: 'memory.used',
+          kind: 'gauge',
+          unit: 'By',
+          tags: { host },
+          points: [{ t, v }],
+        })),
+      );
+      const r = await svc.call('POST', '/v1/metrics', body, ingestToken, {
+        'content-type': 'application/x-protobuf',
+        'x-axiom-metrics-dataset': 'mem',
+      });
+      expect(r.status).toBe(200);
+    };
+    await load(1, { h1: 150, h2: 50 });
+    await tick.run(1);
+    await load(2, { h1: 60, h2: 70 });
+    await tick.run(2);
+    const seen = fromHook('/whm').map((r) => {
+      const b = r.json() as {
+        action: string;
+        event: { groupKeys: string[]; groupValues: string[]; value: number; body: string };
+      };
+      return [b.action, b.event.groupKeys, b.event.groupValues, b.event.value];
+    });
+    expect(seen).toEqual([
+      ['Open', ['host'], ['h1'], 150],
+      ['Closed', ['host'], ['h1'], 60],
+    ]);
+    const recorded = await runs(id);
+    expect(recorded.map((r) => [r.state, r.value, r.datasets])).toEqual([
+      ['triggered', 150, ['mem']],
+      ['normal', 60, ['mem']],
+    ]);
+
+    const refused = async (body: object) => {
+      const r = await svc.call('POST', '/v2/monitors', { name: 'x', intervalMinutes: 1, rangeMinutes: 1, ...body });
+      return [r.status, ((await r.json()) as { message: string }).message];
+    };
+    expect(await refused({ type: 'MatchEvent', mplQuery })).toEqual([
+      400,
+      expect.stringMatching(/^mplQuery does not fit a MatchEvent monitor/),
+    ]);
+    expect(await refused({ type: 'Threshold', operator: 'Above', mplQuery, columnName: 'v' })).toEqual([
+      400,
+      expect.stringMatching(/^columnName does not apply to an MPL query/),
+    ]);
+    expect(await refused({ type: 'Threshold', operator: 'Above', mplQuery: 'mem:`memory.used`[1h..]' })).toEqual([
+      400,
+      expect.stringMatching(/^mplQuery is not a query this service can run: line 1, column 19: Time is provided both/),
+    ]);
+    expect(await refused({ type: 'Threshold', operator: 'Above', mplQuery: 't1:x' })).toEqual([
+      400,
+      expect.stringMatching(/MPL queries metrics datasets/),
+    ]);
+    const other = await svc.apiToken({ t1: { query: ['read'] } }, { monitors: ['create', 'read'] });
+    const r = await svc.call(
+      'POST',
+      '/v2/monitors',
+      { name: 'x', type: 'Threshold', operator: 'Above', mplQuery },
+      other,
+    );
+    expect(r.status).toBe(403);
   });
 
   it('alertOnNoData: an empty result opens, data coming back resolves; skipResolved keeps the resolve quiet', async () => {
