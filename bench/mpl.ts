@@ -55,7 +55,7 @@ const QUERIES: { name: string; mpl: string; sql: string }[] = [
 
 async function load(store: EventStore): Promise<void> {
   await store.createDataset({ name: 'bench', who: 'bench', kind: 'otel:metrics:v1' });
-  const metrics = new MetricsStore(store);
+  const metrics = MetricsStore.of(store);
   const series: string[] = [];
   for (let i = 0; i < seriesCount; i++) {
     const tags = `{"host":"h-${i}","region":"r${i % 8}"}`;

@@ -1,36 +1,45 @@
 /**
  * Point events (metric-points.ts) → an OTLP ExportMetricsServiceRequest (protobuf), what the axiom sink
  * posts to {url}/v1/metrics: gauges as gauges, counters as sums (monotonic or not, with their temporality),
- * and a histogram's or summary's parts (series with `axiom.histogram`) put back together into one data
- * point per series and time: count, sum, min, max and buckets (the cumulative `le` counts taken apart),
- * or count, sum and quantiles. So a point that came in over OTLP leaves as it came.
+ * histograms with their bounds and bucket counts (the cumulative counts taken apart again) and summaries
+ * with their quantiles; a point holding no value is flagged so. Tags keep their types: a float written
+ * `2.0` stays a double, an integer past what an int64 holds goes as a double. So a point that came in over
+ * OTLP leaves as it came.
  */
 import { createRequire } from 'node:module';
-import type { MetricPoint, TagValue } from './metric-points.js';
+import { floatTags, type HistogramValue, type MetricPoint, type SummaryValue, type TagValue } from './metric-points.js';
 
 interface MessageClass {
   encode(m: unknown): { finish(): Uint8Array };
   fromObject(o: object): unknown;
+  decode(b: Uint8Array): unknown;
 }
 
-let request: MessageClass | undefined;
-
-/**
- * The generated ExportMetricsServiceRequest, loaded on the first metrics batch (an agent that ships none
- * never loads the definitions); tests and benches make their bodies with it too.
- */
-export function exportRequest(): MessageClass {
-  request ??= (
-    createRequire(import.meta.url)('otlp-definitions/build/src/generated/root.js') as {
-      opentelemetry: { proto: { collector: { metrics: { v1: { ExportMetricsServiceRequest: MessageClass } } } } };
-    }
-  ).opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
-  return request;
+interface Definitions {
+  opentelemetry: {
+    proto: {
+      collector: {
+        metrics: { v1: { ExportMetricsServiceRequest: MessageClass; ExportMetricsServiceResponse: MessageClass } };
+      };
+    };
+  };
 }
 
-const PART = 'axiom.histogram';
+let definitions: Definitions | undefined;
 
-function attributes(tags: Record<string, TagValue>) {
+/** The generated OTLP definitions, loaded on the first metrics batch (an agent that ships none never loads them). */
+function otlp(): Definitions['opentelemetry']['proto']['collector']['metrics']['v1'] {
+  definitions ??= createRequire(import.meta.url)('otlp-definitions/build/src/generated/root.js') as Definitions;
+  return definitions.opentelemetry.proto.collector.metrics.v1;
+}
+
+/** ExportMetricsServiceRequest: tests and benches make their bodies with it too. */
+export const exportRequest = (): MessageClass => otlp().ExportMetricsServiceRequest;
+
+const NO_RECORDED_VALUE = 1;
+const INT64_SAFE = 2 ** 63;
+
+function attributes(tags: Record<string, TagValue>, floats: Set<string>) {
   return Object.entries(tags).map(([key, v]) => ({
     key,
     value:
@@ -38,7 +47,7 @@ function attributes(tags: Record<string, TagValue>) {
         ? { stringValue: v }
         : typeof v === 'boolean'
           ? { boolValue: v }
-          : Number.isInteger(v)
+          : Number.isInteger(v) && !floats.has(key) && Math.abs(v) < INT64_SAFE
             ? { intValue: v }
             : { doubleValue: v },
   }));
@@ -46,69 +55,70 @@ function attributes(tags: Record<string, TagValue>) {
 
 const nanos = (seconds: number) => `${seconds}000000000`;
 const temporality = (t: string | null) => (t === 'Delta' ? 1 : 2);
+const given = (name: string, v: number | null | undefined) => (v === undefined || v === null ? {} : { [name]: v });
 
-/** A histogram's or summary's point, gathered from its parts. */
-interface Gathered {
-  tags: Record<string, TagValue>;
-  time: number;
-  count?: number;
-  sum?: number;
-  min?: number;
-  max?: number;
-  /** Cumulative counts by bound (histogram), or values by quantile (summary). */
-  by: Map<number, number>;
+function histogramPoint(h: HistogramValue) {
+  const finite = h.buckets.filter(([b]) => Number.isFinite(b));
+  if (h.count === null) {
+    // A point that holds no value: its bounds, and the flag that says so.
+    const zero = (v: number | null | undefined) => (v === undefined ? undefined : 0);
+    return {
+      flags: NO_RECORDED_VALUE,
+      count: 0,
+      ...given('sum', zero(h.sum)),
+      ...given('min', zero(h.min)),
+      ...given('max', zero(h.max)),
+      explicitBounds: finite.map(([b]) => b),
+      bucketCounts: h.buckets.map(() => 0),
+    };
+  }
+  const counts: number[] = [];
+  let below = 0;
+  for (const [, c] of finite) {
+    counts.push(Math.max(0, (c ?? below) - below));
+    below = c ?? below;
+  }
+  counts.push(Math.max(0, h.count - below));
+  return {
+    count: h.count,
+    ...given('sum', h.sum),
+    ...given('min', h.min),
+    ...given('max', h.max),
+    explicitBounds: finite.map(([b]) => b),
+    bucketCounts: counts,
+  };
+}
+
+function summaryPoint(s: SummaryValue) {
+  if (s.count === null) return { flags: NO_RECORDED_VALUE, count: 0, sum: 0, quantileValues: [] };
+  return {
+    count: s.count,
+    sum: s.sum ?? 0,
+    quantileValues: s.quantiles.map(([quantile, value]) => ({ quantile, value: value ?? 0 })),
+  };
 }
 
 export function encodeMetricsExport(points: MetricPoint[]): Uint8Array {
   const metrics = new Map<
     string,
-    {
-      name: string;
-      unit: string;
-      type: string;
-      temporality: string | null;
-      data: unknown[];
-      parts: Map<string, Gathered>;
-    }
+    { name: string; unit: string; type: string; temporality: string | null; data: unknown[] }
   >();
   for (const p of points) {
     const id = `${p.metric}\u0000${p.type}\u0000${p.temporality}\u0000${p.unit}`;
     let m = metrics.get(id);
     if (!m)
-      metrics.set(
-        id,
-        (m = {
-          name: p.metric,
-          unit: p.unit ?? '',
-          type: p.type,
-          temporality: p.temporality,
-          data: [],
-          parts: new Map(),
-        }),
-      );
-    const part = p.tags[PART];
-    if ((p.type === 'Histogram' || p.type === 'Summary') && typeof part === 'string') {
-      const { [PART]: _part, le, quantile, ...tags } = p.tags;
-      const key = `${p.time}\u0000${JSON.stringify(Object.entries(tags).sort())}`;
-      let g = m.parts.get(key);
-      if (!g) m.parts.set(key, (g = { tags, time: p.time, by: new Map() }));
-      if (p.value === null) continue;
-      if (part === 'count' || part === 'sum' || part === 'min' || part === 'max') g[part] = p.value;
-      else if (part === 'bucket' && le !== undefined) g.by.set(le === '+Inf' ? Infinity : Number(le), p.value);
-      else if (part === 'quantile' && quantile !== undefined) g.by.set(Number(quantile), p.value);
-      continue;
-    }
-    m.data.push({
+      metrics.set(id, (m = { name: p.metric, unit: p.unit ?? '', type: p.type, temporality: p.temporality, data: [] }));
+    const base = {
       timeUnixNano: nanos(p.time),
-      attributes: attributes(p.tags),
-      ...(p.value === null ? { flags: 1 } : { asDouble: p.value }),
-    });
+      attributes: attributes(p.tags, p.tagsText ? floatTags(p.tagsText) : new Set()),
+    };
+    if (p.histogram) m.data.push({ ...base, ...histogramPoint(p.histogram) });
+    else if (p.summary) m.data.push({ ...base, ...summaryPoint(p.summary) });
+    else m.data.push({ ...base, ...(p.value === null ? { flags: NO_RECORDED_VALUE } : { asDouble: p.value }) });
   }
   const out: unknown[] = [];
   for (const m of metrics.values()) {
     const base = { name: m.name, unit: m.unit };
-    for (const g of m.parts.values()) m.data.push(m.type === 'Histogram' ? histogramPoint(g) : summaryPoint(g));
-    if (m.data.length === 0) continue;
     if (m.type === 'Histogram')
       out.push({ ...base, histogram: { aggregationTemporality: temporality(m.temporality), dataPoints: m.data } });
     else if (m.type === 'Summary') out.push({ ...base, summary: { dataPoints: m.data } });
@@ -129,36 +139,16 @@ export function encodeMetricsExport(points: MetricPoint[]): Uint8Array {
   ).finish();
 }
 
-function histogramPoint(g: Gathered) {
-  const bounds = [...g.by.keys()].sort((a, b) => a - b);
-  const finite = bounds.filter((b) => Number.isFinite(b));
-  const counts: number[] = [];
-  let below = 0;
-  for (const b of finite) {
-    const c = g.by.get(b)!;
-    counts.push(Math.max(0, c - below));
-    below = c;
+/** What an ExportMetricsServiceResponse's partial_success says was refused, or undefined for none (or no protobuf). */
+export function metricsRejection(body: Buffer): string | undefined {
+  if (body.length === 0) return undefined;
+  let r: { partialSuccess?: { rejectedDataPoints?: unknown; errorMessage?: string } | null };
+  try {
+    r = otlp().ExportMetricsServiceResponse.decode(body) as typeof r;
+  } catch {
+    return undefined; // not an OTLP answer (a proxy's page): the points were taken, as its 200 says
   }
-  const total = g.count ?? g.by.get(Infinity) ?? below;
-  counts.push(Math.max(0, total - below));
-  return {
-    timeUnixNano: nanos(g.time),
-    attributes: attributes(g.tags),
-    count: total,
-    ...(g.sum === undefined ? {} : { sum: g.sum }),
-    ...(g.min === undefined ? {} : { min: g.min }),
-    ...(g.max === undefined ? {} : { max: g.max }),
-    explicitBounds: finite,
-    bucketCounts: counts,
-  };
-}
-
-function summaryPoint(g: Gathered) {
-  return {
-    timeUnixNano: nanos(g.time),
-    attributes: attributes(g.tags),
-    count: g.count ?? 0,
-    sum: g.sum ?? 0,
-    quantileValues: [...g.by.entries()].sort((a, b) => a[0] - b[0]).map(([quantile, value]) => ({ quantile, value })),
-  };
+  const rejected = Number(r.partialSuccess?.rejectedDataPoints ?? 0);
+  if (!(rejected > 0)) return undefined;
+  return `the receiver refused ${rejected} point(s): ${r.partialSuccess?.errorMessage || 'no reason given'}`;
 }

@@ -43,6 +43,11 @@ export interface IngestParams {
    * makes datasets on first use (the agent's local sink); not sent over HTTP.
    */
   datasetKind?: string;
+  /**
+   * The dataset is a setting of the agent's config (a host_metrics source's), not the sender's choice: a
+   * receiver refusing it (403, 404) holds the queue for the operator rather than dead-lettering; not sent over HTTP.
+   */
+  configured?: boolean;
 }
 
 const LABELS_SHAPE = 'X-Axiom-Event-Labels must be a JSON object, e.g. {"region":"eu-west-1"}';

@@ -13,6 +13,8 @@ export interface HttpAnswer {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
+  /** The answer's bytes (an OTLP answer is protobuf). */
+  body: Buffer;
 }
 
 export interface HttpPostOptions {
@@ -68,13 +70,10 @@ export class HttpPoster {
             chunks.push(c);
             kept += c.length;
           });
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              headers: res.headers,
-              text: Buffer.concat(chunks).toString('utf8'),
-            }),
-          );
+          res.on('end', () => {
+            const bytes = Buffer.concat(chunks);
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8'), body: bytes });
+          });
           res.on('error', reject);
           res.on('close', () => {
             if (!res.complete) reject(new Error(`${url.origin} closed the connection within its answer`));

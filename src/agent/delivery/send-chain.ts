@@ -194,5 +194,5 @@ export class SendChain {
  * it would hold every other application's events, so its batch is dead-lettered instead.
  */
 function appsDataset(status: number | undefined, to: Destination | undefined): boolean {
-  return to?.params !== undefined && (status === 403 || status === 404);
+  return to?.params !== undefined && !to.params.configured && (status === 403 || status === 404);
 }

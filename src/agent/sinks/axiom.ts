@@ -10,6 +10,12 @@
 import { duration, oneOf, str, url, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
+import { compress, decompress } from '../../util/codec.js';
+import { readPointEvent, type MetricPoint } from '../../ingest/metric-points.js';
+import { encodeMetricsExport, metricsRejection } from '../../ingest/otlp-metrics-encode.js';
+
+/** The kind of dataset metric points go to (events of it are posted as OTLP metrics). */
+const METRICS_KIND = 'otel:metrics:v1';
 import {
   PermanentSinkError,
   type Destination,
@@ -66,6 +72,7 @@ export class AxiomSink implements Sink {
   /** The endpoint of each destination batches went to (the sink's own first). */
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly own: Endpoint;
+  private metricsUrl?: URL;
 
   constructor(private readonly o: AxiomSinkOptions) {
     this.own = this.endpoint();
@@ -106,15 +113,71 @@ export class AxiomSink implements Sink {
   }
 
   async send(batch: Buffer, encoding: Encoding, to?: Destination): Promise<SendOutcome> {
-    let res;
-    try {
-      const { url, headers } = this.endpoint(to);
-      res = await this.http.post(
-        batch,
-        encoding === 'none' ? headers : { ...headers, 'content-encoding': encoding },
-        this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        url,
+    if (to?.params?.datasetKind === METRICS_KIND) return this.sendMetrics(batch, encoding, to.dataset);
+    const { url, headers } = this.endpoint(to);
+    const res = await this.post(
+      batch,
+      encoding === 'none' ? headers : { ...headers, 'content-encoding': encoding },
+      url,
+    );
+    if ('kind' in res) return res;
+    const { status, text } = res;
+    if (status >= 200 && status < 300) {
+      const result = parseResult(text);
+      return result.failures.length
+        ? { kind: 'partly-refused', events: result.events, failures: result.failures }
+        : { kind: 'delivered', events: result.events };
+    }
+    return failure(res);
+  }
+
+  /**
+   * Metric points (metric-points.ts's events, from host_metrics or the otlp source) go as OTLP metrics to
+   * {url}/v1/metrics, the dataset in X-Axiom-Metrics-Dataset, as Axiom takes them; lines that are not
+   * points are dead-lettered, and points the receiver refuses (its partial_success) are counted as refused.
+   */
+  private async sendMetrics(batch: Buffer, encoding: Encoding, dataset: string): Promise<SendOutcome> {
+    const lines = decompress(batch, encoding).toString('utf8').split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    const points: MetricPoint[] = [];
+    const failures: string[] = [];
+    for (const line of lines) {
+      const p = readPointEvent(line);
+      if (typeof p === 'string') failures.push(p);
+      else points.push(p);
+    }
+    if (points.length > 0) {
+      const body = await compress(Buffer.from(encodeMetricsExport(points)), 'gzip');
+      this.metricsUrl ??= new URL(`${this.o.url.replace(/\/+$/, '')}/v1/metrics`);
+      const res = await this.post(
+        body,
+        {
+          authorization: `Bearer ${this.o.token}`,
+          'content-type': 'application/x-protobuf',
+          'content-encoding': 'gzip',
+          'user-agent': 'ferry',
+          'x-axiom-metrics-dataset': dataset,
+        },
+        this.metricsUrl,
       );
+      if ('kind' in res) return res;
+      if (res.status < 200 || res.status >= 300) return failure(res);
+      const rejected = metricsRejection(res.body);
+      if (rejected) failures.push(rejected);
+    }
+    return failures.length
+      ? { kind: 'partly-refused', events: lines.length, failures }
+      : { kind: 'delivered', events: lines.length };
+  }
+
+  /** One POST; a network failure is its outcome (retry), a request that cannot be made throws. */
+  private async post(
+    body: Buffer,
+    headers: Record<string, string>,
+    url: URL,
+  ): Promise<Awaited<ReturnType<HttpPoster['post']>> | SendOutcome> {
+    try {
+      return await this.http.post(body, headers, this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS, url);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code && UNSENDABLE.has(err.code)) {
@@ -127,29 +190,27 @@ export class AxiomSink implements Sink {
         throw new PermanentSinkError(`sink ${this.o.name}: ${this.o.url}: the server does not speak TLS (use http://)`);
       return { kind: 'retry', trouble: { kind: 'unreachable', message: err.message } };
     }
-    const { status, text } = res;
-    if (status >= 200 && status < 300) {
-      const result = parseResult(text);
-      return result.failures.length
-        ? { kind: 'partly-refused', events: result.events, failures: result.failures }
-        : { kind: 'delivered', events: result.events };
-    }
-    const message = errorMessage(text, status);
-    if (status === 413) return { kind: 'too-large' };
-    if (isRetryable(status)) {
-      return {
-        kind: 'retry',
-        trouble: { kind: status === 429 ? 'throttled' : 'failing', status, message },
-        waitMs: requestedWaitMs(res.headers, Date.now()),
-      };
-    }
-    return { kind: 'refused', status, reason: message, config: isConfigRefusal(status) };
   }
 
   /** Closes connections; a request in progress fails (its batch stays queued). */
   async close(): Promise<void> {
     await this.http.close();
   }
+}
+
+/** What a receiver's answer other than 2xx means for the batch. */
+function failure(res: { status: number; text: string; headers: Parameters<typeof requestedWaitMs>[0] }): SendOutcome {
+  const { status } = res;
+  const message = errorMessage(res.text, status);
+  if (status === 413) return { kind: 'too-large' };
+  if (isRetryable(status)) {
+    return {
+      kind: 'retry',
+      trouble: { kind: status === 429 ? 'throttled' : 'failing', status, message },
+      waitMs: requestedWaitMs(res.headers, Date.now()),
+    };
+  }
+  return { kind: 'refused', status, reason: message, config: isConfigRefusal(status) };
 }
 
 /** The events a 200 accounts for (ingested + failed, when the receiver says) and its per-event failures. */

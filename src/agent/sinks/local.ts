@@ -1,11 +1,15 @@
 /**
  * The `local` sink: writes batches into the embedded service's store in the same process, with the same
- * rule as HTTP ingest: a batch counts as delivered once DuckDB has it in its write-ahead log.
+ * rule as HTTP ingest: a batch counts as delivered once DuckDB has it in its write-ahead log. Metric
+ * points (from host_metrics, or OTLP metrics through the otlp source) go into a metrics dataset's series
+ * and points, as POST /v1/metrics puts them.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions, IngestResult } from '../../service/store/event-store.js';
 import { StoreError } from '../../service/store/errors.js';
 import { screenBody } from '../../ingest/body-facts.js';
+import { metricLinesOf } from '../../ingest/metric-points.js';
+import { METRICS_KIND } from '../../service/store/metrics-tables.js';
 import type { Destination, SendOutcome, Sink, SinkSpec } from './sink.js';
 
 export class LocalSink implements Sink {
@@ -53,6 +57,7 @@ export class LocalSink implements Sink {
         if (!this.store.hasDataset(dataset)) throw e;
       }
     }
+    if (kind === METRICS_KIND) return this.sendMetrics(batch, dataset);
     const file = this.store.tempFile('ndjson');
     await writeFile(file, batch);
     try {
@@ -80,6 +85,23 @@ export class LocalSink implements Sink {
     } finally {
       await rm(file, { force: true });
     }
+  }
+
+  /** Metric points (metric-points.ts's events) into a metrics dataset's series and points. */
+  private async sendMetrics(batch: Buffer, dataset: string): Promise<SendOutcome> {
+    const lines = batch.toString('utf8').split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    const { series, pointsCsv, refused } = metricLinesOf(lines);
+    try {
+      // Loaded on the first metrics batch: the sink's module is loaded by every agent, remote-only ones too.
+      const { MetricsStore } = await import('../../service/metrics/metrics-store.js');
+      await MetricsStore.of(this.store).ingest(dataset, series, pointsCsv);
+    } catch (e) {
+      return storeRefusal(e, dataset);
+    }
+    return refused.length
+      ? { kind: 'partly-refused', events: lines.length, failures: refused }
+      : { kind: 'delivered', events: lines.length };
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 /** The sources by name, as the config names them. A new source is one file, registered here. */
 import { Registry } from '../../config/registry.js';
 import { fileSource } from './file/file-source.js';
+import { hostMetricsSource } from './host-metrics.js';
 import { httpSource } from './http.js';
 import { journaldSource } from './journald.js';
 import { otlpSource } from './otlp.js';
@@ -15,4 +16,5 @@ export const sources = new Registry<SourceSpec>('source', [
   syslogSource,
   httpSource,
   otlpSource,
+  hostMetricsSource,
 ]);

@@ -148,7 +148,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   consoleRoutes(app);
   void app.register(async (scope) => ingestRoutes(scope, deps.store, deps.limits));
   void app.register(async (scope) => otlpRoutes(scope, deps.store, deps.limits));
-  const metrics = deps.metrics ?? new MetricsStore(deps.store);
+  const metrics = deps.metrics ?? MetricsStore.of(deps.store);
   void app.register(async (scope) => metricsIngestRoutes(scope, deps.store, metrics, deps.limits));
   metricsInfoRoutes(app, metrics);
   mplRoutes(app, deps.mpl ?? new MplQueries(deps.store));

@@ -35,12 +35,24 @@ const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 /** Series ids kept in memory by key, across datasets (each entry a key's text and a number). */
 const KNOWN_SERIES = 100_000;
 
+const stores = new WeakMap<EventStore, MetricsStore>();
+
 export class MetricsStore {
+  /**
+   * The one MetricsStore of a store: the service's routes and the agent's local sink load batches into the
+   * same datasets, one batch of a dataset at a time (a series is made once), so they share its locks.
+   */
+  static of(store: EventStore): MetricsStore {
+    let m = stores.get(store);
+    if (!m) stores.set(store, (m = new MetricsStore(store)));
+    return m;
+  }
+
   private readonly locks = new Map<string, Mutex>();
   /** Series ids by `<series table>\u0000<key>`: table names are never reused, so no entry outlives its dataset's meaning. */
   private readonly known = new RecentMap<string, number>(KNOWN_SERIES);
 
-  constructor(private readonly store: EventStore) {}
+  private constructor(private readonly store: EventStore) {}
 
   /** The dataset's tables; 400 for a dataset that is not of metrics. */
   private static tablesOf(d: DatasetRecord): { series: string; points: string } {

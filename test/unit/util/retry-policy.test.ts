@@ -13,7 +13,12 @@ import { deliver } from '../../../src/service/notifiers/delivery.js';
 import type { Notifier } from '../../../src/service/notifiers/notifier.js';
 import { backoffMs, isRetryable, requestedWaitMs } from '../../../src/util/retry.js';
 
-const answer = (status: number, headers: Record<string, string> = {}) => ({ status, headers, text: '' });
+const answer = (status: number, headers: Record<string, string> = {}) => ({
+  status,
+  headers,
+  text: '',
+  body: Buffer.alloc(0),
+});
 
 describe('one retry policy', () => {
   it('a notifier retries what a sink retries, 408 included, and reads Retry-After as seconds or a date', () => {

@@ -147,7 +147,18 @@ sinks:
       status: 400,
       body: { code: 400, message: expect.stringMatching(/invalid OTLP traces JSON/) },
     });
-    expect((await post('/v1/metrics', '{}', { ...auth, 'x-axiom-dataset': 'spans' })).status).toBe(404);
+    expect((await post('/v1/profiles', '{}', { ...auth, 'x-axiom-dataset': 'spans' })).status).toBe(404);
+    // Metrics name their dataset in a header of their own, and come as protobuf (as Axiom takes them).
+    expect((await post('/v1/metrics', '{}', { ...auth, 'x-axiom-dataset': 'spans' })).body.message).toMatch(
+      /X-Axiom-Metrics-Dataset/,
+    );
+    expect((await post('/v1/metrics', '{}', { ...auth, 'x-axiom-metrics-dataset': 'm' })).status).toBe(415);
+    const garbage = await post('/v1/metrics', Buffer.from([0xff, 0xff, 0xff]), {
+      authorization: 'Bearer otel-secret',
+      'content-type': 'application/x-protobuf',
+      'x-axiom-metrics-dataset': 'm',
+    });
+    expect(garbage.status).toBe(400);
     expect((await post('/v1/traces', '{}', { ...auth, 'x-axiom-dataset': '-bad-' })).status).toBe(400);
     expect(
       (

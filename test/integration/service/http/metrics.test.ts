@@ -370,7 +370,7 @@ describe('metrics', () => {
       },
     ]);
     expect(big.status, JSON.stringify(big.answer)).toBe(200);
-    expect(await new MetricsStore(svc.store).pointCount('shapes')).toBe(7 + 5000 * 13);
+    expect(await MetricsStore.of(svc.store).pointCount('shapes')).toBe(7 + 5000 * 13);
   });
 
   it('trims metrics by retention, refuses events for a metrics dataset in the store itself, and answers ingest and reads racing a deletion with 200 or 404', async () => {

@@ -437,7 +437,7 @@ async function snapshot(): Promise<string> {
   );
   const count = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['logs'] | count" });
   const events = ((await count.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns;
-  const points = await new MetricsStore(svc.store).pointCount('walkmetrics');
+  const points = await MetricsStore.of(svc.store).pointCount('walkmetrics');
   return [...parts, `events: ${JSON.stringify(events)}`, `metric points: ${points}`].join('\n');
 }
 

@@ -8,6 +8,11 @@ import { buildConfig } from '../../../../src/cli/config.js';
 import { seededRandom } from '../../../../bench/torture.js';
 import { renderMetrics } from '../../../../src/agent/metrics.js';
 import { tickPhaseMs } from '../../../../src/service/monitors/scheduler.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HostMetricsSource } from '../../../../src/agent/sources/host-metrics.js';
+import { LocalSink } from '../../../../src/agent/sinks/local.js';
+import { pointEvent } from '../../../../src/ingest/metric-points.js';
 import { metricsBody } from '../../../support/otlp-metrics.js';
 import { httpReceiver, type HttpReceiver, smtpReceiver } from '../../../support/monitor-receivers.js';
 import { ADMIN, startTestService, walkingClock, tempDir, type TestService } from '../../../support/helpers.js';
@@ -345,6 +350,63 @@ describe('monitor schedule', () => {
       other,
     );
     expect(r.status).toBe(403);
+  });
+
+  it("a monitor on host_metrics memory opens when the host's used memory passes its threshold and resolves when it falls back", async () => {
+    const proc = tempDir();
+    const meminfo = (freeKb: number) =>
+      writeFileSync(
+        join(proc, 'meminfo'),
+        `MemTotal: 1000 kB\nMemFree: ${freeKb} kB\nBuffers: 0 kB\nCached: 0 kB\nSReclaimable: 0 kB\nSUnreclaim: 0 kB\n`,
+      );
+    const source = new HostMetricsSource(
+      'host',
+      {
+        intervalMs: 10_000,
+        collectors: ['memory'],
+        dataset: 'host-metrics',
+        procPath: proc,
+        rootPath: '/',
+        hostName: 'db-1',
+      },
+      { info: () => undefined, warn: () => undefined },
+    );
+    // What the agent's pipeline does with the source's points: the local sink stores them.
+    const sink = new LocalSink(svc.store, 'fallback');
+    const collect = async (at: number) => {
+      const points = await source.collect(Math.floor(at / 1000));
+      const batch = Buffer.from(points.map((p) => `${pointEvent(p)}\n`).join(''));
+      const out = await sink.send(batch, 'none', {
+        dataset: 'host-metrics',
+        params: { datasetKind: 'otel:metrics:v1' },
+      });
+      expect(out).toEqual({ kind: 'delivered', events: points.length });
+    };
+    meminfo(100);
+    await collect(T0 - 30 * MIN);
+    const wh = await post('/v2/notifiers', { name: 'wh-host', properties: { webhook: { url: `${hook.url}/whh` } } });
+    const { tick } = await monitor({
+      name: 'memory of db-1',
+      type: 'Threshold',
+      mplQuery: '`host-metrics`:`system.memory.utilization` | where state == "used" | align using max',
+      operator: 'Above',
+      threshold: 0.8,
+      notifierIds: [wh.id],
+    });
+    await collect(tick.at(1) - 20_000);
+    await tick.run(1);
+    meminfo(700);
+    await collect(tick.at(2) - 20_000);
+    await tick.run(2);
+    expect(
+      fromHook('/whh').map((r) => {
+        const b = r.json() as { action: string; event: { value: number; body: string } };
+        return [b.action, b.event.value, b.event.body];
+      }),
+    ).toEqual([
+      ['Open', 0.9, 'Current value of 0.9 is above the threshold value of 0.8'],
+      ['Closed', 0.3, 'Current value of 0.3 is no longer above the threshold value of 0.8'],
+    ]);
   });
 
   it('alertOnNoData: an empty result opens, data coming back resolves; skipResolved keeps the resolve quiet', async () => {
