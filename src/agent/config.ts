@@ -155,6 +155,15 @@ export function buildAgentConfig(doc: Raw, serviceEnabled: boolean): AgentConfig
     if (spec.single && sources.filter((s) => s.spec === spec).length > 1)
       throw new ComponentError('sources', `at most one ${spec.type} source`);
   }
+  for (const source of sources) {
+    const metrics = source.spec.metricsDataset?.(source.settings);
+    const sink = sinks.find((k) => k.dataset === metrics);
+    if (sink)
+      throw new ComponentError(
+        `sources.${source.name}.dataset`,
+        `"${metrics}" is sink ${sink.name}'s own dataset, which holds events: give the metrics a dataset of their own`,
+      );
+  }
   const topology = Topology.of(sources, transforms, sinks);
   refuseJoiningAfterRoute(transforms);
   return {

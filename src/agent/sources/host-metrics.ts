@@ -339,6 +339,7 @@ export const hostMetricsSource: SourceSpec<HostMetricsSettings, typeof HOST_METR
       hostName: v.host_name || hostname(),
     };
   },
+  metricsDataset: (s) => s.dataset,
   create: (s, ctx) =>
     new HostMetricsSource(
       ctx.name,

@@ -127,6 +127,8 @@ export interface SourceSpec<Settings = unknown, Keys extends OptionSpecs = Optio
   create(settings: Settings, ctx: SourceContext): Source;
   /** At most one source of this type in a config (standard input). */
   readonly single?: boolean;
+  /** The metrics dataset its points go to (host_metrics'): no sink may keep it as its own (events) dataset. */
+  metricsDataset?(settings: Settings): string;
 }
 
 /** Every source cuts lines at a size. */

@@ -33,6 +33,25 @@ describe('config', () => {
     expect((thrown as ConfigError).path).toBe('service.threads');
   });
 
+  it("refuses host metrics into a sink's own dataset (one of events), naming the source's key", () => {
+    const doc = (dataset: string) => ({
+      service: { enabled: false },
+      sources: { host: { type: 'host_metrics', dataset, collectors: ['memory', 'load'] } },
+      sinks: { out: { type: 'axiom', inputs: ['host'], dataset: 'logs', url: 'https://api.axiom.co', token: 't' } },
+    });
+    expect(() => buildConfig(doc('logs'), {})).toThrow(
+      `sources.host.dataset: "logs" is sink out's own dataset, which holds events: give the metrics a dataset of their own`,
+    );
+    expect(buildConfig(doc('host-metrics'), {}).agent.sources[0]!.settings).toMatchObject({
+      dataset: 'host-metrics',
+      collectors: ['memory', 'load'],
+      intervalMs: 10_000,
+    });
+    expect(() =>
+      buildConfig({ ...doc('m'), sources: { host: { type: 'host_metrics', collectors: ['gpu'] } } }, {}),
+    ).toThrow(/sources\.host\.collectors: "gpu" is not a collector \(cpu, memory, load, disk, filesystem, network\)/);
+  });
+
   it('refuses a sink token with whitespace or control characters and a URL the client cannot use, naming the key', () => {
     const doc = (token: string, url = 'https://api.axiom.co') => ({
       service: { enabled: false },

@@ -573,6 +573,43 @@ describe('monitor schedule', () => {
     );
   });
 
+  it('AnomalyDetection on MPL: a gauge leaving the band of its own history opens, coming back resolves', async () => {
+    expect((await svc.call('POST', '/v2/datasets', { name: 'gauges', kind: 'otel:metrics:v1' })).status).toBe(200);
+    const wh = await post('/v2/notifiers', { name: 'wh-anomaly', properties: { webhook: { url: `${hook.url}/wha` } } });
+    const { tick } = await monitor({
+      name: 'odd depth',
+      type: 'AnomalyDetection',
+      mplQuery: 'gauges:depth | align to 1m using max',
+      operator: 'AboveOrBelow',
+      tolerance: 10,
+      rangeMinutes: 10,
+      notifierIds: [wh.id],
+    });
+    // One point in each minute before tick k, as an exporter sends a gauge.
+    const at = (k: number, v: number) => ({ t: Math.floor(tick.at(k) / MIN) * 60 - 30, v });
+    const send = async (points: { t: number; v: number }[]) => {
+      const body = metricsBody([{ metric: 'depth', kind: 'gauge', tags: { queue: 'q1' }, points }]);
+      const r = await svc.call('POST', '/v1/metrics', body, ingestToken, {
+        'content-type': 'application/x-protobuf',
+        'x-axiom-metrics-dataset': 'gauges',
+      });
+      expect(r.status).toBe(200);
+    };
+    await send([5, 6, 5, 4, 5, 6, 5, 5, 4].map((v, i) => at(i + 1, v)));
+    await tick.run(9);
+    expect(fromHook('/wha')).toHaveLength(0);
+    await send([at(10, 40)]);
+    await tick.run(10);
+    await send([at(11, 5)]);
+    await tick.run(11);
+    const sent = fromHook('/wha').map((r) => r.json() as { action: string; event: { value: number; body: string } });
+    expect(sent.map((x) => [x.action, x.event.value])).toEqual([
+      ['Open', 40],
+      ['Closed', 5],
+    ]);
+    expect(sent[0]!.event.body).toMatch(/^Current value of 40 is above the expected range of [\d.]+ to [\d.]+/);
+  });
+
   it('an overdue monitor runs once for its latest tick; disabledUntil pauses it until the time passes', async () => {
     const { id, tick } = await monitor({
       name: 'sleepy',
