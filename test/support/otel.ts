@@ -142,7 +142,13 @@ export async function exportMetrics(
   meter.createHistogram('sizes').record(42);
   let code = -1;
   const export0 = exporter.export.bind(exporter);
-  exporter.export = (metrics, done) => export0(metrics, (result) => ((code = result.code), done(result)));
+  exporter.export = (metrics, done) =>
+    export0(metrics, (result) => {
+      code = result.code;
+      // The SDK returns a code only: a failed export says why in the test's output.
+      if (result.error) process.stderr.write(`OTLP metrics export to ${baseUrl} failed: ${String(result.error)}\n`);
+      done(result);
+    });
   // Shutting down collects and exports once.
   await provider.shutdown();
   return code;

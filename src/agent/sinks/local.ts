@@ -95,7 +95,7 @@ export class LocalSink implements Sink {
     try {
       // Loaded on the first metrics batch: the sink's module is loaded by every agent, remote-only ones too.
       const { MetricsStore } = await import('../../service/metrics/metrics-store.js');
-      await MetricsStore.of(this.store).ingest(dataset, series, pointsCsv);
+      await MetricsStore.of(this.store).ingest(dataset, series, pointsCsv, batch.length);
     } catch (e) {
       return storeRefusal(e, dataset);
     }

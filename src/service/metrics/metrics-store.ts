@@ -69,7 +69,12 @@ export class MetricsStore {
    * known series loads its points with no look at the series table; the others are looked up or made in
    * the same transaction.
    */
-  async ingest(dataset: string, series: string[], pointsCsv: string): Promise<{ series: number; points: number }> {
+  async ingest(
+    dataset: string,
+    series: string[],
+    pointsCsv: string,
+    receivedBytes = 0,
+  ): Promise<{ series: number; points: number }> {
     MetricsStore.tablesOf(this.store.getDataset(dataset));
     if (series.length === 0) return { series: 0, points: 0 };
     let lock = this.locks.get(dataset);
@@ -132,6 +137,7 @@ export class MetricsStore {
           );
           // Known once committed: a batch rolled back leaves no id behind.
           for (const [key, id] of learned) this.known.set(key, id);
+          this.store.countInput(dataset, receivedBytes);
           return { series: made, points };
         }),
       );

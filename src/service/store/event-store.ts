@@ -1014,6 +1014,7 @@ export class EventStore {
   async info(dataset: string): Promise<DatasetInfo> {
     const d = this.state(dataset);
     try {
+      if (d.record.kind === METRICS_KIND) return await this.metricsInfo(d);
       const stats = await this.tableStats(d);
       return {
         numEvents: stats.rows,
@@ -1041,12 +1042,53 @@ export class EventStore {
     const cached = d.storage;
     if (cached && cached.checkpoint === checkpoint && (cached.version === version || Date.now() < cached.until))
       return cached.bytes;
+    const { bytes, segments } = await this.tableBytes(d.record.table, d.inputBytes);
+    const until = segments >= STORAGE_WALK_LONG ? Date.now() + STORAGE_WALK_STANDS_MS : 0;
+    if (this.checkpoints === checkpoint) d.storage = { version, checkpoint, bytes, until };
+    return bytes;
+  }
+
+  /**
+   * A metrics dataset's info: its points count as its events, their times as its span, and its series' and
+   * points' tables as its size (measured each time: its writes do not change the dataset's version).
+   */
+  private async metricsInfo(d: DatasetState): Promise<DatasetInfo> {
+    const t = metricsTables(d.record.table);
+    const r = (await this.db.all(`SELECT count(*) AS n, min(t) AS lo, max(t) AS hi FROM ${sqlIdent(t.points)}`))[0]!;
+    // A point takes about 6 bytes once checkpointed, a series some hundred (docs/benchmarks.md).
+    const sizes = await Promise.all([this.tableBytes(t.points, 0, 6), this.tableBytes(t.series, 0, 100)]);
+    return {
+      numEvents: Number(r.n),
+      minNs: r.lo === null ? undefined : BigInt(r.lo as bigint) * 1_000_000_000n,
+      maxNs: r.hi === null ? undefined : BigInt(r.hi as bigint) * 1_000_000_000n,
+      inputBytes: d.inputBytes,
+      compressedBytes: sizes.reduce((a, x) => a + x.bytes, 0),
+    };
+  }
+
+  /** Counts bytes received for a dataset whose data another part stores (a metrics dataset's exports). */
+  countInput(dataset: string, bytes: number): void {
+    const d = this.datasets.get(dataset);
+    if (!d) return;
+    d.inputBytes += bytes;
+    d.inputDirty = true;
+  }
+
+  /**
+   * One table's share of the database file, estimated (storageBytes says how), and its segments; rows not
+   * yet in blocks count at the table's bytes per row, or at `rowBytes` before it has any.
+   */
+  private async tableBytes(
+    table: string,
+    inputBytes: number,
+    rowBytes?: number,
+  ): Promise<{ bytes: number; segments: number }> {
     const r = (
       await this.db.all(
         `WITH seg AS (
            SELECT block_id AS b, block_offset AS o, len(additional_block_ids) AS extra, persistent AS p,
              column_id = 0 AND segment_type <> 'VALIDITY' AS t, count AS n
-           FROM pragma_storage_info(${sqlString(d.record.table)})),
+           FROM pragma_storage_info(${sqlString(table)})),
          spans AS (
            SELECT b, lead(o) OVER (PARTITION BY b ORDER BY o) - o AS span, o FROM seg WHERE p AND b >= 0),
          blocks AS (SELECT b, max(o) AS last, sum(span) AS measured, count(span) AS spans FROM spans GROUP BY b)
@@ -1067,16 +1109,13 @@ export class EventStore {
     const measured = Number(r.measured);
     const spans = Number(r.spans);
     const lasts = ((r.lasts as unknown[] | null) ?? []).map(Number);
-    const received = d.inputBytes / Math.max(1, written + pending);
+    const received = rowBytes ?? inputBytes / Math.max(1, written + pending);
     // Without a measured segment (a table of one segment), the last one is bounded by what its rows came as.
     const mean = spans > 0 ? measured / spans : received * written;
     let bytes = Number(r.extra) * blockSize + measured;
     for (const last of lasts) bytes += Math.min(blockSize - last, mean);
     if (pending > 0) bytes += pending * (written > 0 ? bytes / written : received);
-    bytes = Math.round(bytes);
-    const until = Number(r.segments) >= STORAGE_WALK_LONG ? Date.now() + STORAGE_WALK_STANDS_MS : 0;
-    if (this.checkpoints === checkpoint) d.storage = { version, checkpoint, bytes, until };
-    return bytes;
+    return { bytes: Math.round(bytes), segments: Number(r.segments) };
   }
 
   /** Writes the received byte counts that changed since the last write. */

@@ -90,7 +90,7 @@ export function metricsIngestRoutes(
       throw e;
     }
     try {
-      await metrics.ingest(dataset, decoded.series, decoded.pointsCsv);
+      await metrics.ingest(dataset, decoded.series, decoded.pointsCsv, body.bytes.length);
     } finally {
       body.release();
     }

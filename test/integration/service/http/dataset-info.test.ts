@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { startTestService, tempDir, type TestService } from '../../../support/helpers.js';
+import { metricsBody } from '../../../support/otlp-metrics.js';
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
@@ -130,6 +131,39 @@ describe('dataset info', () => {
       expect((await info(svc, 'secret')).inputBytes).toBe(0);
     } finally {
       await svc.close();
+    }
+  });
+
+  it("counts a metrics dataset's points as its events, their span, its tables' size and the exports' bytes", async () => {
+    const svc = await startTestService();
+    try {
+      expect((await svc.call('POST', '/v2/datasets', { name: 'm', kind: 'otel:metrics:v1' })).status).toBe(200);
+      expect(await info(svc, 'm')).toMatchObject({ numEvents: 0, minTime: null, inputBytes: 0, compressedBytes: 0 });
+      const token = await svc.apiToken({ m: { ingest: ['create'] } });
+      const T0 = 1_767_225_600;
+      const body = metricsBody(
+        Array.from({ length: 10 }, (_, h) => ({
+          metric: 'cpu',
+          kind: 'gauge' as const,
+          tags: { host: `h${h}` },
+          points: Array.from({ length: 100 }, (_, i) => ({ t: T0 + 10 * i, v: i })),
+        })),
+      );
+      const r = await svc.call('POST', '/v1/metrics', body, token, {
+        'content-type': 'application/x-protobuf',
+        'x-axiom-metrics-dataset': 'm',
+      });
+      expect(r.status).toBe(200);
+      const got = await info(svc, 'm');
+      expect(got).toMatchObject({
+        numEvents: 1000,
+        minTime: '2026-01-01T00:00:00Z',
+        maxTime: '2026-01-01T00:16:30Z',
+        inputBytes: body.length,
+      });
+      expect(got.compressedBytes).toBeGreaterThan(1000);
+    } finally {
+      await svc.stop();
     }
   });
 });
