@@ -219,6 +219,13 @@ export function pointEventsOf(series: string[], pointsCsv: string): string[] {
   });
 }
 
+/** A batch's NDJSON text as its lines (a batch ends with a newline). */
+export function batchLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
 const isNum = (x: unknown): x is number | null => x === null || (typeof x === 'number' && Number.isFinite(x));
 
 /** A point event read back; a string says why the line is not one. */

@@ -150,10 +150,14 @@ function scalarJs(v: Scalar): TagValue | null {
   return v.type === 'null' ? null : v.value;
 }
 
+/** A source's `sample`: the series whose key hashes under the fraction (the same ones every time). */
+function sampleSql(b: SourceBranch): string {
+  return b.sample !== undefined && b.sample < 1 ? ` AND hash(key) % 1000000 < ${Math.round(b.sample * 1e6)}` : '';
+}
+
 /** The series a source reads: (id, tags as JSON text, unit); at most `limit` rows. */
 export function seriesSql(b: SourceBranch, t: MetricsTables, limit: number): string {
-  const sample =
-    b.sample !== undefined && b.sample < 1 ? ` AND hash(key) % 1000000 < ${Math.round(b.sample * 1e6)}` : '';
+  const sample = sampleSql(b);
   return `SELECT id, tags::VARCHAR AS tags, unit FROM ${t.series}
           WHERE metric = ${sqlString(b.metric)} AND ${testSql(b.test)}${sample} ORDER BY id LIMIT ${limit}`;
 }
@@ -194,11 +198,11 @@ export function compileMpl(
   return compiled;
 }
 
-const windowOf = (step: number) => `(t - ((t % ${int(step)}) + ${int(step)}) % ${int(step)})`;
+const windowOf = (step: number, t: string) => `(${t} - ((${t} % ${int(step)}) + ${int(step)}) % ${int(step)})`;
 
 /** The window of each point when `step` is given, else the range's start (one window for the range). */
-function windowSql(step: number | undefined, range: Range): string {
-  return step === undefined ? int(range.start) : windowOf(step);
+function windowSql(step: number | undefined, range: Range, t = 't'): string {
+  return step === undefined ? int(range.start) : windowOf(step, t);
 }
 
 function gridOf(step: number | undefined, range: Range): Grid {
@@ -263,8 +267,7 @@ class Compiler {
     if (b.kind === 'source') {
       const series = new Map<number, OutSeries>();
       for (const s of this.selected.get(b) ?? []) series.set(s.id, { metric: b.name, tags: s.tags, unit: s.unit });
-      const sample =
-        b.sample !== undefined && b.sample < 1 ? ` AND hash(key) % 1000000 < ${Math.round(b.sample * 1e6)}` : '';
+      const sample = sampleSql(b);
       const cte = this.add(
         `SELECT series AS sid, t${b.shift === 0 ? '' : ` - (${int(b.shift)})`} AS t, v FROM ${this.tables.points}
          WHERE t >= ${int(b.range.start + b.shift)} AND t < ${int(b.range.end + b.shift)}
@@ -423,7 +426,7 @@ class Compiler {
 
   private bucket(rel: Rel, s: Extract<Stage, { kind: 'bucket' }>): Rel {
     const grid = gridOf(s.step, rel.range);
-    const w = windowSql(s.step, rel.range);
+    const w = windowSql(s.step, rel.range, 'p.t');
     const n = s.specs.length;
     let values: string[];
     let from: string;
@@ -438,7 +441,7 @@ class Compiler {
           : spec.stat === 'count'
             ? 'count(p.v)::DOUBLE'
             : `${spec.stat}(p.v)`;
-      from = `(SELECT m.g, ${w.replace(/\bt\b/g, 'p.t')} AS t, ${s.specs.map((x, i) => `${stat(x)} AS a${i}`).join(', ')}
+      from = `(SELECT m.g, ${w} AS t, ${s.specs.map((x, i) => `${stat(x)} AS a${i}`).join(', ')}
                FROM ${rel.cte} AS p JOIN ${m} AS m ON m.s = p.sid WHERE p.v IS NOT NULL GROUP BY ALL)`;
       values = s.specs.map((_, i) => `a${i}`);
     } else {
@@ -462,7 +465,7 @@ class Compiler {
       const points = s.fn === 'cumulative' ? this.increases(rel.cte) : rel.cte;
       const per = s.mode === 'rate' ? ` / ${int(grid.step)}` : '';
       const hp = this.add(
-        `SELECT m.g, m.r, m.le, ${w.replace(/\bt\b/g, 'p.t')} AS t, p.v FROM ${points} AS p JOIN ${m} AS m ON m.s = p.sid WHERE p.v IS NOT NULL`,
+        `SELECT m.g, m.r, m.le, ${w} AS t, p.v FROM ${points} AS p JOIN ${m} AS m ON m.s = p.sid WHERE p.v IS NOT NULL`,
       );
       const bq = this.add(
         `SELECT g, t, le, c, lag(le) OVER w AS ple, coalesce(lag(c) OVER w, 0) AS pc, max(c) OVER (PARTITION BY g, t) AS total

@@ -11,7 +11,7 @@ import { duration, oneOf, str, url, type OptionSpecs } from '../../config/option
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
 import { compress, decompress } from '../../util/codec.js';
-import { readPointEvent, type MetricPoint } from '../../ingest/metric-points.js';
+import { batchLines, readPointEvent, type MetricPoint } from '../../ingest/metric-points.js';
 import { encodeMetricsExport, metricsRejection } from '../../ingest/otlp-metrics-encode.js';
 
 /** The kind of dataset metric points go to (events of it are posted as OTLP metrics). */
@@ -137,8 +137,7 @@ export class AxiomSink implements Sink {
    * points are dead-lettered, and points the receiver refuses (its partial_success) are counted as refused.
    */
   private async sendMetrics(batch: Buffer, encoding: Encoding, dataset: string): Promise<SendOutcome> {
-    const lines = decompress(batch, encoding).toString('utf8').split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
+    const lines = batchLines(decompress(batch, encoding).toString('utf8'));
     const points: MetricPoint[] = [];
     const failures: string[] = [];
     for (const line of lines) {

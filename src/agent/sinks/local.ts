@@ -8,7 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import type { EventStore, IngestOptions, IngestResult } from '../../service/store/event-store.js';
 import { StoreError } from '../../service/store/errors.js';
 import { screenBody } from '../../ingest/body-facts.js';
-import { metricLinesOf } from '../../ingest/metric-points.js';
+import { batchLines, metricLinesOf } from '../../ingest/metric-points.js';
 import { METRICS_KIND } from '../../service/store/metrics-tables.js';
 import type { Destination, SendOutcome, Sink, SinkSpec } from './sink.js';
 
@@ -89,8 +89,7 @@ export class LocalSink implements Sink {
 
   /** Metric points (metric-points.ts's events) into a metrics dataset's series and points. */
   private async sendMetrics(batch: Buffer, dataset: string): Promise<SendOutcome> {
-    const lines = batch.toString('utf8').split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
+    const lines = batchLines(batch.toString('utf8'));
     const { series, pointsCsv, refused } = metricLinesOf(lines);
     try {
       // Loaded on the first metrics batch: the sink's module is loaded by every agent, remote-only ones too.

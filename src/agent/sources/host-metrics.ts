@@ -66,30 +66,20 @@ export interface HostMetricsSettings {
 const PARAMS: IngestParams = { datasetKind: 'otel:metrics:v1', configured: true };
 
 type Point = Omit<MetricPoint, 'time' | 'tags'> & { tags: Record<string, TagValue> };
-const counter = (metric: string, unit: string, tags: Record<string, TagValue>, value: number): Point => ({
-  metric,
-  type: 'CounterMonotonic',
-  temporality: 'Cumulative',
-  unit,
-  tags,
-  value,
-});
-const gauge = (metric: string, unit: string, tags: Record<string, TagValue>, value: number): Point => ({
-  metric,
-  type: 'Gauge',
-  temporality: null,
-  unit,
-  tags,
-  value,
-});
-const upDown = (metric: string, unit: string, tags: Record<string, TagValue>, value: number): Point => ({
-  metric,
-  type: 'CounterNonMonotonic',
-  temporality: 'Cumulative',
-  unit,
-  tags,
-  value,
-});
+/** A kind of point: `kind(metric, unit, tags, value)`. */
+const pointOf =
+  (type: string, temporality: string | null) =>
+  (metric: string, unit: string, tags: Record<string, TagValue>, value: number): Point => ({
+    metric,
+    type,
+    temporality,
+    unit,
+    tags,
+    value,
+  });
+const counter = pointOf('CounterMonotonic', 'Cumulative');
+const gauge = pointOf('Gauge', null);
+const upDown = pointOf('CounterNonMonotonic', 'Cumulative');
 
 export class HostMetricsSource implements Source {
   private stopping = false;

@@ -137,7 +137,7 @@ export class MetricsStore {
           );
           // Known once committed: a batch rolled back leaves no id behind.
           for (const [key, id] of learned) this.known.set(key, id);
-          this.store.countInput(dataset, receivedBytes);
+          this.store.noteWrite(dataset, receivedBytes);
           return { series: made, points };
         }),
       );

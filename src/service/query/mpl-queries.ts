@@ -73,20 +73,15 @@ export class MplQueries {
     const text = request.mpl;
     if (typeof text !== 'string' || text.trim() === '')
       throw new QueryInputError('mpl must be a non-empty string holding the MPL query');
-    const bytes = Buffer.byteLength(text);
-    if (bytes > this.limits.maxQueryBytes)
-      throw new QueryInputError(
-        `the query is ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`,
-      );
     const params = request.params ?? {};
     if (typeof params !== 'object' || params === null || Array.isArray(params))
       throw new QueryInputError('params must be an object of "param__<name>": "<MPL literal>"');
     // Parameters are the query's text too: they count in its size.
-    let paramBytes = 0;
-    for (const v of Object.values(params)) if (typeof v === 'string') paramBytes += Buffer.byteLength(v);
-    if (bytes + paramBytes > this.limits.maxQueryBytes)
+    let bytes = Buffer.byteLength(text);
+    for (const v of Object.values(params)) if (typeof v === 'string') bytes += Buffer.byteLength(v);
+    if (bytes > this.limits.maxQueryBytes)
       throw new QueryInputError(
-        `the query and its params are ${bytes + paramBytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`,
+        `the query and its params are ${bytes} bytes, more than the limit of ${this.limits.maxQueryBytes} (service.query_limits.max_query_bytes)`,
       );
     const nowNs = this.store.now();
     let range: Range | undefined;

@@ -930,16 +930,17 @@ export class EventStore {
   private async tableStats(d: DatasetState): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint }> {
     if (d.stats && d.stats.version === d.version) return d.stats;
     const version = d.version;
-    const r = (
-      await this.db.all(
-        `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)}`,
-      )
-    )[0]!;
+    // A metrics dataset's rows are its points, their times whole seconds.
+    const sql =
+      d.record.kind === METRICS_KIND
+        ? `SELECT count(*) AS n, min(t) * 1000000000 AS lo, max(t) * 1000000000 AS hi FROM ${sqlIdent(metricsTables(d.record.table).points)}`
+        : `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)}`;
+    const r = (await this.db.all(sql))[0]!;
     const stats = {
       version,
       rows: Number(r.n),
-      minNs: (r.lo ?? undefined) as bigint | undefined,
-      maxNs: (r.hi ?? undefined) as bigint | undefined,
+      minNs: r.lo === null || r.lo === undefined ? undefined : BigInt(r.lo as bigint),
+      maxNs: r.hi === null || r.hi === undefined ? undefined : BigInt(r.hi as bigint),
     };
     // A write that committed meanwhile bumped the version: the figures are then not cached.
     if (d.version === version) d.stats = stats;
@@ -980,7 +981,7 @@ export class EventStore {
         )[0]!;
         part = {
           rows: Number(r.n),
-          minNs: (r.lo ?? undefined) as bigint | undefined,
+          minNs: r.lo === null || r.lo === undefined ? undefined : BigInt(r.lo as bigint),
           maxNs: (r.hi ?? undefined) as bigint | undefined,
         };
       }
@@ -1014,7 +1015,6 @@ export class EventStore {
   async info(dataset: string): Promise<DatasetInfo> {
     const d = this.state(dataset);
     try {
-      if (d.record.kind === METRICS_KIND) return await this.metricsInfo(d);
       const stats = await this.tableStats(d);
       return {
         numEvents: stats.rows,
@@ -1042,34 +1042,28 @@ export class EventStore {
     const cached = d.storage;
     if (cached && cached.checkpoint === checkpoint && (cached.version === version || Date.now() < cached.until))
       return cached.bytes;
-    const { bytes, segments } = await this.tableBytes(d.record.table, d.inputBytes);
+    let bytes: number;
+    let segments: number;
+    if (d.record.kind === METRICS_KIND) {
+      // Its series' and points' tables; a point takes about 6 bytes once checkpointed, a series some hundred.
+      const t = metricsTables(d.record.table);
+      const sizes = await Promise.all([this.tableBytes(t.points, 0, 6), this.tableBytes(t.series, 0, 100)]);
+      bytes = sizes[0].bytes + sizes[1].bytes;
+      segments = sizes[0].segments + sizes[1].segments;
+    } else ({ bytes, segments } = await this.tableBytes(d.record.table, d.inputBytes));
     const until = segments >= STORAGE_WALK_LONG ? Date.now() + STORAGE_WALK_STANDS_MS : 0;
     if (this.checkpoints === checkpoint) d.storage = { version, checkpoint, bytes, until };
     return bytes;
   }
 
   /**
-   * A metrics dataset's info: its points count as its events, their times as its span, and its series' and
-   * points' tables as its size (measured each time: its writes do not change the dataset's version).
+   * A write another part made (a metrics dataset's export, once committed): it changes the dataset's
+   * statistics, and its bytes count as received.
    */
-  private async metricsInfo(d: DatasetState): Promise<DatasetInfo> {
-    const t = metricsTables(d.record.table);
-    const r = (await this.db.all(`SELECT count(*) AS n, min(t) AS lo, max(t) AS hi FROM ${sqlIdent(t.points)}`))[0]!;
-    // A point takes about 6 bytes once checkpointed, a series some hundred (docs/benchmarks.md).
-    const sizes = await Promise.all([this.tableBytes(t.points, 0, 6), this.tableBytes(t.series, 0, 100)]);
-    return {
-      numEvents: Number(r.n),
-      minNs: r.lo === null ? undefined : BigInt(r.lo as bigint) * 1_000_000_000n,
-      maxNs: r.hi === null ? undefined : BigInt(r.hi as bigint) * 1_000_000_000n,
-      inputBytes: d.inputBytes,
-      compressedBytes: sizes.reduce((a, x) => a + x.bytes, 0),
-    };
-  }
-
-  /** Counts bytes received for a dataset whose data another part stores (a metrics dataset's exports). */
-  countInput(dataset: string, bytes: number): void {
+  noteWrite(dataset: string, bytes: number): void {
     const d = this.datasets.get(dataset);
     if (!d) return;
+    d.version++;
     d.inputBytes += bytes;
     d.inputDirty = true;
   }

@@ -162,6 +162,29 @@ describe('dataset info', () => {
         inputBytes: body.length,
       });
       expect(got.compressedBytes).toBeGreaterThan(1000);
+
+      // Exports and info requests interleaved: each answer counts whole exports, never fewer than the
+      // exports answered before it was asked, and the last one all of them.
+      const one = (k: number) =>
+        metricsBody([{ metric: 'cpu', kind: 'gauge', tags: { host: `x${k}` }, points: [{ t: T0 + 2000 + k, v: k }] }]);
+      let answered = 0;
+      const seen: [number, number][] = [];
+      await Promise.all([
+        ...Array.from({ length: 20 }, async (_, k) => {
+          const x = await svc.call('POST', '/v1/metrics', one(k), token, {
+            'content-type': 'application/x-protobuf',
+            'x-axiom-metrics-dataset': 'm',
+          });
+          expect(x.status).toBe(200);
+          answered++;
+        }),
+        ...Array.from({ length: 10 }, async () => {
+          const before = answered;
+          seen.push([before, (await info(svc, 'm')).numEvents - 1000]);
+        }),
+      ]);
+      for (const [before, counted] of seen) expect(counted).toBeGreaterThanOrEqual(before);
+      expect(await info(svc, 'm')).toMatchObject({ numEvents: 1020, maxTime: '2026-01-01T00:33:39Z' });
     } finally {
       await svc.stop();
     }
