@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PointColumnsBuilder } from '../src/ingest/point-columns.js';
 import { MetricsStore } from '../src/service/metrics/metrics-store.js';
 import { MplQueries } from '../src/service/query/mpl-queries.js';
 import type { EventStore } from '../src/service/store/event-store.js';
@@ -64,11 +65,11 @@ async function load(store: EventStore): Promise<void> {
   const perBatch = Math.max(1, Math.floor(200_000 / seriesCount));
   const t0 = performance.now();
   for (let k = 0; k < DAY / STEP; k += perBatch) {
-    let csv = '';
+    const points = new PointColumnsBuilder();
     for (let i = 0; i < seriesCount; i++)
       for (let j = k; j < Math.min(k + perBatch, DAY / STEP); j++)
-        csv += `${i},${T0 + j * STEP},${(i * 31 + j * 7) % 1000}\n`;
-    await metrics.ingest('bench', series, csv);
+        points.push(i, T0 + j * STEP, (i * 31 + j * 7) % 1000);
+    await metrics.ingest('bench', series, points.finish());
     process.stdout.write(`\rloaded ${((k + perBatch) * seriesCount).toLocaleString('en-US')} points`);
   }
   console.log(` in ${((performance.now() - t0) / 1000).toFixed(0)} s`);

@@ -14,6 +14,8 @@
  * Tags keep their text: a whole-number float tag (`2.0`) stays a float. Pure.
  */
 
+import { type PointColumns, PointColumnsBuilder } from './point-columns.js';
+
 export type TagValue = string | number | boolean;
 
 export interface HistogramValue {
@@ -143,10 +145,10 @@ interface Gathered {
 
 /**
  * The events of otlp-metrics.ts's decoded export: `series` holds each series' key and line
- * (`{"i":n,"m":…,"tags":…,"type":…,"temp":…,"unit":…}`), `pointsCsv` a line a point (`i,t,v`); a
+ * (`{"i":n,"m":…,"tags":…,"type":…,"temp":…,"unit":…}`), `points` the points naming them by `i`; a
  * histogram's or summary's parts at one time become one event again.
  */
-export function pointEventsOf(series: string[], pointsCsv: string): string[] {
+export function pointEventsOf(series: string[], points: PointColumns): string[] {
   const heads: { head: string; tags: string; part?: string; by?: number }[] = [];
   for (let i = 1; i < series.length; i += 2) {
     const line = series[i]!;
@@ -173,21 +175,14 @@ export function pointEventsOf(series: string[], pointsCsv: string): string[] {
   }
   const out: string[] = [];
   const gathered = new Map<string, Gathered>();
-  let at = 0;
-  while (at < pointsCsv.length) {
-    const end = pointsCsv.indexOf('\n', at);
-    const row = pointsCsv.slice(at, end < 0 ? pointsCsv.length : end);
-    at = end < 0 ? pointsCsv.length : end + 1;
-    const a = row.indexOf(',');
-    const b = row.indexOf(',', a + 1);
-    const h = heads[Number(row.slice(0, a))]!;
-    const t = Number(row.slice(a + 1, b));
-    const text = row.slice(b + 1);
+  for (let i = 0; i < points.count; i++) {
+    const h = heads[points.series[i]!]!;
+    const t = points.seconds[i]!;
+    const value = points.value(i);
     if (h.part === undefined) {
-      out.push(`{"_time":"${iso(t)}",${h.head},"value":${text === '' ? 'null' : text},"tags":${h.tags}}`);
+      out.push(`{"_time":"${iso(t)}",${h.head},"value":${num(value)},"tags":${h.tags}}`);
       continue;
     }
-    const value = text === '' ? null : Number(text);
     const key = `${h.head}\u0000${h.tags}\u0000${t}`;
     let g = gathered.get(key);
     if (!g) {
@@ -318,20 +313,19 @@ export function readPointEvent(line: string): MetricPoint | string {
 
 /**
  * Point events as what the metrics store loads (metrics-store.ts's ingest): each series' key and line,
- * and a CSV line a point, a histogram's and a summary's parts as the service makes them; lines that are
+ * and the points' columns, a histogram's and a summary's parts as the service makes them; lines that are
  * not point events are refused, each with its reason.
  */
 export function metricLinesOf(lines: string[]): {
   series: string[];
-  pointsCsv: string;
+  columns: PointColumns;
   refused: string[];
   points: number;
 } {
   const numbers = new Map<string, number>();
   const series: string[] = [];
   const refused: string[] = [];
-  let csv = '';
-  let points = 0;
+  const columns = new PointColumnsBuilder();
   const add = (p: MetricPoint, tags: string, value: number | null | undefined) => {
     const metric = JSON.stringify(p.metric);
     const key = `${metric}${tags}`;
@@ -343,8 +337,7 @@ export function metricLinesOf(lines: string[]): {
         `{"i":${n},"m":${metric},"tags":${tags},"type":${JSON.stringify(p.type)},"temp":${JSON.stringify(p.temporality)},"unit":${JSON.stringify(p.unit)}}`,
       );
     }
-    csv += `${n},${p.time},${value === null || value === undefined ? '' : value}\n`;
-    points++;
+    columns.push(n, p.time, value ?? null);
   };
   for (const line of lines) {
     const p = readPointEvent(line);
@@ -367,5 +360,6 @@ export function metricLinesOf(lines: string[]): {
       for (const [q, v] of s.quantiles) part('quantile', v, [['quantile', String(q)]]);
     } else add(p, tags, p.value);
   }
-  return { series, pointsCsv: csv, refused, points };
+  const built = columns.finish();
+  return { series, columns: built, refused, points: built.count };
 }

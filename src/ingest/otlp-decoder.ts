@@ -11,6 +11,7 @@ import { IngestBodyError } from './errors.js';
 import type { OtlpEncoding, OtlpSignal } from './otlp-http.js';
 import type { DecodeAnswer, DecodeRequest } from './otlp-worker.js';
 import type { MetricLines } from './otlp-metrics.js';
+import { PointColumns } from './point-columns.js';
 
 export interface OtlpDecoderLimits {
   /** The worker's heap (its old generation), in MiB. */
@@ -41,7 +42,7 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
 interface Job {
   request: Omit<DecodeRequest, 'id'>;
   queuedAt: number;
-  resolve: (events: string[]) => void;
+  resolve: (answer: Extract<DecodeAnswer, { events: string[] }>) => void;
   reject: (e: Error) => void;
 }
 
@@ -63,13 +64,26 @@ export class OtlpDecoder {
 
   /** A metrics body's series and points (see otlpMetricLines), or its refusal as an IngestBodyError. */
   async decodeMetrics(body: Buffer, maxBytes: number): Promise<MetricLines> {
-    const [head, pointsCsv, ...series] = await this.decode('metrics', body, 'protobuf', maxBytes);
+    const answer = await this.answer('metrics', body, 'protobuf', maxBytes);
+    const [head, seriesText] = answer.events;
+    // Keys and lines are JSON texts: no newline is inside one.
+    const series = seriesText ? seriesText.split('\n') : [];
     const counts = JSON.parse(head!) as Pick<MetricLines, 'points' | 'rejected' | 'firstRejection'>;
-    return { ...counts, series, pointsCsv: pointsCsv! };
+    const points = answer.points ?? { buffer: new ArrayBuffer(0), count: 0 };
+    return { ...counts, series, columns: new PointColumns(points.buffer, points.count) };
   }
 
   /** The body's events (see otlpEvents), or its refusal as an IngestBodyError. */
-  decode(signal: OtlpSignal | 'metrics', body: Buffer, encoding: OtlpEncoding, maxBytes: number): Promise<string[]> {
+  async decode(signal: OtlpSignal, body: Buffer, encoding: OtlpEncoding, maxBytes: number): Promise<string[]> {
+    return (await this.answer(signal, body, encoding, maxBytes)).events;
+  }
+
+  private answer(
+    signal: OtlpSignal | 'metrics',
+    body: Buffer,
+    encoding: OtlpEncoding,
+    maxBytes: number,
+  ): Promise<Extract<DecodeAnswer, { events: string[] }>> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ request: { signal, encoding, maxBytes, body }, queuedAt: Date.now(), resolve, reject });
       this.next();
@@ -153,7 +167,7 @@ export class OtlpDecoder {
     const { job, timer } = this.current;
     clearTimeout(timer);
     this.current = undefined;
-    if ('events' in a) job.resolve(a.events);
+    if ('events' in a) job.resolve(a);
     else if ('refusal' in a) job.reject(new IngestBodyError(a.refusal.kind, a.refusal.message));
     else job.reject(new Error(`the OTLP decoder failed: ${a.failure}`));
     this.settle();

@@ -21,6 +21,16 @@ import { createRequire } from 'node:module';
 import protobuf from 'protobufjs/minimal.js';
 import { IngestBodyError, invalidBody } from './errors.js';
 import {
+  attributesText,
+  type NumberMetric,
+  readNumberPoint,
+  sameAttributes,
+  scannedPoint,
+  scanNumberMetric,
+  secondsOfNanos,
+} from './otlp-number-points.js';
+import { POINT_BYTES, type PointColumns, PointColumnsBuilder } from './point-columns.js';
+import {
   type AnyValue,
   decodeAt,
   decodeTo,
@@ -39,7 +49,7 @@ const definitions = createRequire(import.meta.url)('otlp-definitions/build/src/g
       collector: { metrics: { v1: { ExportMetricsServiceResponse: MessageType } } };
       metrics: { v1: { Metric: MessageType } };
       resource: { v1: { Resource: MessageType } };
-      common: { v1: { InstrumentationScope: MessageType } };
+      common: { v1: { InstrumentationScope: MessageType; KeyValue: MessageType } };
     };
   };
 };
@@ -110,12 +120,12 @@ const TEMPORALITY = [null, 'Delta', 'Cumulative'] as const;
 /**
  * A body's series and points: each series once, as two entries of `series`: its key (its metric's JSON
  * text followed by its tags' as canonical JSON, sorted keys), then a JSON line `{"i":n,"m":metric,"tags":{…},
- * "type":…,"temp":…,"unit":…}` (n its number in this body); and the points as CSV text, a line
- * `n,seconds,value` each (an empty value: a gap); with what of the body was refused.
+ * "type":…,"temp":…,"unit":…}` (n its number in this body); and the points as columns (point-columns.ts),
+ * each naming its series by that number; with what of the body was refused.
  */
 export interface MetricLines {
   series: string[];
-  pointsCsv: string;
+  columns: PointColumns;
   points: number;
   rejected: number;
   /** Why the first refused point was, for partial_success's error_message. */
@@ -206,18 +216,88 @@ function signature(list: KeyValue[] | null | undefined): string {
   return sig;
 }
 
-/** Collects the series (each once, numbered) and the points' CSV lines. */
+/** A series' key (its metric's JSON text, then its tags' as canonical JSON) and its line after `{"i":n,`. */
+interface DescribedSeries {
+  key: string;
+  rest: string;
+}
+
+function describeSeries(metric: string, tags: Record<string, TagValue>, meta: SeriesMeta): DescribedSeries {
+  const tagsText = canonical(tags);
+  const metricText = JSON.stringify(metric);
+  // The series' identity: its metric and its tags as JSON, one text for one series.
+  return {
+    key: `${metricText}${tagsText}`,
+    rest: `"m":${metricText},"tags":${tagsText},"type":${JSON.stringify(meta.type)},"temp":${JSON.stringify(meta.temp)},"unit":${JSON.stringify(meta.unit)}}`,
+  };
+}
+
+/**
+ * Gauge and sum series described in earlier bodies, by the bytes that make them: their resource's and
+ * their scope's, their metric's fields, their point's attributes (a level each, so that no long text is
+ * put together and hashed for every series). An exporter sends the same series export after export, and
+ * describing one (its tags merged, sorted and written) costs more than its points. Bounded by the bytes
+ * of what it holds, and emptied when full.
+ */
+export class DescribedSeriesCache {
+  private scopes = new Map<string, Map<string, Map<string, DescribedSeries>>>();
+  private bytes = 0;
+
+  constructor(private readonly capacityBytes: number) {}
+
+  /** Counts what an entry holds, emptying the cache first when it would pass its bound. */
+  private charge(bytes: number): void {
+    this.bytes += bytes;
+    if (this.bytes > this.capacityBytes) {
+      // Maps already handed out stay usable for the body being read; the next bodies start afresh.
+      this.scopes = new Map();
+      this.bytes = bytes;
+    }
+  }
+
+  /** The series of the scope whose resource and scope messages are `bytes`. */
+  scope(bytes: string): Map<string, Map<string, DescribedSeries>> {
+    let m = this.scopes.get(bytes);
+    if (!m) {
+      this.charge(bytes.length + 64);
+      this.scopes.set(bytes, (m = new Map()));
+    }
+    return m;
+  }
+
+  /** The series of one metric of a scope, by their points' attribute bytes. */
+  metric(scope: Map<string, Map<string, DescribedSeries>>, key: string): Map<string, DescribedSeries> {
+    let m = scope.get(key);
+    if (!m) {
+      this.charge(key.length * 2 + 64);
+      scope.set(key, (m = new Map()));
+    }
+    return m;
+  }
+
+  add(metric: Map<string, DescribedSeries>, attributes: string, d: DescribedSeries): void {
+    this.charge(attributes.length + (d.key.length + d.rest.length) * 2 + 96);
+    metric.set(attributes, d);
+  }
+}
+
+/** A heap's share the worker gives to series it has described. */
+const described = new DescribedSeriesCache(32 * 1024 * 1024);
+
+/** What gathering a point costs: its columns, twice over while they grow and are laid out. */
+const POINT_COST = 3 * POINT_BYTES;
+
+/** Collects the series (each once, numbered) and the points' columns. */
 class Lines {
   readonly series: string[] = [];
   private readonly numbers = new Map<string, number>();
-  private readonly csv: string[] = [];
-  points = 0;
+  readonly columns = new PointColumnsBuilder();
   bytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  private charge(text: string): void {
-    this.bytes += text.length * 2 + 48;
+  private charge(bytes: number): void {
+    this.bytes += bytes;
     if (this.bytes > this.maxBytes)
       throw new IngestBodyError(
         'too_large',
@@ -241,29 +321,34 @@ class Lines {
     let n = this.seen.get(seen);
     if (n === undefined) {
       const { metric, tags, meta } = describe();
-      const tagsText = canonical(tags);
-      const metricText = JSON.stringify(metric);
-      // The series' identity: its metric and its tags as JSON, one text for one series.
-      const key = `${metricText}${tagsText}`;
-      n = this.numbers.get(key);
-      if (n === undefined) {
-        n = this.numbers.size;
-        this.numbers.set(key, n);
-        const line = `{"i":${n},"m":${metricText},"tags":${tagsText},"type":${JSON.stringify(meta.type)},"temp":${JSON.stringify(meta.temp)},"unit":${JSON.stringify(meta.unit)}}`;
-        this.charge(key);
-        this.charge(line);
-        this.series.push(key, line);
-      }
+      n = this.number(metric, tags, meta);
       this.seen.set(seen, n);
     }
-    const line = `${n},${seconds},${value === null ? '' : value}\n`;
-    this.charge(line);
-    this.csv.push(line);
-    this.points++;
+    this.add(n, seconds, value);
   }
 
-  pointsCsv(): string {
-    return this.csv.join('');
+  /** The number of a series in this body, given it the first time its metric and tags are met. */
+  number(metric: string, tags: Record<string, TagValue>, meta: SeriesMeta): number {
+    return this.numberOf(describeSeries(metric, tags, meta));
+  }
+
+  /** The number of a described series in this body. */
+  numberOf(d: DescribedSeries): number {
+    let n = this.numbers.get(d.key);
+    if (n === undefined) {
+      n = this.numbers.size;
+      this.numbers.set(d.key, n);
+      const line = `{"i":${n},${d.rest}`;
+      this.charge(d.key.length * 2 + line.length * 2 + 96);
+      this.series.push(d.key, line);
+    }
+    return n;
+  }
+
+  /** A point of series n. */
+  add(n: number, seconds: number, value: number | null): void {
+    this.charge(POINT_COST);
+    this.columns.push(n, seconds, value);
   }
 }
 
@@ -272,16 +357,11 @@ function secondsOf(t: Int64, nowSeconds: number): number {
   // protobufjs hands a fixed64 as a Long: its halves make the count without going through its text.
   if (t && typeof t === 'object' && 'high' in t && 'low' in t) {
     const { high, low } = t as { high: number; low: number };
-    if (high === 0 && low === 0) return nowSeconds;
-    const ns = (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
-    if (ns > MAX_NANOS) throw invalidBody(`a point time of ${ns} ns since 1970 is past 2262`);
-    return Number(ns / 1_000_000_000n);
+    return high === 0 && low === 0 ? nowSeconds : secondsOfNanos(high >>> 0, low >>> 0);
   }
   const ns = nanos(t, 'point time');
   return ns === 0n ? nowSeconds : Number(ns / 1_000_000_000n);
 }
-
-const MAX_NANOS = 2n ** 63n - 1n;
 
 /**
  * The series of one histogram or summary point: each part (`count`, `sum`, … and each bucket or quantile,
@@ -423,6 +503,81 @@ function metricPoints(
   }
 }
 
+const { KeyValue } = common.v1;
+
+/**
+ * A gauge's or a sum's points as otlp-number-points.ts reads them: the same series and points as
+ * metricPoints. `base` holds the scope's tags and its series described before (see `described`).
+ */
+function numberPoints(
+  m: NumberMetric,
+  body: Buffer,
+  reader: protobuf.Reader,
+  base: { tags: Record<string, TagValue>; series: Map<string, Map<string, DescribedSeries>> },
+  out: Lines,
+  refuse: (n: number, why: string) => void,
+  now: number,
+): void {
+  const name = m.name;
+  if (name === '' || Buffer.byteLength(name) > MAX_NAME_BYTES) {
+    refuse(
+      m.points.length / 2,
+      name === '' ? 'a metric without a name' : `metric name "${name.slice(0, 64)}…" is past ${MAX_NAME_BYTES} bytes`,
+    );
+    return;
+  }
+  const meta: SeriesMeta =
+    m.kind === 'gauge'
+      ? { type: 'Gauge', temp: null, unit: m.unit }
+      : {
+          type: m.monotonic ? 'CounterMonotonic' : 'CounterNonMonotonic',
+          temp: TEMPORALITY[m.temporality] ?? null,
+          unit: m.unit,
+        };
+  // The unit's length first: no unit and name can pass for another pair.
+  const unit = meta.unit ?? '';
+  const known = described.metric(base.series, `${meta.type}|${meta.temp}|${unit.length}:${unit}${name}`);
+  // Series by the bytes of their points' attributes; a point like the one before it (an export of several
+  // times of each series) costs a comparison.
+  let p = scanned[0];
+  let last = scanned[1];
+  let lastNumber = -1;
+  for (let k = 0; k < m.points.length; k += 2) {
+    readNumberPoint(reader, m.points[k]!, m.points[k + 1]!, p);
+    let n = lastNumber >= 0 && sameAttributes(body, p, last) ? lastNumber : -1;
+    if (n < 0) {
+      const signature = attributesText(body, p);
+      let d = known.get(signature);
+      if (!d) {
+        try {
+          const attributes: KeyValue[] = [];
+          for (let a = 0; a < p.attributes.length; a += 2) {
+            reader.pos = p.attributes[a]!;
+            attributes.push(decodeTo(KeyValue, reader, p.attributes[a + 1]!) as KeyValue);
+          }
+          d = describeSeries(name, tagsOf(attributes, base.tags), meta);
+        } catch (e) {
+          if (!(e instanceof Refused)) throw e;
+          refuse(1, `metric "${name}": ${e.message}`);
+          lastNumber = -1;
+          continue;
+        }
+        described.add(known, signature, d);
+      }
+      n = out.numberOf(d);
+    }
+    const value = p.flags & NO_RECORDED_VALUE || p.value === undefined ? null : finite(p.value);
+    out.add(n, p.noTime ? now : p.seconds, value);
+    const was = last;
+    last = p;
+    p = was;
+    lastNumber = n;
+  }
+}
+
+/** Two points read in turn (the one before kept to compare with), reused by every metric. */
+const scanned = [scannedPoint(), scannedPoint()] as const;
+
 /**
  * A decompressed OTLP/HTTP metrics body (protobuf) as series and point lines, one metric decoded at a time;
  * at most what holding the lines costs `maxBytes` (413 beyond). A body that does not decode is a 400.
@@ -431,6 +586,8 @@ export function otlpMetricLines(
   body: Buffer,
   maxBytes: number,
   nowSeconds = Math.floor(Date.now() / 1000),
+  /** Whether gauges and sums are read from their bytes (otlp-number-points.ts); false: all decoded by protobufjs (tests compare the two). */
+  scanNumbers = true,
 ): MetricLines {
   const out = new Lines(maxBytes);
   let rejected = 0;
@@ -467,6 +624,10 @@ export function otlpMetricLines(
           attributes?: KeyValue[] | null;
         } | null;
         reader.pos = scopeStart;
+        // The bytes the base tags are made from, each after its length: one text for one pair of messages.
+        const bytesOf = (at: [number, number] | undefined) =>
+          at ? `${at[1] - at[0]}:${body.toString('latin1', at[0], at[1])}` : '-';
+        const baseBytes = `${bytesOf(resourceAt)}${bytesOf(scopeAt)}`;
         let base = resourceTags;
         let refusal = resourceRefusal;
         const scopeId = ++scopes;
@@ -480,6 +641,23 @@ export function otlpMetricLines(
         }
         for (const [g, metricEnd] of fields(reader, scopeEnd, 'an entry of scopeMetrics', 2)) {
           if (g !== 2) continue;
+          const metricStart = reader.pos;
+          const scanned = scanNumbers ? scanNumberMetric(body, reader, metricEnd) : undefined;
+          if (scanned) {
+            if (!base || refusal) refuse(scanned.points.length / 2, refusal ?? 'unreadable attributes');
+            else
+              numberPoints(
+                scanned,
+                body,
+                reader,
+                { tags: base, series: described.scope(baseBytes) },
+                out,
+                refuse,
+                nowSeconds,
+              );
+            continue;
+          }
+          reader.pos = metricStart;
           const metric = decodeTo(metricsProto.v1.Metric, reader, metricEnd) as Metric;
           if (!base || refusal) {
             const n = pointCount(metric);
@@ -494,7 +672,8 @@ export function otlpMetricLines(
     if (e instanceof IngestBodyError) throw e;
     throw invalidBody(`invalid OTLP metrics protobuf body: ${(e as Error).message}`);
   }
-  return { series: out.series, pointsCsv: out.pointsCsv(), points: out.points, rejected, firstRejection };
+  const columns = out.columns.finish();
+  return { series: out.series, columns, points: columns.count, rejected, firstRejection };
 }
 
 /** The ExportMetricsServiceResponse: empty when all was taken, else its partial_success. */

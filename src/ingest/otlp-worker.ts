@@ -9,7 +9,10 @@ import { otlpMetricLines } from './otlp-metrics.js';
 
 export interface DecodeRequest {
   id: number;
-  /** Metrics are answered with a line of counts, the points' CSV, then the series (otlp-metrics.ts). */
+  /**
+   * Metrics are answered with a line of counts, then the series' keys and lines in one text (a line each:
+   * one string crosses to the other thread, not two a series), and the points' columns (otlp-metrics.ts).
+   */
   signal: OtlpSignal | 'metrics';
   encoding: OtlpEncoding;
   maxBytes: number;
@@ -18,18 +21,24 @@ export interface DecodeRequest {
 
 export type DecodeAnswer =
   | { ready: true }
-  | { id: number; events: string[] }
+  | { id: number; events: string[]; points?: { buffer: ArrayBuffer; count: number } }
   | { id: number; refusal: { kind: IngestBodyError['kind']; message: string } }
   | { id: number; failure: string };
 
 parentPort?.on('message', (r: DecodeRequest) => {
   let answer: DecodeAnswer;
+  const transfer: ArrayBuffer[] = [];
   try {
     const body = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
     if (r.signal === 'metrics') {
       const m = otlpMetricLines(body, r.maxBytes);
       const head = JSON.stringify({ points: m.points, rejected: m.rejected, firstRejection: m.firstRejection });
-      answer = { id: r.id, events: [head, m.pointsCsv, ...m.series] };
+      answer = {
+        id: r.id,
+        events: [head, m.series.join('\n')],
+        points: { buffer: m.columns.buffer, count: m.columns.count },
+      };
+      transfer.push(m.columns.buffer);
     } else answer = { id: r.id, events: otlpEvents(r.signal, body, r.encoding, r.maxBytes) };
   } catch (e) {
     answer =
@@ -37,7 +46,7 @@ parentPort?.on('message', (r: DecodeRequest) => {
         ? { id: r.id, refusal: { kind: e.kind, message: e.message } }
         : { id: r.id, failure: (e as Error).stack ?? String(e) };
   }
-  parentPort!.postMessage(answer);
+  parentPort!.postMessage(answer, transfer);
 });
 
 // Bodies are timed from here: loading the definitions is not part of any body's time.

@@ -90,11 +90,11 @@ export class LocalSink implements Sink {
   /** Metric points (metric-points.ts's events) into a metrics dataset's series and points. */
   private async sendMetrics(batch: Buffer, dataset: string): Promise<SendOutcome> {
     const lines = batchLines(batch.toString('utf8'));
-    const { series, pointsCsv, refused } = metricLinesOf(lines);
+    const { series, columns, refused } = metricLinesOf(lines);
     try {
       // Loaded on the first metrics batch: the sink's module is loaded by every agent, remote-only ones too.
       const { MetricsStore } = await import('../../service/metrics/metrics-store.js');
-      await MetricsStore.of(this.store).ingest(dataset, series, pointsCsv, batch.length);
+      await MetricsStore.of(this.store).ingest(dataset, series, columns, batch.length);
     } catch (e) {
       return storeRefusal(e, dataset);
     }

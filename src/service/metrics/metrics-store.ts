@@ -2,16 +2,18 @@
  * Metrics datasets (kind otel:metrics:v1): series and points in two DuckDB tables beside the dataset's own,
  * laid out for time series: `<table>_series (id, key, metric, tags JSON, type, temporality, unit)`, one row
  * a series, and `<table>_points (series, t, v)`, one row a point: its series' id, whole seconds and a
- * double (null: a gap). A batch (ingest/otlp-metrics.ts's lines) is loaded by DuckDB from spool files in
- * one transaction: new series take the next ids, then the points are stored with their series' ids. Batches
+ * double (null: a gap). A batch (ingest/otlp-metrics.ts's lines) is loaded in one transaction: new series
+ * take the next ids (read by DuckDB from a spool file), then the points are appended with their series' ids
+ * as columns (store/column-append.ts). Batches
  * of one dataset are loaded one at a time (a series is made once). The discovery endpoints (reference metrics.md
  * §4.4–4.8) read which series have points in a time range.
  */
 import { rm, writeFile } from 'node:fs/promises';
+import type { PointColumns } from '../../ingest/point-columns.js';
 import { sqlIdent } from '../../sql/quote.js';
-import { RecentMap } from '../../util/recent-map.js';
 import type { EventStore } from '../store/event-store.js';
 import { Mutex } from '../store/db.js';
+import { int64Column } from '../store/column-append.js';
 import { invalid, notFound } from '../store/errors.js';
 import type { DatasetRecord } from '../store/catalog.js';
 import { METRICS_KIND, metricsTables } from '../store/metrics-tables.js';
@@ -35,6 +37,37 @@ const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 /** Series ids kept in memory by key, across datasets (each entry a key's text and a number). */
 const KNOWN_SERIES = 100_000;
 
+/**
+ * Series ids by series table and key, for the series last met: two generations of up to KNOWN_SERIES
+ * each, the older dropped when the newer fills, an entry read from the older moved into the newer. A read
+ * costs a lookup or two and no reordering (a batch reads every series it holds).
+ */
+class KnownSeries {
+  private young = new Map<string, Map<string, number>>();
+  private old = new Map<string, Map<string, number>>();
+  private youngSize = 0;
+
+  get(table: string, key: string): number | undefined {
+    const id = this.young.get(table)?.get(key);
+    if (id !== undefined) return id;
+    const older = this.old.get(table)?.get(key);
+    if (older !== undefined) this.set(table, key, older);
+    return older;
+  }
+
+  set(table: string, key: string, id: number): void {
+    if (this.youngSize >= KNOWN_SERIES) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngSize = 0;
+    }
+    let m = this.young.get(table);
+    if (!m) this.young.set(table, (m = new Map()));
+    if (!m.has(key)) this.youngSize++;
+    m.set(key, id);
+  }
+}
+
 const stores = new WeakMap<EventStore, MetricsStore>();
 
 export class MetricsStore {
@@ -49,8 +82,8 @@ export class MetricsStore {
   }
 
   private readonly locks = new Map<string, Mutex>();
-  /** Series ids by `<series table>\u0000<key>`: table names are never reused, so no entry outlives its dataset's meaning. */
-  private readonly known = new RecentMap<string, number>(KNOWN_SERIES);
+  /** Series ids by series table and key: table names are never reused, so no entry outlives its dataset's meaning. */
+  private readonly known = new KnownSeries();
 
   private constructor(private readonly store: EventStore) {}
 
@@ -64,7 +97,8 @@ export class MetricsStore {
   }
 
   /**
-   * Stores a batch (ingest/otlp-metrics.ts's MetricLines: `series` holds each series' key and line);
+   * Stores a batch (ingest/otlp-metrics.ts's MetricLines: `series` holds each series' key and line, `points`
+   * name them by their number in it);
    * resolves once committed. Series already known are found by key in memory (`known`), so a batch of
    * known series loads its points with no look at the series table; the others are looked up or made in
    * the same transaction.
@@ -72,18 +106,15 @@ export class MetricsStore {
   async ingest(
     dataset: string,
     series: string[],
-    pointsCsv: string,
+    points: PointColumns,
     receivedBytes = 0,
   ): Promise<{ series: number; points: number }> {
     MetricsStore.tablesOf(this.store.getDataset(dataset));
     if (series.length === 0) return { series: 0, points: 0 };
     let lock = this.locks.get(dataset);
     if (!lock) this.locks.set(dataset, (lock = new Mutex()));
-    const pointsFile = this.store.tempFile('csv');
-    const idsFile = this.store.tempFile('csv');
     const seriesFile = this.store.tempFile('ndjson');
     try {
-      await writeFile(pointsFile, pointsCsv);
       // One batch of a dataset at a time (a series is made once), holding the dataset: a deletion waits.
       return await lock.run(() =>
         this.store.withDataset(dataset, async (d) => {
@@ -92,7 +123,7 @@ export class MetricsStore {
           const ids = new Array<number>(count);
           const missing: number[] = [];
           for (let i = 0; i < count; i++) {
-            const id = this.known.get(`${t.series}\u0000${series[2 * i]!}`);
+            const id = this.known.get(t.series, series[2 * i]!);
             if (id === undefined) missing.push(i);
             else ids[i] = id;
           }
@@ -103,7 +134,7 @@ export class MetricsStore {
             );
           let made = 0;
           const learned: [string, number][] = [];
-          const points = await this.store.db.use(async (c) =>
+          const stored = await this.store.db.use(async (c) =>
             c.transaction(async () => {
               if (missing.length > 0) {
                 await c.run(
@@ -120,29 +151,29 @@ export class MetricsStore {
                 )) {
                   const i = Number(r.i);
                   ids[i] = Number(r.id);
-                  learned.push([`${t.series}\u0000${series[2 * i]!}`, ids[i]!]);
+                  learned.push([series[2 * i]!, ids[i]!]);
                 }
                 await c.run('DROP TABLE mser');
               }
-              let map = '';
-              for (let i = 0; i < count; i++) map += `${i},${ids[i]}\n`;
-              await writeFile(idsFile, map);
-              return c.changes(
-                `INSERT INTO ${sqlIdent(t.points)}
-                   SELECT m.id, p.t, p.v
-                   FROM read_csv(${sqlString(pointsFile)}, header = false, columns = {'i': 'INTEGER', 't': 'BIGINT', 'v': 'DOUBLE'}) AS p
-                   JOIN read_csv(${sqlString(idsFile)}, header = false, columns = {'i': 'INTEGER', 'id': 'BIGINT'}) AS m ON m.i = p.i`,
-              );
+              const n = points.count;
+              const pointIds = new Float64Array(n);
+              for (let i = 0; i < n; i++) {
+                const id = ids[points.series[i]!];
+                if (id === undefined) throw new Error(`a point of dataset "${dataset}" names a series the batch lacks`);
+                pointIds[i] = id;
+              }
+              await c.append(t.points, [int64Column(pointIds, n), int64Column(points.seconds, n), points.values], n);
+              return n;
             }),
           );
           // Known once committed: a batch rolled back leaves no id behind.
-          for (const [key, id] of learned) this.known.set(key, id);
+          for (const [key, id] of learned) this.known.set(t.series, key, id);
           this.store.noteWrite(dataset, receivedBytes);
-          return { series: made, points };
+          return { series: made, points: stored };
         }),
       );
     } finally {
-      await Promise.all([pointsFile, idsFile, seriesFile].map((f) => rm(f, { force: true })));
+      await rm(seriesFile, { force: true });
     }
   }
 

@@ -1,6 +1,7 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction, JSDuckDBValueConverter } from '@duckdb/node-api';
 import { DEADLINE_VARIABLE } from '../../sql/deadline.js';
 import { sqlText } from '../../sql/quote.js';
+import { appendColumns, type DoubleColumn, type Int64Column } from './column-append.js';
 import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
 import './duckdb-text.js';
 
@@ -207,6 +208,11 @@ export class ConnOps {
   async changes(sql: string, params?: unknown[]): Promise<number> {
     const result = await this.retryingMemory(() => this.raw.run(sql, params as never));
     return Number(result.rowsChanged);
+  }
+
+  /** Appends rows given as columns (column-append.ts) to `table`, within this connection's transaction. */
+  async append(table: string, columns: readonly (Int64Column | DoubleColumn)[], rows: number): Promise<void> {
+    await this.guard(() => appendColumns(this.raw, table, columns, rows));
   }
 
   /** Rows as objects; BIGINT stays bigint, JSON/VARCHAR are strings. */

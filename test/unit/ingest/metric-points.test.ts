@@ -7,12 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { metricLinesOf, pointEventsOf, readPointEvent, type MetricPoint } from '../../../src/ingest/metric-points.js';
 import { otlpMetricLines } from '../../../src/ingest/otlp-metrics.js';
 import { encodeMetricsExport, exportRequest } from '../../../src/ingest/otlp-metrics-encode.js';
+import type { PointColumns } from '../../../src/ingest/point-columns.js';
 import { metricsBody } from '../../support/otlp-metrics.js';
 
 const T0 = 1_767_225_600;
 
 /** Series (metric, tags, type, temporality, unit) and their points, as a set of texts. */
-function contents(series: string[], csv: string): string[] {
+function contents(series: string[], points: PointColumns): string[] {
   const lines = new Map<number, string>();
   for (let i = 1; i < series.length; i += 2) {
     const s = JSON.parse(series[i]!) as {
@@ -25,14 +26,10 @@ function contents(series: string[], csv: string): string[] {
     };
     lines.set(s.i, JSON.stringify([s.m, s.tags, s.type, s.temp, s.unit]));
   }
-  return csv
-    .trim()
-    .split('\n')
-    .map((row) => {
-      const [i, t, v] = row.split(',');
-      return `${lines.get(Number(i))} ${t} ${v}`;
-    })
-    .sort();
+  return Array.from(
+    { length: points.count },
+    (_, i) => `${lines.get(points.series[i]!)} ${points.seconds[i]} ${points.value(i) ?? ''}`,
+  ).sort();
 }
 
 describe('metric points', () => {
@@ -69,7 +66,7 @@ describe('metric points', () => {
     );
     const decoded = otlpMetricLines(body, 1 << 20);
     expect(decoded.rejected).toBe(0);
-    const events = pointEventsOf(decoded.series, decoded.pointsCsv);
+    const events = pointEventsOf(decoded.series, decoded.columns);
     // A histogram's data point is one event, whole: no batch cut parts it.
     expect(events).toHaveLength(1 + 2 + 1 + 1);
     expect(events[0]).toBe(
@@ -97,12 +94,12 @@ describe('metric points', () => {
     // Read back by the local sink: the same series and points the service stores from the body.
     const local = metricLinesOf(events);
     expect(local.refused).toEqual([]);
-    expect(contents(local.series, local.pointsCsv)).toEqual(contents(decoded.series, decoded.pointsCsv));
+    expect(contents(local.series, local.columns)).toEqual(contents(decoded.series, decoded.columns));
     // Sent on by the axiom sink: the receiver decodes the same series and points again.
     const points = events.map((e) => readPointEvent(e) as MetricPoint);
     const again = otlpMetricLines(Buffer.from(encodeMetricsExport(points)), 1 << 20);
     expect(again.rejected).toBe(0);
-    expect(contents(again.series, again.pointsCsv)).toEqual(contents(decoded.series, decoded.pointsCsv));
+    expect(contents(again.series, again.columns)).toEqual(contents(decoded.series, decoded.columns));
     // The same keys: a series stored through the agent is the one stored by POST /v1/metrics (2.0 a float).
     expect(local.series.filter((_, i) => i % 2 === 0).sort()).toEqual(
       decoded.series.filter((_, i) => i % 2 === 0).sort(),
@@ -161,7 +158,7 @@ describe('metric points', () => {
       }),
     ).finish();
     const decoded = otlpMetricLines(Buffer.from(body), 1 << 20);
-    const events = pointEventsOf(decoded.series, decoded.pointsCsv);
+    const events = pointEventsOf(decoded.series, decoded.columns);
     expect(events.map((e) => JSON.parse(e) as Record<string, unknown>).map((e) => e.histogram ?? e.summary)).toEqual([
       {
         count: null,
@@ -181,12 +178,12 @@ describe('metric points', () => {
       },
     ]);
     const local = metricLinesOf(events);
-    expect(contents(local.series, local.pointsCsv)).toEqual(contents(decoded.series, decoded.pointsCsv));
+    expect(contents(local.series, local.columns)).toEqual(contents(decoded.series, decoded.columns));
     const again = otlpMetricLines(
       Buffer.from(encodeMetricsExport(events.map((e) => readPointEvent(e) as MetricPoint))),
       1 << 20,
     );
-    expect(contents(again.series, again.pointsCsv)).toEqual(contents(decoded.series, decoded.pointsCsv));
+    expect(contents(again.series, again.columns)).toEqual(contents(decoded.series, decoded.columns));
   });
 
   it('refuses lines that are not points, each with its reason', () => {

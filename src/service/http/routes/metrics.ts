@@ -84,13 +84,13 @@ export function metricsIngestRoutes(
     let decoded;
     try {
       decoded = await otlpDecoder.decodeMetrics(body.bytes, LINES_MAX_BYTES);
-      body.charge(eventsCost(decoded.series) + decoded.pointsCsv.length * 2);
+      body.charge(eventsCost(decoded.series) + decoded.columns.buffer.byteLength);
     } catch (e) {
       body.release();
       throw e;
     }
     try {
-      await metrics.ingest(dataset, decoded.series, decoded.pointsCsv, body.bytes.length);
+      await metrics.ingest(dataset, decoded.series, decoded.columns, body.bytes.length);
     } finally {
       body.release();
     }
