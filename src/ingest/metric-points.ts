@@ -52,6 +52,7 @@ export interface MetricPoint {
 
 export const METRIC_TYPES = ['Gauge', 'CounterMonotonic', 'CounterNonMonotonic', 'Histogram', 'Summary'];
 const MAX_NAME_BYTES = 256;
+const MAX_POINT_SECONDS = 9_223_372_036;
 const MAX_TAG_VALUE_BYTES = 1024;
 /** The tag that names a histogram's or summary's part, and the tags of a bucket's bound and a quantile. */
 const PART = 'axiom.histogram';
@@ -236,7 +237,9 @@ export function readPointEvent(line: string): MetricPoint | string {
   if (typeof metric !== 'string' || metric === '' || Buffer.byteLength(metric) > MAX_NAME_BYTES)
     return `"metric" must be a name of 1 to ${MAX_NAME_BYTES} bytes`;
   const time = typeof v._time === 'number' ? v._time : typeof v._time === 'string' ? Date.parse(v._time) / 1000 : NaN;
-  if (!Number.isFinite(time)) return `metric "${metric}": "_time" must be an RFC 3339 time`;
+  // Times an int64 of nanoseconds holds, as the OTLP path takes them.
+  if (!(Math.abs(time) <= MAX_POINT_SECONDS))
+    return `metric "${metric}": "_time" must be an RFC 3339 time between 1677 and 2262`;
   const type = v.type ?? 'Gauge';
   if (typeof type !== 'string' || !METRIC_TYPES.includes(type))
     return `metric "${metric}": "type" must be one of ${METRIC_TYPES.join(', ')}`;

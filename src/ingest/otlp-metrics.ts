@@ -232,15 +232,21 @@ function describeSeries(metric: string, tags: Record<string, TagValue>, meta: Se
   };
 }
 
+/** Series described before, by their points' attribute bytes, for one metric of one scope. */
+type MetricSeries = Map<string, DescribedSeries>;
+type ScopeSeries = Map<string, MetricSeries>;
+type ResourceSeries = Map<string, ScopeSeries>;
+
 /**
- * Gauge and sum series described in earlier bodies, by the bytes that make them: their resource's and
- * their scope's, their metric's fields, their point's attributes (a level each, so that no long text is
- * put together and hashed for every series). An exporter sends the same series export after export, and
- * describing one (its tags merged, sorted and written) costs more than its points. Bounded by the bytes
- * of what it holds, and emptied when full.
+ * Gauge and sum series described in earlier bodies, by the bytes that make them, a level each: their
+ * resource message's, their scope message's, their metric's name, type, temporality and unit, their
+ * point's attributes. A level is looked up once where it is met (a resource's bytes once for all its
+ * scopes), so no text is put together or hashed twice for one body's part. An exporter sends the same
+ * series export after export, and describing one (its tags merged, sorted and written) costs more than
+ * its points. Bounded by the bytes of what it holds, and emptied when full.
  */
 export class DescribedSeriesCache {
-  private scopes = new Map<string, Map<string, Map<string, DescribedSeries>>>();
+  private resources = new Map<string, ResourceSeries>();
   private bytes = 0;
 
   constructor(private readonly capacityBytes: number) {}
@@ -250,39 +256,45 @@ export class DescribedSeriesCache {
     this.bytes += bytes;
     if (this.bytes > this.capacityBytes) {
       // Maps already handed out stay usable for the body being read; the next bodies start afresh.
-      this.scopes = new Map();
+      this.resources = new Map();
       this.bytes = bytes;
     }
   }
 
-  /** The series of the scope whose resource and scope messages are `bytes`. */
-  scope(bytes: string): Map<string, Map<string, DescribedSeries>> {
-    let m = this.scopes.get(bytes);
-    if (!m) {
-      this.charge(bytes.length + 64);
-      this.scopes.set(bytes, (m = new Map()));
-    }
-    return m;
-  }
-
-  /** The series of one metric of a scope, by their points' attribute bytes. */
-  metric(scope: Map<string, Map<string, DescribedSeries>>, key: string): Map<string, DescribedSeries> {
-    let m = scope.get(key);
-    if (!m) {
+  private level<T>(parent: Map<string, T>, key: string, make: () => T): T {
+    let m = parent.get(key);
+    if (m === undefined) {
       this.charge(key.length * 2 + 64);
-      scope.set(key, (m = new Map()));
+      parent.set(key, (m = make()));
     }
     return m;
   }
 
-  add(metric: Map<string, DescribedSeries>, attributes: string, d: DescribedSeries): void {
+  /** What the bytes held now come to (tests). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  resource(bytes: string): ResourceSeries {
+    return this.level(this.resources, bytes, () => new Map());
+  }
+
+  scope(resource: ResourceSeries, bytes: string): ScopeSeries {
+    return this.level(resource, bytes, () => new Map());
+  }
+
+  metric(scope: ScopeSeries, key: string): MetricSeries {
+    return this.level(scope, key, () => new Map());
+  }
+
+  add(metric: MetricSeries, attributes: string, d: DescribedSeries): void {
     this.charge(attributes.length + (d.key.length + d.rest.length) * 2 + 96);
     metric.set(attributes, d);
   }
 }
 
 /** A heap's share the worker gives to series it has described. */
-const described = new DescribedSeriesCache(32 * 1024 * 1024);
+export const described = new DescribedSeriesCache(32 * 1024 * 1024);
 
 /** What gathering a point costs: its columns, twice over while they grow and are laid out. */
 const POINT_COST = 3 * POINT_BYTES;
@@ -513,7 +525,7 @@ function numberPoints(
   m: NumberMetric,
   body: Buffer,
   reader: protobuf.Reader,
-  base: { tags: Record<string, TagValue>; series: Map<string, Map<string, DescribedSeries>> },
+  base: { tags: Record<string, TagValue>; series: () => ScopeSeries },
   out: Lines,
   refuse: (n: number, why: string) => void,
   now: number,
@@ -536,7 +548,7 @@ function numberPoints(
         };
   // The unit's length first: no unit and name can pass for another pair.
   const unit = meta.unit ?? '';
-  const known = described.metric(base.series, `${meta.type}|${meta.temp}|${unit.length}:${unit}${name}`);
+  const known = described.metric(base.series(), `${meta.type}|${meta.temp}|${unit.length}:${unit}${name}`);
   // Series by the bytes of their points' attributes; a point like the one before it (an export of several
   // times of each series) costs a comparison.
   let p = scanned[0];
@@ -598,6 +610,8 @@ export function otlpMetricLines(
   };
   // Each scope's base tags are their own: series are told apart within a scope by this number.
   let scopes = 0;
+  // A message's bytes as latin1 text (one text for one message), after a mark that tells none from empty.
+  const bytesOf = (at: [number, number] | undefined) => (at ? `m${body.toString('latin1', at[0], at[1])}` : '-');
   try {
     const reader = protobuf.Reader.create(body);
     for (const [field, resourceEnd] of fields(reader, body.length, 'the export', 1)) {
@@ -608,6 +622,7 @@ export function otlpMetricLines(
         attributes?: KeyValue[] | null;
       } | null;
       reader.pos = resourceStart;
+      let resourceSeries: ResourceSeries | undefined;
       let resourceTags: Record<string, TagValue> | undefined;
       let resourceRefusal: string | undefined;
       try {
@@ -624,10 +639,13 @@ export function otlpMetricLines(
           attributes?: KeyValue[] | null;
         } | null;
         reader.pos = scopeStart;
-        // The bytes the base tags are made from, each after its length: one text for one pair of messages.
-        const bytesOf = (at: [number, number] | undefined) =>
-          at ? `${at[1] - at[0]}:${body.toString('latin1', at[0], at[1])}` : '-';
-        const baseBytes = `${bytesOf(resourceAt)}${bytesOf(scopeAt)}`;
+        // The series this scope's gauges and sums described before, found when the first is met.
+        let scopeSeries: ScopeSeries | undefined;
+        const series = () =>
+          (scopeSeries ??= described.scope(
+            (resourceSeries ??= described.resource(bytesOf(resourceAt))),
+            bytesOf(scopeAt),
+          ));
         let base = resourceTags;
         let refusal = resourceRefusal;
         const scopeId = ++scopes;
@@ -645,16 +663,7 @@ export function otlpMetricLines(
           const scanned = scanNumbers ? scanNumberMetric(body, reader, metricEnd) : undefined;
           if (scanned) {
             if (!base || refusal) refuse(scanned.points.length / 2, refusal ?? 'unreadable attributes');
-            else
-              numberPoints(
-                scanned,
-                body,
-                reader,
-                { tags: base, series: described.scope(baseBytes) },
-                out,
-                refuse,
-                nowSeconds,
-              );
+            else numberPoints(scanned, body, reader, { tags: base, series }, out, refuse, nowSeconds);
             continue;
           }
           reader.pos = metricStart;

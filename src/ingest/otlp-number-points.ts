@@ -23,11 +23,29 @@ export interface NumberMetric {
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
 const WIRE_BYTES = 2;
+/** A NumberDataPoint's fields 2 to 8 and their wire types (start and time, as_double, exemplars, as_int, attributes, flags). */
+const POINT_WIRES: Record<number, number> = {
+  2: WIRE_FIXED64,
+  3: WIRE_FIXED64,
+  4: WIRE_FIXED64,
+  5: WIRE_BYTES,
+  6: WIRE_FIXED64,
+  7: WIRE_BYTES,
+  8: WIRE_VARINT,
+};
 
 /** Reads a field's tag; the field's number and wire type. */
 function tagOf(reader: Reader): [number, number] {
   const tag = reader.uint32();
   return [tag >>> 3, tag & 7];
+}
+
+/**
+ * Refuses a known field sent with another wire type than its own: protobufjs's decoding would read it as
+ * its own type anyway (and make something else of it), so the body is malformed, not merely new.
+ */
+function expectWire(field: number, wire: number, own: number, what: string): void {
+  if (wire !== own) throw new Error(`field ${field} of ${what} has wire type ${wire}, not ${own}`);
 }
 
 /** The end of a length-delimited field whose length comes next, checked against its message's end. */
@@ -48,6 +66,8 @@ export function scanNumberMetric(body: Buffer, reader: Reader, end: number): Num
   let kind: 'gauge' | 'sum' | undefined;
   while (reader.pos < end) {
     const [field, wire] = tagOf(reader);
+    if (field >= 1 && field <= 12 && field !== 4 && field !== 6 && field !== 8)
+      expectWire(field, wire, WIRE_BYTES, 'a metric');
     if (wire !== WIRE_BYTES) {
       reader.skipType(wire);
       continue;
@@ -68,13 +88,16 @@ export function scanNumberMetric(body: Buffer, reader: Reader, end: number): Num
   reader.pos = data[0];
   while (reader.pos < data[1]) {
     const [field, wire] = tagOf(reader);
-    if (field === 1 && wire === WIRE_BYTES) {
+    if (field === 1) {
+      expectWire(field, wire, WIRE_BYTES, `a ${kind}`);
       const pointEnd = bytesEnd(reader, data[1], `a ${kind}`);
       metric.points.push(reader.pos, pointEnd);
       reader.pos = pointEnd;
-    } else if (kind === 'sum' && field === 2 && wire === WIRE_VARINT) metric.temporality = reader.int32();
-    else if (kind === 'sum' && field === 3 && wire === WIRE_VARINT) metric.monotonic = reader.bool();
-    else reader.skipType(wire);
+    } else if (kind === 'sum' && (field === 2 || field === 3)) {
+      expectWire(field, wire, WIRE_VARINT, 'a sum');
+      if (field === 2) metric.temporality = reader.int32();
+      else metric.monotonic = reader.bool();
+    } else reader.skipType(wire);
   }
   if (reader.pos !== data[1]) throw new Error(`a ${kind} runs past its end`);
   return metric;
@@ -139,7 +162,8 @@ export function readNumberPoint(reader: Reader, start: number, end: number, into
   while (reader.pos < end) {
     const at = reader.pos;
     const [field, wire] = tagOf(reader);
-    if (field === 7 && wire === WIRE_BYTES) {
+    if (field >= 2 && field <= 8) expectWire(field, wire, POINT_WIRES[field]!, 'a data point');
+    if (field === 7) {
       const attributeEnd = bytesEnd(reader, end, 'a data point');
       attributes[attributeCount++] = reader.pos;
       attributes[attributeCount++] = attributeEnd;
@@ -149,18 +173,18 @@ export function readNumberPoint(reader: Reader, start: number, end: number, into
         spans[spanCount++] = attributeEnd;
       }
       reader.pos = attributeEnd;
-    } else if (field === 3 && wire === WIRE_FIXED64) {
+    } else if (field === 3) {
       const low = reader.fixed32();
       const high = reader.fixed32();
       into.noTime = low === 0 && high === 0;
       into.seconds = into.noTime ? 0 : secondsOfNanos(high, low);
-    } else if (field === 4 && wire === WIRE_FIXED64) into.value = reader.double();
-    else if (field === 6 && wire === WIRE_FIXED64) {
+    } else if (field === 4) into.value = reader.double();
+    else if (field === 6) {
       const low = reader.fixed32();
       const high = reader.fixed32();
       // Rounded once, as converting the exact integer would be.
       int = (high | 0) * 4294967296 + low;
-    } else if (field === 8 && wire === WIRE_VARINT) into.flags = reader.uint32();
+    } else if (field === 8) into.flags = reader.uint32();
     else reader.skipType(wire);
   }
   if (reader.pos !== end) throw new Error('a data point runs past its end');

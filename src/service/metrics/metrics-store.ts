@@ -37,15 +37,20 @@ const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 /** Series ids kept in memory by key, across datasets (each entry a key's text and a number). */
 const KNOWN_SERIES = 100_000;
 
+/** The characters of their keys the known series ids may hold in one generation. */
+const KNOWN_SERIES_CHARS = 16 * 1024 * 1024;
+
 /**
  * Series ids by series table and key, for the series last met: two generations of up to KNOWN_SERIES
- * each, the older dropped when the newer fills, an entry read from the older moved into the newer. A read
- * costs a lookup or two and no reordering (a batch reads every series it holds).
+ * entries (and KNOWN_SERIES_CHARS of keys) each, the older dropped when the newer fills, an entry read from
+ * the older moved into the newer. A read costs a lookup or two and no reordering (a batch reads every
+ * series it holds).
  */
 class KnownSeries {
   private young = new Map<string, Map<string, number>>();
   private old = new Map<string, Map<string, number>>();
   private youngSize = 0;
+  private youngChars = 0;
 
   get(table: string, key: string): number | undefined {
     const id = this.young.get(table)?.get(key);
@@ -56,15 +61,20 @@ class KnownSeries {
   }
 
   set(table: string, key: string, id: number): void {
-    if (this.youngSize >= KNOWN_SERIES) {
+    if (this.youngSize >= KNOWN_SERIES || this.youngChars >= KNOWN_SERIES_CHARS) {
       this.old = this.young;
       this.young = new Map();
       this.youngSize = 0;
+      this.youngChars = 0;
     }
     let m = this.young.get(table);
     if (!m) this.young.set(table, (m = new Map()));
-    if (!m.has(key)) this.youngSize++;
-    m.set(key, id);
+    if (!m.has(key)) {
+      this.youngSize++;
+      this.youngChars += key.length;
+      // A key of its own: one cut from a batch's text would keep the whole text alive.
+      m.set(Buffer.from(key).toString(), id);
+    } else m.set(key, id);
   }
 }
 

@@ -76,12 +76,13 @@ function nullsOf(c: Float64Array, from: number, n: number, mask: BigUint64Array)
   return any;
 }
 
-/** Whole numbers (within ±2^53) as a BIGINT column, written through their 32-bit halves (no BigInt each). */
+/** Whole numbers (within ±2^53, else an error) as a BIGINT column, written through their 32-bit halves (no BigInt each). */
 export function int64Column(values: ArrayLike<number>, rows: number): Int64Column {
   const out = new BigInt64Array(rows);
   const halves = new Int32Array(out.buffer);
   for (let i = 0; i < rows; i++) {
     const v = values[i]!;
+    if (!Number.isSafeInteger(v)) throw new Error(`a BIGINT column got ${v}, not a whole number within ±2^53`);
     halves[2 * i] = v >>> 0;
     halves[2 * i + 1] = Math.floor(v / 4294967296);
   }

@@ -194,6 +194,9 @@ describe('metric points', () => {
       '{"_time":"2026-01-01T00:00:00Z","metric":"m","tags":{"a":[1]},"value":1}',
       '{"_time":"2026-01-01T00:00:00Z","metric":"m","type":"Weird","value":1}',
       '{"_time":"2026-01-01T00:00:00Z","metric":"m","value":null}',
+      '{"_time":1e19,"metric":"m","value":1}',
+      '{"_time":-1e11,"metric":"m","value":1}',
+      '{"_time":-2208988800,"metric":"m","value":1}',
     ]);
     expect(refused).toEqual([
       '"metric" must be a name of 1 to 256 bytes',
@@ -201,7 +204,10 @@ describe('metric points', () => {
       'metric "m": "value" must be a number or null',
       'metric "m": tag "a" must be a string (up to 1024 bytes), a number or a bool',
       'metric "m": "type" must be one of Gauge, CounterMonotonic, CounterNonMonotonic, Histogram, Summary',
+      'metric "m": "_time" must be an RFC 3339 time between 1677 and 2262',
+      'metric "m": "_time" must be an RFC 3339 time between 1677 and 2262',
     ]);
+    // 1900 is within the range: the null point and it share their series.
     expect(series).toHaveLength(2);
   });
 });

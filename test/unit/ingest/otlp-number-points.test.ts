@@ -10,7 +10,12 @@ import { createRequire } from 'node:module';
 import protobuf from 'protobufjs/minimal.js';
 import { describe, expect, it } from 'vitest';
 import { exportRequest } from '../../../src/ingest/otlp-metrics-encode.js';
-import { DescribedSeriesCache, otlpMetricLines, type MetricLines } from '../../../src/ingest/otlp-metrics.js';
+import {
+  DescribedSeriesCache,
+  described,
+  otlpMetricLines,
+  type MetricLines,
+} from '../../../src/ingest/otlp-metrics.js';
 import { testSeed } from '../../support/helpers.js';
 
 const Request = exportRequest();
@@ -237,14 +242,133 @@ describe('gauges and sums read from their bytes', () => {
 
   it('keep the series they described within a bound of bytes, starting afresh past it', () => {
     const cache = new DescribedSeriesCache(10_000);
-    const first = cache.scope('r'.repeat(1000));
-    const metric = cache.metric(first, 'Gauge|null|0:cpu');
+    const first = cache.resource('r'.repeat(1000));
+    const metric = cache.metric(cache.scope(first, 's'), 'Gauge|null|0:cpu');
     cache.add(metric, 'a', { key: '"cpu"{}', rest: '"m":"cpu"}' });
-    expect(cache.scope('r'.repeat(1000))).toBe(first);
-    // Scopes that hold no series count too: a sender of ever new resources cannot grow it past its bound.
-    for (let i = 0; i < 20; i++) cache.scope(`${i}`.padEnd(1000, 'x'));
-    const again = cache.scope('r'.repeat(1000));
+    expect(cache.resource('r'.repeat(1000))).toBe(first);
+    // Levels that hold no series count too: a sender of ever new resources cannot grow it past its bound.
+    for (let i = 0; i < 20; i++) cache.resource(`${i}`.padEnd(1000, 'x'));
+    const again = cache.resource('r'.repeat(1000));
     expect(again).not.toBe(first);
     expect(again.size).toBe(0);
+  });
+
+  it("hold a resource's bytes once however many scopes and metrics it has", () => {
+    // A resource of 1 MB (an unknown field) over 10,000 scopes, each with a gauge of one point.
+    const w = protobuf.Writer.create();
+    const point = Point.encode({ asDouble: 1, timeUnixNano: '1767225600000000000' }).finish();
+    const metric = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string('g')
+      .uint32((5 << 3) | 2)
+      .fork();
+    metric
+      .uint32((1 << 3) | 2)
+      .bytes(point)
+      .ldelim();
+    const scope = protobuf.Writer.create()
+      .uint32((2 << 3) | 2)
+      .bytes(metric.finish())
+      .finish();
+    w.uint32((1 << 3) | 2).fork();
+    w.uint32((1 << 3) | 2).bytes(
+      Buffer.concat([Buffer.from([(15 << 3) | 2, 0x80, 0x80, 0x40]), Buffer.alloc(1 << 20)]),
+    );
+    for (let i = 0; i < 10_000; i++) w.uint32((2 << 3) | 2).bytes(scope);
+    w.ldelim();
+    const before = described.heldBytes;
+    const lines = otlpMetricLines(Buffer.from(w.finish()), 1 << 26, NOW);
+    expect(lines.points).toBe(10_000);
+    expect(lines.series.length).toBe(2);
+    // The resource's text is kept once (2 bytes a character, counted), not once a scope.
+    expect(described.heldBytes - before).toBeLessThan(3 * (1 << 20));
+  });
+
+  it('refuse a known field sent with another wire type, which decoding whole would misread', () => {
+    // An export of one gauge whose data point (or metric, or sum) is the bytes given.
+    const body = (metric: Uint8Array) => {
+      const w = protobuf.Writer.create();
+      w.uint32((1 << 3) | 2)
+        .fork()
+        .uint32((2 << 3) | 2)
+        .fork()
+        .uint32((2 << 3) | 2)
+        .bytes(metric)
+        .ldelim()
+        .ldelim();
+      return Buffer.from(w.finish());
+    };
+    const gauge = (point: Uint8Array) =>
+      protobuf.Writer.create()
+        .uint32((1 << 3) | 2)
+        .string('g')
+        .uint32((5 << 3) | 2)
+        .fork()
+        .uint32((1 << 3) | 2)
+        .bytes(point)
+        .ldelim()
+        .finish();
+    const value = () =>
+      protobuf.Writer.create()
+        .uint32((4 << 3) | 1)
+        .double(1);
+    const kv = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string('a')
+      .finish();
+    const cases: [string, Uint8Array][] = [
+      [
+        'attributes as a varint',
+        gauge(
+          value()
+            .uint32(7 << 3)
+            .uint32(kv.length)
+            .finish(),
+        ),
+      ],
+      [
+        'time as a varint',
+        gauge(
+          value()
+            .uint32(3 << 3)
+            .uint32(0)
+            .finish(),
+        ),
+      ],
+      [
+        'flags as a fixed64',
+        gauge(
+          value()
+            .uint32((8 << 3) | 1)
+            .fixed64(3)
+            .finish(),
+        ),
+      ],
+      [
+        'name as a varint',
+        protobuf.Writer.create()
+          .uint32(1 << 3)
+          .uint32(5)
+          .finish(),
+      ],
+      [
+        'temporality as a fixed32',
+        protobuf.Writer.create()
+          .uint32((1 << 3) | 2)
+          .string('s')
+          .uint32((7 << 3) | 2)
+          .fork()
+          .uint32((2 << 3) | 5)
+          .fixed32(2)
+          .ldelim()
+          .finish(),
+      ],
+    ];
+    for (const [what, metric] of cases)
+      expect(() => otlpMetricLines(body(metric), 1 << 20, NOW), what).toThrow(
+        /invalid OTLP metrics protobuf body: field \d+ of a (data point|metric|sum) has wire type \d, not \d/,
+      );
+    // Well formed, the same gauge is taken.
+    expect(otlpMetricLines(body(gauge(value().finish())), 1 << 20, NOW).points).toBe(1);
   });
 });

@@ -99,6 +99,9 @@ describe('appending columns', () => {
       d.use((c) => c.append('p', [new BigInt64Array(2), new BigInt64Array(3), new Float64Array(3)], 3)),
     ).rejects.toThrow(/appending 3 rows to p: a column holds only 2/);
     await expect(d.use((c) => c.append('nope', [new Float64Array(1)], 1))).rejects.toThrow(/nope/);
+    // A BIGINT is written from whole numbers a double holds exactly, or refused: never wrapped.
+    expect(() => int64Column([1e19], 1)).toThrow(/a BIGINT column got 10000000000000000000, not a whole number/);
+    expect(() => int64Column([1.5], 1)).toThrow(/got 1.5/);
   });
 
   it('appends side by side from two connections, each batch whole', async () => {
