@@ -150,7 +150,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   void app.register(async (scope) => otlpRoutes(scope, deps.store, deps.limits));
   const metrics = deps.metrics ?? MetricsStore.of(deps.store);
   void app.register(async (scope) => metricsIngestRoutes(scope, deps.store, metrics, deps.limits));
-  metricsInfoRoutes(app, metrics);
-  mplRoutes(app, deps.mpl ?? new MplQueries(deps.store));
+  const mpl = deps.mpl ?? new MplQueries(deps.store);
+  metricsInfoRoutes(app, metrics, mpl);
+  mplRoutes(app, mpl);
   return app;
 }

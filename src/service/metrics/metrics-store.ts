@@ -10,7 +10,7 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import type { PointColumns } from '../../ingest/point-columns.js';
-import { sqlIdent } from '../../sql/quote.js';
+import { sqlIdent, sqlText } from '../../sql/quote.js';
 import type { EventStore } from '../store/event-store.js';
 import { Mutex } from '../store/db.js';
 import { int64Column } from '../store/column-append.js';
@@ -32,7 +32,20 @@ export interface SecondsRange {
   end: number;
 }
 
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** A discovery request: its range, and the bounds of its work (none given: unbounded, for tests). */
+export interface DiscoveryRequest {
+  range: SecondsRange;
+  timeoutMs?: number;
+  maxBytes?: number;
+}
+
+/** The most entries a discovery answer holds: the first in order, `truncated` saying more were left out. */
+export const MAX_LISTED = 10_000;
+
+export interface Listed<T> {
+  list: T;
+  truncated: boolean;
+}
 
 /** Series ids kept in memory by key, across datasets (each entry a key's text and a number). */
 const KNOWN_SERIES = 100_000;
@@ -148,7 +161,7 @@ export class MetricsStore {
             c.transaction(async () => {
               if (missing.length > 0) {
                 await c.run(
-                  `CREATE OR REPLACE TEMP TABLE mser AS SELECT * FROM read_json(${sqlString(seriesFile)}, format = 'newline_delimited',
+                  `CREATE OR REPLACE TEMP TABLE mser AS SELECT * FROM read_json(${sqlText(seriesFile)}, format = 'newline_delimited',
                      columns = {k: 'VARCHAR', i: 'INTEGER', m: 'VARCHAR', tags: 'JSON', type: 'VARCHAR', temp: 'VARCHAR', unit: 'VARCHAR'})`,
                 );
                 made = await c.changes(
@@ -187,12 +200,33 @@ export class MetricsStore {
     }
   }
 
-  /** Reads the dataset's tables, holding it (a deletion waits). */
-  private async read(dataset: string, sql: (t: { series: string; points: string }) => string, params: unknown[] = []) {
+  /**
+   * Reads the dataset's tables, holding it (a deletion waits), within the request's time and result bounds
+   * (the service's query_timeout and max_result_bytes).
+   */
+  private async read(
+    dataset: string,
+    sql: (t: { series: string; points: string }) => string,
+    q: DiscoveryRequest,
+  ): Promise<unknown[][]> {
     return this.store.withDataset(dataset, (d) => {
       const t = MetricsStore.tablesOf(d);
-      return this.store.db.all(sql({ series: sqlIdent(t.series), points: sqlIdent(t.points) }), params);
+      return this.store.readColumns(
+        sql({ series: sqlIdent(t.series), points: sqlIdent(t.points) }),
+        q.timeoutMs,
+        q.maxBytes,
+      );
     });
+  }
+
+  /** The first MAX_LISTED values of a query's one column, and whether there were more. */
+  private async list(
+    dataset: string,
+    sql: (t: { series: string; points: string }) => string,
+    q: DiscoveryRequest,
+  ): Promise<Listed<string[]>> {
+    const [values = []] = await this.read(dataset, (t) => `${sql(t)} LIMIT ${MAX_LISTED + 1}`, q);
+    return { list: (values as string[]).slice(0, MAX_LISTED), truncated: values.length > MAX_LISTED };
   }
 
   /** The series with points in the range: a subquery of ids. */
@@ -201,96 +235,101 @@ export class MetricsStore {
   }
 
   /** Each metric with points in the range, with its type, temporality and unit (`Mixed` when its series differ). */
-  async metrics(dataset: string, r: SecondsRange): Promise<Record<string, MetricInfo>> {
-    const rows = await this.read(
+  async metrics(dataset: string, q: DiscoveryRequest): Promise<Listed<Record<string, MetricInfo>>> {
+    const [metrics = [], types = [], temps = [], units = []] = await this.read(
       dataset,
       (
         t,
       ) => `SELECT metric, list(DISTINCT coalesce(type, '')) AS types, list(DISTINCT coalesce(temporality, '')) AS temps,
                 list(DISTINCT coalesce(unit, '')) AS units
-              FROM ${t.series} WHERE id IN ${MetricsStore.active(t.points, r)} GROUP BY metric ORDER BY metric`,
+              FROM ${t.series} WHERE id IN ${MetricsStore.active(t.points, q.range)} GROUP BY metric ORDER BY metric
+              LIMIT ${MAX_LISTED + 1}`,
+      q,
     );
     const one = (values: unknown): string | null => {
       const list = (values as string[]).filter((v) => v !== '');
       return list.length === 0 ? null : list.length === 1 ? list[0]! : 'Mixed';
     };
     const out: Record<string, MetricInfo> = Object.create(null) as Record<string, MetricInfo>;
-    for (const row of rows)
-      out[row.metric as string] = {
-        type: one(row.types) ?? 'Mixed',
-        temporality: one(row.temps),
-        unit: one(row.units),
+    for (let i = 0; i < Math.min(metrics.length, MAX_LISTED); i++)
+      out[metrics[i] as string] = {
+        type: one(types[i]) ?? 'Mixed',
+        temporality: one(temps[i]),
+        unit: one(units[i]),
       };
-    return out;
+    return { list: out, truncated: metrics.length > MAX_LISTED };
   }
 
   /** Metrics with points in the range that have some tag equal to `value`. */
-  async findMetrics(dataset: string, r: SecondsRange, value: string): Promise<string[]> {
-    const rows = await this.read(
+  async findMetrics(dataset: string, q: DiscoveryRequest, value: string): Promise<Listed<string[]>> {
+    return this.list(
       dataset,
       (t) => `SELECT DISTINCT s.metric FROM ${t.series} AS s, json_each(s.tags) AS j
-              WHERE s.id IN ${MetricsStore.active(t.points, r)} AND (j.value->>'$')::VARCHAR = $1::VARCHAR ORDER BY 1`,
-      [value],
+              WHERE s.id IN ${MetricsStore.active(t.points, q.range)} AND (j.value->>'$')::VARCHAR = ${sqlText(value)} ORDER BY 1`,
+      q,
     );
-    return rows.map((x) => x.metric as string);
   }
 
   /** Tag names of a metric's series with points in the range; 404 for a metric the dataset never had. */
-  async metricTags(dataset: string, metric: string, r: SecondsRange): Promise<string[]> {
-    await this.knownMetric(dataset, metric);
-    const rows = await this.read(
+  async metricTags(dataset: string, metric: string, q: DiscoveryRequest): Promise<Listed<string[]>> {
+    await this.knownMetric(dataset, metric, q);
+    return this.list(
       dataset,
       (t) => `SELECT DISTINCT j.key FROM ${t.series} AS s, json_each(s.tags) AS j
-              WHERE s.metric = $1 AND s.id IN ${MetricsStore.active(t.points, r)} ORDER BY 1`,
-      [metric],
+              WHERE s.metric = ${sqlText(metric)} AND s.id IN ${MetricsStore.active(t.points, q.range)} ORDER BY 1`,
+      q,
     );
-    return rows.map((x) => x.key as string);
   }
 
   /** Values (as text) of a tag of a metric's series with points in the range; 404 for a tag it never had. */
-  async metricTagValues(dataset: string, metric: string, tag: string, r: SecondsRange): Promise<string[]> {
-    await this.knownMetric(dataset, metric);
-    return this.tagValues(dataset, tag, r, metric);
+  async metricTagValues(dataset: string, metric: string, tag: string, q: DiscoveryRequest): Promise<Listed<string[]>> {
+    await this.knownMetric(dataset, metric, q);
+    return this.tagValues(dataset, tag, q, metric);
   }
 
   /** Tag names of every series with points in the range. */
-  async datasetTags(dataset: string, r: SecondsRange): Promise<string[]> {
-    const rows = await this.read(
+  async datasetTags(dataset: string, q: DiscoveryRequest): Promise<Listed<string[]>> {
+    return this.list(
       dataset,
       (t) => `SELECT DISTINCT j.key FROM ${t.series} AS s, json_each(s.tags) AS j
-              WHERE s.id IN ${MetricsStore.active(t.points, r)} ORDER BY 1`,
+              WHERE s.id IN ${MetricsStore.active(t.points, q.range)} ORDER BY 1`,
+      q,
     );
-    return rows.map((x) => x.key as string);
   }
 
   /** Values (as text) of a tag of every series with points in the range, or of one metric's. */
-  async tagValues(dataset: string, tag: string, r: SecondsRange, metric?: string): Promise<string[]> {
-    const known = await this.read(
+  async tagValues(dataset: string, tag: string, q: DiscoveryRequest, metric?: string): Promise<Listed<string[]>> {
+    const ofMetric = metric === undefined ? '' : `AND s.metric = ${sqlText(metric)}`;
+    const [known = []] = await this.read(
       dataset,
-      (t) =>
-        `SELECT 1 FROM ${t.series} AS s, json_each(s.tags) AS j WHERE j.key = $1 ${metric === undefined ? '' : 'AND s.metric = $2'} LIMIT 1`,
-      metric === undefined ? [tag] : [tag, metric],
+      (t) => `SELECT 1 FROM ${t.series} AS s, json_each(s.tags) AS j WHERE j.key = ${sqlText(tag)} ${ofMetric} LIMIT 1`,
+      q,
     );
     if (known.length === 0)
       throw notFound(`tag "${tag}"${metric === undefined ? '' : ` of metric "${metric}"`} in dataset "${dataset}"`);
-    const rows = await this.read(
+    return this.list(
       dataset,
       (t) => `SELECT DISTINCT j.value->>'$' AS v FROM ${t.series} AS s, json_each(s.tags) AS j
-              WHERE j.key = $1 ${metric === undefined ? '' : 'AND s.metric = $2'} AND s.id IN ${MetricsStore.active(t.points, r)}
+              WHERE j.key = ${sqlText(tag)} ${ofMetric} AND s.id IN ${MetricsStore.active(t.points, q.range)}
               ORDER BY 1`,
-      metric === undefined ? [tag] : [tag, metric],
+      q,
     );
-    return rows.map((x) => x.v as string);
   }
 
-  private async knownMetric(dataset: string, metric: string): Promise<void> {
-    const rows = await this.read(dataset, (t) => `SELECT 1 FROM ${t.series} WHERE metric = $1 LIMIT 1`, [metric]);
+  private async knownMetric(dataset: string, metric: string, q: DiscoveryRequest): Promise<void> {
+    const [rows = []] = await this.read(
+      dataset,
+      (t) => `SELECT 1 FROM ${t.series} WHERE metric = ${sqlText(metric)} LIMIT 1`,
+      q,
+    );
     if (rows.length === 0) throw notFound(`metric "${metric}" in dataset "${dataset}"`);
   }
 
   /** Points stored in a dataset (tests, bench). */
   async pointCount(dataset: string): Promise<number> {
-    const rows = await this.read(dataset, (t) => `SELECT count(*) AS n FROM ${t.points}`);
-    return Number(rows[0]!.n);
+    const [[n] = []] = await this.read(dataset, (t) => `SELECT count(*) AS n FROM ${t.points}`, {
+      range: { start: 0, end: 0 },
+    });
+    return Number(n);
   }
 }

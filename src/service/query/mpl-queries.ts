@@ -68,6 +68,11 @@ export class MplQueries {
     this.limits = o.limits ?? DEFAULT_QUERY_LIMITS;
   }
 
+  /** What bounds a metrics discovery request's work: the query's time limit and result size. */
+  get discoveryBounds(): { timeoutMs?: number; maxBytes: number } {
+    return { timeoutMs: this.timeoutMs > 0 ? this.timeoutMs : undefined, maxBytes: this.limits.maxResultBytes };
+  }
+
   /** Parses and binds; checks the caller may query the dataset, and that it holds metrics. */
   prepare(request: MplRequest): { text: string; plan: Plan } {
     const text = request.mpl;

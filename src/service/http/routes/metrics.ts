@@ -10,7 +10,14 @@ import { readRequestBody } from '../request-body.js';
 import { IngestBodyError } from '../../../ingest/errors.js';
 import { otlpDecoder } from '../../../ingest/otlp-decoder.js';
 import { eventsCost } from '../../../ingest/otlp-http.js';
-import { METRICS_KIND, type MetricsStore, type SecondsRange } from '../../metrics/metrics-store.js';
+import {
+  type DiscoveryRequest,
+  type Listed,
+  MAX_LISTED,
+  METRICS_KIND,
+  type MetricsStore,
+  type SecondsRange,
+} from '../../metrics/metrics-store.js';
 import type { EventStore } from '../../store/event-store.js';
 import { badRequest, notFoundError } from '../errors.js';
 import type { MplQueries } from '../../query/mpl-queries.js';
@@ -103,27 +110,45 @@ export function metricsIngestRoutes(
   });
 }
 
-/** The discovery routes. */
-export function metricsInfoRoutes(app: FastifyInstance, metrics: MetricsStore): void {
+/**
+ * The discovery routes, each within the service's query_timeout and max_result_bytes; a list holds at
+ * most MAX_LISTED entries (the first in order), and one cut short says so in `x-ferry-truncated`.
+ */
+export function metricsInfoRoutes(app: FastifyInstance, metrics: MetricsStore, mpl: MplQueries): void {
   const base = '/v1/query/metrics/info/datasets/:dataset';
-  app.get(`${base}/metrics`, async (req: Info) => metrics.metrics(req.params.dataset, rangeOf(req.query)));
+  const request = (q: { start?: string; end?: string }): DiscoveryRequest => ({
+    range: rangeOf(q),
+    ...mpl.discoveryBounds,
+  });
+  const answer = <T>(reply: FastifyReply, listed: Listed<T>): T => {
+    if (listed.truncated) void reply.header('x-ferry-truncated', String(MAX_LISTED));
+    return listed.list;
+  };
+  app.get(`${base}/metrics`, async (req: Info, reply) =>
+    answer(reply, await metrics.metrics(req.params.dataset, request(req.query))),
+  );
   app.post<{ Params: { dataset: string }; Querystring: { start?: string; end?: string }; Body: { value?: unknown } }>(
     `${base}/metrics`,
-    async (req) => {
+    async (req, reply) => {
       const value = (req.body as { value?: unknown } | undefined)?.value;
       if (typeof value !== 'string') throw badRequest('body must be {"value": "<a tag value>"}');
-      return metrics.findMetrics(req.params.dataset, rangeOf(req.query), value);
+      return answer(reply, await metrics.findMetrics(req.params.dataset, request(req.query), value));
     },
   );
-  app.get(`${base}/metrics/:metric/tags`, async (req: Info) =>
-    metrics.metricTags(req.params.dataset, req.params.metric!, rangeOf(req.query)),
+  app.get(`${base}/metrics/:metric/tags`, async (req: Info, reply) =>
+    answer(reply, await metrics.metricTags(req.params.dataset, req.params.metric!, request(req.query))),
   );
-  app.get(`${base}/metrics/:metric/tags/:tag/values`, async (req: Info) =>
-    metrics.metricTagValues(req.params.dataset, req.params.metric!, req.params.tag!, rangeOf(req.query)),
+  app.get(`${base}/metrics/:metric/tags/:tag/values`, async (req: Info, reply) =>
+    answer(
+      reply,
+      await metrics.metricTagValues(req.params.dataset, req.params.metric!, req.params.tag!, request(req.query)),
+    ),
   );
-  app.get(`${base}/tags`, async (req: Info) => metrics.datasetTags(req.params.dataset, rangeOf(req.query)));
-  app.get(`${base}/tags/:tag/values`, async (req: Info) =>
-    metrics.tagValues(req.params.dataset, req.params.tag!, rangeOf(req.query)),
+  app.get(`${base}/tags`, async (req: Info, reply) =>
+    answer(reply, await metrics.datasetTags(req.params.dataset, request(req.query))),
+  );
+  app.get(`${base}/tags/:tag/values`, async (req: Info, reply) =>
+    answer(reply, await metrics.tagValues(req.params.dataset, req.params.tag!, request(req.query))),
   );
 }
 

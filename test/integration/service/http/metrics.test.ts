@@ -10,6 +10,7 @@ import { MetricsStore } from '../../../../src/service/metrics/metrics-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../../support/helpers.js';
 import { exportMetrics } from '../../../support/otel.js';
+import { metricsBody } from '../../../support/otlp-metrics.js';
 
 let svc: TestService;
 let ingest: string;
@@ -112,6 +113,48 @@ describe('metrics', () => {
     expect(
       await json('/v1/query/metrics/info/datasets/metrics/metrics?start=2001-01-01T00:00:00Z&end=2001-01-02T00:00:00Z'),
     ).toEqual({ status: 200, body: {} });
+  });
+
+  it('lists at most 10,000 entries, the first in order, saying so in x-ferry-truncated', async () => {
+    expect((await svc.call('POST', '/v2/datasets', { name: 'many', kind: 'otel:metrics:v1' })).status).toBe(200);
+    const n = 10_003;
+    const body = metricsBody(
+      Array.from({ length: n }, (_, i) => ({
+        metric: `m${String(i % 10_002).padStart(5, '0')}`,
+        kind: 'gauge' as const,
+        tags: { host: `h${String(i).padStart(5, '0')}` },
+        points: [{ t: 1_767_225_600, v: i }],
+      })),
+    );
+    const r = await svc.call('POST', '/v1/metrics', body, ingest, {
+      'content-type': 'application/x-protobuf',
+      'x-axiom-metrics-dataset': 'many',
+    });
+    expect(r.status, await r.text()).toBe(200);
+    const listed = async (path: string, init?: { method: string; body: unknown }) => {
+      const res = await svc.call(init?.method ?? 'GET', info(path), init?.body);
+      return {
+        status: res.status,
+        truncated: res.headers.get('x-ferry-truncated'),
+        body: (await res.json()) as unknown,
+      };
+    };
+    const values = await listed('many/tags/host/values');
+    expect(values.status).toBe(200);
+    expect(values.truncated).toBe('10000');
+    expect(values.body).toEqual(Array.from({ length: 10_000 }, (_, i) => `h${String(i).padStart(5, '0')}`));
+    const metrics = await listed('many/metrics');
+    expect(metrics.truncated).toBe('10000');
+    expect(Object.keys(metrics.body as object)).toHaveLength(10_000);
+    expect((metrics.body as Record<string, unknown>).m00000).toEqual({ type: 'Gauge', temporality: null, unit: null });
+    // Lists within the bound say nothing more.
+    const tags = await listed('many/tags');
+    expect(tags).toEqual({ status: 200, truncated: null, body: ['host'] });
+    expect(await listed('many/metrics/m00000/tags/host/values')).toEqual({
+      status: 200,
+      truncated: null,
+      body: ['h00000', 'h10002'],
+    });
   });
 
   it('refuses what it cannot take with {code, message}, and counts refused points in partial_success', async () => {
