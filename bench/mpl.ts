@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PointColumnsBuilder } from '../src/ingest/point-columns.js';
+import type { SeriesEntry } from '../src/ingest/series-mirror.js';
 import { MetricsStore } from '../src/service/metrics/metrics-store.js';
 import { MplQueries } from '../src/service/query/mpl-queries.js';
 import type { EventStore } from '../src/service/store/event-store.js';
@@ -57,10 +58,14 @@ const QUERIES: { name: string; mpl: string; sql: string }[] = [
 async function load(store: EventStore): Promise<void> {
   await store.createDataset({ name: 'bench', who: 'bench', kind: 'otel:metrics:v1' });
   const metrics = MetricsStore.of(store);
-  const series: string[] = [];
+  const series: SeriesEntry[] = [];
   for (let i = 0; i < seriesCount; i++) {
     const tags = `{"host":"h-${i}","region":"r${i % 8}"}`;
-    series.push(`"cpu"${tags}`, `{"i":${i},"m":"cpu","tags":${tags},"type":"Gauge","temp":null,"unit":"1"}`);
+    series.push({
+      key: `"cpu"${tags}`,
+      rest: `"m":"cpu","tags":${tags},"type":"Gauge","temp":null,"unit":"1"}`,
+      gid: -1,
+    });
   }
   const perBatch = Math.max(1, Math.floor(200_000 / seriesCount));
   const t0 = performance.now();

@@ -15,6 +15,7 @@
  */
 
 import { type PointColumns, PointColumnsBuilder } from './point-columns.js';
+import type { SeriesEntry } from './series-mirror.js';
 
 export type TagValue = string | number | boolean;
 
@@ -145,14 +146,13 @@ interface Gathered {
 }
 
 /**
- * The events of otlp-metrics.ts's decoded export: `series` holds each series' key and line
- * (`{"i":n,"m":…,"tags":…,"type":…,"temp":…,"unit":…}`), `points` the points naming them by `i`; a
- * histogram's or summary's parts at one time become one event again.
+ * The events of otlp-metrics.ts's decoded export: `series` its series (series-mirror.ts), `points` the
+ * points naming them by their place; a histogram's or summary's parts at one time become one event again.
  */
-export function pointEventsOf(series: string[], points: PointColumns): string[] {
+export function pointEventsOf(series: readonly SeriesEntry[], points: PointColumns): string[] {
   const heads: { head: string; tags: string; part?: string; by?: number }[] = [];
-  for (let i = 1; i < series.length; i += 2) {
-    const line = series[i]!;
+  for (const entry of series) {
+    const line = `{${entry.rest}`;
     const s = JSON.parse(line) as {
       m: string;
       tags: Record<string, TagValue>;
@@ -315,18 +315,18 @@ export function readPointEvent(line: string): MetricPoint | string {
 }
 
 /**
- * Point events as what the metrics store loads (metrics-store.ts's ingest): each series' key and line,
- * and the points' columns, a histogram's and a summary's parts as the service makes them; lines that are
- * not point events are refused, each with its reason.
+ * Point events as what the metrics store loads (metrics-store.ts's ingest): their series
+ * (series-mirror.ts) and the points' columns, a histogram's and a summary's parts as the service makes
+ * them; lines that are not point events are refused, each with its reason.
  */
 export function metricLinesOf(lines: string[]): {
-  series: string[];
+  series: SeriesEntry[];
   columns: PointColumns;
   refused: string[];
   points: number;
 } {
   const numbers = new Map<string, number>();
-  const series: string[] = [];
+  const series: SeriesEntry[] = [];
   const refused: string[] = [];
   const columns = new PointColumnsBuilder();
   const add = (p: MetricPoint, tags: string, value: number | null | undefined) => {
@@ -335,10 +335,11 @@ export function metricLinesOf(lines: string[]): {
     let n = numbers.get(key);
     if (n === undefined) {
       numbers.set(key, (n = numbers.size));
-      series.push(
+      series.push({
         key,
-        `{"i":${n},"m":${metric},"tags":${tags},"type":${JSON.stringify(p.type)},"temp":${JSON.stringify(p.temporality)},"unit":${JSON.stringify(p.unit)}}`,
-      );
+        rest: `"m":${metric},"tags":${tags},"type":${JSON.stringify(p.type)},"temp":${JSON.stringify(p.temporality)},"unit":${JSON.stringify(p.unit)}}`,
+        gid: -1,
+      });
     }
     columns.push(n, p.time, value ?? null);
   };

@@ -12,6 +12,10 @@ import type { OtlpEncoding, OtlpSignal } from './otlp-http.js';
 import type { DecodeAnswer, DecodeRequest } from './otlp-worker.js';
 import type { MetricLines } from './otlp-metrics.js';
 import { PointColumns } from './point-columns.js';
+import { type SeriesEntry, SeriesMirror, SeriesMirrorLost } from './series-mirror.js';
+
+/** An answer with events, and a metrics body's series as the mirror read them. */
+type Decoded = Extract<DecodeAnswer, { events: string[] }> & { entries?: SeriesEntry[] };
 
 export interface OtlpDecoderLimits {
   /** The worker's heap (its old generation), in MiB. */
@@ -42,7 +46,7 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
 interface Job {
   request: Omit<DecodeRequest, 'id'>;
   queuedAt: number;
-  resolve: (answer: Extract<DecodeAnswer, { events: string[] }>) => void;
+  resolve: (answer: Decoded) => void;
   reject: (e: Error) => void;
 }
 
@@ -54,6 +58,8 @@ export class OtlpDecoder {
   private ready = false;
   private seq = 0;
   private idle?: NodeJS.Timeout;
+  /** The series the running worker sent (series-mirror.ts). */
+  private mirror = new SeriesMirror();
 
   constructor(private readonly limits: OtlpDecoderLimits = OTLP_DECODER_LIMITS) {}
 
@@ -65,12 +71,9 @@ export class OtlpDecoder {
   /** A metrics body's series and points (see otlpMetricLines), or its refusal as an IngestBodyError. */
   async decodeMetrics(body: Buffer, maxBytes: number): Promise<MetricLines> {
     const answer = await this.answer('metrics', body, 'protobuf', maxBytes);
-    const [head, seriesText] = answer.events;
-    // Keys and lines are JSON texts: no newline is inside one.
-    const series = seriesText ? seriesText.split('\n') : [];
-    const counts = JSON.parse(head!) as Pick<MetricLines, 'points' | 'rejected' | 'firstRejection'>;
+    const counts = JSON.parse(answer.events[0]!) as Pick<MetricLines, 'points' | 'rejected' | 'firstRejection'>;
     const points = answer.points ?? { buffer: new ArrayBuffer(0), count: 0 };
-    return { ...counts, series, columns: new PointColumns(points.buffer, points.count) };
+    return { ...counts, series: answer.entries ?? [], columns: new PointColumns(points.buffer, points.count) };
   }
 
   /** The body's events (see otlpEvents), or its refusal as an IngestBodyError. */
@@ -83,7 +86,7 @@ export class OtlpDecoder {
     body: Buffer,
     encoding: OtlpEncoding,
     maxBytes: number,
-  ): Promise<Extract<DecodeAnswer, { events: string[] }>> {
+  ): Promise<Decoded> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ request: { signal, encoding, maxBytes, body }, queuedAt: Date.now(), resolve, reject });
       this.next();
@@ -134,6 +137,8 @@ export class OtlpDecoder {
     });
     worker.unref();
     this.ready = false;
+    // A new worker numbers its series afresh.
+    this.mirror = new SeriesMirror();
     worker.on('message', (a: DecodeAnswer) => this.answered(worker, a));
     worker.on('error', (e: Error & { code?: string }) => {
       if (worker === this.worker)
@@ -163,11 +168,23 @@ export class OtlpDecoder {
       this.ready = true;
       return this.time(0);
     }
+    // The worker's series are read from every answer, in order, whoever waits for it: it counts them sent.
+    let entries: SeriesEntry[] | undefined;
+    if ('events' in a && a.series) {
+      try {
+        entries = this.mirror.receive(a.series);
+      } catch (e) {
+        // Out of step (never seen): a new worker starts with a new mirror, and the sender retries.
+        const why =
+          e instanceof SeriesMirrorLost ? e.message : `its series could not be read (${(e as Error).message})`;
+        return this.stop(new IngestBodyError('busy', `${why}; the OTLP decoder was restarted, retry shortly`));
+      }
+    }
     if (a.id !== this.current?.id) return;
     const { job, timer } = this.current;
     clearTimeout(timer);
     this.current = undefined;
-    if ('events' in a) job.resolve(a);
+    if ('events' in a) job.resolve({ ...a, entries });
     else if ('refusal' in a) job.reject(new IngestBodyError(a.refusal.kind, a.refusal.message));
     else job.reject(new Error(`the OTLP decoder failed: ${a.failure}`));
     this.settle();

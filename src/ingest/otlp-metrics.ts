@@ -30,6 +30,7 @@ import {
   secondsOfNanos,
 } from './otlp-number-points.js';
 import { POINT_BYTES, type PointColumns, PointColumnsBuilder } from './point-columns.js';
+import type { SeriesEntry } from './series-mirror.js';
 import {
   type AnyValue,
   decodeAt,
@@ -118,13 +119,13 @@ const NO_RECORDED_VALUE = 1;
 const TEMPORALITY = [null, 'Delta', 'Cumulative'] as const;
 
 /**
- * A body's series and points: each series once, as two entries of `series`: its key (its metric's JSON
- * text followed by its tags' as canonical JSON, sorted keys), then a JSON line `{"i":n,"m":metric,"tags":{…},
- * "type":…,"temp":…,"unit":…}` (n its number in this body); and the points as columns (point-columns.ts),
- * each naming its series by that number; with what of the body was refused.
+ * A body's series and points: each series once (series-mirror.ts's SeriesEntry: its key, its metric's JSON
+ * text followed by its tags' as canonical JSON with sorted keys, and the rest of its line), numbered by its
+ * place; and the points as columns (point-columns.ts), each naming its series by that number; with what of
+ * the body was refused.
  */
 export interface MetricLines {
-  series: string[];
+  series: SeriesEntry[];
   columns: PointColumns;
   points: number;
   rejected: number;
@@ -216,24 +217,20 @@ function signature(list: KeyValue[] | null | undefined): string {
   return sig;
 }
 
-/** A series' key (its metric's JSON text, then its tags' as canonical JSON) and its line after `{"i":n,`. */
-interface DescribedSeries {
-  key: string;
-  rest: string;
-}
-
-function describeSeries(metric: string, tags: Record<string, TagValue>, meta: SeriesMeta): DescribedSeries {
+/** A series for this body alone (its gid given when the cache keeps it). */
+function describeSeries(metric: string, tags: Record<string, TagValue>, meta: SeriesMeta): SeriesEntry {
   const tagsText = canonical(tags);
   const metricText = JSON.stringify(metric);
   // The series' identity: its metric and its tags as JSON, one text for one series.
   return {
     key: `${metricText}${tagsText}`,
     rest: `"m":${metricText},"tags":${tagsText},"type":${JSON.stringify(meta.type)},"temp":${JSON.stringify(meta.temp)},"unit":${JSON.stringify(meta.unit)}}`,
+    gid: -1,
   };
 }
 
 /** Series described before, by their points' attribute bytes, for one metric of one scope. */
-type MetricSeries = Map<string, DescribedSeries>;
+type MetricSeries = Map<string, SeriesEntry>;
 type ScopeSeries = Map<string, MetricSeries>;
 type ResourceSeries = Map<string, ScopeSeries>;
 
@@ -248,6 +245,9 @@ type ResourceSeries = Map<string, ScopeSeries>;
 export class DescribedSeriesCache {
   private resources = new Map<string, ResourceSeries>();
   private bytes = 0;
+  private nextGid = 0;
+  /** The first gid given since the cache last started afresh (series-mirror.ts's epoch). */
+  epochStart = 0;
 
   constructor(private readonly capacityBytes: number) {}
 
@@ -258,6 +258,7 @@ export class DescribedSeriesCache {
       // Maps already handed out stay usable for the body being read; the next bodies start afresh.
       this.resources = new Map();
       this.bytes = bytes;
+      this.epochStart = this.nextGid;
     }
   }
 
@@ -287,8 +288,10 @@ export class DescribedSeriesCache {
     return this.level(scope, key, () => new Map());
   }
 
-  add(metric: MetricSeries, attributes: string, d: DescribedSeries): void {
+  /** Keeps a series described for this body, giving it its gid. */
+  add(metric: MetricSeries, attributes: string, d: SeriesEntry): void {
     this.charge(attributes.length + (d.key.length + d.rest.length) * 2 + 96);
+    d.gid = this.nextGid++;
     metric.set(attributes, d);
   }
 }
@@ -301,7 +304,7 @@ const POINT_COST = 3 * POINT_BYTES;
 
 /** Collects the series (each once, numbered) and the points' columns. */
 class Lines {
-  readonly series: string[] = [];
+  readonly series: SeriesEntry[] = [];
   private readonly numbers = new Map<string, number>();
   readonly columns = new PointColumnsBuilder();
   bytes = 0;
@@ -345,14 +348,13 @@ class Lines {
   }
 
   /** The number of a described series in this body. */
-  numberOf(d: DescribedSeries): number {
+  numberOf(d: SeriesEntry): number {
     let n = this.numbers.get(d.key);
     if (n === undefined) {
       n = this.numbers.size;
       this.numbers.set(d.key, n);
-      const line = `{"i":${n},${d.rest}`;
-      this.charge(d.key.length * 2 + line.length * 2 + 96);
-      this.series.push(d.key, line);
+      this.charge(d.key.length * 2 + d.rest.length * 2 + 96);
+      this.series.push(d);
     }
     return n;
   }

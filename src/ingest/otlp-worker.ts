@@ -5,13 +5,14 @@
 import { parentPort } from 'node:worker_threads';
 import { IngestBodyError } from './errors.js';
 import { otlpEvents, type OtlpEncoding, type OtlpSignal } from './otlp.js';
-import { otlpMetricLines } from './otlp-metrics.js';
+import { described, otlpMetricLines } from './otlp-metrics.js';
+import { type ShippedSeries, SeriesShipper } from './series-mirror.js';
 
 export interface DecodeRequest {
   id: number;
   /**
-   * Metrics are answered with a line of counts, then the series' keys and lines in one text (a line each:
-   * one string crosses to the other thread, not two a series), and the points' columns (otlp-metrics.ts).
+   * Metrics are answered with a line of counts, the body's series as series-mirror.ts ships them (a series
+   * the main thread was sent before crosses as its number), and the points' columns (otlp-metrics.ts).
    */
   signal: OtlpSignal | 'metrics';
   encoding: OtlpEncoding;
@@ -21,9 +22,11 @@ export interface DecodeRequest {
 
 export type DecodeAnswer =
   | { ready: true }
-  | { id: number; events: string[]; points?: { buffer: ArrayBuffer; count: number } }
+  | { id: number; events: string[]; points?: { buffer: ArrayBuffer; count: number }; series?: ShippedSeries }
   | { id: number; refusal: { kind: IngestBodyError['kind']; message: string } }
   | { id: number; failure: string };
+
+const shipper = new SeriesShipper();
 
 parentPort?.on('message', (r: DecodeRequest) => {
   let answer: DecodeAnswer;
@@ -33,12 +36,9 @@ parentPort?.on('message', (r: DecodeRequest) => {
     if (r.signal === 'metrics') {
       const m = otlpMetricLines(body, r.maxBytes);
       const head = JSON.stringify({ points: m.points, rejected: m.rejected, firstRejection: m.firstRejection });
-      answer = {
-        id: r.id,
-        events: [head, m.series.join('\n')],
-        points: { buffer: m.columns.buffer, count: m.columns.count },
-      };
-      transfer.push(m.columns.buffer);
+      const series = shipper.ship(m.series, described.epochStart);
+      answer = { id: r.id, events: [head], points: { buffer: m.columns.buffer, count: m.columns.count }, series };
+      transfer.push(m.columns.buffer, series.gids.buffer as ArrayBuffer);
     } else answer = { id: r.id, events: otlpEvents(r.signal, body, r.encoding, r.maxBytes) };
   } catch (e) {
     answer =

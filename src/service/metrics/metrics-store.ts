@@ -10,6 +10,7 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import type { PointColumns } from '../../ingest/point-columns.js';
+import type { SeriesEntry } from '../../ingest/series-mirror.js';
 import { sqlIdent, sqlText } from '../../sql/quote.js';
 import type { EventStore } from '../store/event-store.js';
 import { Mutex } from '../store/db.js';
@@ -120,15 +121,15 @@ export class MetricsStore {
   }
 
   /**
-   * Stores a batch (ingest/otlp-metrics.ts's MetricLines: `series` holds each series' key and line, `points`
-   * name them by their number in it);
+   * Stores a batch (ingest/otlp-metrics.ts's MetricLines: `series` its series, `points` naming them by
+   * their place);
    * resolves once committed. Series already known are found by key in memory (`known`), so a batch of
    * known series loads its points with no look at the series table; the others are looked up or made in
    * the same transaction.
    */
   async ingest(
     dataset: string,
-    series: string[],
+    series: readonly SeriesEntry[],
     points: PointColumns,
     receivedBytes = 0,
   ): Promise<{ series: number; points: number }> {
@@ -142,18 +143,18 @@ export class MetricsStore {
       return await lock.run(() =>
         this.store.withDataset(dataset, async (d) => {
           const t = MetricsStore.tablesOf(d);
-          const count = series.length / 2;
+          const count = series.length;
           const ids = new Array<number>(count);
           const missing: number[] = [];
           for (let i = 0; i < count; i++) {
-            const id = this.known.get(t.series, series[2 * i]!);
+            const id = this.known.get(t.series, series[i]!.key);
             if (id === undefined) missing.push(i);
             else ids[i] = id;
           }
           if (missing.length > 0)
             await writeFile(
               seriesFile,
-              missing.map((i) => `{"k":${JSON.stringify(series[2 * i]!)},${series[2 * i + 1]!.slice(1)}\n`).join(''),
+              missing.map((i) => `{"k":${JSON.stringify(series[i]!.key)},"i":${i},${series[i]!.rest}\n`).join(''),
             );
           let made = 0;
           const learned: [string, number][] = [];
@@ -174,7 +175,7 @@ export class MetricsStore {
                 )) {
                   const i = Number(r.i);
                   ids[i] = Number(r.id);
-                  learned.push([series[2 * i]!, ids[i]!]);
+                  learned.push([series[i]!.key, ids[i]!]);
                 }
                 await c.run('DROP TABLE mser');
               }

@@ -9,7 +9,6 @@ import { BodyBudget, type BodyLimits } from '../../../ingest/body.js';
 import { readRequestBody } from '../request-body.js';
 import { IngestBodyError } from '../../../ingest/errors.js';
 import { otlpDecoder } from '../../../ingest/otlp-decoder.js';
-import { eventsCost } from '../../../ingest/otlp-http.js';
 import {
   type DiscoveryRequest,
   type Listed,
@@ -91,7 +90,11 @@ export function metricsIngestRoutes(
     let decoded;
     try {
       decoded = await otlpDecoder.decodeMetrics(body.bytes, LINES_MAX_BYTES);
-      body.charge(eventsCost(decoded.series) + decoded.columns.buffer.byteLength);
+      // What the request holds: its points, and its series' texts (at most: a series sent before is shared).
+      body.charge(
+        decoded.series.reduce((n, e) => n + 2 * (e.key.length + e.rest.length) + 64, 0) +
+          decoded.columns.buffer.byteLength,
+      );
     } catch (e) {
       body.release();
       throw e;
