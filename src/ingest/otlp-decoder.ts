@@ -194,6 +194,7 @@ export class OtlpDecoder {
   private stop(e: Error): void {
     const worker = this.worker;
     this.worker = undefined;
+    this.mirror = new SeriesMirror();
     void worker?.terminate();
     if (this.current) {
       clearTimeout(this.current.timer);
@@ -210,6 +211,8 @@ export class OtlpDecoder {
     this.idle = setTimeout(() => {
       const worker = this.worker;
       this.worker = undefined;
+      // What it sent goes with it: an idle decoder holds nothing.
+      this.mirror = new SeriesMirror();
       void worker?.terminate();
     }, this.limits.idleMs);
     this.idle.unref();

@@ -18,9 +18,12 @@ export interface SeriesEntry {
   gid: number;
 }
 
-/** A body's series as they cross: a number each (>= 0: a gid; < 0: -(k + 1), the k-th of `inline`). */
+/**
+ * A body's series as they cross: a number each (>= 0: a gid; < 0: -(k + 1), the k-th of `inline`), as
+ * doubles: a worker's gids only grow, and a double holds them exactly for longer than any worker runs.
+ */
 export interface ShippedSeries {
-  gids: Int32Array;
+  gids: Float64Array;
   /** Lines `gid\tkey\trest` of the series crossing for the first time (keys and lines are JSON: no tab or newline inside). */
   fresh: string;
   /** Lines `key\trest` of the series described for this body alone. */
@@ -40,7 +43,7 @@ export class SeriesShipper {
       this.sent = new WeakSet();
       this.epochStart = epochStart;
     }
-    const gids = new Int32Array(series.length);
+    const gids = new Float64Array(series.length);
     const fresh: string[] = [];
     const inline: string[] = [];
     for (let i = 0; i < series.length; i++) {
@@ -86,7 +89,9 @@ export class SeriesMirror {
         if (!e) throw new SeriesMirrorLost(`the OTLP decoder named series ${g}, which it never sent`);
         out[i] = e;
       } else {
-        const line = inline[-g - 1]!;
+        const line = inline[-g - 1];
+        if (line === undefined)
+          throw new SeriesMirrorLost(`the OTLP decoder named inline series ${-g - 1} of ${inline.length}`);
         const tab = line.indexOf('\t');
         out[i] = { gid: -1, key: line.slice(0, tab), rest: line.slice(tab + 1) };
       }

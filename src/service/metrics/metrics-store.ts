@@ -13,7 +13,7 @@ import type { PointColumns } from '../../ingest/point-columns.js';
 import type { SeriesEntry } from '../../ingest/series-mirror.js';
 import { sqlIdent, sqlText } from '../../sql/quote.js';
 import type { EventStore } from '../store/event-store.js';
-import { Mutex } from '../store/db.js';
+import { Mutex, QueryTimeout } from '../store/db.js';
 import { int64Column } from '../store/column-append.js';
 import { invalid, notFound } from '../store/errors.js';
 import type { DatasetRecord } from '../store/catalog.js';
@@ -33,10 +33,15 @@ export interface SecondsRange {
   end: number;
 }
 
-/** A discovery request: its range, and the bounds of its work (none given: unbounded, for tests). */
+/**
+ * A discovery request: its range, and the bounds of its work (none given: unbounded, for tests): its
+ * statements together end by `deadline` (ms since 1970; `timeoutMs` the limit a timeout names), each
+ * result within `maxBytes`.
+ */
 export interface DiscoveryRequest {
   range: SecondsRange;
   timeoutMs?: number;
+  deadline?: number;
   maxBytes?: number;
 }
 
@@ -210,13 +215,21 @@ export class MetricsStore {
     sql: (t: { series: string; points: string }) => string,
     q: DiscoveryRequest,
   ): Promise<unknown[][]> {
-    return this.store.withDataset(dataset, (d) => {
+    return this.store.withDataset(dataset, async (d) => {
       const t = MetricsStore.tablesOf(d);
-      return this.store.readColumns(
-        sql({ series: sqlIdent(t.series), points: sqlIdent(t.points) }),
-        q.timeoutMs,
-        q.maxBytes,
-      );
+      const left = q.deadline === undefined ? undefined : q.deadline - Date.now();
+      const limit = q.timeoutMs ?? 0;
+      if (left !== undefined && left <= 0) throw new QueryTimeout(limit);
+      try {
+        return await this.store.readColumns(
+          sql({ series: sqlIdent(t.series), points: sqlIdent(t.points) }),
+          left,
+          q.maxBytes,
+        );
+      } catch (e) {
+        // The statement had what was left of the request's time: the caller is told the request's limit.
+        throw e instanceof QueryTimeout ? new QueryTimeout(limit) : e;
+      }
     });
   }
 

@@ -55,7 +55,10 @@ describe('series crossing to the main thread', () => {
 
   it('refuses a number it was never sent, and keeps a body cut from its text alone', () => {
     const mirror = new SeriesMirror();
-    expect(() => mirror.receive({ gids: new Int32Array([3]), fresh: '', inline: '', epochStart: 0 })).toThrow(
+    expect(() => mirror.receive({ gids: new Float64Array([3]), fresh: '', inline: '', epochStart: 0 })).toThrow(
+      SeriesMirrorLost,
+    );
+    expect(() => mirror.receive({ gids: new Float64Array([-2]), fresh: '', inline: 'a\tb', epochStart: 0 })).toThrow(
       SeriesMirrorLost,
     );
     const shipper = new SeriesShipper();
@@ -66,5 +69,8 @@ describe('series crossing to the main thread', () => {
     const again = shipper.ship([e], 0);
     expect(again.fresh).toBe('');
     expect(mirror.receive(again)[0]).toBe(got);
+    // Numbers past 32 bits (a worker that has described billions of series) cross exactly.
+    const far = entry(2 ** 32 + 5, 'far');
+    expect(mirror.receive(shipper.ship([far, e], 0))).toEqual([far, e]);
   });
 });

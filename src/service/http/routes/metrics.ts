@@ -119,10 +119,15 @@ export function metricsIngestRoutes(
  */
 export function metricsInfoRoutes(app: FastifyInstance, metrics: MetricsStore, mpl: MplQueries): void {
   const base = '/v1/query/metrics/info/datasets/:dataset';
-  const request = (q: { start?: string; end?: string }): DiscoveryRequest => ({
-    range: rangeOf(q),
-    ...mpl.discoveryBounds,
-  });
+  // One deadline for all of a request's statements.
+  const request = (q: { start?: string; end?: string }): DiscoveryRequest => {
+    const bounds = mpl.discoveryBounds;
+    return {
+      range: rangeOf(q),
+      ...bounds,
+      deadline: bounds.timeoutMs === undefined ? undefined : Date.now() + bounds.timeoutMs,
+    };
+  };
   const answer = <T>(reply: FastifyReply, listed: Listed<T>): T => {
     if (listed.truncated) void reply.header('x-ferry-truncated', String(MAX_LISTED));
     return listed.list;

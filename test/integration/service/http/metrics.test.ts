@@ -157,6 +157,22 @@ describe('metrics', () => {
     });
   });
 
+  it('stores a tag whose bytes are not UTF-8 with U+FFFD in their place', async () => {
+    // protobufjs encodes a lone surrogate as the bytes ED A0 80: not UTF-8, each byte read as U+FFFD.
+    const body = metricsBody([
+      { metric: 'odd', kind: 'gauge', tags: { t: 'a\ud800b' }, points: [{ t: 1_767_225_600, v: 1 }] },
+    ]);
+    const r = await svc.call('POST', '/v1/metrics', body, ingest, {
+      'content-type': 'application/x-protobuf',
+      'x-axiom-metrics-dataset': 'metrics',
+    });
+    expect(r.status, await r.text()).toBe(200);
+    expect(await json(info('metrics/metrics/odd/tags/t/values'))).toEqual({
+      status: 200,
+      body: ['a\ufffd\ufffd\ufffdb'],
+    });
+  });
+
   it('refuses what it cannot take with {code, message}, and counts refused points in partial_success', async () => {
     const proto = createRequire(import.meta.url)('otlp-definitions/build/src/generated/root.js').opentelemetry.proto;
     const Request = proto.collector.metrics.v1.ExportMetricsServiceRequest;
