@@ -11,8 +11,8 @@ import { duration, oneOf, str, url, type OptionSpecs } from '../../config/option
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
 import { compress, decompress } from '../../util/codec.js';
-import { batchLines, readPointEvent, type MetricPoint } from '../../ingest/metric-points.js';
-import { encodeMetricsExport, metricsRejection } from '../../ingest/otlp-metrics-encode.js';
+import { batchLines } from '../../ingest/metric-points.js';
+import { encodeMetricsExportInParts, metricsRejection } from '../../ingest/otlp-metrics-encode.js';
 
 /** The kind of dataset metric points go to (events of it are posted as OTLP metrics). */
 const METRICS_KIND = 'otel:metrics:v1';
@@ -138,15 +138,9 @@ export class AxiomSink implements Sink {
    */
   private async sendMetrics(batch: Buffer, encoding: Encoding, dataset: string): Promise<SendOutcome> {
     const lines = batchLines(decompress(batch, encoding).toString('utf8'));
-    const points: MetricPoint[] = [];
-    const failures: string[] = [];
-    for (const line of lines) {
-      const p = readPointEvent(line);
-      if (typeof p === 'string') failures.push(p);
-      else points.push(p);
-    }
-    if (points.length > 0) {
-      const body = await compress(Buffer.from(encodeMetricsExport(points)), 'gzip');
+    const { body: encoded, refused: failures } = await encodeMetricsExportInParts(lines);
+    if (encoded) {
+      const body = await compress(encoded, 'gzip');
       this.metricsUrl ??= new URL(`${this.o.url.replace(/\/+$/, '')}/v1/metrics`);
       const res = await this.post(
         body,

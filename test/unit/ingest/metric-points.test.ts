@@ -4,9 +4,19 @@
  * same series and points: a histogram's parts go back together, gaps stay gaps.
  */
 import { describe, expect, it } from 'vitest';
-import { metricLinesOf, pointEventsOf, readPointEvent, type MetricPoint } from '../../../src/ingest/metric-points.js';
+import {
+  metricLinesOf,
+  pointEvent,
+  pointEventsOf,
+  readPointEvent,
+  type MetricPoint,
+} from '../../../src/ingest/metric-points.js';
 import { otlpMetricLines } from '../../../src/ingest/otlp-metrics.js';
-import { encodeMetricsExport, exportRequest } from '../../../src/ingest/otlp-metrics-encode.js';
+import {
+  encodeMetricsExport,
+  encodeMetricsExportInParts,
+  exportRequest,
+} from '../../../src/ingest/otlp-metrics-encode.js';
 import type { PointColumns } from '../../../src/ingest/point-columns.js';
 import type { SeriesEntry } from '../../../src/ingest/series-mirror.js';
 import { metricsBody } from '../../support/otlp-metrics.js';
@@ -200,5 +210,33 @@ describe('metric points', () => {
     ]);
     // 1900 is within the range: the null point and it share their series.
     expect(series).toHaveLength(1);
+  });
+
+  it('encode a large batch in parts, laid end to end into one export that reads as the whole', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 5_001; i++)
+      lines.push(
+        pointEvent({
+          time: T0 + i,
+          metric: `m${i % 7}`,
+          type: i % 2 ? 'Gauge' : 'CounterMonotonic',
+          temporality: i % 2 ? null : 'Cumulative',
+          unit: 'By',
+          tags: { host: `h${i % 13}`, ratio: i % 3 },
+          value: i % 11 ? i / 4 : null,
+        }),
+      );
+    lines.splice(2_500, 0, 'not json');
+    const { body, refused } = await encodeMetricsExportInParts(lines);
+    expect(refused).toEqual(['not a JSON object']);
+    const parts = otlpMetricLines(body!, 1 << 26);
+    const whole = otlpMetricLines(
+      Buffer.from(
+        encodeMetricsExport(lines.filter((l) => l !== 'not json').map((l) => readPointEvent(l) as MetricPoint)),
+      ),
+      1 << 26,
+    );
+    expect(parts.points).toBe(5_001);
+    expect(contents(parts.series, parts.columns)).toEqual(contents(whole.series, whole.columns));
   });
 });
