@@ -145,11 +145,15 @@ interface Gathered {
   by: [number, number | null][];
 }
 
+/** Points made into events in one turn of the event loop. */
+const POINTS_PER_TURN = 5_000;
+
 /**
  * The events of otlp-metrics.ts's decoded export: `series` its series (series-mirror.ts), `points` the
  * points naming them by their place; a histogram's or summary's parts at one time become one event again.
+ * A large export is made a part at a time, the event loop let go between parts.
  */
-export function pointEventsOf(series: readonly SeriesEntry[], points: PointColumns): string[] {
+export async function pointEventsOf(series: readonly SeriesEntry[], points: PointColumns): Promise<string[]> {
   const heads: { head: string; tags: string; part?: string; by?: number }[] = [];
   for (const entry of series) {
     const line = `{${entry.rest}`;
@@ -176,12 +180,20 @@ export function pointEventsOf(series: readonly SeriesEntry[], points: PointColum
   }
   const out: string[] = [];
   const gathered = new Map<string, Gathered>();
+  // Points of an export mostly share their times: each time's text is made once in a row.
+  let lastTime = NaN;
+  let lastIso = '';
   for (let i = 0; i < points.count; i++) {
+    if (i > 0 && i % POINTS_PER_TURN === 0) await new Promise((r) => setImmediate(r));
     const h = heads[points.series[i]!]!;
     const t = points.seconds[i]!;
     const value = points.value(i);
     if (h.part === undefined) {
-      out.push(`{"_time":"${iso(t)}",${h.head},"value":${num(value)},"tags":${h.tags}}`);
+      if (t !== lastTime) {
+        lastTime = t;
+        lastIso = iso(t);
+      }
+      out.push(`{"_time":"${lastIso}",${h.head},"value":${num(value)},"tags":${h.tags}}`);
       continue;
     }
     const key = `${h.head}\u0000${h.tags}\u0000${t}`;
@@ -204,6 +216,7 @@ export function pointEventsOf(series: readonly SeriesEntry[], points: PointColum
     else if (h.part === 'sum' || h.part === 'min' || h.part === 'max') g[h.part] = value;
     else if (h.by !== undefined) g.by.push([h.by, value]);
   }
+  if (gathered.size === 0) return out;
   return out.map((line) => {
     const g = gathered.get(line);
     if (!g) return line;

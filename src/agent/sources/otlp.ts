@@ -141,7 +141,7 @@ export class OtlpSource extends ListeningSource<OtlpSourceCounters> {
     let firstRejection: string | undefined;
     try {
       const decoded = await otlpDecoder.decodeMetrics(body.bytes, this.s.maxDecompressedBytes * 4);
-      events = pointEventsOf(decoded.series, decoded.columns);
+      events = await pointEventsOf(decoded.series, decoded.columns);
       rejected = decoded.rejected;
       firstRejection = decoded.firstRejection;
       body.charge(eventsCost(events));

@@ -37,7 +37,7 @@ function contents(series: SeriesEntry[], points: PointColumns): string[] {
 }
 
 describe('metric points', () => {
-  it('go from OTLP to events to series and back to OTLP without change', () => {
+  it('go from OTLP to events to series and back to OTLP without change', async () => {
     const body = Buffer.from(
       metricsBody([
         {
@@ -70,7 +70,7 @@ describe('metric points', () => {
     );
     const decoded = otlpMetricLines(body, 1 << 20);
     expect(decoded.rejected).toBe(0);
-    const events = pointEventsOf(decoded.series, decoded.columns);
+    const events = await pointEventsOf(decoded.series, decoded.columns);
     // A histogram's data point is one event, whole: no batch cut parts it.
     expect(events).toHaveLength(1 + 2 + 1 + 1);
     expect(events[0]).toBe(
@@ -110,7 +110,7 @@ describe('metric points', () => {
     expect(keys(again.series)).toEqual(keys(decoded.series));
   });
 
-  it('keeps a histogram point that holds no value, and a summary, whole through events and OTLP', () => {
+  it('keeps a histogram point that holds no value, and a summary, whole through events and OTLP', async () => {
     const R = exportRequest();
     const body = R.encode(
       R.fromObject({
@@ -159,7 +159,7 @@ describe('metric points', () => {
       }),
     ).finish();
     const decoded = otlpMetricLines(Buffer.from(body), 1 << 20);
-    const events = pointEventsOf(decoded.series, decoded.columns);
+    const events = await pointEventsOf(decoded.series, decoded.columns);
     expect(events.map((e) => JSON.parse(e) as Record<string, unknown>).map((e) => e.histogram ?? e.summary)).toEqual([
       {
         count: null,
@@ -219,11 +219,25 @@ describe('metric points', () => {
         pointEvent({
           time: T0 + i,
           metric: `m${i % 7}`,
-          type: i % 2 ? 'Gauge' : 'CounterMonotonic',
-          temporality: i % 2 ? null : 'Cumulative',
+          // A metric is of one type (a series keeps the type it was first sent with).
+          type: (i % 7) % 2 ? 'Gauge' : 'CounterMonotonic',
+          temporality: (i % 7) % 2 ? null : 'Cumulative',
           unit: 'By',
           tags: { host: `h${i % 13}`, ratio: i % 3 },
           value: i % 11 ? i / 4 : null,
+          // Now and then a histogram, whose parts are put back together across turns of the event loop.
+          ...(i % 97 === 0
+            ? {
+                metric: 'lat',
+                type: 'Histogram',
+                temporality: 'Cumulative',
+                histogram: {
+                  count: 4,
+                  sum: 2.5,
+                  buckets: [[0.5, 1] as [number, number], [Infinity, 4] as [number, number]],
+                },
+              }
+            : {}),
         }),
       );
     lines.splice(2_500, 0, 'not json');
@@ -236,7 +250,9 @@ describe('metric points', () => {
       ),
       1 << 26,
     );
-    expect(parts.points).toBe(5_001);
     expect(contents(parts.series, parts.columns)).toEqual(contents(whole.series, whole.columns));
+    // Made into events again (a part at a time), they are the lines sent.
+    const events = await pointEventsOf(parts.series, parts.columns);
+    expect(events.sort()).toEqual(lines.filter((l) => l !== 'not json').sort());
   });
 });
