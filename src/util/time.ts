@@ -34,6 +34,28 @@ export function formatRfc3339Nano(ns: bigint): string {
   return `${iso.slice(0, 19)}.${frac}Z`;
 }
 
+/**
+ * formatRfc3339Nano remembering its last few answers: a query's status names its datasets' first and last
+ * times, the same from one query to the next until data arrives.
+ */
+export class RecentTimeTexts {
+  private readonly times: bigint[] = [];
+  private readonly texts: string[] = [];
+  private next = 0;
+
+  constructor(private readonly slots = 4) {}
+
+  text(ns: bigint): string {
+    const i = this.times.indexOf(ns);
+    if (i >= 0) return this.texts[i]!;
+    const text = formatRfc3339Nano(ns);
+    this.times[this.next] = ns;
+    this.texts[this.next] = text;
+    this.next = (this.next + 1) % this.slots;
+    return text;
+  }
+}
+
 /** Parses RFC 3339 / ISO 8601 (any offset, up to ns precision) into epoch ns, or null. */
 export function parseRfc3339Ns(text: string): bigint | null {
   const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d{1,9}))?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(

@@ -84,10 +84,13 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
   // A count or a summary without groups is one row; a LIMIT on it only costs.
   const lastStage = stages[stages.length - 1]!.stage;
   const oneRow = lastStage.kind === 'count' || (lastStage.kind === 'aggregate' && lastStage.keys.length === 0);
-  let page = `SELECT * ${fromSql(rel, 'o')}`;
-  if (order) page += ` ORDER BY ${order}`;
-  if (opts.limit !== undefined && !oneRow) page += ` LIMIT ${opts.limit}`;
-  let from = `(${page}) AS final`;
+  const limit = opts.limit !== undefined && !oneRow ? ` LIMIT ${opts.limit}` : '';
+  // A page with nothing to order, cut or filter is the relation itself: DuckDB plans each SELECT it is given.
+  let from = `(${
+    order || limit || rel.filters.length
+      ? `SELECT * ${fromSql(rel, 'o')}${order ? ` ORDER BY ${order}` : ''}${limit}`
+      : rel.sql
+  }) AS final`;
   if (cte) {
     matchedColumn = cols.length;
     cols.push('"__count"."n" AS "o__m"');

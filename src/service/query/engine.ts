@@ -10,6 +10,7 @@ import { bind } from '../../apl/binder/binder.js';
 import type { DatasetSchema } from '../../apl/types.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
 import { compile, compileCount, type CompileOptions, type Cursor, SqlTooLarge } from '../../apl/compiler/compiler.js';
+import { compileKept } from './kept-compiles.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { EventStore } from '../store/event-store.js';
 import { QueryTimeout } from '../store/db.js';
@@ -18,7 +19,7 @@ import { datasetSchema } from './dataset-schema.js';
 import { KeptBindings } from './kept-bindings.js';
 import { METRICS_KIND } from '../metrics/metrics-store.js';
 import { compareCursors, decodeCursor, encodeCursor } from './cursor.js';
-import { formatRfc3339Nano } from '../../util/time.js';
+import { formatRfc3339Nano, RecentTimeTexts } from '../../util/time.js';
 
 /** Query texts whose bindings are kept (kept-bindings.ts): each holds its bound stages, a few KiB. */
 const KEPT_BINDINGS = 256;
@@ -147,6 +148,7 @@ export class QueryEngine {
   private readonly limits: QueryLimits;
   /** Bindings of query texts asked before (kept-bindings.ts). */
   private readonly bindings = new KeptBindings(KEPT_BINDINGS);
+  private readonly blockTimes = new RecentTimeTexts();
 
   constructor(
     private readonly store: EventStore,
@@ -394,7 +396,7 @@ export class QueryEngine {
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };
     const runOpts = examined.coversAll ? unbounded : opts;
     const mode = bound.matchedMode === 'cte' ? await this.cteOrQuery(bound, runOpts, deadline) : bound.matchedMode;
-    const main = compile(bound.stages, {
+    const main = compileKept(bound.stages, {
       ...runOpts,
       sysTime: p.request.sysTime,
       matchedAt: mode === 'window' ? bound.matchedPrefix : undefined,
@@ -423,7 +425,7 @@ export class QueryEngine {
     const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last, exact);
     const tables = [table];
     if (bound.totals) {
-      const totals = compile(bound.totals, { ...runOpts, limit: MAX_ROWS });
+      const totals = compileKept(bound.totals, { ...runOpts, limit: MAX_ROWS });
       const tcols = await this.read(totals.sql, deadline);
       const tl = bound.totals[bound.totals.length - 1]!.out;
       tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, exact, true));
@@ -486,8 +488,8 @@ export class QueryEngine {
         isPartial: truncated && !defaulted && limit === MAX_ROWS,
         minCursor,
         maxCursor,
-        minBlockTime: formatRfc3339Nano(examined.minNs ?? p.startNs ?? 0n),
-        maxBlockTime: formatRfc3339Nano(examined.maxNs ?? p.endNs ?? 0n),
+        minBlockTime: this.blockTimes.text(examined.minNs ?? p.startNs ?? 0n),
+        maxBlockTime: this.blockTimes.text(examined.maxNs ?? p.endNs ?? 0n),
         messages,
       },
     };
