@@ -4,7 +4,7 @@
  * (`JSON.stringify` was a quarter of the parse mode's CPU). The event owns the text: set, add and delete
  * keep it or drop it themselves, so no transform can ship text that no longer says the event.
  */
-import { withoutMember } from '../util/json-members.js';
+import { plainTextLacksKey, withoutMember } from '../util/json-members.js';
 import type { LogEvent } from './parsers/parser.js';
 
 /** A field added to many events, with its JSON member text made once, not once per event. */
@@ -19,13 +19,58 @@ export function addedField(key: string, value: unknown): AddedField {
   return { key, value, member: `,${JSON.stringify(key)}:${JSON.stringify(value)}` };
 }
 
+/** Events read before in a window of this many made from their text turn the next stretch to parsing at once. */
+const FIELDS_WINDOW = 4096;
+/** How many events are parsed at once, when most were read, before text is tried again. */
+const PARSED_STRETCH = 16 * FIELDS_WINDOW;
+
+/**
+ * Whether a source's or parser's events are made from their JSON text, the fields parsed when first read
+ * (Event.ofText). That pays where nothing reads them (a line enriched and shipped) and costs the check of
+ * the text where something does (an apl filter reads each event): what the last window of events met
+ * decides the next stretch.
+ */
+export class FieldsOnRead {
+  private made = 0;
+  private read = 0;
+  private parsedLeft = 0;
+
+  /** Whether the next event is to be made from its text. */
+  fromText(): boolean {
+    if (this.parsedLeft > 0) {
+      this.parsedLeft--;
+      return false;
+    }
+    if (this.made >= FIELDS_WINDOW) {
+      if (this.read * 2 > this.made) this.parsedLeft = PARSED_STRETCH;
+      this.made = this.read = 0;
+      if (this.parsedLeft > 0) return false;
+    }
+    return true;
+  }
+
+  noteMade(): void {
+    this.made++;
+  }
+
+  noteRead(): void {
+    this.read++;
+  }
+}
+
 export class Event {
   private constructor(
-    private fields: LogEvent,
+    /** Undefined until read, for an event made from its text (ofText): then the text parsed, plus `added`. */
+    private parsed: LogEvent | undefined,
     /** The line's JSON text, while the fields are exactly it parsed plus `added`. */
     private text: string | undefined,
     private added: AddedField[] | undefined,
+    /** Told when the fields of an event made from its text are first read. */
+    private readonly onRead?: FieldsOnRead,
   ) {}
+
+  /** Whether the text (of an event not yet parsed) has no backslash, once asked. */
+  private plain: boolean | undefined;
 
   /**
    * An event from its fields; `text`, the line they were parsed from when they are exactly its JSON (an
@@ -33,6 +78,27 @@ export class Event {
    */
   static of(fields: LogEvent, text?: string): Event {
     return new Event(fields, text !== undefined && isObjectText(text) ? text : undefined, undefined);
+  }
+
+  /**
+   * An event from a line known to be a JSON object's text with at least one member (isFlatJsonObject): its
+   * fields are `JSON.parse(text)`, parsed only when something reads them.
+   */
+  static ofText(text: string, onRead: FieldsOnRead): Event {
+    onRead.noteMade();
+    return new Event(undefined, text, undefined, onRead);
+  }
+
+  private get fields(): LogEvent {
+    return this.parsed ?? this.parse();
+  }
+
+  /** The fields of an event made from its text, read for the first time. */
+  private parse(): LogEvent {
+    this.onRead?.noteRead();
+    const fields = JSON.parse(this.text!) as LogEvent;
+    if (this.added) for (const f of this.added) setField(fields, f.key, f.value);
+    return (this.parsed = fields);
   }
 
   get(key: string): unknown {
@@ -61,6 +127,10 @@ export class Event {
 
   /** Sets a field made once for many events: spliced into the text, unless the event already has the key. */
   add(f: AddedField): void {
+    if (this.parsed === undefined && this.lacksUnread(f)) {
+      (this.added ??= []).push(f);
+      return;
+    }
     if (this.text !== undefined) {
       if (this.has(f.key)) this.dropText();
       else (this.added ??= []).push(f);
@@ -68,9 +138,17 @@ export class Event {
     setField(this.fields, f.key, f.value);
   }
 
+  /** Whether an event not yet parsed surely lacks the field, from its text alone (plainTextLacksKey). */
+  private lacksUnread(f: AddedField): boolean {
+    this.plain ??= this.text!.indexOf('\\') < 0;
+    if (!this.plain || !plainTextLacksKey(this.text!, f.key)) return false;
+    if (this.added) for (const a of this.added) if (a.key === f.key) return false;
+    return true;
+  }
+
   /** The event becomes exactly these fields (a projection), in their order. */
   replace(fields: LogEvent): void {
-    this.fields = fields;
+    this.parsed = fields;
     this.dropText();
   }
 
@@ -109,10 +187,13 @@ export class Event {
 
   /** A copy for another branch of the flow, which may change it without touching this one. */
   clone(): Event {
-    return new Event({ ...this.fields }, this.text, this.added?.slice());
+    if (this.parsed === undefined) return new Event(undefined, this.text, this.added?.slice(), this.onRead);
+    return new Event({ ...this.parsed }, this.text, this.added?.slice());
   }
 
   private dropText(): void {
+    // Fields not yet read are parsed first: the text is what they are.
+    if (this.parsed === undefined) this.parse();
     this.text = undefined;
     this.added = undefined;
   }

@@ -132,6 +132,17 @@ function findKey(text: string, s: KeySearch, from: number): number {
 }
 
 /**
+ * Whether a JSON text without a backslash surely has no member named `key`, at any depth: the key's quoted
+ * text is nowhere in it (a text without escapes writes each key as itself). False when it cannot tell.
+ */
+export function plainTextLacksKey(text: string, key: string): boolean {
+  const search = keySearch(key, text);
+  if (search) return findKey(text, search, 0) < 0;
+  const quoted = JSON.stringify(key);
+  return !quoted.includes('\\') && !text.includes(quoted);
+}
+
+/**
  * The common case of a line and a key its object has: no backslash in the text and the key's quoted text
  * found once, which can then only be the member. Native searches instead of a walk over every member.
  * Null when this cannot tell (the walk decides).

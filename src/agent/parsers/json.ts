@@ -1,3 +1,4 @@
+import { isFlatJsonObject } from '../../util/flat-json.js';
 import type { LogEvent, Parser, ParserSpec } from './parser.js';
 
 /** One JSON object per line. A line that is not a JSON object is kept whole, as `{message}`. */
@@ -13,6 +14,10 @@ export class JsonParser implements Parser {
       }
     }
     return { message: line };
+  }
+
+  objectText(line: string): boolean {
+    return isFlatJsonObject(line);
   }
 }
 

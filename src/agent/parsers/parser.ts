@@ -13,6 +13,11 @@ export interface Parser {
   parse(line: string): LogEvent | undefined;
   /** Whether a partial line waits for its end (its offset must not be acknowledged meanwhile). */
   holding?(): boolean;
+  /**
+   * Whether the line is a JSON object's text whose event `parse` gives as JSON.parse reads it: the event may
+   * then be made from the text and its fields parsed only when read (Event.ofText).
+   */
+  objectText?(line: string): boolean;
 }
 
 /** The largest line a container parser joins from partial lines; the rest is cut and marked. */

@@ -1,7 +1,7 @@
 /** The `parse` transform: turns each line into an event with the configured parser, one per stream. */
 import { oneOf, type OptionSpecs } from '../../config/options.js';
 import { configureComponent, requiredKeys } from '../../config/registry.js';
-import { Event } from '../event.js';
+import { Event, FieldsOnRead } from '../event.js';
 import { parsers, type Parser, type ParserSpec } from '../parsers/index.js';
 import {
   newTransformCounters,
@@ -40,13 +40,15 @@ export class ParseTransform implements Transform {
 
   /** The parser of whole events (a relayed request's), which hold no partial line: one for all such streams. */
   private wholeParser: Parser | undefined;
+  /** Whether events are made from their JSON text, parsed when read (see FieldsOnRead). */
+  private readonly onRead = new FieldsOnRead();
 
   process(e: Envelope): Promise<void> | undefined {
     if (!e.dropped) this.counters.eventsIn++;
     if (e.stream.whole) {
       if (e.dropped) return this.next(e);
       this.wholeParser ??= this.cfg.parser.create(this.cfg.settings);
-      return this.emitParsed(e, this.wholeParser.parse(e.text));
+      return this.emitParsed(e, this.fromText(this.wholeParser, e) ?? this.wholeParser.parse(e.text));
     }
     // A parser may hold a partial line: each copy of a stream's lines (a diamond) has its own.
     const key = e.route ? `${e.stream.id}\u0000${e.route}` : e.stream.id;
@@ -63,7 +65,7 @@ export class ParseTransform implements Transform {
     // Where this line began: the end of the one before (the first one seen: its own length back).
     const start = st.lastEnd ?? Math.max(0, e.offset - Buffer.byteLength(e.text) - 1);
     st.lastEnd = e.offset;
-    const event = st.parser.parse(e.text);
+    const event = this.fromText(st.parser, e) ?? st.parser.parse(e.text);
     if (event === undefined) {
       // A partial line, held until its end arrives: no line after it is acknowledged past its start.
       st.heldFrom ??= start;
@@ -78,10 +80,21 @@ export class ParseTransform implements Transform {
     return this.emitParsed(e, event);
   }
 
-  private emitParsed(e: Envelope, event: LogEvent | undefined): Promise<void> | undefined {
+  /** The event made from the line's JSON text, its fields parsed when read, where the parser says it may be. */
+  private fromText(parser: Parser, e: Envelope): Event | undefined {
+    return !e.truncated && parser.objectText && this.onRead.fromText() && parser.objectText(e.text)
+      ? Event.ofText(e.text, this.onRead)
+      : undefined;
+  }
+
+  private emitParsed(e: Envelope, event: LogEvent | Event | undefined): Promise<void> | undefined {
     this.counters.eventsOut++;
     // A whole event that parses to nothing (a container parser's partial line) goes on as it is.
     if (event === undefined) return this.next(e);
+    if (event instanceof Event) {
+      e.event = event;
+      return this.next(e);
+    }
     if (e.truncated) event.truncated = true;
     // A JSON line parsed as it is keeps its text, so the sink need not serialise it again.
     e.event = Event.of(

@@ -5,7 +5,8 @@
 import type { Options, OptionSpecs } from '../../config/options.js';
 import { AplError } from '../../apl/errors.js';
 import type { ComponentSpec } from '../../config/registry.js';
-import { Event } from '../event.js';
+import { Event, FieldsOnRead } from '../event.js';
+import { isFlatJsonObject } from '../../util/flat-json.js';
 import type { LogEvent } from '../parsers/parser.js';
 import type { SourceLine } from '../sources/source.js';
 import { NowAndThen } from '../../util/now-and-then.js';
@@ -198,9 +199,12 @@ export interface TransformSpec<Settings = unknown, Keys extends OptionSpecs = Op
   describe?(settings: Settings): string[];
 }
 
-/** The event of an envelope not parsed by any parse transform: the line as `message`. */
+/** Whether sources' JSON object lines are made into events from their text (see FieldsOnRead). */
+const structuredOnRead = new FieldsOnRead();
+
 /** The event of a source's JSON object line, with its text kept; undefined if it is not one after all. */
 function structured(text: string): Event | undefined {
+  if (structuredOnRead.fromText() && isFlatJsonObject(text)) return Event.ofText(text, structuredOnRead);
   try {
     const fields = JSON.parse(text) as unknown;
     return fields && typeof fields === 'object' && !Array.isArray(fields)
@@ -211,6 +215,7 @@ function structured(text: string): Event | undefined {
   }
 }
 
+/** The event of an envelope not parsed by any parse transform: the line as `message`. */
 export function eventOf(e: Envelope): Event {
   e.event ??=
     (e.structured && structured(e.text)) ||

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addedField, Event } from '../../../src/agent/event.js';
+import { addedField, Event, FieldsOnRead } from '../../../src/agent/event.js';
+import { isFlatJsonObject } from '../../../src/util/flat-json.js';
 import { withoutMember } from '../../../src/util/json-members.js';
 import { testSeed } from '../../support/helpers.js';
 
@@ -99,5 +100,87 @@ describe('an event keeps its text through put and delete', () => {
         }
       }
     }
+  });
+});
+
+describe('an event made from its text, parsed when read', () => {
+  it('ships and reads as the event parsed at once, through any changes (seeded)', () => {
+    const { rnd, replay } = testSeed('FERRY_EVENT_TEXT_SEED', 'npx vitest run test/unit/agent/event.test.ts');
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    // Keys the lines hold and the changes name: escaped, JSON's own characters, a prototype's, long.
+    const keys = ['a', 'b', 'host.name', 'x y', 'a,', ':', '__proto__', 'é', 'k'.repeat(70), 'a"q'];
+    const scalars = ['1', '-2.5', 'true', 'null', '"v"', '"a\\"b"', '"\\u0061"', '"\\\\"'];
+    const line = () =>
+      `{${Array.from(
+        { length: 1 + Math.floor(rnd() * 5) },
+        () => `${JSON.stringify(pick(keys))}:${rnd() < 0.2 ? JSON.stringify(pick(keys)) : pick(scalars)}`,
+      ).join(pick([',', ', ']))}}`;
+    const values = [1, 'x', null, true, { n: 1 }, [2], 'host.name'];
+    const added = keys.map((k) => addedField(k, pick(values)));
+    /** A change, its choices drawn once, to make on both events. */
+    const change = (): [string, (e: Event) => unknown] => {
+      const key = pick(keys);
+      const value = pick(values);
+      const f = pick(added);
+      return pick<[string, (e: Event) => unknown]>([
+        [`add ${f.key}`, (e) => e.add(f)],
+        [`add ${f.key}`, (e) => e.add(f)],
+        [`put ${key}`, (e) => e.put(key, value)],
+        [`set ${key}`, (e) => e.set(key, value)],
+        [`delete ${key}`, (e) => e.delete(key)],
+        [`get ${key}`, (e) => e.get(key)],
+        [`has ${key}`, (e) => e.has(key)],
+        ['replace', (e) => e.replace({ only: value })],
+        ['clone', (e) => e.clone()],
+      ]);
+    };
+    const onRead = new FieldsOnRead();
+    let made = 0;
+    for (let i = 0; i < 3000; i++) {
+      const text = line();
+      if (!isFlatJsonObject(text)) continue;
+      made++;
+      let lazy = Event.ofText(text, onRead);
+      let eager = Event.of(JSON.parse(text) as Record<string, unknown>, text);
+      const steps: string[] = [];
+      for (let k = Math.floor(rnd() * 6); k > 0; k--) {
+        const [what, make] = change();
+        steps.push(what);
+        const why = `${replay}: ${text} after ${steps.join('; ')}`;
+        const [a, b] = [make(lazy), make(eager)];
+        if (a instanceof Event && b instanceof Event) {
+          // A branch of the flow: the copy goes on, and the original ships as it was.
+          const [l0, e0] = [lazy.line(), eager.line()];
+          [lazy, eager] = [a, b];
+          expect(l0, why).toBe(e0);
+        } else expect(a, why).toEqual(b);
+        expect(lazy.keepsText, why).toBe(eager.keepsText);
+        expect(lazy.line(), why).toBe(eager.line());
+      }
+      expect(lazy.data, `${replay}: ${text} after ${steps.join('; ')}`).toEqual(eager.data);
+    }
+    expect(made, replay).toBeGreaterThan(2000);
+  });
+
+  it('are made from their text while few are read, and parsed at once for a stretch when most are', () => {
+    const policy = new FieldsOnRead();
+    const run = (n: number, read: boolean) => {
+      let fromText = 0;
+      for (let i = 0; i < n; i++) {
+        if (!policy.fromText()) continue;
+        fromText++;
+        const e = Event.ofText('{"a":1}', policy);
+        if (read) e.get('a');
+      }
+      return fromText;
+    };
+    expect(run(10_000, false)).toBe(10_000);
+    // Every event read: after the window that saw it, the rest go parsed at once.
+    expect(run(10_000, true)).toBeLessThan(10_000);
+    expect(run(50_000, true)).toBe(0);
+    // After the stretch the text is tried again, and kept while nothing reads it.
+    const later = run(100_000, false);
+    expect(later).toBeGreaterThan(50_000);
+    expect(run(10_000, false)).toBe(10_000);
   });
 });
