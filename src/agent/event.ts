@@ -19,42 +19,52 @@ export function addedField(key: string, value: unknown): AddedField {
   return { key, value, member: `,${JSON.stringify(key)}:${JSON.stringify(value)}` };
 }
 
-/** Events read before in a window of this many made from their text turn the next stretch to parsing at once. */
+/** Lines checked in a window; when the check paid for fewer than half, the next stretch is parsed at once. */
 const FIELDS_WINDOW = 4096;
-/** How many events are parsed at once, when most were read, before text is tried again. */
+/** How many events are parsed at once, when the check did not pay, before it is tried again. */
 const PARSED_STRETCH = 16 * FIELDS_WINDOW;
 
 /**
- * Whether a source's or parser's events are made from their JSON text, the fields parsed when first read
- * (Event.ofText). That pays where nothing reads them (a line enriched and shipped) and costs the check of
- * the text where something does (an apl filter reads each event): what the last window of events met
+ * Whether a source's or parser's lines are checked for a flat JSON object and made into events of their
+ * text, the fields parsed when first read (Event.ofText). The check pays where a line passes it and
+ * nothing reads its fields (a line enriched and shipped); it costs where lines fail it (nested values)
+ * or their fields are read anyway (an apl filter reads each event). What the last window of lines met
  * decides the next stretch.
  */
 export class FieldsOnRead {
-  private made = 0;
-  private read = 0;
+  private checked = 0;
+  /** Lines of the window for which the check did not pay: failed, or made from text and read. */
+  private wasted = 0;
   private parsedLeft = 0;
 
-  /** Whether the next event is to be made from its text. */
+  /** Whether the next line is to be checked (and, if it passes, made from its text). */
   fromText(): boolean {
     if (this.parsedLeft > 0) {
       this.parsedLeft--;
       return false;
     }
-    if (this.made >= FIELDS_WINDOW) {
-      if (this.read * 2 > this.made) this.parsedLeft = PARSED_STRETCH;
-      this.made = this.read = 0;
+    if (this.checked >= FIELDS_WINDOW) {
+      if (this.wasted * 2 > this.checked) this.parsedLeft = PARSED_STRETCH;
+      this.checked = this.wasted = 0;
       if (this.parsedLeft > 0) return false;
     }
     return true;
   }
 
+  /** A line passed the check: its event is made from its text. */
   noteMade(): void {
-    this.made++;
+    this.checked++;
   }
 
+  /** A line failed the check: it is parsed at once. */
+  noteFailed(): void {
+    this.checked++;
+    this.wasted++;
+  }
+
+  /** The fields of an event made from its text were read. */
   noteRead(): void {
-    this.read++;
+    this.wasted++;
   }
 }
 

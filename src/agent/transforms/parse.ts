@@ -82,9 +82,10 @@ export class ParseTransform implements Transform {
 
   /** The event made from the line's JSON text, its fields parsed when read, where the parser says it may be. */
   private fromText(parser: Parser, e: Envelope): Event | undefined {
-    return !e.truncated && parser.objectText && this.onRead.fromText() && parser.objectText(e.text)
-      ? Event.ofText(e.text, this.onRead)
-      : undefined;
+    if (e.truncated || !parser.objectText || !this.onRead.fromText()) return undefined;
+    if (parser.objectText(e.text)) return Event.ofText(e.text, this.onRead);
+    this.onRead.noteFailed();
+    return undefined;
   }
 
   private emitParsed(e: Envelope, event: LogEvent | Event | undefined): Promise<void> | undefined {

@@ -204,7 +204,10 @@ const structuredOnRead = new FieldsOnRead();
 
 /** The event of a source's JSON object line, with its text kept; undefined if it is not one after all. */
 function structured(text: string): Event | undefined {
-  if (structuredOnRead.fromText() && isFlatJsonObject(text)) return Event.ofText(text, structuredOnRead);
+  if (structuredOnRead.fromText()) {
+    if (isFlatJsonObject(text)) return Event.ofText(text, structuredOnRead);
+    structuredOnRead.noteFailed();
+  }
   try {
     const fields = JSON.parse(text) as unknown;
     return fields && typeof fields === 'object' && !Array.isArray(fields)
