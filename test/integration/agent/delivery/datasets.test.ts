@@ -138,8 +138,17 @@ describe('events with their own dataset', () => {
     for (let i = 0; i < 5; i++) await d.accept(envelope(i));
     await d.flush();
     await until(() => delivered() === 5);
-    // The acknowledgement can no longer be written: a directory stands where its file is written first.
-    mkdirSync(join(queueDir, 'ack.json.tmp'));
+    // The acknowledgement can no longer be written: a directory stands where its file is written first
+    // (once the write of the last acknowledgement, which may still hold that name, has renamed it away).
+    await until(() => {
+      try {
+        mkdirSync(join(queueDir, 'ack.json.tmp'));
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw e;
+      }
+    });
     for (let i = 5; i < 10; i++) await d.accept(envelope(i));
     await d.flush();
     await until(() => delivered() === 10);
