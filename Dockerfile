@@ -17,6 +17,7 @@ RUN npm run build && npm prune --omit=dev \
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
+    UV_USE_IO_URING=0 \
     FERRY_DATA_DIR=/var/lib/ferry/store \
     FERRY_AGENT_DATA_DIR=/var/lib/ferry/agent \
     FERRY_LOG_GLOB=/var/log/app/*.log \

@@ -16,5 +16,10 @@ export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
  * MALLOC_ARENA_MAX=2: libuv's threads (file reads and writes, zlib, DuckDB's Node API work) each get a C
  * heap of their own by default, which keeps what they freed; two shared heaps held local mode's peak RSS
  * 24 MiB lower at 20,000 lines/s (docs/benchmarks.md).
+ *
+ * UV_USE_IO_URING=0: libuv (read once, when the loop starts) then reads and writes files on its thread
+ * pool. Through io_uring a read of a file in the page cache is copied on the event loop's own thread, and
+ * the kernel's workers took more CPU besides: bench:agent passthrough ran at 232 – 254 MB/s against
+ * 304 – 316 without it, at 6.8 – 7.6 against 4.2 – 4.4 agent CPU-seconds a GiB (docs/benchmarks.md).
  */
-export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', UV_USE_IO_URING: '0' };
