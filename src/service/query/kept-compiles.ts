@@ -13,11 +13,30 @@ const KEPT_PER_BINDING = 4;
 
 const kept = new WeakMap<BoundStage[], Map<string, CompiledQuery>>();
 
+/**
+ * What each compile option is to keeping: part of the key, or what differs from one request to the next,
+ * so compiled afresh. The type names every option, so a new one cannot be left out of the key unnoticed.
+ */
+const OPTION_ROLES: { readonly [K in keyof Required<CompileOptions>]: 'key' | 'afresh' } = {
+  startNs: 'afresh',
+  endNs: 'afresh',
+  cursor: 'afresh',
+  samplePercent: 'afresh',
+  limit: 'key',
+  matchedAt: 'key',
+  matchedCte: 'key',
+  sysTime: 'key',
+};
+const optionsOf = (role: 'key' | 'afresh') =>
+  (Object.keys(OPTION_ROLES) as (keyof CompileOptions)[]).filter((k) => OPTION_ROLES[k] === role);
+const AFRESH = optionsOf('afresh');
+const KEYED = optionsOf('key');
+
 /** compile(stages, opts), kept for the stages' lifetime when opts bound neither time nor cursor. */
 export function compileKept(stages: BoundStage[], opts: CompileOptions): CompiledQuery {
-  if (opts.startNs !== undefined || opts.endNs !== undefined || opts.cursor || opts.samplePercent !== undefined)
-    return compile(stages, opts);
-  const key = `${opts.limit}|${opts.matchedAt}|${opts.matchedCte}|${opts.sysTime === true}`;
+  for (const k of AFRESH) if (opts[k] !== undefined) return compile(stages, opts);
+  let key = '';
+  for (const k of KEYED) key += `${String(opts[k])}|`;
   let byOptions = kept.get(stages);
   if (!byOptions) kept.set(stages, (byOptions = new Map()));
   let compiled = byOptions.get(key);
