@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AccessLogGenerator } from './access-log.js';
-import { api, cpuSeconds, dirSize, peakRss, startServer } from './server-process.js';
+import { api, cpuSeconds, datasetBlockBytes, dirSize, peakRss, startServer } from './server-process.js';
 import { benchArgs } from './args.js';
 
 const values = benchArgs(
@@ -85,6 +85,9 @@ async function main(): Promise<void> {
   console.log(
     `  bytes stored/event ${(r.stored / r.ingested).toFixed(1)} (data dir ${(r.stored / 1e6).toFixed(1)} MB after checkpoint)`,
   );
+  console.log(
+    `  in its table       ${(r.tableBytes / r.ingested).toFixed(1)} (the dataset's blocks, ${(r.tableBytes / 1e6).toFixed(1)} MB; the rest is the catalog's)`,
+  );
   console.log(`  server peak RSS   ${(r.rss / 1048576).toFixed(0)} MiB`);
 }
 
@@ -94,6 +97,8 @@ interface RunFigures {
   cpu: number;
   clientCpu: number;
   stored: number;
+  /** The dataset's own blocks in the database file. */
+  tableBytes: number;
   rss: number;
 }
 
@@ -155,7 +160,8 @@ async function runOnce(batches: { body: Buffer }[]): Promise<RunFigures> {
     const seen = Number(counted.tables[0]!.columns[0]![0]);
     if (seen !== ingested) throw new Error(`acknowledged ${ingested} events but a count query sees ${seen}`);
     await server.stop();
-    return { ingested, secs, cpu, clientCpu, stored: dirSize(dataDir), rss };
+    const tableBytes = await datasetBlockBytes(dataDir, 'access');
+    return { ingested, secs, cpu, clientCpu, stored: dirSize(dataDir), tableBytes, rss };
   } finally {
     if (server.child.exitCode === null) await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
 
 export const BENCH_ADMIN = 'xapt-00000000-0000-4000-8000-0000000bench';
@@ -93,4 +94,29 @@ export function dirSize(dir: string): number {
     total += f.isDirectory() ? dirSize(p) : statSync(p).size;
   }
   return total;
+}
+
+/**
+ * The bytes of the blocks that hold one dataset's events in a stopped server's database file: the data
+ * dir's size also counts the catalog's tables, one block or more each, which do not grow with the events.
+ */
+export async function datasetBlockBytes(dataDir: string, dataset: string): Promise<number> {
+  const db = await DuckDBInstance.create(join(dataDir, 'ferry.duckdb'), { access_mode: 'READ_ONLY' });
+  const conn = await db.connect();
+  try {
+    const rows = async (sql: string) => (await conn.runAndReadAll(sql)).getRowObjects();
+    const [d] = await rows(`SELECT tbl FROM ferry_datasets WHERE name = '${dataset.replaceAll("'", "''")}'`);
+    if (!d) throw new Error(`no dataset ${dataset} in ${dataDir}`);
+    const [r] = await rows(
+      `SELECT (SELECT block_size FROM pragma_database_size() LIMIT 1) AS block_size,
+         (SELECT count(DISTINCT b) FROM (
+            SELECT block_id AS b FROM pragma_storage_info('${String(d.tbl)}') WHERE persistent AND block_id >= 0
+            UNION ALL
+            SELECT unnest(additional_block_ids) FROM pragma_storage_info('${String(d.tbl)}') WHERE persistent)) AS blocks`,
+    );
+    return Number(r!.block_size) * Number(r!.blocks);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
 }
