@@ -111,11 +111,18 @@ export class Batcher {
   }
 
   /**
-   * Adds a line. A full batch is handed on while the next one gathers; the caller must wait (a promise is
-   * returned) only once MAX_HANDING batches are being handed on, MAX_ENCODING stages are compressing, or
-   * a line does not fit the stage. Otherwise nothing is returned: the hot path allocates no promise per line.
+   * Adds a line, or a run of `lines` lines (bytes joined by their newlines, `mark` just past the last one's).
+   * A full batch is handed on while the next one gathers; the caller must wait (a promise is returned) only
+   * once MAX_HANDING batches are being handed on, MAX_ENCODING stages are compressing, or a line does not
+   * fit the stage. Otherwise nothing is returned: the hot path allocates no promise per line.
    */
-  add(line: string | Buffer, mark?: Mark, dataset?: string, params?: IngestParams): Promise<void> | undefined {
+  add(
+    line: string | Buffer,
+    mark?: Mark,
+    dataset?: string,
+    params?: IngestParams,
+    lines = 1,
+  ): Promise<void> | undefined {
     // A batch holds one destination's events: another cuts it, so batches stay in the order of the lines.
     // Parameters are compared as objects: a source hands the same object for the same parameters.
     if ((dataset !== this.dataset || params !== this.params) && this.count > 0) {
@@ -123,12 +130,56 @@ export class Batcher {
       const cutting = this.cut();
       this.dataset = dataset;
       this.params = params;
-      const added = this.addLine(line, mark, dataset, params);
+      const added = this.place(line, mark, dataset, params, lines);
       return added ? Promise.all([cutting, added]).then(() => undefined) : cutting;
     }
     this.dataset = dataset;
     this.params = params;
-    return this.addLine(line, mark, dataset, params);
+    return this.place(line, mark, dataset, params, lines);
+  }
+
+  /**
+   * A run goes in whole when the batch would not be cut inside it; otherwise its lines up to the cut go in
+   * (the batch is then cut as it would be line by line: at max_events, or after the line that reaches
+   * max_bytes), and the rest starts the next batch, so batches are the same as if its lines came one by one.
+   */
+  private place(
+    line: string | Buffer,
+    mark: Mark | undefined,
+    dataset: string | undefined,
+    params: IngestParams | undefined,
+    lines: number,
+  ): Promise<void> | undefined {
+    const cut = lines > 1 && typeof line !== 'string' ? this.cutInRun(line, lines) : undefined;
+    if (!cut) return this.addLine(line, mark, dataset, params, lines);
+    const run = line as Buffer;
+    // The first part's lines are durable once its batch is: its mark ends at its last newline in the stream.
+    const upTo: Mark | undefined = mark && {
+      stream: mark.stream,
+      offset: mark.offset - (run.length - cut.at),
+      generation: mark.generation,
+      ...(mark.route !== undefined ? { route: mark.route } : {}),
+    };
+    const rest = () => this.add(run.subarray(cut.at + 1), mark, dataset, params, lines - cut.lines);
+    const added = this.addLine(run.subarray(0, cut.at), upTo, dataset, params, cut.lines);
+    return added ? added.then(rest) : rest();
+  }
+
+  /**
+   * Where in a run the batch would be cut, line by line: the newline after its last line in the batch, and
+   * how many lines come before it. Undefined when the run ends before the cut (or at it).
+   */
+  private cutInRun(run: Buffer, lines: number): { at: number; lines: number } | undefined {
+    const { maxEvents, maxBytes } = this.limits;
+    // The batch's bytes before the run, with the newline that would come before its first line.
+    const before = this.sealed + this.used + (this.count > 0 ? 1 : 0);
+    if (this.count + lines - 1 < maxEvents && before + run.length < maxBytes) return undefined;
+    let at = -1;
+    for (let k = 1; k < lines; k++) {
+      at = run.indexOf(0x0a, at + 1);
+      if (this.count + k >= maxEvents || before + at >= maxBytes) return { at, lines: k };
+    }
+    return undefined;
   }
 
   private addLine(
@@ -136,12 +187,13 @@ export class Batcher {
     mark: Mark | undefined,
     dataset: string | undefined,
     params: IngestParams | undefined,
+    lines = 1,
   ): Promise<void> | undefined {
     // Worst case 3 bytes per UTF-16 unit: only then is the exact length worth computing.
     const room = this.stage.length - this.used - 1;
     const text = typeof line === 'string';
     if ((text ? line.length * 3 : line.length) > room && (text ? Buffer.byteLength(line) : line.length) > room) {
-      return this.addToNextStage(line, mark, dataset, params);
+      return this.addToNextStage(line, mark, dataset, params, lines);
     }
     if (this.count > 0) this.stage[this.used++] = 0x0a;
     if (text) this.used += this.stage.write(line, this.used);
@@ -150,7 +202,7 @@ export class Batcher {
       this.stage.set(line, this.used);
       this.used += line.length;
     }
-    return this.added(mark);
+    return this.added(mark, lines);
   }
 
   /**
@@ -174,8 +226,8 @@ export class Batcher {
     byRoute.set(mark.route, mark);
   }
 
-  private added(mark: Mark | undefined): Promise<void> | undefined {
-    this.count++;
+  private added(mark: Mark | undefined, lines = 1): Promise<void> | undefined {
+    this.count += lines;
     if (mark) this.keep(mark);
     if (this.count >= this.limits.maxEvents || this.sealed + this.used >= this.limits.maxBytes) return this.cut();
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.limits.timeoutMs);
@@ -192,14 +244,17 @@ export class Batcher {
     mark: Mark | undefined,
     dataset: string | undefined,
     params: IngestParams | undefined,
+    lines: number,
   ): Promise<void> {
     if (this.used > 0) this.seal();
     await this.encodeSlot();
     // Lines for elsewhere may have come meanwhile: the line goes into a batch of its own destination.
-    if (dataset !== this.dataset || params !== this.params) return this.add(line, mark, dataset, params);
+    if (dataset !== this.dataset || params !== this.params) return this.add(line, mark, dataset, params, lines);
     const size = typeof line === 'string' ? Buffer.byteLength(line) : line.length;
-    // add() looks at the room again: lines may have come into the new stage meanwhile.
-    if (size + 1 <= this.stage.length) return this.addLine(line, mark, dataset, params);
+    // Placed again: lines may have come into the new stage and the batch meanwhile (a run that the batch
+    // must now be cut inside is split first, even one larger than a stage).
+    if (size + 1 <= this.stage.length || (lines > 1 && this.cutInRun(line as Buffer, lines)))
+      return this.place(line, mark, dataset, params, lines);
     // Its own memory, not a pooled stage's: lines this long are rare, and it is let go once handed on.
     const own = Buffer.allocUnsafeSlow(size + 1);
     let at = 0;
@@ -207,7 +262,7 @@ export class Batcher {
     at += typeof line === 'string' ? own.write(line, at) : line.copy(own, at);
     if (this.used > 0) this.seal();
     this.seal(own.subarray(0, at));
-    return this.added(mark);
+    return this.added(mark, lines);
   }
 
   /** Ends the stage being filled, or adds `own` (a part not from the pool), and starts encoding it. */

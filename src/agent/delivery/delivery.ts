@@ -136,6 +136,7 @@ export class Delivery {
       queue = await DiskQueue.open(join(o.queueDir), {
         maxBytes: o.settings.queue.maxBytes,
         whenFull: o.settings.queue.whenFull,
+        readers: o.settings.concurrency,
       });
     } catch (e) {
       await sink.close();
@@ -165,9 +166,11 @@ export class Delivery {
       return undefined;
     }
     const line = lineOf(e);
-    this.counters.eventsIn++;
-    this.counters.bytesIn += line.length + 1; // strings: UTF-16 units, exact for ASCII, and free
-    return this.batcher.add(line, e, e.dataset, e.params);
+    const lines = e.lines ?? 1;
+    this.counters.eventsIn += lines;
+    // A run's newlines between its lines count as each line's own. Strings: UTF-16 units, exact for ASCII, and free.
+    this.counters.bytesIn += line.length + 1;
+    return this.batcher.add(line, e, e.dataset, e.params, lines);
   }
 
   /** Puts what is batched into the queue. */

@@ -51,6 +51,21 @@ export class TapHub {
     if (e.dropped) return;
     const set = this.byComponent.get(component);
     if (!set) return;
+    if (e.raw && e.lines !== undefined && e.lines > 1) {
+      // A run of lines is shown as its lines, one event each.
+      const run = e.raw;
+      for (let at = 0; at <= run.length;) {
+        const nl = run.indexOf(0x0a, at);
+        const end = nl < 0 ? run.length : nl;
+        this.offerEach(set, component, { ...e, raw: run.subarray(at, end), lines: 1 });
+        at = end + 1;
+      }
+      return;
+    }
+    this.offerEach(set, component, e);
+  }
+
+  private offerEach(set: Set<TapListener>, component: string, e: Envelope): void {
     let line: string | undefined;
     let data: Readonly<Record<string, unknown>> | undefined;
     for (const l of set) {

@@ -8,7 +8,16 @@
 export class BufferPool {
   private readonly spare: ArrayBuffer[] = [];
 
-  constructor(private readonly maxSpare: number) {}
+  /**
+   * @param maxSpare buffers kept for reuse: as many as can be given back while none is taken, or some are
+   *   dropped for the collector and made afresh
+   * @param step new buffers are made a multiple of this size, so that a spare serves a slightly larger
+   *   request next time (buffers of varying sizes: queued batches)
+   */
+  constructor(
+    private readonly maxSpare: number,
+    private readonly step = 1,
+  ) {}
 
   /** A buffer of exactly `size` bytes, uninitialised, backed by a spare of at least that size if there is one. */
   take(size: number): Buffer {
@@ -19,7 +28,8 @@ export class BufferPool {
         return Buffer.from(ab, 0, size);
       }
     }
-    return Buffer.allocUnsafeSlow(size);
+    const made = Math.ceil(size / this.step) * this.step;
+    return made === size ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafeSlow(made).subarray(0, size);
   }
 
   /**

@@ -19,7 +19,18 @@ export interface DiskQueueOptions {
   maxBytes: number;
   whenFull?: WhenFull;
   segmentBytes?: number;
+  /** Batches read and not yet released at once (the sink's concurrency); by default 1. */
+  readers?: number;
 }
+
+/** Read buffers are made in steps of this: a spare then serves the next batch, a little larger or smaller. */
+const READ_STEP = 256 * 1024;
+
+/**
+ * The most read buffers kept, whatever the concurrency: a sink with many batches in flight makes the
+ * others afresh rather than keep a backlog's worth of batches for good.
+ */
+const MAX_READ_SPARES = 4;
 
 export class DiskQueue {
   /** Batches refused because the queue was full (drop_newest). */
@@ -31,10 +42,12 @@ export class DiskQueue {
   private bytes: number;
 
   /**
-   * Memory that records are read into, handed back through release() once delivered. Two spares serve the
-   * next reads; the batches in flight hold their own.
+   * Memory that records are read into, handed back through release() once delivered. It keeps a buffer for
+   * every batch that can be in flight and one more (up to MAX_READ_SPARES): with fewer, buffers given back
+   * while others are out are dropped and made again, and a batch of megabytes waits for the collector each
+   * time (at the peak, docs/benchmarks.md).
    */
-  private readonly readPool = new BufferPool(2);
+  private readonly readPool: BufferPool;
   private readonly take = (size: number) => this.readPool.take(size);
 
   private constructor(
@@ -42,6 +55,7 @@ export class DiskQueue {
     private readonly o: DiskQueueOptions,
     pending: { next: LogPosition; bytes: number }[],
   ) {
+    this.readPool = new BufferPool(Math.min((o.readers ?? 1) + 1, MAX_READ_SPARES), READ_STEP);
     this.sizes.push(...pending);
     this.bytes = this.sizes.reduce((a, s) => a + s.bytes, 0);
   }

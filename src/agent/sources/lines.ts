@@ -27,6 +27,15 @@ export interface Line {
   end: number;
 }
 
+/** Whole lines of one chunk handed on as one piece (LineSplitter.nextRun). */
+export interface Run {
+  /** The lines' bytes as they lie in the stream, joined by their newlines (the last one's not included). */
+  raw: Buffer;
+  lines: number;
+  /** Offset just past the last line's newline, within the chunk fed. */
+  end: number;
+}
+
 export class LineSplitter {
   readonly stats: LineStats = { lines: 0, truncated: 0 };
   private parts: Buffer[] = [];
@@ -89,6 +98,33 @@ export class LineSplitter {
     }
     this.pos = data.length;
     return undefined;
+  }
+
+  /**
+   * The next lines of the chunk as one run, for a stream whose lines are shipped as they are: every line of
+   * it whole within the chunk, within the line limit, and looking like a JSON object (`{` first, `}` last, so
+   * no CR either), taken up to `maxBytes` (at least one line). Undefined when the next line is not such a
+   * line (a line begun in an earlier chunk, a blank one, any other text): next() takes it instead. Lines
+   * cost one newline search each, and no object.
+   */
+  nextRun(maxBytes: number): Run | undefined {
+    if (this.decode || this.kept > 0 || this.skipping) return undefined;
+    const data = this.data;
+    const start = this.pos;
+    let at = start;
+    let lines = 0;
+    // A line that does not start as an object is left to next() before its newline is searched for.
+    while (at < data.length && data[at] === 0x7b) {
+      const nl = data.indexOf(0x0a, at);
+      if (nl < 0 || nl - at > this.maxLineBytes || data[nl - 1] !== 0x7d) break;
+      if (lines > 0 && nl - start > maxBytes) break;
+      lines++;
+      at = nl + 1;
+    }
+    if (lines === 0) return undefined;
+    this.stats.lines += lines;
+    this.pos = at;
+    return { raw: data.subarray(start, at - 1), lines, end: at };
   }
 
   /** The unfinished last line (end of input), if any; `end` is 0. */

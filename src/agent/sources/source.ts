@@ -36,6 +36,12 @@ export interface SourceLine {
   /** The line; '' when the source was told nothing downstream reads it (passthrough), then `raw` holds it. */
   text: string;
   raw?: Buffer;
+  /**
+   * `raw` holds this many lines, not one: whole lines, each looking like a JSON object, joined by their
+   * newlines as they lie in the stream, and `offset` is just past the last one's (a run: LineSplitter.nextRun).
+   * Only a source whose lines no transform reads hands runs; sinks batch a run as its lines.
+   */
+  lines?: number;
   truncated: boolean;
   /**
    * The text is one JSON object, an event's fields (a journal entry), not a line to wrap in `message`: a

@@ -111,6 +111,7 @@ export function placeOf(e: Envelope): Envelope {
   const place: { [K in keyof Required<Envelope>]: Envelope[K] } = {
     text: e.text,
     raw: e.raw,
+    lines: e.lines,
     truncated: e.truncated,
     structured: e.structured,
     dataset: e.dataset,

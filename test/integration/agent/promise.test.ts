@@ -10,6 +10,26 @@
 import { describe, expect, it } from 'vitest';
 import { describeReport, seededRandom, torture } from '../../../bench/torture.js';
 
+/**
+ * One torture run from FERRY_TORTURE_SEED or a random seed, checked for what every topology promises: no
+ * line lost or torn, duplicates within what the README allows. The summary says how to replay it.
+ */
+async function tortured(
+  o: Omit<Parameters<typeof torture>[0], 'seed'>,
+  only: string,
+): Promise<{ r: Awaited<ReturnType<typeof torture>>; summary: string }> {
+  const seed = process.env.FERRY_TORTURE_SEED
+    ? Number(process.env.FERRY_TORTURE_SEED)
+    : Math.floor(Math.random() * 2 ** 31);
+  const r = await torture({ seed, ...o });
+  const summary = `${describeReport(r)} (replay: FERRY_TORTURE_SEED=${seed} npx vitest run test/integration/agent/promise.test.ts${only})`;
+  console.log(summary);
+  expect(r.lostSample, summary).toEqual([]);
+  expect(r.tornSample, summary).toEqual([]);
+  expect(r.duplicated, summary).toBeLessThanOrEqual(r.allowedDuplicates);
+  return { r, summary };
+}
+
 describe('no line lost (model-based torture)', () => {
   it('the seeded generator replays the same schedule from the same seed', () => {
     const a = seededRandom(7);
@@ -22,29 +42,18 @@ describe('no line lost (model-based torture)', () => {
   });
 
   it('every line written arrives at least once and whole, through rotations, truncations, kill -9 and receiver restarts', async () => {
-    const seed = process.env.FERRY_TORTURE_SEED
-      ? Number(process.env.FERRY_TORTURE_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const r = await torture({ seed, durationMs: 50_000 });
-    const summary = `${describeReport(r)} (replay: FERRY_TORTURE_SEED=${seed} npx vitest run test/integration/agent/promise.test.ts)`;
-    console.log(summary);
-    expect(r.lostSample, summary).toEqual([]);
-    expect(r.tornSample, summary).toEqual([]);
+    const { r, summary } = await tortured({ durationMs: 50_000 }, '');
     expect(r.written, summary).toBeGreaterThan(1000);
     expect(r.ops['kill -9 and restart'] ?? 0, summary).toBeGreaterThan(0);
-    expect(r.duplicated, summary).toBeLessThanOrEqual(r.allowedDuplicates);
   }, 180_000);
 
-  it('through a route whose paths meet again at one sink, one of them sampled, every path of every line arrives', async () => {
-    const seed = process.env.FERRY_TORTURE_SEED
-      ? Number(process.env.FERRY_TORTURE_SEED)
-      : Math.floor(Math.random() * 2 ** 31);
-    const r = await torture({ seed, durationMs: 25_000, mode: 'route' });
-    const summary = `${describeReport(r)} (replay: FERRY_TORTURE_SEED=${seed} npx vitest run test/integration/agent/promise.test.ts -t route)`;
-    console.log(summary);
-    expect(r.lostSample, summary).toEqual([]);
-    expect(r.tornSample, summary).toEqual([]);
+  it('straight from the file to the sink, where lines go on in runs and batches are cut inside them, every line arrives', async () => {
+    const { r, summary } = await tortured({ durationMs: 25_000, mode: 'passthrough' }, ' -t straight');
     expect(r.written, summary).toBeGreaterThan(500);
-    expect(r.duplicated, summary).toBeLessThanOrEqual(r.allowedDuplicates);
+  }, 150_000);
+
+  it('through a route whose paths meet again at one sink, one of them sampled, every path of every line arrives', async () => {
+    const { r, summary } = await tortured({ durationMs: 25_000, mode: 'route' }, ' -t route');
+    expect(r.written, summary).toBeGreaterThan(500);
   }, 150_000);
 });

@@ -13,6 +13,12 @@ import { stat } from 'node:fs/promises';
 import { LineSplitter } from '../lines.js';
 import type { SourceCounters, SourceLine, Stream } from '../source.js';
 
+/**
+ * The most bytes of lines handed on as one run, where nothing downstream reads them: a sink copies a run
+ * into its batch at once, so a run is a small part of a batch's stage.
+ */
+export const RUN_BYTES = 64 * 1024;
+
 export interface TailerOptions {
   maxLineBytes: number;
   /** A rotated or deleted file is let go after this long without new data. */
@@ -163,7 +169,26 @@ export class FileTailer implements Stream {
         cur ^= 1;
         if (bytesRead === buf.length && read < budget && this.offset < st.size) reading = readInto(cur, this.offset);
         this.splitter.feed(buf.subarray(0, bytesRead));
-        for (let l = this.splitter.next(); l; l = this.splitter.next()) {
+        for (;;) {
+          // Lines shipped as they are go in runs; one that is not (or a line begun in the last chunk) alone.
+          const run = this.o.decode === false ? this.splitter.nextRun(RUN_BYTES) : undefined;
+          if (run) {
+            counters.linesIn += run.lines;
+            const wait = emit({
+              text: '',
+              raw: run.raw,
+              lines: run.lines,
+              truncated: false,
+              stream: this,
+              offset: base + run.end,
+              generation: this.generation,
+              dataset: this.o.dataset,
+            });
+            if (wait) await wait;
+            continue;
+          }
+          const l = this.splitter.next();
+          if (!l) break;
           counters.linesIn++;
           if (l.truncated) counters.truncatedLines++;
           const wait = emit({

@@ -220,6 +220,31 @@ describe('buffer pool', () => {
     expect(pool.take(4500).buffer).toBe(big.buffer);
     expect(pool.take(20).length).toBe(20);
     expect(pool.take(5).buffer.byteLength).toBe(5); // both spares taken: a fresh one
+
+    // Made in steps, a buffer given back serves a slightly larger request next time.
+    const stepped = new BufferPool(1, 256);
+    const first = stepped.take(300);
+    expect([first.length, first.byteOffset, first.buffer.byteLength]).toEqual([300, 0, 512]);
+    stepped.give(first);
+    expect(stepped.take(500).buffer).toBe(first.buffer);
+  });
+
+  it('reads batches into as many buffers as are in flight, and makes no more while they come back', async () => {
+    const dir = tempDir('ferry-readpool-');
+    const queue = await DiskQueue.open(dir, { maxBytes: 1 << 30, readers: 3 });
+    cleanups.push(() => queue.close());
+    // Batches of slightly different sizes, as compressed ones are.
+    for (let i = 0; i < 12; i++) await queue.push(Buffer.alloc(100_000 + ((i * 7919) % 20_000), i));
+    const seen = new Set<ArrayBufferLike>();
+    let from = queue.ackedPosition;
+    for (let round = 0; round < 4; round++) {
+      const records = await queue.next(3, from);
+      expect(records).toHaveLength(3);
+      for (const r of records) seen.add(r.payload.buffer);
+      from = records.at(-1)!.next;
+      for (const r of records) queue.release(r.payload);
+    }
+    expect(seen.size).toBe(3);
   });
 });
 
