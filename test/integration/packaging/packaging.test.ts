@@ -97,10 +97,10 @@ describe('packaging a sysadmin can trust', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     try {
       const end = Date.now() + 20_000;
-      while (!existsSync(join(dir, 'notified')) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-      expect(readFileSync(join(dir, 'notified'), 'utf8')).toBe(
-        '/run/systemd/notify --ready --status=running: 1 source(s), 1 sink(s)\n',
-      );
+      // The shell makes the file before echo writes into it: the record is there once its line has ended.
+      const notified = () => (existsSync(join(dir, 'notified')) ? readFileSync(join(dir, 'notified'), 'utf8') : '');
+      while (!notified().endsWith('\n') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect(notified()).toBe('/run/systemd/notify --ready --status=running: 1 source(s), 1 sink(s)\n');
       // The log line is written before the notification but reaches this pipe on its own schedule.
       while (!out.includes('"msg":"agent running"') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       expect(out).toContain('"msg":"agent running"');
