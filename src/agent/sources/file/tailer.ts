@@ -17,7 +17,7 @@ import type { SourceCounters, SourceLine, Stream } from '../source.js';
  * The most bytes of lines handed on as one run, where nothing downstream reads them: a sink copies a run
  * into its batch at once, so a run is a small part of a batch's stage.
  */
-export const RUN_BYTES = 64 * 1024;
+const RUN_BYTES = 64 * 1024;
 
 export interface TailerOptions {
   maxLineBytes: number;
@@ -170,8 +170,9 @@ export class FileTailer implements Stream {
         if (bytesRead === buf.length && read < budget && this.offset < st.size) reading = readInto(cur, this.offset);
         this.splitter.feed(buf.subarray(0, bytesRead));
         for (;;) {
-          // Lines shipped as they are go in runs; one that is not (or a line begun in the last chunk) alone.
-          const run = this.o.decode === false ? this.splitter.nextRun(RUN_BYTES) : undefined;
+          // Lines shipped as they are (not decoded) go in runs; one that is not (or a line begun in the last
+          // chunk) alone.
+          const run = this.splitter.nextRun(RUN_BYTES);
           if (run) {
             counters.linesIn += run.lines;
             const wait = emit({
