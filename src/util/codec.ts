@@ -3,26 +3,43 @@
  * archive file): gzip members and zstd frames concatenate, and every decoder reads such a body or file as
  * one stream, so a batch may be compressed in parts and files may grow by appended batches.
  */
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { constants as zlib, gunzipSync, gzip } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
-import { ZstdThread } from './zstd-thread.js';
 
 export type Codec = 'gzip' | 'zstd' | 'none';
 
 const gzipAsync = promisify(gzip);
 const ZSTD_LEVEL_1 = { compressionLevel: 1 };
 
-/**
- * zstd's thread: slots of the size of the agent's batch stages (delivery/batcher.ts), one for each stage a
- * batcher compresses at once and one more for a second sink.
- */
-const zstdThread = new ZstdThread({ slots: 4, slotBytes: 512 * 1024, level: 1, idleMs: 30_000 });
+interface ZstdEncoder {
+  encode(data: Buffer): Promise<Buffer>;
+}
 
 /**
- * Compresses, off the event loop: gzip at level 1 on libuv's thread pool (it shrinks JSON logs about 7×),
- * zstd at level 1 on a thread of its own (less CPU per byte than gzip, and about 8×) (docs/benchmarks.md:
- * level 1 against 3, the loop against a thread, measured).
+ * zstd at level 1 on libuv's thread pool, as gzip's runs: @toondepauw/node-zstd compresses a buffer there
+ * (zstd-napi, which reads zstd bodies, only compresses on the caller's thread). Where its prebuilt binary
+ * does not load (a platform it is not built for), zstd compresses on the event loop instead.
+ */
+const zstdPool: ZstdEncoder | undefined = (() => {
+  try {
+    const { Encoder } = createRequire(import.meta.url)('@toondepauw/node-zstd') as {
+      Encoder: new (level: number) => ZstdEncoder;
+    };
+    return new Encoder(1);
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Whether zstd compresses off the event loop here (its binary loaded). */
+export const zstdOffLoop = zstdPool !== undefined;
+
+/**
+ * Compresses, off the event loop: gzip at level 1 (it shrinks JSON logs about 7×) and zstd at level 1
+ * (less CPU per byte than gzip, and about 8×), both on libuv's thread pool (docs/benchmarks.md: level 1
+ * against 3, the loop against a thread and the pool, measured).
  */
 export async function compress(raw: Buffer, codec: Codec): Promise<Buffer> {
   switch (codec) {
@@ -30,9 +47,8 @@ export async function compress(raw: Buffer, codec: Codec): Promise<Buffer> {
     case 'gzip':
       return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
     case 'zstd':
-      // What the thread cannot take (larger than a stage, or once it failed) is compressed here, on the loop.
-      return zstdThread.takes(raw)
-        ? zstdThread.compress(raw).catch(() => zstdCompress(raw, ZSTD_LEVEL_1))
+      return zstdPool
+        ? zstdPool.encode(raw).catch(() => zstdCompress(raw, ZSTD_LEVEL_1))
         : zstdCompress(raw, ZSTD_LEVEL_1);
     case 'none':
       return raw;

@@ -6,8 +6,8 @@
  * A batch gathers in stages of STAGE_BYTES. With an encoder (a compressing sink), each stage is compressed
  * as soon as it is full, while the next one fills: gzip members and zstd frames concatenate into one body
  * that decompresses to the whole batch, so the batch is never held uncompressed in full, and stages
- * compress beside the event loop (gzip on libuv's threads, zstd on a thread of its own). Without one, the stages are the batch and are handed on as
- * they are.
+ * compress beside the event loop, on libuv's threads. Without one, the stages are the batch and are handed on
+ * as they are.
  */
 import { BufferPool } from '../queue/buffer-pool.js';
 import type { IngestParams } from '../../ingest/request.js';

@@ -277,7 +277,7 @@ const AXIOM_OPTIONS = {
   token: str().required().doc('an API token (printable ASCII, no spaces)').check(tokenProblem),
   // zstd: less CPU per byte and fewer bytes than gzip, as Axiom prefers (docs/benchmarks.md).
   compression: oneOf(['gzip', 'zstd', 'none'], 'zstd').doc(
-    "`zstd` (level 1, on a thread of its own, started with the first batch and stopped after 30 s idle: about 10 – 25 MiB resident while it runs), `gzip` (level 1, on libuv's thread pool), `none`; both compress beside the event loop; batches are compressed once, as they are gathered, in 512 KiB stages (one gzip member or zstd frame each, which any decoder reads as one body), before they are queued, so the queue on disk holds compressed batches (about an eighth of the bytes), retries do not compress again, and no batch is held uncompressed in full",
+    "`zstd` (level 1), `gzip` (level 1), `none`; both compress on libuv's thread pool, beside the event loop; batches are compressed once, as they are gathered, in 512 KiB stages (one gzip member or zstd frame each, which any decoder reads as one body), before they are queued, so the queue on disk holds compressed batches (about an eighth of the bytes), retries do not compress again, and no batch is held uncompressed in full",
   ),
   // A request gets a minute: a large batch to a far receiver.
   timeout: duration('60s').doc('per request'),

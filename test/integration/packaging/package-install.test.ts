@@ -12,6 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../support/helpers.js';
 
@@ -48,6 +49,15 @@ function ferryRuns(bin: string, dir: string, installed: string): void {
   );
   expect(query.status, query.stderr).toBe(0);
   expect(JSON.parse(query.stdout.trim())).toEqual({ count: 5 });
+
+  // The agent's zstd compressor (a prebuilt binary, an optional dependency per platform) is installed too.
+  const codec = pathToFileURL(join(installed, 'dist/src/util/codec.js')).href;
+  const offLoop = run(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `console.log((await import('${codec}')).zstdOffLoop)`,
+  ]);
+  expect(offLoop.stdout.trim(), offLoop.stderr).toBe('true');
 }
 
 describe('the installable package', () => {
