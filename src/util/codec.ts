@@ -17,10 +17,14 @@ interface ZstdEncoder {
   encode(data: Buffer): Promise<Buffer>;
 }
 
+/** Why zstd compresses on the event loop here: its binary for libuv's pool did not load. */
+export let zstdPoolProblem: string | undefined;
+
 /**
  * zstd at level 1 on libuv's thread pool, as gzip's runs: @toondepauw/node-zstd compresses a buffer there
  * (zstd-napi, which reads zstd bodies, only compresses on the caller's thread). Where its prebuilt binary
- * does not load (a platform it is not built for), zstd compresses on the event loop instead.
+ * does not load (a platform it is not built for, an install without optional dependencies), zstd
+ * compresses on the event loop instead, and a sink that compresses with zstd says so as it starts.
  */
 const zstdPool: ZstdEncoder | undefined = (() => {
   try {
@@ -28,7 +32,8 @@ const zstdPool: ZstdEncoder | undefined = (() => {
       Encoder: new (level: number) => ZstdEncoder;
     };
     return new Encoder(1);
-  } catch {
+  } catch (e) {
+    zstdPoolProblem = (e as Error).message.split('\n')[0];
     return undefined;
   }
 })();

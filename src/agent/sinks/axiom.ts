@@ -10,7 +10,7 @@
 import { duration, oneOf, str, url, type OptionSpecs } from '../../config/options.js';
 import { isConfigRefusal, isRetryable, requestedWaitMs } from '../../util/retry.js';
 import { HttpPoster } from '../../util/http-post.js';
-import { compress, decompress } from '../../util/codec.js';
+import { compress, decompress, zstdPoolProblem } from '../../util/codec.js';
 import { batchLines } from '../../ingest/metric-points.js';
 import { encodeMetricsExportInParts, metricsRejection } from '../../ingest/otlp-metrics-encode.js';
 
@@ -292,13 +292,19 @@ export const axiomSink: SinkSpec<AxiomSettings, typeof AXIOM_OPTIONS> = {
   options: AXIOM_OPTIONS,
   configure: (v) => ({ url: v.url, token: v.token, compression: v.compression, timeoutMs: v.timeout }),
   describe: (s) => ({ url: s.url }),
-  create: (s, ctx) =>
-    new AxiomSink({
+  create: (s, ctx) => {
+    if (s.compression === 'zstd' && zstdPoolProblem)
+      ctx.log.warn(
+        { sink: ctx.name, cause: zstdPoolProblem },
+        "zstd compresses on the event loop, slower: its binary for libuv's thread pool (@toondepauw/node-zstd) did not load",
+      );
+    return new AxiomSink({
       ...s,
       name: ctx.name,
       dataset: ctx.dataset,
       timestampField: ctx.timestampField,
       timestampFormat: ctx.timestampFormat,
       labels: ctx.labels,
-    }),
+    });
+  },
 };
