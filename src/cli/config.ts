@@ -2,18 +2,20 @@
  * Ferry's config file: the log level, the agent's sections and the service's, each bringing its schema
  * and its reader; the document is validated whole first, so every bad key is named at once.
  */
+import { createRequire } from 'node:module';
 import { buildAgentConfig, agentSchema } from '../agent/config.js';
 import type { DaemonConfig } from '../agent/agent.js';
 import {
   ConfigError,
   documentValidator,
   interpolate,
+  type PrecompiledValidator,
   parseListen,
   readConfigDocument,
   readSection,
 } from '../config/document.js';
 import { buildServiceConfig, serviceSchema } from '../service/config.js';
-import { objectSchema, oneOf, readOptions, type OptionSpecs } from '../config/options.js';
+import { objectSchema, oneOf, readOptions, type JsonSchema, type OptionSpecs } from '../config/options.js';
 
 export type FerryConfig = DaemonConfig;
 
@@ -27,7 +29,8 @@ export const LOG_OPTIONS = {
   ),
 } satisfies OptionSpecs;
 
-const validate = documentValidator({
+/** The whole config file's schema. */
+export const CONFIG_SCHEMA: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -35,7 +38,21 @@ const validate = documentValidator({
     ...agentSchema,
     service: serviceSchema,
   },
-});
+};
+
+/** The file `npm run build` writes beside this module's compiled code (build-config-validator.ts). */
+export const PRECOMPILED_VALIDATOR_FILE = 'config-validator.cjs';
+
+/** The validator compiled by the build, if this is a build (run from the sources there is none). */
+export function precompiled(): PrecompiledValidator | undefined {
+  try {
+    return createRequire(import.meta.url)(`./${PRECOMPILED_VALIDATOR_FILE}`) as PrecompiledValidator;
+  } catch {
+    return undefined;
+  }
+}
+
+const validate = documentValidator(CONFIG_SCHEMA, precompiled);
 
 /** Validates a parsed document and applies defaults. Pure: no I/O. */
 export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env): FerryConfig {

@@ -2,9 +2,11 @@
  * The config file as a document: YAML, `${VAR}` substitution, validation against a JSON schema, and errors
  * that name the key path. Generic: the sections (agent, service) bring their schemas and readers.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { errnoWords } from '../util/errno-words.js';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { closest, ComponentError, parseHostPort, type JsonSchema } from './options.js';
 import { KEYS_BY_TYPE } from './registry.js';
@@ -78,20 +80,57 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): 
   return value;
 }
 
+/** How schemas are compiled, here and ahead of time (a validator's errors depend on them). */
+export const AJV_OPTIONS: AjvOptions = { allErrors: true, strict: false, verbose: true };
+
+/** A validator compiled ahead of time by `npm run build` (cli/build-config-validator.ts), for one schema. */
+export interface PrecompiledValidator {
+  (doc: unknown): boolean;
+  errors?: ErrorObject[] | null;
+  /** schemaHash() of the schema it was compiled from. */
+  schemaHash: string;
+}
+
+/** What a precompiled validator is checked against: the schema it was made from, exactly. */
+export function schemaHash(schema: JsonSchema): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+}
+
+function compile(schema: JsonSchema): ValidateFunction {
+  // ajv is loaded only where no validator was compiled ahead of time (run from the sources, as the tests are).
+  const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+  return new Ajv(AJV_OPTIONS).compile(schema);
+}
+
 /**
  * A validator for documents of one schema: answers the document, or throws naming every bad key.
  *
- * Compiled when first used and let go a second after the last use: ajv's generated code for the whole
- * config holds megabytes of a daemon's heap that it needs only at start and on SIGHUP (docs/benchmarks.md).
+ * `ahead` (loaded at first use) is used when it was compiled from this very schema (a build's own): compiling the whole config's
+ * schema at every start of a command takes longer than the rest of reading the config (docs/benchmarks.md).
+ * Otherwise the schema is compiled when first used and let go a second after the last use: ajv's generated
+ * code for the whole config holds megabytes of a daemon's heap that it needs only at start and on SIGHUP.
  */
-export function documentValidator(schema: JsonSchema): (doc: unknown) => Record<string, unknown> {
+export function documentValidator(
+  schema: JsonSchema,
+  ahead?: () => PrecompiledValidator | undefined,
+): (doc: unknown) => Record<string, unknown> {
   let compiled: ValidateFunction | undefined;
   let release: NodeJS.Timeout | undefined;
+  let made: PrecompiledValidator | null | undefined;
   return (doc) => {
-    const validate = (compiled ??= new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema));
-    clearTimeout(release);
-    release = setTimeout(() => (compiled = undefined), 1000);
-    release.unref();
+    if (made === undefined) {
+      const found = ahead?.();
+      made = found?.schemaHash === schemaHash(schema) ? found : null;
+    }
+    let validate: PrecompiledValidator | ValidateFunction;
+    if (made) {
+      validate = made;
+    } else {
+      validate = compiled ??= compile(schema);
+      clearTimeout(release);
+      release = setTimeout(() => (compiled = undefined), 1000);
+      release.unref();
+    }
     if (validate(doc)) return doc as Record<string, unknown>;
     // An if/then failure is also reported by the keyword that failed inside `then`: say that one only.
     const msgs = [...new Set((validate.errors ?? []).filter((e) => e.keyword !== 'if').map(describe))];
