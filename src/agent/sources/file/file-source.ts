@@ -142,9 +142,11 @@ const ROUND_BUDGET = 4 * 1024 * 1024;
 
 /**
  * Bytes per read. Reads run on libuv's thread pool, where they wait behind the batches' stages being
- * compressed, so fewer and larger reads keep the event loop fed (docs/benchmarks.md: 256 KiB against 1 MiB).
+ * compressed, so fewer and larger reads keep the event loop fed where lines go on in runs; where each
+ * line is decoded into an event, the event loop is the bound and larger reads only cost memory
+ * (docs/benchmarks.md: 256 KiB against 1 MiB).
  */
-const READ_BYTES = 1024 * 1024;
+const READ_BYTES = { runs: 1024 * 1024, decoded: 256 * 1024 };
 
 export class FileSource implements Source {
   readonly counters: FileSourceCounters;
@@ -629,7 +631,7 @@ export const fileSource: SourceSpec<FileSourceSettings, typeof FILE_OPTIONS> = {
       ctx.name,
       {
         ...s,
-        chunkBytes: READ_BYTES,
+        chunkBytes: ctx.decoded ? READ_BYTES.decoded : READ_BYTES.runs,
         stateDir: ctx.dataDir,
         decode: ctx.decoded,
         onError: (err, context) => ctx.log.warn({ err, ...context }, 'file source problem'),
