@@ -44,7 +44,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
 export const PRECOMPILED_VALIDATOR_FILE = 'config-validator.cjs';
 
 /** The validator compiled by the build, if this is a build (run from the sources there is none). */
-export function precompiled(): PrecompiledValidator | undefined {
+function precompiled(): PrecompiledValidator | undefined {
   try {
     return createRequire(import.meta.url)(`./${PRECOMPILED_VALIDATOR_FILE}`) as PrecompiledValidator;
   } catch {

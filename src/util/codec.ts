@@ -17,29 +17,31 @@ interface ZstdEncoder {
   encode(data: Buffer): Promise<Buffer>;
 }
 
-/** Why zstd compresses on the event loop here: its binary for libuv's pool did not load. */
-export let zstdPoolProblem: string | undefined;
-
 /**
  * zstd at level 1 on libuv's thread pool, as gzip's runs: @toondepauw/node-zstd compresses a buffer there
- * (zstd-napi, which reads zstd bodies, only compresses on the caller's thread). Where its prebuilt binary
- * does not load (a platform it is not built for, an install without optional dependencies), zstd
- * compresses on the event loop instead, and a sink that compresses with zstd says so as it starts.
+ * (zstd-napi, which reads zstd bodies, only compresses on the caller's thread). Loaded at first use, not by
+ * every command that imports this module. Where its prebuilt binary does not load (a platform it is not
+ * built for, an install without optional dependencies), zstd compresses on the event loop instead, and a
+ * sink that compresses with zstd says so as it starts.
  */
-const zstdPool: ZstdEncoder | undefined = (() => {
+let zstdPool: { encoder: ZstdEncoder } | { problem: string } | undefined;
+
+function loadZstdPool(): { encoder: ZstdEncoder } | { problem: string } {
   try {
     const { Encoder } = createRequire(import.meta.url)('@toondepauw/node-zstd') as {
       Encoder: new (level: number) => ZstdEncoder;
     };
-    return new Encoder(1);
+    return { encoder: new Encoder(1) };
   } catch (e) {
-    zstdPoolProblem = (e as Error).message.split('\n')[0];
-    return undefined;
+    return { problem: (e as Error).message.split('\n')[0]! };
   }
-})();
+}
 
-/** Whether zstd compresses off the event loop here (its binary loaded). */
-export const zstdOffLoop = zstdPool !== undefined;
+/** Why zstd compresses on the event loop here (its binary for libuv's pool did not load); undefined if not. */
+export function zstdPoolProblem(): string | undefined {
+  zstdPool ??= loadZstdPool();
+  return 'problem' in zstdPool ? zstdPool.problem : undefined;
+}
 
 /**
  * Compresses, off the event loop: gzip at level 1 (it shrinks JSON logs about 7×) and zstd at level 1
@@ -52,8 +54,9 @@ export async function compress(raw: Buffer, codec: Codec): Promise<Buffer> {
     case 'gzip':
       return gzipAsync(raw, { level: zlib.Z_BEST_SPEED, chunkSize: 128 * 1024 });
     case 'zstd':
-      return zstdPool
-        ? zstdPool.encode(raw).catch(() => zstdCompress(raw, ZSTD_LEVEL_1))
+      zstdPool ??= loadZstdPool();
+      return 'encoder' in zstdPool
+        ? zstdPool.encoder.encode(raw).catch(() => zstdCompress(raw, ZSTD_LEVEL_1))
         : zstdCompress(raw, ZSTD_LEVEL_1);
     case 'none':
       return raw;

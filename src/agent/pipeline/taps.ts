@@ -5,6 +5,7 @@
  * counted as skipped, not waited for. With nobody listening to a component, its events pay one lookup.
  */
 import { lineOf } from '../delivery/delivery.js';
+import { splitLines } from '../delivery/batch.js';
 import type { Envelope } from '../transforms/transform.js';
 
 /** One listener: the components it taps, its filter, and where its lines go. */
@@ -52,14 +53,8 @@ export class TapHub {
     const set = this.byComponent.get(component);
     if (!set) return;
     if (e.raw && e.lines !== undefined && e.lines > 1) {
-      // A run of lines is shown as its lines, one event each.
-      const run = e.raw;
-      for (let at = 0; at <= run.length;) {
-        const nl = run.indexOf(0x0a, at);
-        const end = nl < 0 ? run.length : nl;
-        this.offerEach(set, component, { ...e, raw: run.subarray(at, end), lines: 1 });
-        at = end + 1;
-      }
+      // A run of lines is NDJSON, as a batch is: shown as its lines, one event each.
+      for (const text of splitLines(e.raw)) this.offerEach(set, component, { ...e, text, raw: undefined, lines: 1 });
       return;
     }
     this.offerEach(set, component, e);

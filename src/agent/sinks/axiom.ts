@@ -293,9 +293,10 @@ export const axiomSink: SinkSpec<AxiomSettings, typeof AXIOM_OPTIONS> = {
   configure: (v) => ({ url: v.url, token: v.token, compression: v.compression, timeoutMs: v.timeout }),
   describe: (s) => ({ url: s.url }),
   create: (s, ctx) => {
-    if (s.compression === 'zstd' && zstdPoolProblem)
+    const problem = s.compression === 'zstd' ? zstdPoolProblem() : undefined;
+    if (problem)
       ctx.log.warn(
-        { sink: ctx.name, cause: zstdPoolProblem },
+        { sink: ctx.name, cause: problem },
         "zstd compresses on the event loop, slower: its binary for libuv's thread pool (@toondepauw/node-zstd) did not load",
       );
     return new AxiomSink({
