@@ -33,24 +33,38 @@ export class SharedLock {
 
   /** Runs `fn` holding the lock alone. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    await this.acquire(true);
+    const release = await this.enter(true);
     try {
       return await fn();
     } finally {
-      this.writer = false;
-      this.grant();
+      release();
     }
   }
 
   /** Runs `fn` alongside other shared holders. */
   async shared<T>(fn: () => Promise<T>): Promise<T> {
-    await this.acquire(false);
+    const release = await this.enter(false);
     try {
       return await fn();
     } finally {
-      this.readers--;
-      this.grant();
+      release();
     }
+  }
+
+  /**
+   * Takes the lock and gives the function that lets it go (once, however often it is called): for a
+   * holder whose work outlives the call that took it.
+   */
+  async enter(exclusive: boolean): Promise<() => void> {
+    await this.acquire(exclusive);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (exclusive) this.writer = false;
+      else this.readers--;
+      this.grant();
+    };
   }
 
   private acquire(exclusive: boolean): Promise<void> {
@@ -426,6 +440,9 @@ export function duckdbMemory(memoryLimitBytes: number): number {
   return memoryLimitBytes - Math.min(memoryLimitBytes / 4, 128 * 1024 * 1024);
 }
 
+/** DuckDB's automatic checkpoint runs at this many times the store's own threshold (see Database.open). */
+const SAFETY_NET_CHECKPOINTS = 8;
+
 /** The DuckDB storage format of the files the store writes (see Database.open). */
 export const STORAGE_VERSION = 'v1.5.0';
 
@@ -485,11 +502,13 @@ export class Database {
       allocator_flush_threshold: '16MB',
       allocator_bulk_deallocation_flush_threshold: '32MB',
     };
-    // The event store checkpoints by itself at checkpointThresholdBytes (see EventStore.maybeCheckpoint);
-    // DuckDB's own automatic checkpoint stays as a safety net at twice that.
+    // The event store checkpoints by itself at checkpointThresholdBytes, when no query holds DuckDB's
+    // memory (see EventStore.checkpoint). DuckDB's own automatic checkpoint runs at a commit whatever the
+    // queries hold, and one short of memory is fatal: it stays only as a far safety net, beyond what
+    // ingest writes while the store's checkpoint waits for a query to end.
     // KiB, not MB: a threshold under 1 MB must not round down to 0, which checkpoints on every commit.
     if (opts.checkpointThresholdBytes)
-      config.checkpoint_threshold = `${Math.ceil((2 * opts.checkpointThresholdBytes) / 1024)}KiB`;
+      config.checkpoint_threshold = `${Math.ceil((SAFETY_NET_CHECKPOINTS * opts.checkpointThresholdBytes) / 1024)}KiB`;
     if (opts.threads) config.threads = String(opts.threads);
     const instance = await DuckDBInstance.create(file, config);
     await lockDown(instance, opts);

@@ -28,7 +28,16 @@ import {
   updateDataset,
   updateField,
 } from './catalog.js';
-import { type ConnOps, type ConnPool, Database, Mutex, type Row, ServiceStopping, SharedLock } from './db.js';
+import {
+  type ConnOps,
+  type ConnPool,
+  Database,
+  Mutex,
+  QueryTimeout,
+  type Row,
+  ServiceStopping,
+  SharedLock,
+} from './db.js';
 import { collectGarbage, isOutOfMemory } from './native-memory.js';
 import { conflict, invalid, notFound, StoreError } from './errors.js';
 import { SQL_TYPE, type FieldType } from './field-types.js';
@@ -180,6 +189,14 @@ export class EventStore {
   private readonly catalogLock = new Mutex();
   private ingestPool!: ConnPool;
   private readonly activeReads = new Set<ConnOps>();
+  /**
+   * Queries and writes hold it shared, a checkpoint alone. DuckDB's checkpoint pins blocks as it writes,
+   * and one that cannot (a query holds all of memory_limit) is fatal to the database: every request fails
+   * until it is reopened. It is also refused while a write transaction is open. A checkpoint waits for
+   * the queries and writes running to end (query_timeout bounds a query), and those that arrive meanwhile
+   * wait for it; a query counts the wait in its time.
+   */
+  private readonly checkpointGate = new SharedLock();
   /** Names (lower case) of the datasets the service keeps for itself: the audit trail, the monitor runs. */
   private readonly systemDatasets = new Set<string>();
   private readsStopped = false;
@@ -293,16 +310,17 @@ export class EventStore {
     void this.checkpoint().catch((err: unknown) => this.opts.onBackgroundError?.(err, 'checkpoint'));
   }
 
-  /** Folds the WAL into the file; one at a time (a caller during one waits for it). */
+  /** Folds the WAL into the file; one at a time (a caller during one waits for it), with no query running. */
   private checkpoint(): Promise<void> {
     if (this.checkpointing) return this.checkpointing;
-    const running = this.db.use(async (c) => {
-      // A checkpoint short of memory is fatal to the database (it is then reopened, see db.ts): results
-      // V8 has not collected yet give theirs back first.
-      collectGarbage();
-      await c.run('CHECKPOINT');
-      this.checkpoints++;
-    });
+    const running = this.checkpointGate.run(() =>
+      this.db.use(async (c) => {
+        // Results V8 has not collected yet hold DuckDB's memory: given back first.
+        collectGarbage();
+        await c.run('CHECKPOINT');
+        this.checkpoints++;
+      }),
+    );
     this.checkpointing = running.catch(() => undefined).finally(() => (this.checkpointing = undefined));
     return running;
   }
@@ -610,7 +628,9 @@ export class EventStore {
     const result = await this.ingestPool
       .use(async (c) => {
         try {
-          return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
+          return await this.checkpointGate.shared(() =>
+            this.ingestOnce(c, d, file, format, options, receivedNs, progress),
+          );
         } catch (e) {
           // Appending to a dataset keeps a block per column pinned in memory until a checkpoint writes it
           // out, which the WAL's size alone does not call for: a few wide datasets fill memory_limit. A
@@ -618,7 +638,9 @@ export class EventStore {
           if (progress.inserted || !isOutOfMemory(e)) throw e;
           await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
           try {
-            return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
+            return await this.checkpointGate.shared(() =>
+              this.ingestOnce(c, d, file, format, options, receivedNs, progress),
+            );
           } catch (again) {
             // Nothing of it was stored: the client is told to send it in smaller parts (the agent splits on 413).
             if (progress.inserted || !isOutOfMemory(again)) throw again;
@@ -891,20 +913,52 @@ export class EventStore {
     return rows.map((r) => toEvent(r, fields));
   }
 
-  /** Runs a read-only query (compiled APL) and returns its columns, column-major; see ConnOps.columns. */
+  /**
+   * Runs a read-only query (compiled APL) and returns its columns, column-major; see ConnOps.columns. A
+   * wait for a checkpoint (see checkpointGate) counts in `timeoutMs`.
+   */
   async readColumns(sql: string, timeoutMs?: number, maxBytes?: number): Promise<unknown[][]> {
     if (this.readsStopped) throw new ServiceStopping();
-    return this.db.use(async (c) => {
-      this.activeReads.add(c);
-      try {
-        return await c.columns(sql, timeoutMs, maxBytes);
-      } catch (e) {
-        if (this.readsStopped) throw new ServiceStopping();
-        throw e;
-      } finally {
-        this.activeReads.delete(c);
-      }
-    });
+    const started = Date.now();
+    const release = await this.enterQueryGate(timeoutMs);
+    // A statement its caller was answered for still holds DuckDB's memory: the gate is held until it ends.
+    let lingering: Promise<void> | undefined;
+    try {
+      if (this.readsStopped) throw new ServiceStopping();
+      const left = timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - started));
+      return await this.db.use(async (c) => {
+        this.activeReads.add(c);
+        try {
+          return await c.columns(sql, left, maxBytes);
+        } catch (e) {
+          if (this.readsStopped) throw new ServiceStopping();
+          throw e;
+        } finally {
+          this.activeReads.delete(c);
+          lingering = c.busy();
+        }
+      });
+    } finally {
+      if (lingering) void lingering.then(release);
+      else release();
+    }
+  }
+
+  /** Takes the checkpoint gate shared, or fails with QueryTimeout once `timeoutMs` passes waiting for it. */
+  private async enterQueryGate(timeoutMs: number | undefined): Promise<() => void> {
+    const entering = this.checkpointGate.enter(false);
+    if (timeoutMs === undefined || timeoutMs <= 0) return entering;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+    try {
+      const first = await Promise.race([entering, waited]);
+      if (first !== 'late') return first;
+      // Let go as soon as it is granted, so the queue behind it moves on.
+      void entering.then((release) => release());
+      throw new QueryTimeout(timeoutMs);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Keeps a dataset for the service itself: no token writes or changes it, and no other takes its name in any case. */
@@ -1056,11 +1110,17 @@ export class EventStore {
     return bytes;
   }
 
+  /** Runs a write of another part (a metrics dataset's export) as an ingest runs: a checkpoint waits for it. */
+  writing<T>(fn: () => Promise<T>): Promise<T> {
+    return this.checkpointGate.shared(fn);
+  }
+
   /**
    * A write another part made (a metrics dataset's export, once committed): it changes the dataset's
-   * statistics, and its bytes count as received.
+   * statistics, its bytes count as received, and the WAL it grew may call for a checkpoint.
    */
   noteWrite(dataset: string, bytes: number): void {
+    this.maybeCheckpoint();
     const d = this.datasets.get(dataset);
     if (!d) return;
     d.version++;
