@@ -163,40 +163,37 @@ export class MetricsStore {
             );
           let made = 0;
           const learned: [string, number][] = [];
-          const stored = await this.store.writing(() =>
-            this.store.db.use(async (c) =>
-              c.transaction(async () => {
-                if (missing.length > 0) {
-                  await c.run(
-                    `CREATE OR REPLACE TEMP TABLE mser AS SELECT * FROM read_json(${sqlText(seriesFile)}, format = 'newline_delimited',
+          const stored = await this.store.db.use(async (c) =>
+            c.transaction(async () => {
+              if (missing.length > 0) {
+                await c.run(
+                  `CREATE OR REPLACE TEMP TABLE mser AS SELECT * FROM read_json(${sqlText(seriesFile)}, format = 'newline_delimited',
                      columns = {k: 'VARCHAR', i: 'INTEGER', m: 'VARCHAR', tags: 'JSON', type: 'VARCHAR', temp: 'VARCHAR', unit: 'VARCHAR'})`,
-                  );
-                  made = await c.changes(
-                    `INSERT INTO ${sqlIdent(t.series)}
+                );
+                made = await c.changes(
+                  `INSERT INTO ${sqlIdent(t.series)}
                      SELECT (SELECT coalesce(max(id), 0) FROM ${sqlIdent(t.series)}) + row_number() OVER (ORDER BY i), k, m, tags, type, temp, unit
                      FROM mser AS n WHERE NOT EXISTS (SELECT 1 FROM ${sqlIdent(t.series)} AS s WHERE s.key = n.k)`,
-                  );
-                  for (const r of await c.all(
-                    `SELECT n.i, s.id FROM mser AS n JOIN ${sqlIdent(t.series)} AS s ON s.key = n.k`,
-                  )) {
-                    const i = Number(r.i);
-                    ids[i] = Number(r.id);
-                    learned.push([series[i]!.key, ids[i]!]);
-                  }
-                  await c.run('DROP TABLE mser');
+                );
+                for (const r of await c.all(
+                  `SELECT n.i, s.id FROM mser AS n JOIN ${sqlIdent(t.series)} AS s ON s.key = n.k`,
+                )) {
+                  const i = Number(r.i);
+                  ids[i] = Number(r.id);
+                  learned.push([series[i]!.key, ids[i]!]);
                 }
-                const n = points.count;
-                const pointIds = new Float64Array(n);
-                for (let i = 0; i < n; i++) {
-                  const id = ids[points.series[i]!];
-                  if (id === undefined)
-                    throw new Error(`a point of dataset "${dataset}" names a series the batch lacks`);
-                  pointIds[i] = id;
-                }
-                await c.append(t.points, [int64Column(pointIds, n), int64Column(points.seconds, n), points.values], n);
-                return n;
-              }),
-            ),
+                await c.run('DROP TABLE mser');
+              }
+              const n = points.count;
+              const pointIds = new Float64Array(n);
+              for (let i = 0; i < n; i++) {
+                const id = ids[points.series[i]!];
+                if (id === undefined) throw new Error(`a point of dataset "${dataset}" names a series the batch lacks`);
+                pointIds[i] = id;
+              }
+              await c.append(t.points, [int64Column(pointIds, n), int64Column(points.seconds, n), points.values], n);
+              return n;
+            }),
           );
           // Known once committed: a batch rolled back leaves no id behind.
           for (const [key, id] of learned) this.known.set(t.series, key, id);

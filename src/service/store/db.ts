@@ -552,6 +552,11 @@ export class Database {
     return this.reopenReason !== undefined;
   }
 
+  /** Throws DatabaseReopening while the database is being reopened, as a statement would. */
+  refuseWhileReopening(): void {
+    if (this.reopenReason !== undefined) throw new DatabaseReopening(this.reopenReason);
+  }
+
   /** Reopens the database once after a fatal error, however many statements report it. */
   private startReopen(e: Error): void {
     if (this.reopenReason !== undefined) return;

@@ -190,17 +190,20 @@ export class EventStore {
   private ingestPool!: ConnPool;
   private readonly activeReads = new Set<ConnOps>();
   /**
-   * Queries and writes hold it shared, a checkpoint alone. DuckDB's checkpoint pins blocks as it writes,
-   * and one that cannot (a query holds all of memory_limit) is fatal to the database: every request fails
-   * until it is reopened. It is also refused while a write transaction is open. A checkpoint waits for
-   * the queries and writes running to end (query_timeout bounds a query), and those that arrive meanwhile
-   * wait for it; a query counts the wait in its time.
+   * Reads hold it shared, a checkpoint alone. DuckDB's checkpoint pins the blocks it writes, and one that
+   * cannot (a query holds all of memory_limit) is fatal to the database: every request fails until it is
+   * reopened. A checkpoint waits for the reads running to end (query_timeout bounds a query), and reads
+   * that arrive meanwhile wait for it, a query counting the wait in its time. Writes pass: they hold
+   * little memory (a batch's temp table spills), and an ingest waits for a query only when refused for memory.
    */
   private readonly checkpointGate = new SharedLock();
   /** Names (lower case) of the datasets the service keeps for itself: the audit trail, the monitor runs. */
   private readonly systemDatasets = new Set<string>();
   private readsStopped = false;
   private checkpointing: Promise<void> | undefined;
+  /** A checkpoint holds the gate and runs (it is not merely waiting for the reads). */
+  private checkpointRunning = false;
+  private closing = false;
   /** Checkpoints completed: a dataset's blocks on disk change with each. */
   private checkpoints = 0;
   private inputBytesTimer?: NodeJS.Timeout;
@@ -310,17 +313,26 @@ export class EventStore {
     void this.checkpoint().catch((err: unknown) => this.opts.onBackgroundError?.(err, 'checkpoint'));
   }
 
-  /** Folds the WAL into the file; one at a time (a caller during one waits for it), with no query running. */
+  /**
+   * Folds the WAL into the file; one at a time (a caller during one waits for it), with no read running.
+   * One still waiting for the reads when the store closes gives up: close() folds the WAL itself.
+   */
   private checkpoint(): Promise<void> {
     if (this.checkpointing) return this.checkpointing;
-    const running = this.checkpointGate.run(() =>
-      this.db.use(async (c) => {
-        // Results V8 has not collected yet hold DuckDB's memory: given back first.
-        collectGarbage();
-        await c.run('CHECKPOINT');
-        this.checkpoints++;
-      }),
-    );
+    const running = this.checkpointGate.run(async () => {
+      if (this.closing) return;
+      this.checkpointRunning = true;
+      try {
+        await this.db.use(async (c) => {
+          // Results V8 has not collected yet hold DuckDB's memory: given back first.
+          collectGarbage();
+          await c.run('CHECKPOINT');
+          this.checkpoints++;
+        });
+      } finally {
+        this.checkpointRunning = false;
+      }
+    });
     this.checkpointing = running.catch(() => undefined).finally(() => (this.checkpointing = undefined));
     return running;
   }
@@ -330,16 +342,21 @@ export class EventStore {
     await this.checkpointing;
   }
 
-  /** Checkpoints (folding the WAL into the compressed file) and closes. */
+  /**
+   * Checkpoints (folding the WAL into the compressed file) and closes. A read its caller was answered for
+   * that still runs (it ignored its interrupt) holds DuckDB's memory: then the WAL is left for the next
+   * start to replay, as a checkpoint beside it could be fatal.
+   */
   async close(): Promise<void> {
     clearInterval(this.inputBytesTimer);
-    await this.idle();
+    this.closing = true;
+    if (this.checkpointRunning) await this.idle();
     await this.catalogLock.run(async () => {
       await Promise.all([...this.datasets.values()].map((d) => d.lock.run(async () => undefined)));
       await this.writeInputBytes().catch((err: unknown) =>
         this.opts.onBackgroundError?.(err, 'recording received bytes'),
       );
-      await this.db.run('CHECKPOINT').catch(() => undefined);
+      if (!this.db.statementRunning()) await this.db.run('CHECKPOINT').catch(() => undefined);
       this.db.close();
     });
   }
@@ -628,9 +645,7 @@ export class EventStore {
     const result = await this.ingestPool
       .use(async (c) => {
         try {
-          return await this.checkpointGate.shared(() =>
-            this.ingestOnce(c, d, file, format, options, receivedNs, progress),
-          );
+          return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
         } catch (e) {
           // Appending to a dataset keeps a block per column pinned in memory until a checkpoint writes it
           // out, which the WAL's size alone does not call for: a few wide datasets fill memory_limit. A
@@ -638,9 +653,7 @@ export class EventStore {
           if (progress.inserted || !isOutOfMemory(e)) throw e;
           await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
           try {
-            return await this.checkpointGate.shared(() =>
-              this.ingestOnce(c, d, file, format, options, receivedNs, progress),
-            );
+            return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
           } catch (again) {
             // Nothing of it was stored: the client is told to send it in smaller parts (the agent splits on 413).
             if (progress.inserted || !isOutOfMemory(again)) throw again;
@@ -909,7 +922,8 @@ export class EventStore {
     ];
     const sql = `SELECT ${cols.join(', ')} FROM ${sqlIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
-    const rows = await this.db.all(sql);
+    // A read as a query is: a checkpoint waits for it (see checkpointGate).
+    const rows = await this.checkpointGate.shared(() => this.db.all(sql));
     return rows.map((r) => toEvent(r, fields));
   }
 
@@ -919,6 +933,8 @@ export class EventStore {
    */
   async readColumns(sql: string, timeoutMs?: number, maxBytes?: number): Promise<unknown[][]> {
     if (this.readsStopped) throw new ServiceStopping();
+    // Said at once, not after a wait for a checkpoint that waits for the reopening.
+    this.db.refuseWhileReopening();
     const started = Date.now();
     const release = await this.enterQueryGate(timeoutMs);
     // A statement its caller was answered for still holds DuckDB's memory: the gate is held until it ends.
@@ -1108,11 +1124,6 @@ export class EventStore {
     const until = segments >= STORAGE_WALK_LONG ? Date.now() + STORAGE_WALK_STANDS_MS : 0;
     if (this.checkpoints === checkpoint) d.storage = { version, checkpoint, bytes, until };
     return bytes;
-  }
-
-  /** Runs a write of another part (a metrics dataset's export) as an ingest runs: a checkpoint waits for it. */
-  writing<T>(fn: () => Promise<T>): Promise<T> {
-    return this.checkpointGate.shared(fn);
   }
 
   /**
