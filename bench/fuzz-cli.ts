@@ -9,7 +9,7 @@ import { runSchedules } from './schedules.js';
 await runSchedules<FuzzReport>('fuzz', {
   run: (seed, durationMs, log) => fuzz({ seed, durationMs, log }),
   report: (r) => [
-    `seed ${r.seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)}, ${r.violations.length} violation(s); slowest GET /v2/user beside them ${r.slowestUserMs} ms, peak RSS ${r.peakRssMb} MB`,
+    `seed ${r.seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)}, ${r.violations.length} violation(s); slowest GET /v2/user beside them ${r.slowestUserMs} ms, peak RSS ${r.peakRssMb} MB, during ${r.peakDuring}`,
     ...r.violations.slice(0, 10).map((v) => `  ${v}`),
   ],
   failed: (r) => r.violations.length > 0,

@@ -35,6 +35,8 @@ export interface FuzzReport {
   /** The slowest GET /v2/user of the watching client, and the resident memory's peak (MB). */
   slowestUserMs: number;
   peakRssMb: number;
+  /** What was being sent when the resident memory peaked. */
+  peakDuring: string;
 }
 
 /** The service's settings under the fuzz, and the bounds the watch holds it to. */
@@ -422,6 +424,7 @@ export async function fuzz(o: { seed: number; durationMs: number; log?: (line: s
     slowest: [],
     slowestUserMs: 0,
     peakRssMb: 0,
+    peakDuring: '',
   };
   /** What the schedule is sending now, for a violation the watch sees. */
   let sending = 'setup';
@@ -662,7 +665,10 @@ function watchProcess(
       return; // exited: the run says so
     }
     const first = report.peakRssMb <= RSS_LIMIT_MB;
-    if (mb > report.peakRssMb) report.peakRssMb = mb;
+    if (mb > report.peakRssMb) {
+      report.peakRssMb = mb;
+      report.peakDuring = sending().slice(0, 600);
+    }
     // Said once, with what ran then; the report's peak says how far it went.
     if (mb > RSS_LIMIT_MB && first && report.violations.length < 20)
       report.violations.push(

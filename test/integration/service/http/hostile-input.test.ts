@@ -16,7 +16,7 @@ describe('hostile input (seeded fuzz)', () => {
     // This schedule found zstd errors and too-wide datasets answering 500 (fixed since).
     const seed = process.env.FERRY_FUZZ_SEED ? Number(process.env.FERRY_FUZZ_SEED) : 1150404200;
     const r = await fuzz({ seed, durationMs: 30_000 });
-    const summary = `seed ${seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)}, slowest ${JSON.stringify(r.slowest)}, slowest GET /v2/user beside them ${r.slowestUserMs} ms, peak RSS ${r.peakRssMb} MB (replay: FERRY_FUZZ_SEED=${seed} npx vitest run test/integration/service/http/hostile-input.test.ts)`;
+    const summary = `seed ${seed}: ${r.requests} requests, by status ${JSON.stringify(r.byStatus)}, slowest ${JSON.stringify(r.slowest)}, slowest GET /v2/user beside them ${r.slowestUserMs} ms, peak RSS ${r.peakRssMb} MB during ${r.peakDuring} (replay: FERRY_FUZZ_SEED=${seed} npx vitest run test/integration/service/http/hostile-input.test.ts)`;
     console.log(summary);
     expect(r.requests, summary).toBeGreaterThan(200);
     expect(
