@@ -72,6 +72,8 @@ export async function startService(
     maxObjectBytes: 16 * 1024 * 1024,
     functions: await queryFunctions(cfg.jsBudget),
     settingsUnlocked: o.settingsUnlocked,
+    // Reads are let go on for as long as one may run before a due checkpoint holds new ones back.
+    checkpointPatienceMs: cfg.queryTimeoutMs > 0 ? cfg.queryTimeoutMs : undefined,
     onBackgroundError: (err, what) => log.error({ err }, `${what} failed`),
   });
   store.db.onReopen = ({ phase, error }) => {

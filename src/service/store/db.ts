@@ -30,6 +30,7 @@ export class SharedLock {
   private readers = 0;
   private writer = false;
   private readonly waiting: { exclusive: boolean; wake: () => void }[] = [];
+  private readonly idlers: (() => void)[] = [];
 
   /** Runs `fn` holding the lock alone. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
@@ -78,6 +79,16 @@ export class SharedLock {
     });
   }
 
+  /** Resolves once no one holds the lock or waits for it (at once when no one does). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idlers.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    return !this.writer && this.readers === 0 && this.waiting.length === 0;
+  }
+
   private grant(): void {
     while (this.waiting.length > 0 && !this.writer) {
       const next = this.waiting[0]!;
@@ -88,6 +99,7 @@ export class SharedLock {
       this.waiting.shift();
       next.wake();
     }
+    if (this.idlers.length > 0 && this.isIdle()) for (const resolve of this.idlers.splice(0)) resolve();
   }
 }
 

@@ -105,7 +105,15 @@ export interface StoreOptions {
   functions?: DuckDBScalarFunction[];
   /** DuckDB's settings stay changeable: only for tests that inject its faults (see db.ts). */
   settingsUnlocked?: boolean;
+  /**
+   * How long a due checkpoint lets reads go on while it waits for a moment none runs, before it holds new
+   * ones back (the service's query_timeout: the longest a read runs). DEFAULT_CHECKPOINT_PATIENCE_MS unless set.
+   */
+  checkpointPatienceMs?: number;
 }
+
+/** A due checkpoint's patience with reads where none is given (see StoreOptions.checkpointPatienceMs). */
+const DEFAULT_CHECKPOINT_PATIENCE_MS = 60_000;
 
 export interface IngestOptions {
   timestampField?: string;
@@ -192,9 +200,11 @@ export class EventStore {
   /**
    * Reads hold it shared, a checkpoint alone. DuckDB's checkpoint pins the blocks it writes, and one that
    * cannot (a query holds all of memory_limit) is fatal to the database: every request fails until it is
-   * reopened. A checkpoint waits for the reads running to end (query_timeout bounds a query), and reads
-   * that arrive meanwhile wait for it, a query counting the wait in its time. Writes pass: they hold
-   * little memory (a batch's temp table spills), and an ingest waits for a query only when refused for memory.
+   * reopened. A due checkpoint waits for a moment no read runs, reads going on meanwhile; past
+   * checkpointPatienceMs (or at once for an ingest refused for memory) it holds new reads back until the
+   * running ones end (query_timeout bounds them), a query counting that wait in its time. Writes pass:
+   * they hold little memory (a batch's temp table spills), and an ingest waits for a query only when
+   * refused for memory.
    */
   private readonly checkpointGate = new SharedLock();
   /** Names (lower case) of the datasets the service keeps for itself: the audit trail, the monitor runs. */
@@ -203,6 +213,8 @@ export class EventStore {
   private checkpointing: Promise<void> | undefined;
   /** A checkpoint holds the gate and runs (it is not merely waiting for the reads). */
   private checkpointRunning = false;
+  /** Makes the due checkpoint hold new reads back now (see checkpoint). */
+  private insistOnCheckpoint: (() => void) | undefined;
   private closing = false;
   /** Checkpoints completed: a dataset's blocks on disk change with each. */
   private checkpoints = 0;
@@ -314,25 +326,42 @@ export class EventStore {
   }
 
   /**
-   * Folds the WAL into the file; one at a time (a caller during one waits for it), with no read running.
-   * One still waiting for the reads when the store closes gives up: close() folds the WAL itself.
+   * Folds the WAL into the file with no read running; one at a time (a caller during one waits for it).
+   * `insist`: holds new reads back at once, not after checkpointPatienceMs (see checkpointGate). One still
+   * waiting when the store closes gives up: close() folds the WAL itself.
    */
-  private checkpoint(): Promise<void> {
-    if (this.checkpointing) return this.checkpointing;
-    const running = this.checkpointGate.run(async () => {
-      if (this.closing) return;
-      this.checkpointRunning = true;
-      try {
-        await this.db.use(async (c) => {
-          // Results V8 has not collected yet hold DuckDB's memory: given back first.
-          collectGarbage();
-          await c.run('CHECKPOINT');
-          this.checkpoints++;
-        });
-      } finally {
-        this.checkpointRunning = false;
-      }
-    });
+  private checkpoint(insist = false): Promise<void> {
+    if (this.checkpointing) {
+      if (insist) this.insistOnCheckpoint?.();
+      return this.checkpointing;
+    }
+    let insistNow!: () => void;
+    const insisted = new Promise<void>((resolve) => (insistNow = resolve));
+    const patience = setTimeout(
+      insistNow,
+      insist ? 0 : (this.opts.checkpointPatienceMs ?? DEFAULT_CHECKPOINT_PATIENCE_MS),
+    );
+    patience.unref();
+    this.insistOnCheckpoint = insistNow;
+    const running = (async () => {
+      await Promise.race([this.checkpointGate.idle(), insisted]);
+      clearTimeout(patience);
+      this.insistOnCheckpoint = undefined;
+      await this.checkpointGate.run(async () => {
+        if (this.closing) return;
+        this.checkpointRunning = true;
+        try {
+          await this.db.use(async (c) => {
+            // Results V8 has not collected yet hold DuckDB's memory: given back first.
+            collectGarbage();
+            await c.run('CHECKPOINT');
+            this.checkpoints++;
+          });
+        } finally {
+          this.checkpointRunning = false;
+        }
+      });
+    })();
     this.checkpointing = running.catch(() => undefined).finally(() => (this.checkpointing = undefined));
     return running;
   }
@@ -651,7 +680,7 @@ export class EventStore {
           // out, which the WAL's size alone does not call for: a few wide datasets fill memory_limit. A
           // batch refused for memory before it was inserted is tried once more after a checkpoint.
           if (progress.inserted || !isOutOfMemory(e)) throw e;
-          await this.checkpoint().catch(() => undefined); // what it could not fold, the retry says
+          await this.checkpoint(true).catch(() => undefined); // what it could not fold, the retry says
           try {
             return await this.ingestOnce(c, d, file, format, options, receivedNs, progress);
           } catch (again) {

@@ -1,99 +1,133 @@
 /**
  * DuckDB's checkpoint pins the blocks it writes, and one that cannot (a query holds all of memory_limit)
  * is fatal: the database is invalidated and every request answers 503 until it is reopened (the project's
- * CI caught the hostile-input fuzz doing it). So the store's checkpoint waits for the reads running, and
- * reads that arrive meanwhile wait for it: a query counts the wait in its query_timeout. Ingests pass.
+ * CI caught the hostile-input fuzz doing it). So the store's checkpoint runs only while no read does. A
+ * due one waits for a moment none runs, reads going on meanwhile; past the service's query_timeout it
+ * holds new reads back until the running ones end, a query counting that wait in its time. Ingests pass.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTimeout } from '../../../../src/service/store/db.js';
-import { startTestService, type TestService } from '../../../support/helpers.js';
+import { startTestService } from '../../../support/helpers.js';
 
 const THRESHOLD = 512 * 1024;
+/** A query DuckDB stops only at its time limit (between vectors). */
+const ENDLESS = 'SELECT sum(hash(i)) FROM range(100000000000) t(i)';
 
-let svc: TestService;
-let token: string;
-const backgroundErrors: string[] = [];
-beforeAll(async () => {
-  svc = await startTestService({ checkpointThresholdBytes: THRESHOLD, queryTimeoutMs: 30_000 });
+/** A service whose checkpoints fold at THRESHOLD of WAL, with the test's handles on it. */
+async function start(queryTimeoutMs: number) {
+  const svc = await startTestService({ checkpointThresholdBytes: THRESHOLD, queryTimeoutMs });
+  const backgroundErrors: string[] = [];
   // What the service logs as "checkpoint failed".
   svc.store.opts.onBackgroundError = (err, what) => backgroundErrors.push(`${what}: ${(err as Error).message}`);
   await svc.createDataset('events');
-  token = await svc.apiToken();
+  const token = await svc.apiToken();
+  return {
+    svc,
+    backgroundErrors,
+    walBytes(): number {
+      try {
+        return statSync(join(svc.dataDir, 'ferry.duckdb.wal')).size;
+      } catch {
+        return 0;
+      }
+    },
+    /** About a quarter of THRESHOLD of WAL per batch. */
+    async ingest(batch: number): Promise<number> {
+      const events = Array.from({ length: 2000 }, (_, i) => ({
+        batch,
+        i,
+        msg: `event ${i} of batch ${batch}`.repeat(2),
+      }));
+      return (await svc.call('POST', '/v1/datasets/events/ingest', events, token)).status;
+    },
+    async count(): Promise<number> {
+      const r = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['events'] | count" }, token);
+      expect(r.status).toBe(200);
+      return Number(((await r.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns[0]![0]);
+    },
+  };
+}
+type Started = Awaited<ReturnType<typeof start>>;
+
+/** Resolves to when the promise settled. */
+const settledAt = (p: Promise<unknown>) =>
+  p.then(
+    () => Date.now(),
+    () => Date.now(),
+  );
+
+let patient: Started;
+let impatient: Started;
+beforeAll(async () => {
+  patient = await start(30_000);
+  // Its checkpoints hold new reads back 300 ms after they fall due.
+  impatient = await start(300);
 });
-afterAll(async () => svc?.stop());
+afterAll(async () => {
+  await patient?.svc.stop();
+  await impatient?.svc.stop();
+});
 
-const walBytes = () => {
-  try {
-    return statSync(join(svc.dataDir, 'ferry.duckdb.wal')).size;
-  } catch {
-    return 0;
-  }
-};
-
-/** About a quarter of THRESHOLD of WAL per batch. */
-async function ingest(batch: number): Promise<number> {
-  const events = Array.from({ length: 2000 }, (_, i) => ({ batch, i, msg: `event ${i} of batch ${batch}`.repeat(2) }));
-  const r = await svc.call('POST', '/v1/datasets/events/ingest', events, token);
-  return r.status;
+/** Ingests past THRESHOLD while a long read runs; then the checkpoint is due. */
+async function dueWhileReading(s: Started, readMs: number) {
+  const long = s.svc.store.readColumns(ENDLESS, readMs).catch((e: unknown) => e);
+  const longEnded = settledAt(long);
+  await new Promise((r) => setTimeout(r, 200));
+  for (let b = 0; b < 4; b++) expect(await s.ingest(b)).toBe(200);
+  expect(s.walBytes()).toBeGreaterThanOrEqual(THRESHOLD);
+  return { long, longEnded };
 }
 
-async function count(): Promise<number> {
-  const r = await svc.call('POST', '/v1/query/_apl?format=tabular', { apl: "['events'] | count" }, token);
-  expect(r.status).toBe(200);
-  return Number(((await r.json()) as { tables: { columns: unknown[][] }[] }).tables[0]!.columns[0]![0]);
+async function foldedWithin(s: Started, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (s.walBytes() >= THRESHOLD) {
+    expect(Date.now(), 'the WAL was never folded').toBeLessThan(until);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 describe("the store's checkpoint", () => {
-  it('waits for the query running, and a query arriving meanwhile waits for it within its time', async () => {
-    const before = await count();
-    // Runs until its 4 s are up: DuckDB stops it between vectors.
-    let queryEnded = 0;
-    const query = svc.store.readColumns('SELECT sum(hash(i)) FROM range(100000000000) t(i)', 4000).then(
-      () => 'answered',
-      (e: unknown) => (e instanceof QueryTimeout ? 'timed out' : (e as Error).message),
-    );
-    void query.finally(() => (queryEnded = Date.now()));
-    await new Promise((r) => setTimeout(r, 200));
-    // Past the threshold: the checkpoint is due, and waits.
-    for (let b = 0; b < 4; b++) expect(await ingest(b)).toBe(200);
-    expect(walBytes()).toBeGreaterThanOrEqual(THRESHOLD);
-    const second = svc.store.readColumns('SELECT 42', 30_000);
-    const secondAnswered = second.then(() => Date.now());
+  it('waits for the read running, other reads going on meanwhile, and folds the WAL once none runs', async () => {
+    const s = patient;
+    const before = await s.count();
+    const { long, longEnded } = await dueWhileReading(s, 4000);
+    // Another read is not held back by the checkpoint due: it answers while the long one runs.
+    expect((await s.svc.store.readColumns('SELECT 42', 30_000))[0]).toEqual([42]);
+    const answeredAt = Date.now();
     // Time enough for a checkpoint of this WAL, had it not waited.
     await new Promise((r) => setTimeout(r, 1000));
-    expect(queryEnded, 'the long query ended too soon').toBe(0);
-    expect(walBytes(), 'the WAL was folded while a query ran').toBeGreaterThanOrEqual(THRESHOLD);
-    expect(await query).toBe('timed out');
-    expect((await second)[0]).toEqual([42]);
-    // The query that came while the checkpoint waited ran after it.
-    expect(await secondAnswered).toBeGreaterThanOrEqual(queryEnded);
-    const until = Date.now() + 10_000;
-    while (walBytes() >= THRESHOLD) {
-      expect(Date.now(), 'the WAL was never folded').toBeLessThan(until);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(await count()).toBe(before + 4 * 2000);
-    expect(svc.store.db.reopens).toBe(0);
-    expect(backgroundErrors).toEqual([]);
+    expect(s.walBytes(), 'the WAL was folded while a query ran').toBeGreaterThanOrEqual(THRESHOLD);
+    expect(await long).toBeInstanceOf(QueryTimeout);
+    expect(answeredAt).toBeLessThan(await longEnded);
+    await foldedWithin(s, 10_000);
+    expect(await s.count()).toBe(before + 4 * 2000);
+    expect(s.svc.store.db.reopens).toBe(0);
+    expect(s.backgroundErrors).toEqual([]);
   }, 60_000);
 
-  it('a query waiting for a checkpoint past its time limit is told so', async () => {
-    const long = svc.store.readColumns('SELECT sum(hash(i)) FROM range(100000000000) t(i)', 3000).catch((e) => e);
-    await new Promise((r) => setTimeout(r, 200));
-    for (let b = 0; b < 4; b++) expect(await ingest(100 + b)).toBe(200);
-    // The checkpoint waits for `long`; this one waits behind it and runs out of its 500 ms.
+  it('past query_timeout holds new reads back: one runs after the long read, one with less time is told so', async () => {
+    const s = impatient;
+    const { long, longEnded } = await dueWhileReading(s, 4000);
+    await new Promise((r) => setTimeout(r, 600)); // past its patience
+    const behind = s.svc.store.readColumns('SELECT 42', 30_000);
+    const behindAnswered = settledAt(behind);
     const started = Date.now();
-    const late = await svc.store.readColumns('SELECT 42', 500).catch((e: unknown) => e);
+    const late = await s.svc.store.readColumns('SELECT 42', 500).catch((e: unknown) => e);
     expect(late).toBeInstanceOf(QueryTimeout);
     expect(Date.now() - started).toBeLessThan(2500);
     expect(await long).toBeInstanceOf(QueryTimeout);
+    expect((await behind)[0]).toEqual([42]);
+    expect(await behindAnswered).toBeGreaterThanOrEqual(await longEnded);
+    await foldedWithin(s, 10_000);
+    expect(s.svc.store.db.reopens).toBe(0);
+    expect(s.backgroundErrors).toEqual([]);
   }, 60_000);
 
   it('keeps the WAL folded under steady ingest from many clients, every batch acknowledged and counted', async () => {
-    backgroundErrors.length = 0;
-    const before = await count();
+    const s = patient;
+    const before = await s.count();
     let batches = 0;
     let maxWal = 0;
     const deadline = Date.now() + 4000;
@@ -101,39 +135,36 @@ describe("the store's checkpoint", () => {
       Array.from({ length: 6 }, async (_, client) => {
         const seen: number[] = [];
         while (Date.now() < deadline) {
-          seen.push(await ingest(1000 + client));
+          seen.push(await s.ingest(1000 + client));
           batches++;
-          maxWal = Math.max(maxWal, walBytes());
+          maxWal = Math.max(maxWal, s.walBytes());
         }
         return seen;
       }),
     );
-    expect(statuses.flat().every((s) => s === 200)).toBe(true);
-    expect(backgroundErrors).toEqual([]);
+    expect(statuses.flat().every((status) => status === 200)).toBe(true);
+    expect(s.backgroundErrors).toEqual([]);
     // Folded as it passed the threshold, give or take the batches in flight then.
     expect(maxWal).toBeLessThan(THRESHOLD + 8 * (THRESHOLD / 2));
-    expect(await count()).toBe(before + batches * 2000);
-    expect(svc.store.db.reopens).toBe(0);
+    expect(await s.count()).toBe(before + batches * 2000);
+    expect(s.svc.store.db.reopens).toBe(0);
   }, 60_000);
 });
 
 describe('shutting down while a checkpoint waits for a read that ignored its interrupt', () => {
   it('does not wait for the read (nor the checkpoint behind it)', async () => {
-    const own = await startTestService({ checkpointThresholdBytes: THRESHOLD });
-    const ownToken = await own.apiToken();
-    await own.createDataset('events');
+    const own = await start(300);
     // One expression over a long list: DuckDB sees no vector boundary to stop at for seconds.
-    const read = own.store
+    const read = own.svc.store
       .readColumns('SELECT list_sum(list_transform(range(240000000), x -> (x * 2) % 7 + (x * 3) % 11)) AS s', 50)
       .catch((e: unknown) => e);
     expect(await read).toBeInstanceOf(QueryTimeout);
-    expect(own.store.db.statementRunning(), 'the statement stopped at its interrupt').toBe(true);
-    // Past the threshold: a checkpoint is due, and waits for the read.
-    const events = Array.from({ length: 2000 }, (_, i) => ({ i, msg: `event ${i}`.repeat(8) }));
-    for (let b = 0; b < 4; b++)
-      expect((await own.call('POST', '/v1/datasets/events/ingest', events, ownToken)).status).toBe(200);
-    await own.stop();
+    expect(own.svc.store.db.statementRunning(), 'the statement stopped at its interrupt').toBe(true);
+    // Past the threshold and the patience: the checkpoint holds new reads back and waits for this one.
+    for (let b = 0; b < 4; b++) expect(await own.ingest(b)).toBe(200);
+    await new Promise((r) => setTimeout(r, 600));
+    await own.svc.stop();
     // Had the shutdown waited for the statement (seconds more), it would have ended by now.
-    expect(own.store.db.statementRunning(), 'shutdown waited for the read').toBe(true);
+    expect(own.svc.store.db.statementRunning(), 'shutdown waited for the read').toBe(true);
   }, 60_000);
 });
