@@ -89,7 +89,7 @@ export const SERVICE_OPTIONS = {
   data_dir: str('./data').doc('where the database (`ferry.duckdb`), temp files and `admin-token` live'),
   memory_limit: bytes('512MiB').doc('DuckDB memory limit (`512MB`, `1GiB`)'),
   checkpoint_threshold: bytes('256MiB').doc(
-    'WAL size at which it is folded into the compressed file, at a moment no query runs: it waits up to query_timeout for one, then holds new queries back until the running ones end (a query counts that wait in its time); ingest does not wait',
+    'WAL size at which it is folded into the compressed file, at a moment no query runs: it waits up to query_timeout (60 s where that is 0) for one, then holds new queries back until the running ones end (a query counts that wait in its time); ingest does not wait for it',
   ),
   // One DuckDB worker: requests already run in parallel on their own connections, and on 2 cores extra
   // DuckDB workers cost more in contention than they give (docs/benchmarks.md).

@@ -210,6 +210,9 @@ export class EventStore {
   /** Names (lower case) of the datasets the service keeps for itself: the audit trail, the monitor runs. */
   private readonly systemDatasets = new Set<string>();
   private readsStopped = false;
+  /** Rejects when reads stop: reads waiting at the checkpoint gate give up then. */
+  private readonly readsStopping: Promise<never>;
+  private stopWaitingReads!: (e: Error) => void;
   private checkpointing: Promise<void> | undefined;
   /** A checkpoint holds the gate and runs (it is not merely waiting for the reads). */
   private checkpointRunning = false;
@@ -227,6 +230,8 @@ export class EventStore {
     readonly tempDir: string,
   ) {
     this.now = opts.now ?? nowNs;
+    this.readsStopping = new Promise<never>((_, reject) => (this.stopWaitingReads = reject));
+    this.readsStopping.catch(() => undefined);
   }
 
   static async open(opts: StoreOptions): Promise<EventStore> {
@@ -348,12 +353,16 @@ export class EventStore {
       clearTimeout(patience);
       this.insistOnCheckpoint = undefined;
       await this.checkpointGate.run(async () => {
-        if (this.closing) return;
+        // A read its caller was answered for may still run (it ignored its interrupt) and hold DuckDB's
+        // memory: the checkpoint is then left to the next write past the threshold.
+        if (this.closing || this.db.statementRunning()) return;
         this.checkpointRunning = true;
         try {
           await this.db.use(async (c) => {
-            // Results V8 has not collected yet hold DuckDB's memory: given back first.
+            // Results V8 has not collected yet hold DuckDB's memory: given back first (their finalizers
+            // run on the next turn of the loop).
             collectGarbage();
+            await new Promise((resolve) => setImmediate(resolve));
             await c.run('CHECKPOINT');
             this.checkpoints++;
           });
@@ -965,9 +974,9 @@ export class EventStore {
     // Said at once, not after a wait for a checkpoint that waits for the reopening.
     this.db.refuseWhileReopening();
     const started = Date.now();
+    // A statement its caller is answered for while it runs on lets go of the gate then: the checkpoint
+    // does not run while such a statement does (see checkpoint), and holds no read back for it.
     const release = await this.enterQueryGate(timeoutMs);
-    // A statement its caller was answered for still holds DuckDB's memory: the gate is held until it ends.
-    let lingering: Promise<void> | undefined;
     try {
       if (this.readsStopped) throw new ServiceStopping();
       const left = timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - started));
@@ -980,27 +989,32 @@ export class EventStore {
           throw e;
         } finally {
           this.activeReads.delete(c);
-          lingering = c.busy();
         }
       });
     } finally {
-      if (lingering) void lingering.then(release);
-      else release();
+      release();
     }
   }
 
-  /** Takes the checkpoint gate shared, or fails with QueryTimeout once `timeoutMs` passes waiting for it. */
+  /**
+   * Takes the checkpoint gate shared; fails with QueryTimeout once `timeoutMs` passes waiting for it, and
+   * with ServiceStopping when the service stops meanwhile.
+   */
   private async enterQueryGate(timeoutMs: number | undefined): Promise<() => void> {
     const entering = this.checkpointGate.enter(false);
-    if (timeoutMs === undefined || timeoutMs <= 0) return entering;
     let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+    const waited =
+      timeoutMs === undefined || timeoutMs <= 0
+        ? new Promise<never>(() => undefined)
+        : new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
     try {
-      const first = await Promise.race([entering, waited]);
+      const first = await Promise.race([entering, waited, this.readsStopping]);
       if (first !== 'late') return first;
+      throw new QueryTimeout(timeoutMs!);
+    } catch (e) {
       // Let go as soon as it is granted, so the queue behind it moves on.
       void entering.then((release) => release());
-      throw new QueryTimeout(timeoutMs);
+      throw e;
     } finally {
       clearTimeout(timer);
     }
@@ -1022,6 +1036,7 @@ export class EventStore {
    */
   stopReads(): void {
     this.readsStopped = true;
+    this.stopWaitingReads(new ServiceStopping());
     for (const c of this.activeReads) c.interrupt(new ServiceStopping());
   }
 
