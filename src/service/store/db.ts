@@ -54,7 +54,7 @@ export class SharedLock {
 
   /**
    * Takes the lock and gives the function that lets it go (once, however often it is called): for a
-   * holder whose work outlives the call that took it.
+   * caller that may stop waiting before the lock is granted, and lets go once it is.
    */
   async enter(exclusive: boolean): Promise<() => void> {
     await this.acquire(exclusive);

@@ -1002,13 +1002,12 @@ export class EventStore {
    */
   private async enterQueryGate(timeoutMs: number | undefined): Promise<() => void> {
     const entering = this.checkpointGate.enter(false);
+    const racers: Promise<(() => void) | 'late'>[] = [entering, this.readsStopping];
     let timer: NodeJS.Timeout | undefined;
-    const waited =
-      timeoutMs === undefined || timeoutMs <= 0
-        ? new Promise<never>(() => undefined)
-        : new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+    if (timeoutMs !== undefined && timeoutMs > 0)
+      racers.push(new Promise((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs))));
     try {
-      const first = await Promise.race([entering, waited, this.readsStopping]);
+      const first = await Promise.race(racers);
       if (first !== 'late') return first;
       throw new QueryTimeout(timeoutMs!);
     } catch (e) {

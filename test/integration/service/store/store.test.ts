@@ -424,4 +424,39 @@ describe('SharedLock', () => {
     ).rejects.toThrow('bang');
     expect(await lock.run(async () => 'free')).toBe('free');
   });
+
+  it('idle() resolves once no holder is left and no one waits, and at once when free', async () => {
+    const lock = new SharedLock();
+    await lock.idle();
+    const releaseA = await lock.enter(false);
+    const releaseB = await lock.enter(false);
+    let idle = false;
+    void lock.idle().then(() => (idle = true));
+    releaseA();
+    await tick();
+    expect(idle).toBe(false); // b still holds it
+    const w = lock.run(async () => undefined); // waits for b
+    releaseB();
+    await tick();
+    await w;
+    await tick();
+    expect(idle).toBe(true); // after the writer it let in
+  });
+
+  it("enter()'s release lets go once, however often it is called", async () => {
+    const lock = new SharedLock();
+    const releaseA = await lock.enter(false);
+    const releaseB = await lock.enter(false);
+    releaseA();
+    releaseA(); // had it counted twice, b's hold would be lost and the writer let in
+    let written = false;
+    const w = lock.run(async () => {
+      written = true;
+    });
+    await tick();
+    expect(written).toBe(false);
+    releaseB();
+    await w;
+    expect(written).toBe(true);
+  });
 });
