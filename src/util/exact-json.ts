@@ -13,7 +13,13 @@ export function holdsBigInts(tables: readonly { values: readonly (readonly unkno
 }
 
 export function exactJson(value: unknown): string {
+  return exactStringifier()(value);
+}
+
+/** exactJson as one writer for the many parts of one answer: one nonce and one pattern for them all. */
+export function exactStringifier(): (value: unknown) => string {
   const mark = randomBytes(9).toString('hex');
-  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${mark}${v}` : v));
-  return text.replace(new RegExp(`"${mark}(-?[0-9]+)"`, 'g'), '$1');
+  const marked = new RegExp(`"${mark}(-?[0-9]+)"`, 'g');
+  const replacer = (_key: string, v: unknown) => (typeof v === 'bigint' ? `${mark}${v}` : v);
+  return (value) => JSON.stringify(value, replacer).replace(marked, '$1');
 }

@@ -38,6 +38,12 @@ export interface CompileOptions {
   sysTime?: boolean;
   /** Read only this percentage of the dataset's vectors (an estimate of how many rows match). */
   samplePercent?: number;
+  /**
+   * The bytes the result's values may hold (service.query_limits.max_result_bytes), counted as the reader
+   * counts them: 8 a value and a text's bytes besides. Rows past it are not returned, and the last column
+   * (CompiledQuery.overColumn) is true on the one row that crossed it, its texts left out.
+   */
+  maxResultBytes?: number;
 }
 
 export interface CompiledQuery {
@@ -47,6 +53,8 @@ export interface CompiledQuery {
   rowIdentity: boolean;
   /** The index of the __m column in the result, when it was asked for. */
   matchedColumn?: number;
+  /** The index of the column that says the result passed maxResultBytes (the last), when it was given. */
+  overColumn?: number;
 }
 
 const FILTER: SqlContext = { filter: true };
@@ -69,6 +77,7 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
   // converted outputs: ordering by an expression over the outputs costs DuckDB its top-N late
   // materialisation (docs/benchmarks.md).
   const cols = last.columns.map((c, i) => `${outputSql(c)} AS "o${i}"`);
+  const texts = last.columns.flatMap((c, i) => (TEXT_OUTPUTS.has(c.type) ? [`"o${i}"`] : []));
   if (last.rowIdentity)
     cols.push(
       'epoch_ns("__t") AS "o__t"',
@@ -97,8 +106,38 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
     from += ' CROSS JOIN (SELECT count(*) AS n FROM "__matched") AS "__count"';
   }
   // The page is already in order; ordering its few rows again keeps them so through the outer SELECT.
-  const out = `${cte}SELECT ${cols.join(', ') || '1 AS "__empty"'} FROM ${from}${order ? ` ORDER BY ${order}` : ''}`;
-  return { sql: out, columns: last.columns, rowIdentity: last.rowIdentity, matchedColumn };
+  if (!cols.length) cols.push('1 AS "__empty"');
+  const page = `SELECT ${cols.join(', ')} FROM ${from}${order ? ` ORDER BY ${order}` : ''}`;
+  const compiled = { columns: last.columns, rowIdentity: last.rowIdentity, matchedColumn };
+  // Numbers alone, in rows too few to reach the limit, need no running sum (a count, most summaries' pages).
+  const rows = oneRow ? 1 : (opts.limit ?? Infinity);
+  if (opts.maxResultBytes === undefined || (!texts.length && 8 * cols.length * rows <= opts.maxResultBytes))
+    return { sql: cte + page, ...compiled };
+  const names = cols.map((c) => c.slice(c.lastIndexOf(' AS ') + 4));
+  return { sql: cte + boundedBytes(page, names, texts, opts.maxResultBytes), ...compiled, overColumn: names.length };
+}
+
+/** The output types whose values are text (dynamic values are written out as JSON, timespans as Go durations). */
+const TEXT_OUTPUTS = new Set<BoundColumn['type']>(['string', 'dynamic', 'timespan']);
+
+/**
+ * The page's rows up to the one whose values pass `maxBytes`, and a last column true on that one. DuckDB
+ * holds a statement's result whole, outside its memory_limit, before anything reads it: a page of wide rows
+ * (long texts made by the query) could hold many times the limit. A running sum over the rows as they
+ * stream (DuckDB's streaming window, in the page's order) stops adding them at the limit; the rows after it
+ * are still computed and let go a chunk at a time. The crossing row's texts are left out, so what is held
+ * stays within the limit and a value's length.
+ */
+function boundedBytes(page: string, names: string[], texts: string[], maxBytes: number): string {
+  const size = [String(8 * names.length), ...texts.map((t) => `coalesce(strlen(${t}), 0)`)].join(' + ');
+  const text = new Set(texts);
+  const kept = names.map((n) => (text.has(n) ? `CASE WHEN "__n" <= ${maxBytes} THEN ${n} END AS ${n}` : n));
+  return (
+    `SELECT ${kept.join(', ')}, "__n" > ${maxBytes} AS "o__over" FROM (` +
+    `SELECT *, sum("__b") OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "__n" FROM (` +
+    `SELECT *, ${size} AS "__b" FROM (${page}) AS "page") AS "sized") AS "counted" ` +
+    `WHERE "__n" - "__b" <= ${maxBytes}`
+  );
 }
 
 /** SQL counting the rows that reach the end of the first `n` stages (rowsMatched). */

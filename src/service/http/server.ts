@@ -34,6 +34,7 @@ import { starredRoutes } from './routes/starred.js';
 import { consoleRoutes } from './routes/console.js';
 import type { DocumentTable } from '../store/documents.js';
 import type { StarredQuery } from '../starred/starred-query.js';
+import { collectAfterLargeResults } from '../store/native-memory.js';
 
 export interface ServerDeps {
   store: EventStore;
@@ -115,6 +116,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   // The trail gets what ended each audited request, whoever asked and whatever answered.
   app.addHook('onResponse', async (req, reply) => {
+    collectAfterLargeResults();
     const route = req.routeOptions.url;
     const need = route === undefined ? undefined : needOf(req.method, route);
     if (!audited(req.method, reply.statusCode, !!need && isManagement(need), req.hidden)) return;

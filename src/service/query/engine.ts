@@ -9,11 +9,18 @@ import { AplError } from '../../apl/errors.js';
 import { bind } from '../../apl/binder/binder.js';
 import type { DatasetSchema } from '../../apl/types.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
-import { compile, compileCount, type CompileOptions, type Cursor, SqlTooLarge } from '../../apl/compiler/compiler.js';
+import {
+  compile,
+  compileCount,
+  type CompiledQuery,
+  type CompileOptions,
+  type Cursor,
+  SqlTooLarge,
+} from '../../apl/compiler/compiler.js';
 import { compileKept } from './kept-compiles.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { EventStore } from '../store/event-store.js';
-import { QueryTimeout } from '../store/db.js';
+import { QueryTimeout, ResultTooLarge } from '../store/db.js';
 import { binAutoSize, parseTimeBound } from './time-range.js';
 import { datasetSchema } from './dataset-schema.js';
 import { KeptBindings } from './kept-bindings.js';
@@ -159,18 +166,35 @@ export class QueryEngine {
     this.limits = o.limits ?? DEFAULT_QUERY_LIMITS;
   }
 
-  /** Runs one statement of a query within what is left of its time limit. */
-  private async read(sql: string, deadline: number): Promise<unknown[][]> {
-    const maxBytes = this.limits.maxResultBytes;
-    if (this.timeoutMs <= 0)
-      return this.store.readColumns(sql, undefined, maxBytes).catch((e: unknown) => Promise.reject(markAplQuery(e)));
+  /**
+   * Runs one statement of a query within what is left of its time limit. A page compiled with
+   * maxResultBytes (overColumn) is cut by DuckDB at the limit; the reader's own count stays as the net for
+   * the rest, given room for the flag's 8 bytes a row.
+   */
+  private async read(sql: string, deadline: number, overColumn?: number): Promise<unknown[][]> {
+    const limit = this.limits.maxResultBytes;
+    const maxBytes = overColumn === undefined ? limit : limit + 8 * (MAX_ROWS + 1);
+    let cols: unknown[][];
     try {
-      return await this.store.readColumns(sql, Math.max(1, deadline - Date.now()), maxBytes);
+      cols = await this.store.readColumns(
+        sql,
+        this.timeoutMs > 0 ? Math.max(1, deadline - Date.now()) : undefined,
+        maxBytes,
+      );
     } catch (e) {
       // The statement got what was left of the query's time; the user is told the query's limit.
-      if (e instanceof QueryTimeout) throw new QueryTimeout(this.timeoutMs);
+      if (e instanceof QueryTimeout && this.timeoutMs > 0) throw new QueryTimeout(this.timeoutMs);
       throw markAplQuery(e);
     }
+    if (overColumn === undefined) return cols;
+    const over = cols[overColumn] ?? [];
+    if (over[over.length - 1] === true) throw new ResultTooLarge(limit);
+    return cols.slice(0, overColumn);
+  }
+
+  /** compileKept with the result's bound in bytes. */
+  private compilePage(stages: BoundStage[], opts: CompileOptions): CompiledQuery {
+    return compileKept(stages, { ...opts, maxResultBytes: this.limits.maxResultBytes });
   }
 
   private schemaOf = (name: string): DatasetSchema | undefined =>
@@ -396,26 +420,27 @@ export class QueryEngine {
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };
     const runOpts = examined.coversAll ? unbounded : opts;
     const mode = bound.matchedMode === 'cte' ? await this.cteOrQuery(bound, runOpts, deadline) : bound.matchedMode;
-    const main = compileKept(bound.stages, {
+    const main = this.compilePage(bound.stages, {
       ...runOpts,
       sysTime: p.request.sysTime,
       matchedAt: mode === 'window' ? bound.matchedPrefix : undefined,
       matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,
     });
     let [cols, matchedCount] = await Promise.all([
-      this.read(main.sql, deadline),
+      this.read(main.sql, deadline, main.overColumn),
       mode === 'query' && bound.datasets.length ? this.matched(bound, runOpts, deadline) : Promise.resolve(undefined),
     ]);
     if (examined.coversAll && !this.store.unchangedSince(bound.datasets, examined.versions)) {
       // Events arrived meanwhile and may lie outside the range: run again with the range applied.
       const bounded = compile(bound.stages, {
         ...opts,
+        maxResultBytes: this.limits.maxResultBytes,
         sysTime: p.request.sysTime,
         matchedAt: mode === 'window' ? bound.matchedPrefix : undefined,
         matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,
       });
       [cols, matchedCount] = await Promise.all([
-        this.read(bounded.sql, deadline),
+        this.read(bounded.sql, deadline, bounded.overColumn),
         mode === 'query' && bound.datasets.length ? this.matched(bound, opts, deadline) : Promise.resolve(undefined),
       ]);
     }
@@ -425,8 +450,8 @@ export class QueryEngine {
     const table = this.table('0', main.columns, cols, Math.min(rowCount, limit), main.rowIdentity, last, exact);
     const tables = [table];
     if (bound.totals) {
-      const totals = compileKept(bound.totals, { ...runOpts, limit: MAX_ROWS });
-      const tcols = await this.read(totals.sql, deadline);
+      const totals = this.compilePage(bound.totals, { ...runOpts, limit: MAX_ROWS });
+      const tcols = await this.read(totals.sql, deadline, totals.overColumn);
       const tl = bound.totals[bound.totals.length - 1]!.out;
       tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, exact, true));
     }

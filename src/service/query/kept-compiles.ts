@@ -26,6 +26,7 @@ const OPTION_ROLES: { readonly [K in keyof Required<CompileOptions>]: 'key' | 'a
   matchedAt: 'key',
   matchedCte: 'key',
   sysTime: 'key',
+  maxResultBytes: 'key',
 };
 const optionsOf = (role: 'key' | 'afresh') =>
   (Object.keys(OPTION_ROLES) as (keyof CompileOptions)[]).filter((k) => OPTION_ROLES[k] === role);

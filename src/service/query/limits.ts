@@ -45,7 +45,7 @@ export const QUERY_LIMIT_OPTIONS = {
     )
     .shown('`5000` (a list of constants counts once)'),
   max_result_bytes: bytes('32MiB').doc(
-    'the values one result may hold, counted as it is read (8 bytes a value, and text its length besides): a larger result is a 400 naming this key',
+    "the values one result may hold (8 bytes a value, and a text's bytes besides), counted by DuckDB as it makes an APL query's rows, so a larger result is refused before it is held: a 400 naming this key",
   ),
   max_js_value_bytes: bytes('4MiB').doc(
     'the longest text (characters) a function computed in JavaScript may read as one argument or make as one value (`redact`, `phrases`, `spotlight`, `series_fir` and the other filters, `genai_*`, `geo_info_from_ip_address`, `hash_sha512`, `hash`, `parse_csv`, `dynamic_to_json`)',

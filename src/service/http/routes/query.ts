@@ -2,8 +2,11 @@
  * Queries: POST /v1/query/_apl and /v1/datasets/_apl (?format=tabular|legacy), and the legacy
  * POST /v1/datasets/{dataset}/query. A query needs query|read on every dataset it reads.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { exactJson, holdsBigInts } from '../../../util/exact-json.js';
+import { jsonChunks } from '../../../util/json-chunks.js';
+import { exactJson, exactStringifier, holdsBigInts } from '../../../util/exact-json.js';
+import { holdWhileSent } from '../../store/native-memory.js';
 import type { QueryEngine, QueryOutcome, QueryRequest } from '../../query/engine.js';
 import { legacyResult, tabularResult } from '../../query/results.js';
 import type { EventStore } from '../../store/event-store.js';
@@ -31,9 +34,40 @@ function checkFlags(q: Record<string, string | undefined>): void {
   }
 }
 
-/** The answer as JSON, 64-bit integers past 2^53 written exactly (they come back as they were sent). */
+/** Text in an answer's tables past which it is sent in chunks as it is written (util/json-chunks.ts). */
+const CHUNKED_FROM_CHARS = 1024 * 1024;
+
+/** Whether the tables' texts and values reach `chars` (counted until they do). */
+function textReaches(tables: QueryOutcome['tables'], chars: number): boolean {
+  let n = 0;
+  for (const t of tables)
+    for (const col of t.values)
+      for (const v of col) {
+        n += typeof v === 'string' ? v.length : 8;
+        if (n >= chars) return true;
+      }
+  return false;
+}
+
+/**
+ * The answer as JSON, 64-bit integers past 2^53 written exactly (they come back as they were sent). A
+ * large one is written a chunk at a time as the client reads it, not made whole first.
+ */
 function answer(reply: FastifyReply, body: unknown, tables: QueryOutcome['tables']): unknown {
-  if (!holdsBigInts(tables)) return body;
+  const exact = holdsBigInts(tables);
+  if (textReaches(tables, CHUNKED_FROM_CHARS)) {
+    const chunks = Readable.from(jsonChunks(body, exact ? exactStringifier() : JSON.stringify));
+    chunks.once('error', (err) =>
+      reply.log.error(
+        { err, url: reply.request.url },
+        'the answer failed while it was written; the client got it cut short',
+      ),
+    );
+    // 'close' comes once it is sent and when the client goes away before (no onResponse then).
+    reply.raw.once('close', holdWhileSent());
+    return reply.header('content-type', 'application/json; charset=utf-8').send(chunks);
+  }
+  if (!exact) return body;
   return reply.header('content-type', 'application/json; charset=utf-8').send(exactJson(body));
 }
 
