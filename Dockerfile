@@ -18,6 +18,7 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     UV_USE_IO_URING=0 \
+    UV_THREADPOOL_SIZE=16 \
     FERRY_DATA_DIR=/var/lib/ferry/store \
     FERRY_AGENT_DATA_DIR=/var/lib/ferry/agent \
     FERRY_LOG_GLOB=/var/log/app/*.log \

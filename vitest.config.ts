@@ -6,6 +6,10 @@ import { defineConfig } from 'vitest/config';
  * and of those `test/integration/console/` (Chromium) runs last, alone.
  * Inside each, tests sit in the folder of the `src/` part they are about.
  */
+// The daemon's libuv pool (src/cli/node-flags.ts DAEMON_ENV), which the store sizes its connections by; the
+// test workers and the services they start inherit it.
+process.env.UV_THREADPOOL_SIZE ??= '16';
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,

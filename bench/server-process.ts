@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DAEMON_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { DAEMON_POOL_THREADS } from '../src/service/store/connection-plan.js';
 
 export const BENCH_ADMIN = 'xapt-00000000-0000-4000-8000-0000000bench';
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -24,7 +25,8 @@ export async function startServer(dataDir: string, extraArgs: string[] = []): Pr
     process.execPath,
     [...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs],
     {
-      env: { ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
+      // The daemon's libuv pool, which the store sizes its connections by (store/connection-plan.ts).
+      env: { UV_THREADPOOL_SIZE: String(DAEMON_POOL_THREADS), ...process.env, FERRY_ADMIN_TOKEN: BENCH_ADMIN },
       stdio: ['ignore', 'inherit', 'pipe'],
     },
   );

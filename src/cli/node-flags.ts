@@ -1,3 +1,5 @@
+import { DAEMON_POOL_THREADS } from '../service/store/connection-plan.js';
+
 /**
  * The Node flags the daemon is started with. package.json's start script, systemd/ferry.service and the
  * Dockerfile carry them (test/integration/packaging/packaging.test.ts keeps those in step with this list), and the benchmarks
@@ -21,5 +23,15 @@ export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
  * pool. Through io_uring a read of a file in the page cache is copied on the event loop's own thread, and
  * the kernel's workers took more CPU besides: bench:agent passthrough ran at 232 – 254 MB/s against
  * 304 – 316 without it, at 6.8 – 7.6 against 4.2 – 4.4 agent CPU-seconds a GiB (docs/benchmarks.md).
+ *
+ * UV_THREADPOOL_SIZE=16: every DuckDB statement holds a thread of libuv's pool while it runs, and file
+ * reads and writes and zlib wait for the same threads. With libuv's default of four, four long queries
+ * held an ingest of two events 12.4 s; the store opens no more connections than the pool leaves a thread
+ * free beside (service/store/connection-plan.ts), which at four threads is two for reads and one for
+ * ingest. Sixteen serve four read connections and one ingest connection a core up to eleven cores.
  */
-export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', UV_USE_IO_URING: '0' };
+export const DAEMON_ENV: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '2',
+  UV_USE_IO_URING: '0',
+  UV_THREADPOOL_SIZE: String(DAEMON_POOL_THREADS),
+};

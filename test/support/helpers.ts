@@ -139,7 +139,11 @@ export interface ServeProcess {
  * with its URL once it listens. `config` is the YAML of its config file, if it needs one. The caller
  * kills it (SIGKILL in an afterAll, in case a test fails first).
  */
-export async function serveProcess(dataDir: string, config?: string): Promise<ServeProcess> {
+export async function serveProcess(
+  dataDir: string,
+  config?: string,
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: run npm run build (npm test does)`);
   const args = [MAIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir];
   if (config !== undefined) {
@@ -148,7 +152,7 @@ export async function serveProcess(dataDir: string, config?: string): Promise<Se
     args.push('--config', file);
   }
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, FERRY_ADMIN_TOKEN: ADMIN },
+    env: { ...process.env, ...env, FERRY_ADMIN_TOKEN: ADMIN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

@@ -10,7 +10,6 @@ import type { DuckDBScalarFunction } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
   CATALOG_DDL,
@@ -61,6 +60,7 @@ import type { BodyFacts } from '../../ingest/body-facts.js';
 import { clampNs, formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
 import { METRICS_KIND, metricsTables, metricsTablesDdl } from './metrics-tables.js';
+import { connectionPlan, type ConnectionPlan } from './connection-plan.js';
 
 /**
  * The spec's grouped event form, `{"time": …, "data": {…}, "labels": {…}}` (those keys only, `data` an
@@ -89,6 +89,8 @@ const NS_PER_DAY = 86_400_000_000_000n;
 export interface StoreOptions {
   dataDir: string;
   memoryLimitBytes: number;
+  /** The connections to open (connection-plan.ts): by default from libuv's pool and the cores. */
+  connections?: ConnectionPlan;
   checkpointThresholdBytes?: number;
   threads?: number;
   maxFieldsPerDataset: number;
@@ -224,11 +226,15 @@ export class EventStore {
   private inputBytesTimer?: NodeJS.Timeout;
   readonly now: () => bigint;
 
+  /** The connections opened, and whether libuv's pool had threads enough for them all. */
+  readonly connections: ConnectionPlan;
+
   private constructor(
     readonly db: Database,
     readonly opts: StoreOptions,
     readonly tempDir: string,
   ) {
+    this.connections = opts.connections!;
     this.now = opts.now ?? nowNs;
     this.readsStopping = new Promise<never>((_, reject) => (this.stopWaitingReads = reject));
     this.readsStopping.catch(() => undefined);
@@ -241,16 +247,21 @@ export class EventStore {
     const tempDir = join(opts.dataDir, 'tmp');
     rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(join(tempDir, 'spool'), { recursive: true });
-    const db = await Database.open(join(opts.dataDir, 'ferry.duckdb'), {
-      memoryLimitBytes: opts.memoryLimitBytes,
-      checkpointThresholdBytes: opts.checkpointThresholdBytes,
-      threads: opts.threads,
-      tempDir: join(tempDir, 'duckdb'),
-      readableDir: join(tempDir, 'spool'),
-      settingsUnlocked: opts.settingsUnlocked,
-    });
+    const connections = opts.connections ?? connectionPlan();
+    const db = await Database.open(
+      join(opts.dataDir, 'ferry.duckdb'),
+      {
+        memoryLimitBytes: opts.memoryLimitBytes,
+        checkpointThresholdBytes: opts.checkpointThresholdBytes,
+        threads: opts.threads,
+        tempDir: join(tempDir, 'duckdb'),
+        readableDir: join(tempDir, 'spool'),
+        settingsUnlocked: opts.settingsUnlocked,
+      },
+      connections.reads,
+    );
     for (const fn of opts.functions ?? []) db.registerScalarFunction(fn);
-    const store = new EventStore(db, opts, tempDir);
+    const store = new EventStore(db, { ...opts, connections }, tempDir);
     try {
       await store.init();
     } catch (e) {
@@ -263,8 +274,9 @@ export class EventStore {
   private async init(): Promise<void> {
     // Each ingest works in its own connection (its temp table is private), and appends to one dataset run
     // side by side (see insertBatch), so one connection per core keeps every core busy; more only
-    // oversubscribe them. Further requests spool their bodies and wait.
-    this.ingestPool = await this.db.newPool(availableParallelism());
+    // oversubscribe them (and past eight, gain little). Further requests spool their bodies and wait.
+    // libuv's pool may allow fewer (connection-plan.ts).
+    this.ingestPool = await this.db.newPool(this.connections.ingest);
     await this.db.use((c) => this.load(c));
     this.db.afterReopen((c) => this.load(c));
     this.inputBytesTimer = setInterval(() => {
