@@ -15,7 +15,7 @@ import type { EventLog } from './store/event-log.js';
 import { buildServer } from './http/server.js';
 import { RetentionTask } from './retention-task.js';
 import { EventStore } from './store/event-store.js';
-import { DAEMON_POOL_THREADS, threadsWanted } from './store/connection-plan.js';
+import { DAEMON_POOL_THREADS } from './store/connection-plan.js';
 import { QueryEngine } from './query/engine.js';
 import { Alerting } from './monitors/alerting.js';
 import type { Clock } from './monitors/scheduler.js';
@@ -85,7 +85,7 @@ export async function startService(
         readConnections: connections.reads,
         ingestConnections: connections.ingest,
       },
-      `libuv's thread pool has ${connections.threads} threads, fewer than the ${threadsWanted()} the store's connections want (every DuckDB statement holds one while it runs, and one is left free): it opens ${connections.reads} for reads and ${connections.ingest} for ingest, so queries and ingest wait for each other sooner; start ferry with UV_THREADPOOL_SIZE=${threadsWanted()} or more (npm start, systemd/ferry.service and the Docker image set ${DAEMON_POOL_THREADS})`,
+      `libuv's thread pool has ${connections.threads} threads, fewer than the ${connections.wantedThreads} the store's connections want (every DuckDB statement holds one while it runs, and one is left free): it opens ${connections.reads} for reads and ${connections.ingest} for ingest, so queries and ingest wait for each other sooner; start ferry with UV_THREADPOOL_SIZE=${connections.wantedThreads} or more (npm start, systemd/ferry.service and the Docker image set ${DAEMON_POOL_THREADS})`,
     );
   store.db.onReopen = ({ phase, error }) => {
     if (phase === 'start')

@@ -64,26 +64,31 @@ function sizeOf(v: unknown, budget: number): number {
 
 /** Whether a value of this (sizeOf) size is walked into rather than written whole. */
 const walks = (v: unknown, size: number, depth: number) => size > RUN_CHARS && depth < WALK_DEPTH && isContainer(v);
-const walked = (v: unknown, depth: number) => walks(v, sizeOf(v, RUN_CHARS), depth);
 
+/** A value: walked into when it is large, else written whole. */
 function* pieces(v: unknown, stringify: (v: unknown) => string, depth: number): Generator<string, void, undefined> {
-  if (!walked(v, depth)) {
-    // What JSON.stringify writes for a value on its own; undefined only at the top (an array's is null).
-    yield (stringify(v) as string | undefined) ?? 'null';
-  } else if (Array.isArray(v)) {
+  if (walks(v, sizeOf(v, RUN_CHARS), depth)) yield* walk(v as object, stringify, depth);
+  // What JSON.stringify writes for a value on its own; undefined only at the top (an array's is null).
+  else yield (stringify(v) as string | undefined) ?? 'null';
+}
+
+/** A large array or object, part by part: an array's smaller values in runs, each run one stringify call. */
+function* walk(v: object, stringify: (v: unknown) => string, depth: number): Generator<string, void, undefined> {
+  if (Array.isArray(v)) {
     yield '[';
     for (let i = 0; i < v.length;) {
       if (i > 0) yield ',';
-      if (walked(v[i], depth + 1)) {
-        yield* pieces(v[i], stringify, depth + 1);
+      let size = sizeOf(v[i], RUN_CHARS);
+      if (walks(v[i], size, depth + 1)) {
+        yield* walk(v[i] as object, stringify, depth + 1);
         i++;
         continue;
       }
       // A run of values, as one stringify call (its brackets left off).
       let j = i + 1;
-      let chars = sizeOf(v[i], RUN_CHARS);
+      let chars = size;
       while (j < v.length && chars < RUN_CHARS) {
-        const size = sizeOf(v[j], RUN_CHARS);
+        size = sizeOf(v[j], RUN_CHARS);
         if (walks(v[j], size, depth + 1)) break;
         chars += size;
         j++;
@@ -95,7 +100,7 @@ function* pieces(v: unknown, stringify: (v: unknown) => string, depth: number): 
   } else {
     yield '{';
     let first = true;
-    for (const key of Object.keys(v as object)) {
+    for (const key of Object.keys(v)) {
       const x = (v as Record<string, unknown>)[key];
       if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
       yield `${first ? '' : ','}${JSON.stringify(key)}:`;

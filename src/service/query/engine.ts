@@ -192,7 +192,7 @@ export class QueryEngine {
     return cols.slice(0, overColumn);
   }
 
-  /** compileKept with the result's bound in bytes. */
+  /** compileKept with the result's bound in bytes (compiled afresh when the options hold a range or a cursor). */
   private compilePage(stages: BoundStage[], opts: CompileOptions): CompiledQuery {
     return compileKept(stages, { ...opts, maxResultBytes: this.limits.maxResultBytes });
   }
@@ -432,9 +432,8 @@ export class QueryEngine {
     ]);
     if (examined.coversAll && !this.store.unchangedSince(bound.datasets, examined.versions)) {
       // Events arrived meanwhile and may lie outside the range: run again with the range applied.
-      const bounded = compile(bound.stages, {
+      const bounded = this.compilePage(bound.stages, {
         ...opts,
-        maxResultBytes: this.limits.maxResultBytes,
         sysTime: p.request.sysTime,
         matchedAt: mode === 'window' ? bound.matchedPrefix : undefined,
         matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,

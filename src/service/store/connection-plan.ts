@@ -40,8 +40,9 @@ export interface ConnectionPlan {
   reads: number;
   /** The ingest pool's connections: one a core up to MAX_INGEST_CONNECTIONS, as the pool allows. */
   ingest: number;
-  /** The pool's threads, and whether they were enough for READ_CONNECTIONS and one ingest connection a core. */
+  /** The pool's threads, those every connection wanted would need, and whether it has them. */
   threads: number;
+  wantedThreads: number;
   enough: boolean;
 }
 
@@ -55,10 +56,6 @@ export function connectionPlan(threads = libuvPoolSize(), cores = availableParal
   const usable = Math.max(2, threads - FREE_THREADS);
   const reads = Math.min(READ_CONNECTIONS, usable - 1);
   const ingest = Math.max(1, Math.min(wanted, usable - reads));
-  return { reads, ingest, threads, enough: reads === READ_CONNECTIONS && ingest === wanted };
-}
-
-/** The pool's threads that give every connection the plan wants on `cores` cores. */
-export function threadsWanted(cores = availableParallelism()): number {
-  return READ_CONNECTIONS + Math.min(cores, MAX_INGEST_CONNECTIONS) + FREE_THREADS;
+  const wantedThreads = READ_CONNECTIONS + wanted + FREE_THREADS;
+  return { reads, ingest, threads, wantedThreads, enough: threads >= wantedThreads };
 }
