@@ -268,7 +268,7 @@ function hungryQuery(rnd: Rnd): string {
   const pick = pickOf(rnd);
   const n = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const a = (k: number) => 'a'.repeat(k);
-  switch (n(0, 9)) {
+  switch (n(0, 10)) {
     case 0: // a replacement token that grows every pattern's output (crashed the service)
       return `print x=range(1,${n(2, 20)},1) | mv-expand x | extend s=substring(strcat('a', tostring(x)), 0, 1) | redact replaceToken='${a(n(100, 30_000))}' 'a', 'a+', 'b' | summarize sum(strlen(s))`;
     case 1: // patterns that multiply a value (held the service for 91 s)
@@ -310,6 +310,16 @@ function hungryQuery(rnd: Rnd): string {
     }
     case 8: // results past what one answer may hold
       return `print x=range(1,${n(1000, 50_000)},1) | mv-expand x | extend s=strrep('abcdefgh', ${n(100, 1024)}), t=strrep('xyz', ${n(100, 1024)})`;
+    case 9: {
+      // columns each made from the one before it twice, then a filter DuckDB writes their definitions into
+      const step = pick([
+        ' | extend s = substring(strcat(s, s), 0, 4)',
+        ' | summarize c = count() by s = substring(strcat(s, s), 0, 4)',
+        ' | extend s = iff(strlen(s) > 2, s, strcat(s, s))',
+      ]);
+      const q = `print x=range(1,${n(1, 3000)},1) | mv-expand x | extend s = tostring(x)${step.repeat(n(4, 24))}`;
+      return `${q} | ${pick(["where s startswith '1' | count", 'summarize h = histogram(strlen(s), 10)', "where s != '' | summarize p = phrases(s)"])}`;
+    }
     default: {
       // tabular lets that double
       const k = n(5, 30);

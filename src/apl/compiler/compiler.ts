@@ -16,6 +16,7 @@ import { SQL_TYPE_OF } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
 import type { LiteralValue } from '../parser/ast.js';
 import { isSideAggregate, type SideFrame, sidePlan } from './side-aggregates.js';
+import { behindBarrier, NO_WEIGHTS, projected, weigh, type Weights } from './pushdown-barriers.js';
 
 export interface Cursor {
   timeNs: bigint;
@@ -69,7 +70,7 @@ export function compile(stages: BoundStage[], opts: CompileOptions = {}): Compil
   stages.forEach((s, i) => {
     if (i === opts.matchedCte) {
       cte = `WITH "__matched" AS MATERIALIZED (${relationSql(rel, i)}) `;
-      rel = { sql: 'SELECT * FROM "__matched"', filters: [] };
+      rel = { sql: 'SELECT * FROM "__matched"', filters: [], weights: rel.weights };
     }
     if (!(s.stage.kind === 'order' && s.stage.limit === undefined && finalOrders)) rel = stageRelation(s, rel, i, opts);
   });
@@ -162,6 +163,8 @@ interface Relation {
   filters: BExpr[];
   /** `sql` is this scan's SELECT. */
   scan?: ScanSource;
+  /** The column references each column stands for in a filter DuckDB pushes into it (./pushdown-barriers.ts). */
+  weights?: Weights;
 }
 
 /** What a scan reads: its table (with any sample), its own conditions, and each column's SQL over the table. */
@@ -225,20 +228,31 @@ const TAKES_WHERE = new Set<Stage['kind']>(['count', 'select', 'order', 'limit',
 function stageRelation(bs: BoundStage, rel: Relation, i: number, opts: CompileOptions): Relation {
   const s = bs.stage;
   if (s.kind === 'filter') {
-    return { sql: rel.sql, scan: rel.scan, filters: [...rel.filters, s.predicate] };
+    return { ...rel, filters: [...rel.filters, s.predicate] };
   }
   if (s.kind === 'scan') {
     const scan = scanSource(s, opts);
     return { sql: scanSql(scan, opts), filters: [], scan };
   }
+  const flow: WeightFlow = { in: rel.weights ?? NO_WEIGHTS };
+  const done = (sql: string): Relation => ({ sql, filters: [], weights: flow.out ?? flow.in });
   const plain = s.kind === 'aggregate' && !s.aggs.some((a) => isSideAggregate(a.expr));
   if (rel.scan && (plain || s.kind === 'count')) {
-    return { sql: inline(rel.scan, rel.filters, `s${i}`, (from) => stageSql(bs, '', i, opts, from)), filters: [] };
+    return done(inline(rel.scan, rel.filters, `s${i}`, (from) => stageSql(bs, '', i, opts, flow, from)));
   }
   if (rel.filters.length && (plain || TAKES_WHERE.has(s.kind))) {
-    return { sql: stageSql(bs, '', i, opts, fromSql(rel, `s${i}`)), filters: [] };
+    return done(stageSql(bs, '', i, opts, flow, fromSql(rel, `s${i}`)));
   }
-  return { sql: stageSql(bs, relationSql(rel, i), i, opts), filters: [] };
+  return done(stageSql(bs, relationSql(rel, i), i, opts, flow));
+}
+
+/**
+ * The weights of the columns a stage reads, and those of the columns it makes when it defines or drops any
+ * (left unset, they are the ones it read).
+ */
+interface WeightFlow {
+  in: Weights;
+  out?: Weights;
 }
 
 function outputSql(c: BoundColumn): string {
@@ -284,7 +298,14 @@ function scanSql(scan: ScanSource, opts: CompileOptions): string {
 }
 
 /** A stage's SELECT over `prev`, or with the FROM given (filters held before it, a scan's table: see Relation). */
-function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions, given?: string): string {
+function stageSql(
+  bs: BoundStage,
+  prev: string,
+  i: number,
+  opts: CompileOptions,
+  flow: WeightFlow,
+  given?: string,
+): string {
   const s: Stage = bs.stage;
   const from = given ?? `FROM (${prev}) AS s${i}`;
   const hidden = bs.out.rowIdentity ? `"__t", "__s", ${opts.sysTime ? '"__st", ' : ''}` : '';
@@ -303,16 +324,28 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions,
       );
       return `SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${s.columns.map((c) => sqlIdent(c.alias)).join(', ')})`;
     }
-    case 'select':
-      return `SELECT ${hidden}${s.items.map((it) => `${exprSql(it.expr, VALUE)} AS ${sqlIdent(it.alias)}`).join(', ') || '1 AS "__empty"'} ${from}`;
+    case 'select': {
+      const out = new Map<string, number>();
+      const items = s.items.map((it) => {
+        const c = projected(exprSql(it.expr, VALUE), flow.in);
+        if (c.weight > 1) out.set(it.alias, c.weight);
+        return `${c.sql} AS ${sqlIdent(it.alias)}`;
+      });
+      flow.out = out;
+      return `SELECT ${hidden}${items.join(', ') || '1 AS "__empty"'} ${from}`;
+    }
     case 'aggregate': {
-      if (s.aggs.some((a) => isSideAggregate(a.expr))) return sideAggregatesSql(s, prev, i, opts);
-      const keys = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
+      if (s.aggs.some((a) => isSideAggregate(a.expr))) return sideAggregatesSql(s, prev, i, opts, flow);
+      // A heavy key is computed behind a barrier below the summary: DuckDB pushes a filter on a key through
+      // the summary by writing the key's definition into it.
+      const keyed = groupKeys(s.keys, flow);
+      const keys = keyed.keys.map((k, j) => `${k} AS ${sqlIdent(s.keys[j]!.alias)}`);
       const aggs = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
       // rowsMatched: the rows that went into the summary, as a window over the groups' counts.
       if (i === opts.matchedAt) aggs.push('sum(count(*)) OVER () AS "__m"');
       const group = s.keys.length ? ` GROUP BY ${s.keys.map((_, j) => j + 1).join(', ')}` : '';
-      return `SELECT ${[...keys, ...aggs].join(', ')} ${from}${group}`;
+      const source = keyed.barriers.length ? `FROM (SELECT *, ${keyed.barriers.join(', ')} ${from}) AS k${i}` : from;
+      return `SELECT ${[...keys, ...aggs].join(', ')} ${source}${group}`;
     }
     case 'order': {
       const keys = orderSql(s.keys);
@@ -335,9 +368,17 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions,
     case 'distinct':
       return `SELECT DISTINCT * ${from}`;
     case 'count':
+      flow.out = NO_WEIGHTS;
       return `SELECT count(*) AS ${sqlIdent(s.alias)} ${from}`;
-    case 'union':
-      return `SELECT * FROM (${s.inputs.map((inp) => `(${stagesSql(inp, opts)})`).join(' UNION ALL ')}) AS u${i}`;
+    case 'union': {
+      // A filter on the union is pushed into every input: a column weighs what it weighs in the heaviest.
+      const inputs = s.inputs.map((inp) => stagesRelation(inp, opts));
+      const out = new Map<string, number>();
+      for (const r of inputs)
+        for (const [alias, w] of r.weights ?? NO_WEIGHTS) out.set(alias, Math.max(w, out.get(alias) ?? 1));
+      flow.out = out;
+      return `SELECT * FROM (${inputs.map((r) => `(${relationSql(r, r.n)})`).join(' UNION ALL ')}) AS u${i}`;
+    }
     case 'join': {
       const keys = s.on.map((o) => `l.${sqlIdent(o.left)}`);
       const left =
@@ -347,7 +388,15 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions,
           : `(${prev})`;
       const cond = s.on.map((o, j) => `${keys[j]} = r.${sqlIdent(o.right)}`).join(' AND ');
       const rightCols = s.rightColumns.map((c) => `r.${sqlIdent(c.from)} AS ${sqlIdent(c.alias)}`);
-      return `SELECT l.*${rightCols.length ? `, ${rightCols.join(', ')}` : ''} FROM ${left} AS l ${s.joinKind === 'leftouter' ? 'LEFT JOIN' : 'JOIN'} (${stagesSql(s.right, opts)}) AS r ON ${cond}`;
+      const right = stagesRelation(s.right, opts);
+      const out = new Map(flow.in);
+      for (const c of s.rightColumns) {
+        const w = right.weights?.get(c.from);
+        if (w === undefined) out.delete(c.alias);
+        else out.set(c.alias, w);
+      }
+      flow.out = out;
+      return `SELECT l.*${rightCols.length ? `, ${rightCols.join(', ')}` : ''} FROM ${left} AS l ${s.joinKind === 'leftouter' ? 'LEFT JOIN' : 'JOIN'} (${relationSql(right, right.n)}) AS r ON ${cond}`;
     }
     case 'expand': {
       const lists = s.items.map((it) => expandList(exprSql(it.expr, VALUE), it.bag, it.limit));
@@ -364,22 +413,49 @@ function stageSql(bs: BoundStage, prev: string, i: number, opts: CompileOptions,
         ),
         ...(s.indexAlias ? [sqlIdent(s.indexAlias)] : []),
       ];
+      // The kept columns are what they were; the elements are new columns.
+      flow.out = new Map(s.keep.flatMap((k) => (flow.in.has(k) ? [[k, flow.in.get(k)!] as const] : [])));
       return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} ${from}) AS x${i}`;
     }
     case 'sample':
       return `SELECT * ${from} USING SAMPLE ${(s.fraction * 100).toFixed(6)} PERCENT (bernoulli)`;
     case 'series':
-      return seriesSql(s, prev, i);
+      return seriesSql(s, prev, i, flow);
   }
+}
+
+/**
+ * A summary's group keys as its SELECT reads them: each key's SQL, or the name of the column a heavy key is
+ * computed in behind a barrier (`barriers`, the columns to add below the summary). Sets
+ * the keys' weights as the stage's.
+ */
+function groupKeys(keys: { alias: string; expr: BExpr }[], flow: WeightFlow): { keys: string[]; barriers: string[] } {
+  const barriers: string[] = [];
+  const out = new Map<string, number>();
+  const sql = keys.map((k, j) => {
+    const key = weigh(exprSql(k.expr, VALUE), flow.in);
+    if (!key.heavy) {
+      if (key.weight > 1) out.set(k.alias, key.weight);
+      return key.sql;
+    }
+    const name = sqlIdent(`__kb${j}`);
+    barriers.push(`${behindBarrier(key.sql)} AS ${name}`);
+    return name;
+  });
+  flow.out = out;
+  return { keys: sql, barriers };
 }
 
 /**
  * make-series in SQL: aggregate per (group, step), lay every group over the full list of steps (missing
  * steps take the default), and collect each group's values in step order into arrays.
  */
-function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: number): string {
+function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: number, flow: WeightFlow): string {
   const isTime = s.axis.type === 'datetime';
-  const axis = isTime ? `epoch_ns(${exprSql(s.axis, VALUE)})` : `CAST(${exprSql(s.axis, VALUE)} AS DOUBLE)`;
+  // The steps' bounds are a filter on the axis: it and heavy keys are computed behind barriers (see groupKeys).
+  const axisSql = isTime ? `epoch_ns(${exprSql(s.axis, VALUE)})` : `CAST(${exprSql(s.axis, VALUE)} AS DOUBLE)`;
+  const axis = projected(axisSql, flow.in).sql;
+  const keyed = groupKeys(s.keys, flow);
   const step = isTime ? String(s.step) : String(Number(s.step));
   const num = (e: BExpr) => (isTime ? `epoch_ns(${exprSql(e, VALUE)})` : `CAST(${exprSql(e, VALUE)} AS DOUBLE)`);
   const floorTo = (x: string) =>
@@ -400,7 +476,7 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
       ? `((SELECT max("__b") FROM a) + ${step})`
       : `(((SELECT max("__b") FROM a) + 1) * ${step})`;
   const keys = s.keys.map((k) => sqlIdent(k.alias));
-  const keySel = s.keys.map((k) => `${exprSql(k.expr, VALUE)} AS ${sqlIdent(k.alias)}`);
+  const keySel = keyed.keys.map((k, j) => `${k} AS ${keys[j]}`);
   const aggSel = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
   const groupBy = [...keys, '"__b"'].join(', ');
   const steps = isTime
@@ -418,7 +494,7 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
     : `to_json(list(${stepStart} ORDER BY b."__b"))`;
   const within = bounded ? ` WHERE "__a" >= ${lo} AND "__a" < ${hi}` : '';
   // a is read four times and holds a row per group and step: materialised, the data is scanned once.
-  return `WITH p AS (SELECT *, ${axis} AS "__a" FROM (${prev}) AS s${i}),
+  return `WITH p AS (SELECT *, ${[...keyed.barriers, `${axis} AS "__a"`].join(', ')} FROM (${prev}) AS s${i}),
     a AS MATERIALIZED (SELECT ${[...keySel, ...aggSel, `${bucket} AS "__b"`].join(', ')}
           FROM p${within} GROUP BY ${groupBy}),
     g AS (SELECT DISTINCT ${keys.length ? keys.join(', ') : '1 AS "__one"'} FROM a),
@@ -438,9 +514,17 @@ function sideAggregatesSql(
   prev: string,
   i: number,
   opts: CompileOptions,
+  flow: WeightFlow,
 ): string {
   const keyCols = s.keys.map((_, j) => `"__hk${j}"`);
-  const src = `SELECT *${s.keys.map((k, j) => `, ${exprSql(k.expr, VALUE)} AS ${keyCols[j]}`).join('')} FROM (${prev}) AS s${i}`;
+  const weights = new Map<string, number>();
+  const keySql = s.keys.map((k, j) => {
+    const key = projected(exprSql(k.expr, VALUE), flow.in);
+    if (key.weight > 1) weights.set(k.alias, key.weight);
+    return `, ${key.sql} AS ${keyCols[j]}`;
+  });
+  flow.out = weights;
+  const src = `SELECT *${keySql.join('')} FROM (${prev}) AS s${i}`;
   const frame: SideFrame = {
     keyCols,
     on: (a, b) =>
@@ -471,13 +555,13 @@ function sideAggregatesSql(
   return `WITH h AS NOT MATERIALIZED (${src}), r AS (${r}), ${ctes.join(', ')} SELECT ${out.join(', ')} FROM r ${joins.join(' ')}`;
 }
 
-/** The SQL of a pipeline (no final SELECT): for union inputs and the right side of a join. */
-function stagesSql(stages: BoundStage[], opts: CompileOptions): string {
+/** A pipeline's relation (no final SELECT), for union inputs and the right side of a join; `n` for its alias. */
+function stagesRelation(stages: BoundStage[], opts: CompileOptions): Relation & { n: number } {
   let rel = EMPTY;
   stages.forEach((s, i) => {
     rel = stageRelation(s, rel, i, { ...opts, matchedAt: undefined, matchedCte: undefined });
   });
-  return relationSql(rel, stages.length);
+  return { ...rel, n: stages.length };
 }
 
 /** The list mv-expand unnests: an array's elements, a bag's entries ({key: value}, or [key, value] for kind=array). */
