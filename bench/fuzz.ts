@@ -311,14 +311,25 @@ function hungryQuery(rnd: Rnd): string {
     case 8: // results past what one answer may hold
       return `print x=range(1,${n(1000, 50_000)},1) | mv-expand x | extend s=strrep('abcdefgh', ${n(100, 1024)}), t=strrep('xyz', ${n(100, 1024)})`;
     case 9: {
-      // columns each made from the one before it twice, then a filter DuckDB writes their definitions into
+      // columns made from one another, then filters and summaries that DuckDB would push down into them
+      const long = rnd() < 0.5;
+      const base = long
+        ? `strrep(strcat(tostring(x), 'abcdefghabcdefgh'), ${n(10, 1000)})`
+        : pick(['tostring(x)', 'x']);
       const step = pick([
         ' | extend s = substring(strcat(s, s), 0, 4)',
         ' | summarize c = count() by s = substring(strcat(s, s), 0, 4)',
         ' | extend s = iff(strlen(s) > 2, s, strcat(s, s))',
+        ' | summarize h = histogram(strlen(s), 2), c = count() by s = substring(s, 0, 2)',
       ]);
-      const q = `print x=range(1,${n(1, 3000)},1) | mv-expand x | extend s = tostring(x)${step.repeat(n(4, 24))}`;
-      return `${q} | ${pick(["where s startswith '1' | count", 'summarize h = histogram(strlen(s), 10)', "where s != '' | summarize p = phrases(s)"])}`;
+      const many = `strlen(strcat(${Array(n(2, 60)).fill('s').join(', ')}))`;
+      const q = `print x=range(1,${n(1, 3000)},1) | mv-expand x to typeof(string) | extend s = ${base}${step.repeat(n(2, 24))}`;
+      return `${q} | ${pick([
+        "where s startswith '1' | count",
+        `where ${Array(n(1, 20)).fill(many).join(' + ')} > 0 | count`,
+        'summarize h = histogram(strlen(s), 10)',
+        "where s != '' | summarize p = phrases(s)",
+      ])}`;
     }
     default: {
       // tabular lets that double

@@ -16,7 +16,14 @@ import { SQL_TYPE_OF } from '../types.js';
 import type { BExpr, BoundColumn, BoundStage, OrderKey, Stage } from '../binder/bound.js';
 import type { LiteralValue } from '../parser/ast.js';
 import { isSideAggregate, type SideFrame, sidePlan } from './side-aggregates.js';
-import { behindBarrier, NO_WEIGHTS, projected, weigh, type Weights } from './pushdown-barriers.js';
+import {
+  behindBarrier,
+  definitionWeight,
+  keptFilter,
+  NO_WEIGHTS,
+  tooHeavyToPush,
+  type Weights,
+} from './pushed-filters.js';
 
 export interface Cursor {
   timeNs: bigint;
@@ -163,8 +170,10 @@ interface Relation {
   filters: BExpr[];
   /** `sql` is this scan's SELECT. */
   scan?: ScanSource;
-  /** The column references each column stands for in a filter DuckDB pushes into it (./pushdown-barriers.ts). */
+  /** The computed expressions a reference to each column stands for in a filter DuckDB pushes (./pushed-filters.ts). */
   weights?: Weights;
+  /** `sql` reads a relation more than once: a summary with side aggregations (see sideAggregatesSql). */
+  rereads?: boolean;
 }
 
 /** What a scan reads: its table (with any sample), its own conditions, and each column's SQL over the table. */
@@ -228,14 +237,17 @@ const TAKES_WHERE = new Set<Stage['kind']>(['count', 'select', 'order', 'limit',
 function stageRelation(bs: BoundStage, rel: Relation, i: number, opts: CompileOptions): Relation {
   const s = bs.stage;
   if (s.kind === 'filter') {
-    return { ...rel, filters: [...rel.filters, s.predicate] };
+    const condition = exprSql(s.predicate, FILTER);
+    if (!tooHeavyToPush(condition, rel.weights ?? NO_WEIGHTS))
+      return { ...rel, filters: [...rel.filters, s.predicate] };
+    return { ...rel, sql: keptFilter(relationSql(rel, i), condition, i), filters: [], scan: undefined };
   }
   if (s.kind === 'scan') {
     const scan = scanSource(s, opts);
     return { sql: scanSql(scan, opts), filters: [], scan };
   }
-  const flow: WeightFlow = { in: rel.weights ?? NO_WEIGHTS };
-  const done = (sql: string): Relation => ({ sql, filters: [], weights: flow.out ?? flow.in });
+  const flow: WeightFlow = { in: rel.weights ?? NO_WEIGHTS, rereads: rel.rereads === true };
+  const done = (sql: string): Relation => ({ sql, filters: [], weights: flow.out ?? flow.in, rereads: flow.rereads });
   const plain = s.kind === 'aggregate' && !s.aggs.some((a) => isSideAggregate(a.expr));
   if (rel.scan && (plain || s.kind === 'count')) {
     return done(inline(rel.scan, rel.filters, `s${i}`, (from) => stageSql(bs, '', i, opts, flow, from)));
@@ -248,11 +260,12 @@ function stageRelation(bs: BoundStage, rel: Relation, i: number, opts: CompileOp
 
 /**
  * The weights of the columns a stage reads, and those of the columns it makes when it defines or drops any
- * (left unset, they are the ones it read).
+ * (left unset, they are the ones it read); whether its SQL, or what it reads, reads a relation more than once.
  */
 interface WeightFlow {
   in: Weights;
   out?: Weights;
+  rereads: boolean;
 }
 
 function outputSql(c: BoundColumn): string {
@@ -325,27 +338,18 @@ function stageSql(
       return `SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${s.columns.map((c) => sqlIdent(c.alias)).join(', ')})`;
     }
     case 'select': {
-      const out = new Map<string, number>();
-      const items = s.items.map((it) => {
-        const c = projected(exprSql(it.expr, VALUE), flow.in);
-        if (c.weight > 1) out.set(it.alias, c.weight);
-        return `${c.sql} AS ${sqlIdent(it.alias)}`;
-      });
-      flow.out = out;
-      return `SELECT ${hidden}${items.join(', ') || '1 AS "__empty"'} ${from}`;
+      const items = defined(s.items, flow);
+      return `SELECT ${hidden}${items.map((it, j) => `${it} AS ${sqlIdent(s.items[j]!.alias)}`).join(', ') || '1 AS "__empty"'} ${from}`;
     }
     case 'aggregate': {
       if (s.aggs.some((a) => isSideAggregate(a.expr))) return sideAggregatesSql(s, prev, i, opts, flow);
-      // A heavy key is computed behind a barrier below the summary: DuckDB pushes a filter on a key through
-      // the summary by writing the key's definition into it.
-      const keyed = groupKeys(s.keys, flow);
-      const keys = keyed.keys.map((k, j) => `${k} AS ${sqlIdent(s.keys[j]!.alias)}`);
+      // A filter on a key is pushed through the summary with the key's definition written in: keys weigh.
+      const keys = defined(s.keys, flow).map((k, j) => `${k} AS ${sqlIdent(s.keys[j]!.alias)}`);
       const aggs = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
       // rowsMatched: the rows that went into the summary, as a window over the groups' counts.
       if (i === opts.matchedAt) aggs.push('sum(count(*)) OVER () AS "__m"');
       const group = s.keys.length ? ` GROUP BY ${s.keys.map((_, j) => j + 1).join(', ')}` : '';
-      const source = keyed.barriers.length ? `FROM (SELECT *, ${keyed.barriers.join(', ')} ${from}) AS k${i}` : from;
-      return `SELECT ${[...keys, ...aggs].join(', ')} ${source}${group}`;
+      return `SELECT ${[...keys, ...aggs].join(', ')} ${from}${group}`;
     }
     case 'order': {
       const keys = orderSql(s.keys);
@@ -375,8 +379,9 @@ function stageSql(
       const inputs = s.inputs.map((inp) => stagesRelation(inp, opts));
       const out = new Map<string, number>();
       for (const r of inputs)
-        for (const [alias, w] of r.weights ?? NO_WEIGHTS) out.set(alias, Math.max(w, out.get(alias) ?? 1));
+        for (const [alias, w] of r.weights ?? NO_WEIGHTS) out.set(alias, Math.max(w, out.get(alias) ?? 0));
       flow.out = out;
+      flow.rereads ||= inputs.some((r) => r.rereads);
       return `SELECT * FROM (${inputs.map((r) => `(${relationSql(r, r.n)})`).join(' UNION ALL ')}) AS u${i}`;
     }
     case 'join': {
@@ -389,6 +394,7 @@ function stageSql(
       const cond = s.on.map((o, j) => `${keys[j]} = r.${sqlIdent(o.right)}`).join(' AND ');
       const rightCols = s.rightColumns.map((c) => `r.${sqlIdent(c.from)} AS ${sqlIdent(c.alias)}`);
       const right = stagesRelation(s.right, opts);
+      flow.rereads ||= right.rereads === true;
       const out = new Map(flow.in);
       for (const c of s.rightColumns) {
         const w = right.weights?.get(c.from);
@@ -413,8 +419,11 @@ function stageSql(
         ),
         ...(s.indexAlias ? [sqlIdent(s.indexAlias)] : []),
       ];
-      // The kept columns are what they were; the elements are new columns.
-      flow.out = new Map(s.keep.flatMap((k) => (flow.in.has(k) ? [[k, flow.in.get(k)!] as const] : [])));
+      // The kept columns are what they were; the elements are converted once from what unnest made.
+      flow.out = new Map([
+        ...s.keep.flatMap((k) => (flow.in.has(k) ? [[k, flow.in.get(k)!] as const] : [])),
+        ...s.items.map((it) => [it.alias, it.toType ? 1 : 0] as const),
+      ]);
       return `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} ${from}) AS x${i}`;
     }
     case 'sample':
@@ -425,25 +434,19 @@ function stageSql(
 }
 
 /**
- * A summary's group keys as its SELECT reads them: each key's SQL, or the name of the column a heavy key is
- * computed in behind a barrier (`barriers`, the columns to add below the summary). Sets
- * the keys' weights as the stage's.
+ * The SQL of the columns a stage defines, setting their weights as the stage's (only theirs: what the
+ * stage does not name it does not pass on).
  */
-function groupKeys(keys: { alias: string; expr: BExpr }[], flow: WeightFlow): { keys: string[]; barriers: string[] } {
-  const barriers: string[] = [];
+function defined(items: { alias: string; expr: BExpr }[], flow: WeightFlow): string[] {
   const out = new Map<string, number>();
-  const sql = keys.map((k, j) => {
-    const key = weigh(exprSql(k.expr, VALUE), flow.in);
-    if (!key.heavy) {
-      if (key.weight > 1) out.set(k.alias, key.weight);
-      return key.sql;
-    }
-    const name = sqlIdent(`__kb${j}`);
-    barriers.push(`${behindBarrier(key.sql)} AS ${name}`);
-    return name;
+  const sql = items.map((it) => {
+    const d = exprSql(it.expr, VALUE);
+    const w = definitionWeight(d, flow.in);
+    if (w > 0) out.set(it.alias, w);
+    return d;
   });
   flow.out = out;
-  return { keys: sql, barriers };
+  return sql;
 }
 
 /**
@@ -452,10 +455,10 @@ function groupKeys(keys: { alias: string; expr: BExpr }[], flow: WeightFlow): { 
  */
 function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: number, flow: WeightFlow): string {
   const isTime = s.axis.type === 'datetime';
-  // The steps' bounds are a filter on the axis: it and heavy keys are computed behind barriers (see groupKeys).
   const axisSql = isTime ? `epoch_ns(${exprSql(s.axis, VALUE)})` : `CAST(${exprSql(s.axis, VALUE)} AS DOUBLE)`;
-  const axis = projected(axisSql, flow.in).sql;
-  const keyed = groupKeys(s.keys, flow);
+  // The steps' bounds are a filter on the axis, pushed with the axis's definition written in (see pushed-filters.ts).
+  const axis = tooHeavyToPush(axisSql, flow.in) ? behindBarrier(axisSql) : axisSql;
+  const keySql = defined(s.keys, flow);
   const step = isTime ? String(s.step) : String(Number(s.step));
   const num = (e: BExpr) => (isTime ? `epoch_ns(${exprSql(e, VALUE)})` : `CAST(${exprSql(e, VALUE)} AS DOUBLE)`);
   const floorTo = (x: string) =>
@@ -476,7 +479,7 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
       ? `((SELECT max("__b") FROM a) + ${step})`
       : `(((SELECT max("__b") FROM a) + 1) * ${step})`;
   const keys = s.keys.map((k) => sqlIdent(k.alias));
-  const keySel = keyed.keys.map((k, j) => `${k} AS ${keys[j]}`);
+  const keySel = keySql.map((k, j) => `${k} AS ${keys[j]}`);
   const aggSel = s.aggs.map((a) => `${exprSql(a.expr, VALUE)} AS ${sqlIdent(a.alias)}`);
   const groupBy = [...keys, '"__b"'].join(', ');
   const steps = isTime
@@ -494,7 +497,7 @@ function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: numbe
     : `to_json(list(${stepStart} ORDER BY b."__b"))`;
   const within = bounded ? ` WHERE "__a" >= ${lo} AND "__a" < ${hi}` : '';
   // a is read four times and holds a row per group and step: materialised, the data is scanned once.
-  return `WITH p AS (SELECT *, ${[...keyed.barriers, `${axis} AS "__a"`].join(', ')} FROM (${prev}) AS s${i}),
+  return `WITH p AS (SELECT *, ${axis} AS "__a" FROM (${prev}) AS s${i}),
     a AS MATERIALIZED (SELECT ${[...keySel, ...aggSel, `${bucket} AS "__b"`].join(', ')}
           FROM p${within} GROUP BY ${groupBy}),
     g AS (SELECT DISTINCT ${keys.length ? keys.join(', ') : '1 AS "__one"'} FROM a),
@@ -517,20 +520,16 @@ function sideAggregatesSql(
   flow: WeightFlow,
 ): string {
   const keyCols = s.keys.map((_, j) => `"__hk${j}"`);
-  const weights = new Map<string, number>();
-  const keySql = s.keys.map((k, j) => {
-    const key = projected(exprSql(k.expr, VALUE), flow.in);
-    if (key.weight > 1) weights.set(k.alias, key.weight);
-    return `, ${key.sql} AS ${keyCols[j]}`;
-  });
-  flow.out = weights;
-  const src = `SELECT *${keySql.join('')} FROM (${prev}) AS s${i}`;
+  const src = `SELECT *${defined(s.keys, flow)
+    .map((k, j) => `, ${k} AS ${keyCols[j]}`)
+    .join('')} FROM (${prev}) AS s${i}`;
   const frame: SideFrame = {
     keyCols,
     on: (a, b) =>
       keyCols.length ? `ON ${keyCols.map((k) => `${a}.${k} IS NOT DISTINCT FROM ${b}.${k}`).join(' AND ')}` : 'ON TRUE',
     groupBy: (prefix = '') => (keyCols.length ? ` GROUP BY ${keyCols.map((k) => prefix + k).join(', ')}` : ''),
     arg: (e) => arg(e, VALUE),
+    tooHeavyToPush: (condition) => tooHeavyToPush(condition, flow.in),
   };
   const rangeCols: string[] = [];
   const ctes: string[] = [];
@@ -551,8 +550,11 @@ function sideAggregatesSql(
   rangeCols.push('count(*) AS "__n"');
   if (i === opts.matchedAt) out.push('sum(r."__n") OVER () AS "__m"');
   const r = `SELECT ${[...keyCols, ...rangeCols].join(', ')} FROM h${frame.groupBy()}`;
-  // h is read once per side aggregation and once for r: not materialised, each read scans only what it uses.
-  return `WITH h AS NOT MATERIALIZED (${src}), r AS (${r}), ${ctes.join(', ')} SELECT ${out.join(', ')} FROM r ${joins.join(' ')}`;
+  // h is read once per side aggregation and once for r: not materialised, each read scans only what it
+  // uses. Unless it reads such a summary itself: nested, each level would multiply the reads of those below.
+  const h = flow.rereads ? 'MATERIALIZED' : 'NOT MATERIALIZED';
+  flow.rereads = true;
+  return `WITH h AS ${h} (${src}), r AS (${r}), ${ctes.join(', ')} SELECT ${out.join(', ')} FROM r ${joins.join(' ')}`;
 }
 
 /** A pipeline's relation (no final SELECT), for union inputs and the right side of a join; `n` for its alias. */

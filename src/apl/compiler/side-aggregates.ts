@@ -42,6 +42,8 @@ export interface SideFrame {
   on(a: string, b: string): string;
   groupBy(prefix?: string): string;
   arg(e: BExpr): SqlArg;
+  /** Whether a WHERE with this condition over `h` is one DuckDB would push down computing too much again (./pushed-filters.ts). */
+  tooHeavyToPush(condition: string): boolean;
 }
 
 const SIDE = new Set(['histogram', 'histogramif', 'phrases', 'spotlight']);
@@ -69,7 +71,12 @@ function histogramPlan(e: Extract<BExpr, { k: 'agg' }>, n: number, f: SideFrame)
   const rows = `${v.sql} IS NOT NULL${when}`;
   const [lo, hi] = [`r."__lo${n}"`, `r."__hi${n}"`];
   const bin = `CASE WHEN ${hi} = ${lo} THEN ${bins} - 1 ELSE least(CAST(floor((${x} - ${lo}) * ${bins} / (${hi} - ${lo})) AS BIGINT), ${bins} - 1) END`;
-  const counted = `SELECT ${list(...f.keyCols.map((k) => `h.${k}`), `${bin} AS "__b"`, 'count(*) AS "__c"')} FROM h JOIN r ${f.on('h', 'r')} WHERE ${rows} GROUP BY ALL`;
+  // Where a WHERE would be pushed into h computing too much again, the rows are chosen inside the count
+  // instead, and a bin of no such row is dropped after.
+  const [counting, where, having] = f.tooHeavyToPush(rows)
+    ? [`count(*) FILTER (WHERE ${rows})`, '', ' HAVING "__c" > 0']
+    : ['count(*)', ` WHERE ${rows}`, ''];
+  const counted = `SELECT ${list(...f.keyCols.map((k) => `h.${k}`), `${bin} AS "__b"`, `${counting} AS "__c"`)} FROM h JOIN r ${f.on('h', 'r')}${where} GROUP BY ALL${having}`;
   return {
     range: [`min(${x}) FILTER (WHERE ${rows}) AS "__lo${n}"`, `max(${x}) FILTER (WHERE ${rows}) AS "__hi${n}"`],
     ctes: [
@@ -84,7 +91,10 @@ function phrasesPlan(e: Extract<BExpr, { k: 'agg' }>, n: number, f: SideFrame): 
   const x = f.arg(e.args[0]!);
   const max = e.args[1] ? Number((e.args[1] as { value: bigint }).value) : 10;
   const keys = f.keyCols.join(', ');
-  const grams = `SELECT ${list(keys, `unnest(from_json(ferry_phrase_grams(${asStringSql(x)}), '["VARCHAR"]')) AS "__g"`)} FROM h WHERE ${x.sql} IS NOT NULL`;
+  // A null text has no grams (unnest of null is no row): the WHERE only skips them early, and is left out
+  // where DuckDB would push it into h computing too much again.
+  const nonNull = `${x.sql} IS NOT NULL`;
+  const grams = `SELECT ${list(keys, `unnest(from_json(ferry_phrase_grams(${asStringSql(x)}), '["VARCHAR"]')) AS "__g"`)} FROM h${f.tooHeavyToPush(nonNull) ? '' : ` WHERE ${nonNull}`}`;
   const counted = `SELECT *, length("__g") - length(replace("__g", ' ', '')) + 1 AS "__w" FROM (SELECT ${list(keys, '"__g"', 'count(*) AS "__c"')} FROM (${grams}) GROUP BY ALL)`;
   const order = 'ORDER BY "__c" DESC, "__w" DESC, "__g"';
   const best = `SELECT * FROM (${counted}) QUALIFY row_number() OVER (${keys ? `PARTITION BY ${keys} ` : ''}${order}) <= ${PHRASE_CANDIDATES_PER_RESULT * max}`;

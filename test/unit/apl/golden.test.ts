@@ -5,32 +5,7 @@
  * read the diff before committing it.
  */
 import { describe, expect, it } from 'vitest';
-import { bind } from '../../../src/apl/binder/binder.js';
-import { compile } from '../../../src/apl/compiler/compiler.js';
-import { parseQuery } from '../../../src/apl/parser/parser.js';
-import type { DatasetSchema } from '../../../src/apl/types.js';
-
-const ACCESS: DatasetSchema = {
-  table: 't_access',
-  fields: [
-    { name: 'method', column: 'f1', type: 'string' },
-    { name: 'uri', column: 'f2', type: 'string' },
-    { name: 'status', column: 'f3', type: 'long' },
-    { name: 'request_time', column: 'f4', type: 'real' },
-    { name: 'remote_addr', column: 'f5', type: 'string' },
-    { name: 'tags', column: 'f6', type: 'dynamic', shape: 'array' },
-    { name: 'attributes', column: 'f7', type: 'dynamic', shape: 'dictionary' },
-    { name: 'cached', column: 'f8', type: 'bool' },
-  ],
-};
-const TRACES: DatasetSchema = {
-  table: 't_traces',
-  fields: [
-    { name: 'trace_id', column: 'f1', type: 'string' },
-    { name: 'duration', column: 'f2', type: 'long' },
-    { name: 'service', column: 'f3', type: 'string' },
-  ],
-};
+import { ACCESS, compiledSql, TRACES } from '../../support/apl-sql.js';
 
 const CORPUS = [
   "['access'] | where status >= 500 | count",
@@ -66,15 +41,7 @@ const CORPUS = [
 const NOW_NS = 1_767_225_600_000_000_000n; // 2026-01-01T00:00:00Z
 
 function sqlOf(apl: string): string {
-  const schemas: Record<string, DatasetSchema> = { access: ACCESS, traces: TRACES };
-  const bound = bind(parseQuery(apl), apl, {
-    schema: (d) => schemas[d],
-    nowNs: NOW_NS,
-    binAutoNs: 60_000_000_000n,
-    rangeNs: 86_400_000_000_000n,
-    datasets: () => Object.keys(schemas),
-  });
-  return compile(bound.stages, { limit: 1000 }).sql;
+  return compiledSql(apl, { access: ACCESS, traces: TRACES }, { limit: 1000 }, NOW_NS);
 }
 
 describe('the SQL the compiler emits (golden)', () => {
