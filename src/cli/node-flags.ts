@@ -27,8 +27,9 @@ export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
  * UV_THREADPOOL_SIZE=16: every DuckDB statement holds a thread of libuv's pool while it runs, and file
  * reads and writes and zlib wait for the same threads. With libuv's default of four, four long queries
  * held an ingest of two events 12.4 s; the store opens no more connections than the pool leaves a thread
- * free beside (service/store/connection-plan.ts), which at four threads is two for reads and one for
- * ingest. Sixteen serve four read connections and one ingest connection a core up to eleven cores.
+ * free beside (service/store/connection-plan.ts), which at four threads is one each for queries, the
+ * catalog and ingest. Sixteen serve four query connections, two for the catalog and one ingest connection
+ * a core up to eight cores.
  */
 export const DAEMON_ENV: Readonly<Record<string, string>> = {
   MALLOC_ARENA_MAX: '2',

@@ -82,10 +82,11 @@ export async function startService(
     log.warn(
       {
         UV_THREADPOOL_SIZE: connections.threads,
-        readConnections: connections.reads,
+        queryConnections: connections.queries,
+        catalogConnections: connections.catalog,
         ingestConnections: connections.ingest,
       },
-      `libuv's thread pool has ${connections.threads} threads, fewer than the ${connections.wantedThreads} the store's connections want (every DuckDB statement holds one while it runs, and one is left free): it opens ${connections.reads} for reads and ${connections.ingest} for ingest, so queries and ingest wait for each other sooner; start ferry with UV_THREADPOOL_SIZE=${connections.wantedThreads} or more (npm start, systemd/ferry.service and the Docker image set ${DAEMON_POOL_THREADS})`,
+      `libuv's thread pool has ${connections.threads} threads, fewer than the ${connections.wantedThreads} the store's connections want (every DuckDB statement holds one while it runs, and one is left free): it opens ${connections.queries} for queries, ${connections.catalog} for the catalog and ${connections.ingest} for ingest, so they wait for each other sooner; start ferry with UV_THREADPOOL_SIZE=${connections.wantedThreads} or more (npm start, systemd/ferry.service and the Docker image set ${DAEMON_POOL_THREADS})`,
     );
   store.db.onReopen = ({ phase, error }) => {
     if (phase === 'start')

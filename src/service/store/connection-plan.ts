@@ -7,8 +7,14 @@
  */
 import { availableParallelism } from 'node:os';
 
-/** Connections for reads (queries, the catalog, monitors) when the pool has threads enough. */
-export const READ_CONNECTIONS = 4;
+/** Connections for queries (APL and MPL statements, monitors' runs), the longest statements, when the pool has threads enough. */
+export const QUERY_CONNECTIONS = 4;
+
+/**
+ * Connections for the rest beside ingest: the catalog (datasets, fields, tokens, monitors, starred queries),
+ * metrics' writes, retention and datasets' figures. Their own, so four long queries hold none of it up.
+ */
+export const CATALOG_CONNECTIONS = 2;
 
 /** Threads of the pool no DuckDB statement may take: the spool's writes, file sources' reads, zlib. */
 export const FREE_THREADS = 1;
@@ -17,8 +23,8 @@ export const FREE_THREADS = 1;
 export const MAX_INGEST_CONNECTIONS = 8;
 
 /**
- * The pool's threads the daemon is started with (cli/node-flags.ts DAEMON_ENV): four read connections and
- * the most ingest connections, one thread free, and threads to spare.
+ * The pool's threads the daemon is started with (cli/node-flags.ts DAEMON_ENV): the query and catalog
+ * connections, the most ingest connections and one thread free, with one to spare.
  */
 export const DAEMON_POOL_THREADS = 16;
 
@@ -36,8 +42,10 @@ export function libuvPoolSize(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 export interface ConnectionPlan {
-  /** The general pool's connections (reads, catalog work). */
-  reads: number;
+  /** The query pool's connections. */
+  queries: number;
+  /** The general pool's connections (see CATALOG_CONNECTIONS). */
+  catalog: number;
   /** The ingest pool's connections: one a core up to MAX_INGEST_CONNECTIONS, as the pool allows. */
   ingest: number;
   /** The pool's threads, those every connection wanted would need, and whether it has them. */
@@ -47,15 +55,17 @@ export interface ConnectionPlan {
 }
 
 /**
- * The connections for a pool of `threads` threads and `cores` cores: FREE_THREADS stay free, ingest keeps at
- * least one connection, reads take up to READ_CONNECTIONS of the rest (at least one), and ingest the rest
- * up to one a core (at most MAX_INGEST_CONNECTIONS). A pool of one or two threads still gets one of each.
+ * The connections for a pool of `threads` threads and `cores` cores: FREE_THREADS stay free; the catalog
+ * and ingest keep at least one connection each; queries take up to QUERY_CONNECTIONS of the rest (at least
+ * one), then the catalog up to CATALOG_CONNECTIONS, and ingest the rest up to one a core (at most
+ * MAX_INGEST_CONNECTIONS). A pool of fewer than four threads still gets one of each.
  */
 export function connectionPlan(threads = libuvPoolSize(), cores = availableParallelism()): ConnectionPlan {
   const wanted = Math.min(cores, MAX_INGEST_CONNECTIONS);
-  const usable = Math.max(2, threads - FREE_THREADS);
-  const reads = Math.min(READ_CONNECTIONS, usable - 1);
-  const ingest = Math.max(1, Math.min(wanted, usable - reads));
-  const wantedThreads = READ_CONNECTIONS + wanted + FREE_THREADS;
-  return { reads, ingest, threads, wantedThreads, enough: threads >= wantedThreads };
+  const usable = Math.max(3, threads - FREE_THREADS);
+  const catalog = Math.min(CATALOG_CONNECTIONS, Math.max(1, usable - QUERY_CONNECTIONS - 1));
+  const queries = Math.min(QUERY_CONNECTIONS, usable - catalog - 1);
+  const ingest = Math.max(1, Math.min(wanted, usable - catalog - queries));
+  const wantedThreads = QUERY_CONNECTIONS + CATALOG_CONNECTIONS + wanted + FREE_THREADS;
+  return { queries, catalog, ingest, threads, wantedThreads, enough: threads >= wantedThreads };
 }

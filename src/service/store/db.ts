@@ -484,6 +484,7 @@ export class Database {
   };
   private instance: DuckDBInstance;
   private closed = false;
+  /** The pool of `use`: what the store's own pools (ingest, queries) do not run, the catalog's work first. */
   private readonly general: ConnPool;
 
   private constructor(

@@ -198,6 +198,8 @@ export class EventStore {
   private schemaSeq = 0;
   private readonly catalogLock = new Mutex();
   private ingestPool!: ConnPool;
+  /** Queries' statements: apart from the catalog's (the database's general pool), which they never hold up. */
+  private queryPool!: ConnPool;
   private readonly activeReads = new Set<ConnOps>();
   /**
    * Reads hold it shared, a checkpoint alone. DuckDB's checkpoint pins the blocks it writes, and one that
@@ -258,7 +260,7 @@ export class EventStore {
         readableDir: join(tempDir, 'spool'),
         settingsUnlocked: opts.settingsUnlocked,
       },
-      connections.reads,
+      connections.catalog,
     );
     for (const fn of opts.functions ?? []) db.registerScalarFunction(fn);
     const store = new EventStore(db, { ...opts, connections }, tempDir);
@@ -277,6 +279,7 @@ export class EventStore {
     // oversubscribe them (and past eight, gain little). Further requests spool their bodies and wait.
     // libuv's pool may allow fewer (connection-plan.ts).
     this.ingestPool = await this.db.newPool(this.connections.ingest);
+    this.queryPool = await this.db.newPool(this.connections.queries);
     await this.db.use((c) => this.load(c));
     this.db.afterReopen((c) => this.load(c));
     this.inputBytesTimer = setInterval(() => {
@@ -973,7 +976,7 @@ export class EventStore {
     const sql = `SELECT ${cols.join(', ')} FROM ${sqlIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
     // A read as a query is: a checkpoint waits for it (see checkpointGate).
-    const rows = await this.checkpointGate.shared(() => this.db.all(sql));
+    const rows = await this.checkpointGate.shared(() => this.queryPool.use((c) => c.all(sql)));
     return rows.map((r) => toEvent(r, fields));
   }
 
@@ -992,7 +995,7 @@ export class EventStore {
     try {
       if (this.readsStopped) throw new ServiceStopping();
       const left = timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - started));
-      return await this.db.use(async (c) => {
+      return await this.queryPool.use(async (c) => {
         this.activeReads.add(c);
         try {
           return await c.columns(sql, left, maxBytes);
@@ -1100,8 +1103,10 @@ export class EventStore {
         if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
         if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
         const r = (
-          await this.db.all(
-            `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
+          await this.queryPool.use((c) =>
+            c.all(
+              `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
+            ),
           )
         )[0]!;
         part = {

@@ -13,25 +13,36 @@ describe("the store's connections, from libuv's pool", () => {
     expect(libuvPoolSize({ UV_THREADPOOL_SIZE: '-3' })).toBe(1024);
   });
 
-  it('leaves a thread free beside every statement that can run, reads first, ingest one a core', () => {
-    expect(connectionPlan(16, 2)).toEqual({ reads: 4, ingest: 2, threads: 16, wantedThreads: 7, enough: true });
-    expect(connectionPlan(16, 8)).toEqual({ reads: 4, ingest: 8, threads: 16, wantedThreads: 13, enough: true });
+  it('leaves a thread free beside every statement that can run: queries first, the catalog, ingest one a core', () => {
+    const plan = (queries: number, catalog: number, ingest: number, threads: number, wantedThreads: number) => ({
+      queries,
+      catalog,
+      ingest,
+      threads,
+      wantedThreads,
+      enough: threads >= wantedThreads,
+    });
+    expect(connectionPlan(16, 2)).toEqual(plan(4, 2, 2, 16, 9));
+    expect(connectionPlan(16, 8)).toEqual(plan(4, 2, 8, 16, 15));
     // Ingest gains less with each connection: eight at most, so the daemon's sixteen serve any host.
-    expect(connectionPlan(16, 64)).toEqual({ reads: 4, ingest: 8, threads: 16, wantedThreads: 13, enough: true });
-    expect(connectionPlan(12, 64)).toEqual({ reads: 4, ingest: 7, threads: 12, wantedThreads: 13, enough: false });
-    // libuv's default: two reads and one ingest, one thread for files and zlib.
-    expect(connectionPlan(4, 2)).toEqual({ reads: 2, ingest: 1, threads: 4, wantedThreads: 7, enough: false });
-    expect(connectionPlan(7, 2)).toEqual({ reads: 4, ingest: 2, threads: 7, wantedThreads: 7, enough: true });
+    expect(connectionPlan(16, 64)).toEqual(plan(4, 2, 8, 16, 15));
+    expect(connectionPlan(12, 64)).toEqual(plan(4, 2, 5, 12, 15));
+    // libuv's default: one of each, one thread for files and zlib.
+    expect(connectionPlan(4, 2)).toEqual(plan(1, 1, 1, 4, 9));
+    // Queries take their four before the catalog its second.
+    expect(connectionPlan(7, 2)).toEqual(plan(4, 1, 1, 7, 9));
+    expect(connectionPlan(9, 2)).toEqual(plan(4, 2, 2, 9, 9));
     // Fewer threads than that: one of each still, whatever waits.
-    expect(connectionPlan(1, 2)).toEqual({ reads: 1, ingest: 1, threads: 1, wantedThreads: 7, enough: false });
+    expect(connectionPlan(1, 2)).toEqual(plan(1, 1, 1, 1, 9));
     for (let threads = 1; threads <= 40; threads++)
       for (const cores of [1, 2, 8, 64]) {
         const p = connectionPlan(threads, cores);
-        expect(p.reads).toBeGreaterThanOrEqual(1);
+        expect(p.queries).toBeGreaterThanOrEqual(1);
+        expect(p.catalog).toBeGreaterThanOrEqual(1);
         expect(p.ingest).toBeGreaterThanOrEqual(1);
-        if (threads >= 3) expect(p.reads + p.ingest).toBeLessThanOrEqual(threads - 1);
+        if (threads >= 4) expect(p.queries + p.catalog + p.ingest).toBeLessThanOrEqual(threads - 1);
         // Enough threads: every connection wanted is opened.
-        expect(p.enough).toBe(p.reads === 4 && p.ingest === Math.min(cores, 8));
+        expect(p.enough).toBe(p.queries === 4 && p.catalog === 2 && p.ingest === Math.min(cores, 8));
       }
   });
 });
