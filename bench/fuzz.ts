@@ -329,6 +329,7 @@ function hungryQuery(rnd: Rnd): string {
         `where ${Array(n(1, 20)).fill(many).join(' + ')} > 0 | count`,
         'summarize h = histogram(strlen(s), 10)',
         "where s != '' | summarize p = phrases(s)",
+        `${pick(['join', 'join kind=leftouter', 'lookup'])} (print y=range(1,${n(1, 3000)},1) | mv-expand y to typeof(string) | extend s = y) on s | where s == '1111' | count`,
       ])}`;
     }
     default: {

@@ -263,3 +263,20 @@ export function nestedPipelines(s: Stage): BoundStage[][] {
   if (s.kind === 'join') return [s.right];
   return [];
 }
+
+/** Stages DuckDB plans as a summary (a GROUP BY, or a count). */
+const SUMMARIES = new Set<Stage['kind']>(['aggregate', 'count', 'series']);
+
+/**
+ * The most summaries nested in one another along any path of a pipeline, nested pipelines included:
+ * DuckDB's filter pushdown rewrites what a summary reads twice, so the time to plan doubles with each
+ * (docs/benchmarks.md), and planning does not heed the query's interrupt.
+ */
+export function summaryNesting(stages: BoundStage[]): number {
+  let depth = 0;
+  for (const { stage } of stages) {
+    for (const p of nestedPipelines(stage)) depth = Math.max(depth, summaryNesting(p));
+    if (SUMMARIES.has(stage.kind)) depth++;
+  }
+  return depth;
+}

@@ -199,9 +199,22 @@ const EMPTY: Relation = { sql: '', filters: [] };
 
 /** The filters' condition, written over the relation's own columns (or over its table's, see inline). */
 function whereSql(filters: BExpr[]): string {
-  return filters.length === 1
-    ? exprSql(filters[0]!, FILTER)
-    : filters.map((f) => `(${exprSql(f, FILTER)})`).join(' AND ');
+  return filters.length === 1 ? filterSql(filters[0]!) : filters.map((f) => `(${filterSql(f)})`).join(' AND ');
+}
+
+/** A filter's condition (written once: stageRelation weighs it, whereSql writes it). */
+function filterSql(e: BExpr): string {
+  if (columnSql) return exprSql(e, FILTER);
+  let sql = writtenFilters.get(e);
+  if (sql === undefined) writtenFilters.set(e, (sql = exprSql(e, FILTER)));
+  return sql;
+}
+
+const writtenFilters = new WeakMap<BExpr, string>();
+
+/** The parts of an AND, however nested. */
+function conjuncts(e: BExpr): BExpr[] {
+  return e.k === 'call' && e.fn === 'and' ? e.args.flatMap(conjuncts) : [e];
 }
 
 /** The FROM (and WHERE) of a SELECT over a relation. */
@@ -237,10 +250,17 @@ const TAKES_WHERE = new Set<Stage['kind']>(['count', 'select', 'order', 'limit',
 function stageRelation(bs: BoundStage, rel: Relation, i: number, opts: CompileOptions): Relation {
   const s = bs.stage;
   if (s.kind === 'filter') {
-    const condition = exprSql(s.predicate, FILTER);
-    if (!tooHeavyToPush(condition, rel.weights ?? NO_WEIGHTS))
-      return { ...rel, filters: [...rel.filters, s.predicate] };
-    return { ...rel, sql: keptFilter(relationSql(rel, i), condition, i), filters: [], scan: undefined };
+    // Each part of an AND on its own: the light ones still go down to the scan, only heavy ones are kept.
+    const light: BExpr[] = [];
+    const heavy: string[] = [];
+    for (const part of conjuncts(s.predicate)) {
+      const sql = filterSql(part);
+      if (tooHeavyToPush(sql, rel.weights ?? NO_WEIGHTS)) heavy.push(sql);
+      else light.push(part);
+    }
+    if (!heavy.length) return { ...rel, filters: [...rel.filters, s.predicate] };
+    const held = { ...rel, filters: [...rel.filters, ...light] };
+    return { ...rel, sql: keptFilter(relationSql(held, i), heavy, i), filters: [], scan: undefined };
   }
   if (s.kind === 'scan') {
     const scan = scanSource(s, opts);
@@ -366,8 +386,10 @@ function stageSql(
       const total = s.rankBy
         ? `sum(${sqlIdent(s.rankBy)}) OVER (PARTITION BY ${keys.join(', ')})`
         : 'count(*) OVER (PARTITION BY ' + keys.join(', ') + ')';
-      const ranked = `SELECT *, dense_rank() OVER (ORDER BY "__total" DESC NULLS LAST, ${keys.map((k) => `${k} NULLS LAST`).join(', ')}) AS "__rank" FROM (SELECT *, ${total} AS "__total" ${from}) AS t${i}`;
-      return `SELECT * EXCLUDE ("__total", "__rank") FROM (${ranked}) AS r${i} WHERE "__rank" <= ${s.n}`;
+      const ranked = `SELECT *, dense_rank() OVER (ORDER BY "__total" DESC NULLS LAST, ${keys.map((k) => `${k} NULLS LAST`).join(', ')}) AS "__rank" FROM (SELECT *, ${total} AS "__total" FROM "__g${i}") AS t${i}`;
+      // The groups are materialised: DuckDB's filter pushdown planned nested rankings in time that grew
+      // fourfold with each (ten: 2.5 s, deaf to the query's interrupt), and they are few rows.
+      return `WITH "__g${i}" AS MATERIALIZED (SELECT * ${from}) SELECT * EXCLUDE ("__total", "__rank") FROM (${ranked}) AS r${i} WHERE "__rank" <= ${s.n}`;
     }
     case 'distinct':
       return `SELECT DISTINCT * ${from}`;
@@ -385,16 +407,34 @@ function stageSql(
       return `SELECT * FROM (${inputs.map((r) => `(${relationSql(r, r.n)})`).join(' UNION ALL ')}) AS u${i}`;
     }
     case 'join': {
-      const keys = s.on.map((o) => `l.${sqlIdent(o.left)}`);
+      const right = stagesRelation(s.right, opts);
+      flow.rereads ||= right.rereads === true;
+      // DuckDB carries a filter on one side's key over to the other side's and pushes it into that side: a
+      // heavy key is compared as a column computed behind a barrier on its own side (./pushed-filters.ts).
+      const leftKeys = joinKeys(
+        s.on.map((o) => o.left),
+        flow.in,
+        '__jl',
+      );
+      const rightKeys = joinKeys(
+        s.on.map((o) => o.right),
+        right.weights ?? NO_WEIGHTS,
+        '__jr',
+      );
+      const prevKeyed = leftKeys.added.length
+        ? `SELECT *, ${leftKeys.added.join(', ')} FROM (${prev}) AS jl${i}`
+        : prev;
       const left =
         s.joinKind === 'innerunique'
           ? // innerunique keeps one left row per key before joining (KQL).
-            `(SELECT * FROM (${prev}) AS lu QUALIFY row_number() OVER (PARTITION BY ${s.on.map((o) => sqlIdent(o.left)).join(', ')}) = 1)`
-          : `(${prev})`;
-      const cond = s.on.map((o, j) => `${keys[j]} = r.${sqlIdent(o.right)}`).join(' AND ');
+            `(SELECT * FROM (${prevKeyed}) AS lu QUALIFY row_number() OVER (PARTITION BY ${s.on.map((o) => sqlIdent(o.left)).join(', ')}) = 1)`
+          : `(${prevKeyed})`;
+      const rightSql = relationSql(right, right.n);
+      const rightKeyed = rightKeys.added.length
+        ? `SELECT *, ${rightKeys.added.join(', ')} FROM (${rightSql}) AS jr${i}`
+        : rightSql;
+      const cond = s.on.map((_, j) => `l.${leftKeys.names[j]} = r.${rightKeys.names[j]}`).join(' AND ');
       const rightCols = s.rightColumns.map((c) => `r.${sqlIdent(c.from)} AS ${sqlIdent(c.alias)}`);
-      const right = stagesRelation(s.right, opts);
-      flow.rereads ||= right.rereads === true;
       const out = new Map(flow.in);
       for (const c of s.rightColumns) {
         const w = right.weights?.get(c.from);
@@ -402,7 +442,10 @@ function stageSql(
         else out.set(c.alias, w);
       }
       flow.out = out;
-      return `SELECT l.*${rightCols.length ? `, ${rightCols.join(', ')}` : ''} FROM ${left} AS l ${s.joinKind === 'leftouter' ? 'LEFT JOIN' : 'JOIN'} (${relationSql(right, right.n)}) AS r ON ${cond}`;
+      const leftCols = leftKeys.added.length
+        ? `l.* EXCLUDE (${leftKeys.names.filter((_, j) => leftKeys.barred[j]).join(', ')})`
+        : 'l.*';
+      return `SELECT ${leftCols}${rightCols.length ? `, ${rightCols.join(', ')}` : ''} FROM ${left} AS l ${s.joinKind === 'leftouter' ? 'LEFT JOIN' : 'JOIN'} (${rightKeyed}) AS r ON ${cond}`;
     }
     case 'expand': {
       const lists = s.items.map((it) => expandList(exprSql(it.expr, VALUE), it.bag, it.limit));
@@ -434,6 +477,27 @@ function stageSql(
 }
 
 /**
+ * A join's keys on one side, by the names to compare: each key's own column, or, for a key too heavy for a
+ * filter DuckDB carries over from the other side, a column computed from it behind a barrier (`added`,
+ * named from `prefix`, to leave out of the join's result).
+ */
+function joinKeys(
+  aliases: string[],
+  weights: Weights,
+  prefix: string,
+): { names: string[]; barred: boolean[]; added: string[] } {
+  const added: string[] = [];
+  const barred = aliases.map((a) => tooHeavyToPush(sqlIdent(a), weights));
+  const names = aliases.map((a, j) => {
+    if (!barred[j]) return sqlIdent(a);
+    const name = sqlIdent(`${prefix}${j}`);
+    added.push(`${behindBarrier(sqlIdent(a))} AS ${name}`);
+    return name;
+  });
+  return { names, barred, added };
+}
+
+/**
  * The SQL of the columns a stage defines, setting their weights as the stage's (only theirs: what the
  * stage does not name it does not pass on).
  */
@@ -456,7 +520,8 @@ function defined(items: { alias: string; expr: BExpr }[], flow: WeightFlow): str
 function seriesSql(s: Extract<Stage, { kind: 'series' }>, prev: string, i: number, flow: WeightFlow): string {
   const isTime = s.axis.type === 'datetime';
   const axisSql = isTime ? `epoch_ns(${exprSql(s.axis, VALUE)})` : `CAST(${exprSql(s.axis, VALUE)} AS DOUBLE)`;
-  // The steps' bounds are a filter on the axis, pushed with the axis's definition written in (see pushed-filters.ts).
+  // The steps' bounds are a filter on the axis, which DuckDB would push down with the axis's definition
+  // written in: a heavy axis is computed behind a barrier instead (a make-series keeps no row for a sort).
   const axis = tooHeavyToPush(axisSql, flow.in) ? behindBarrier(axisSql) : axisSql;
   const keySql = defined(s.keys, flow);
   const step = isTime ? String(s.step) : String(Number(s.step));

@@ -72,11 +72,11 @@ function histogramPlan(e: Extract<BExpr, { k: 'agg' }>, n: number, f: SideFrame)
   const [lo, hi] = [`r."__lo${n}"`, `r."__hi${n}"`];
   const bin = `CASE WHEN ${hi} = ${lo} THEN ${bins} - 1 ELSE least(CAST(floor((${x} - ${lo}) * ${bins} / (${hi} - ${lo})) AS BIGINT), ${bins} - 1) END`;
   // Where a WHERE would be pushed into h computing too much again, the rows are chosen inside the count
-  // instead, and a bin of no such row is dropped after.
-  const [counting, where, having] = f.tooHeavyToPush(rows)
-    ? [`count(*) FILTER (WHERE ${rows})`, '', ' HAVING "__c" > 0']
-    : ['count(*)', ` WHERE ${rows}`, ''];
-  const counted = `SELECT ${list(...f.keyCols.map((k) => `h.${k}`), `${bin} AS "__b"`, `${counting} AS "__c"`)} FROM h JOIN r ${f.on('h', 'r')}${where} GROUP BY ALL${having}`;
+  // instead (the bin of another row is not computed: it could fail), and a bin of no such row is dropped.
+  const [binned, counting, where, having] = f.tooHeavyToPush(rows)
+    ? [`CASE WHEN ${rows} THEN ${bin} END`, `count(*) FILTER (WHERE ${rows})`, '', ' HAVING "__c" > 0']
+    : [bin, 'count(*)', ` WHERE ${rows}`, ''];
+  const counted = `SELECT ${list(...f.keyCols.map((k) => `h.${k}`), `${binned} AS "__b"`, `${counting} AS "__c"`)} FROM h JOIN r ${f.on('h', 'r')}${where} GROUP BY ALL${having}`;
   return {
     range: [`min(${x}) FILTER (WHERE ${rows}) AS "__lo${n}"`, `max(${x}) FILTER (WHERE ${rows}) AS "__hi${n}"`],
     ctes: [

@@ -9,6 +9,7 @@ import { AplError } from '../../apl/errors.js';
 import { bind } from '../../apl/binder/binder.js';
 import type { DatasetSchema } from '../../apl/types.js';
 import type { BoundColumn, BoundQuery, BoundStage } from '../../apl/binder/bound.js';
+import { summaryNesting } from '../../apl/binder/relation.js';
 import {
   compile,
   compileCount,
@@ -305,6 +306,12 @@ export class QueryEngine {
       if (ex.minNs !== undefined) bound = bindWith(rangeOf(ex.minNs));
     }
     for (const ds of bound.datasets) if (!request.canQuery(ds)) throw new QueryForbidden(ds);
+    const nesting = Math.max(summaryNesting(bound.stages), summaryNesting(bound.totals ?? []));
+    if (nesting > this.limits.maxNestedSummaries) {
+      throw new QueryInputError(
+        `the query nests ${nesting} summaries in one another, more than the limit of ${this.limits.maxNestedSummaries} (service.query_limits.max_nested_summaries)`,
+      );
+    }
     for (const st of [...bound.stages, ...(bound.totals ?? [])]) {
       const n = st.out.columns.length;
       if (n > this.limits.maxColumns) {

@@ -18,6 +18,8 @@ export interface QueryLimits {
   maxExpressionTerms: number;
   /** service.query_limits.max_result_bytes: the values one statement's result may hold. */
   maxResultBytes: number;
+  /** service.query_limits.max_nested_summaries: summaries nested in one another. */
+  maxNestedSummaries: number;
 }
 
 /**
@@ -44,6 +46,9 @@ export const QUERY_LIMIT_OPTIONS = {
       "terms of all a query's expressions once every `let` is written out where it is used (`let v1 = v0 + v0; let v2 = v1 + v1; …` doubles with each line); DuckDB plans a nested expression in time growing faster than its size and cannot be interrupted meanwhile. A tabular `let` may be written out `max_stages` times",
     )
     .shown('`5000` (a list of constants counts once)'),
+  max_nested_summaries: int(12, { min: 1 }).doc(
+    'summaries (`summarize`, `count`, `make-series`) nested in one another along any path of a query, subqueries included; DuckDB plans each level in twice the time of the one below and cannot be interrupted meanwhile (twenty nested summaries: a second)',
+  ),
   max_result_bytes: bytes('32MiB').doc(
     "the values one result may hold (8 bytes a value, and a text's bytes besides), counted by DuckDB as it makes an APL query's rows, so a larger result is refused before it is held: a 400 naming this key",
   ),
@@ -69,6 +74,7 @@ export function queryLimitsOf(v: QueryLimitValues): QueryLimits {
     maxExpressionDepth: v.max_expression_depth,
     maxExpressionTerms: v.max_expression_terms,
     maxResultBytes: v.max_result_bytes,
+    maxNestedSummaries: v.max_nested_summaries,
   };
 }
 

@@ -377,10 +377,11 @@ export class ConnPool {
     return this.conns.length;
   }
 
-  async use<T>(fn: (c: ConnOps) => Promise<T>): Promise<T> {
+  /** Runs `fn` on a connection, waiting for one if all are in use, unless `giveUp` rejects first. */
+  async use<T>(fn: (c: ConnOps) => Promise<T>, giveUp?: Promise<never>): Promise<T> {
     const reason = this.owner.reopening();
     if (reason !== undefined) throw new DatabaseReopening(reason);
-    const conn = this.free.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.waiting.push(resolve)));
+    const conn = this.free.pop() ?? (await this.waitForOne(giveUp));
     const generation = this.owner.generation();
     const ops = new ConnOps(conn, (e) => this.owner.onFatal(e, generation));
     try {
@@ -396,6 +397,20 @@ export class ConnPool {
         });
       } else this.release(conn);
     }
+  }
+
+  private waitForOne(giveUp: Promise<never> | undefined): Promise<DuckDBConnection> {
+    return new Promise((resolve, reject) => {
+      const waiter = (c: DuckDBConnection) => resolve(c);
+      this.waiting.push(waiter);
+      // A waiter already handed a connection is out of the queue: it keeps it.
+      giveUp?.catch((e: unknown) => {
+        const at = this.waiting.indexOf(waiter);
+        if (at < 0) return;
+        this.waiting.splice(at, 1);
+        reject(e as Error);
+      });
+    });
   }
 
   private release(conn: DuckDBConnection): void {

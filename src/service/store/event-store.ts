@@ -976,7 +976,7 @@ export class EventStore {
     const sql = `SELECT ${cols.join(', ')} FROM ${sqlIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
     // A read as a query is: a checkpoint waits for it (see checkpointGate).
-    const rows = await this.checkpointGate.shared(() => this.queryPool.use((c) => c.all(sql)));
+    const rows = await this.checkpointGate.shared(() => this.queryPool.use((c) => c.all(sql), this.readsStopping));
     return rows.map((r) => toEvent(r, fields));
   }
 
@@ -994,21 +994,39 @@ export class EventStore {
     const release = await this.enterQueryGate(timeoutMs);
     try {
       if (this.readsStopped) throw new ServiceStopping();
-      const left = timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - started));
-      return await this.queryPool.use(async (c) => {
-        this.activeReads.add(c);
-        try {
-          return await c.columns(sql, left, maxBytes);
-        } catch (e) {
-          if (this.readsStopped) throw new ServiceStopping();
-          throw e;
-        } finally {
-          this.activeReads.delete(c);
-        }
-      });
+      const left = () => (timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - started)));
+      // A wait for a connection (the others running long queries) counts in the time too.
+      const waiting = this.giveUpWaiting(left());
+      try {
+        return await this.queryPool.use(async (c) => {
+          this.activeReads.add(c);
+          try {
+            return await c.columns(sql, left(), maxBytes);
+          } catch (e) {
+            if (this.readsStopped) throw new ServiceStopping();
+            throw e;
+          } finally {
+            this.activeReads.delete(c);
+          }
+        }, waiting.promise);
+      } finally {
+        waiting.cancel();
+      }
     } finally {
       release();
     }
+  }
+
+  /** Fails once `timeoutMs` passes (QueryTimeout) or reads stop (ServiceStopping); `cancel` when done waiting. */
+  private giveUpWaiting(timeoutMs: number | undefined): { promise: Promise<never>; cancel: () => void } {
+    let timer: NodeJS.Timeout | undefined;
+    const late =
+      timeoutMs === undefined
+        ? undefined
+        : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new QueryTimeout(timeoutMs)), timeoutMs)));
+    const promise = late ? Promise.race([late, this.readsStopping]) : this.readsStopping;
+    promise.catch(() => undefined);
+    return { promise, cancel: () => clearTimeout(timer) };
   }
 
   /**
@@ -1103,10 +1121,12 @@ export class EventStore {
         if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
         if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
         const r = (
-          await this.queryPool.use((c) =>
-            c.all(
-              `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
-            ),
+          await this.queryPool.use(
+            (c) =>
+              c.all(
+                `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
+              ),
+            this.readsStopping,
           )
         )[0]!;
         part = {

@@ -70,6 +70,16 @@ describe('the filters the compiler keeps where they stand', () => {
     }
   });
 
+  it('only the heavy parts of an AND: the light ones still reach the scan', () => {
+    const q = sql(
+      `['logs'] | extend s = uri${' | extend s = strcat(s, s)'.repeat(6)} | where status == 500 and s != '' and method == 'GET' | count`,
+    );
+    expect(kept(q)).toBe(1);
+    const keptTests = q.slice(q.indexOf('WHERE CASE WHEN "__keep"'));
+    expect(keptTests).not.toMatch(/500|'GET'/);
+    expect(q).toMatch(/WHERE \(\("c\d+" = CAST\(500 AS BIGINT\)\)\) AND \(\("c\d+" = 'GET'\)\)/);
+  });
+
   it('no column of a page is computed behind a barrier: DuckDB still computes them only for the rows a sort keeps', () => {
     const q = sql(
       `['logs'] | extend s = uri${' | extend s = strcat(s, s)'.repeat(12)} | where s != '' | top 5 by status`,

@@ -112,6 +112,7 @@ describe('config', () => {
       maxExpressionDepth: 256,
       maxExpressionTerms: 5000,
       maxResultBytes: 32 << 20,
+      maxNestedSummaries: 12,
     });
     expect(
       buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service

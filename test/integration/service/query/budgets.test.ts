@@ -214,10 +214,10 @@ describe('query budgets (issue 29)', () => {
     });
   });
 
-  it('a filter over columns each made from the one before it twice answers as written, in a summary, a union and a make-series too', async () => {
+  it('a filter over columns each made from the one before it twice answers as written, in a summary, a union, a join and a make-series too', async () => {
     // DuckDB pushes a filter down by writing the definitions of the columns it reads into it, repeating
     // what a definition uses twice: sixteen such lines and a where held 1.8 GB for 31 s, until the time
-    // limit (a 408); twelve of them in a union ran out of memory.
+    // limit (a 408); twelve of them in a union ran out of memory; through a join's keys, 31 s and +850 MiB.
     const twice = (s: string) => (s + s).slice(0, 4);
     const made = [...Array(2999).keys()].map((i) => {
       let s = String(i + 1);
@@ -227,7 +227,8 @@ describe('query budgets (issue 29)', () => {
     const ones = made.filter((s) => s.startsWith('1'));
     const source = 'print x=range(1, 2999, 1) | mv-expand x | extend s = tostring(x)';
     const lines = source + ' | extend s = substring(strcat(s, s), 0, 4)'.repeat(16);
-    const groups = source + ' | summarize c = count() by s = substring(strcat(s, s), 0, 4)'.repeat(16);
+    // The 4-character prefix is reached after two lines: ten give the same values.
+    const groups = source + ' | summarize c = count() by s = substring(strcat(s, s), 0, 4)'.repeat(10);
     const first = async (q: string) => {
       const r = await apl(q, queryToken);
       expect(r.status, q.slice(-80)).toBe(200);
@@ -242,6 +243,34 @@ describe('query budgets (issue 29)', () => {
       `${lines} | extend t = datetime(2026-01-01) | make-series c = count() on t step 1d by s | where s startswith '1' | count`,
     );
     expect(series[0]).toEqual([new Set(ones).size]);
+    // A filter on one side's key, carried by DuckDB to the other side's made key: '1111' is made of 1,
+    // 11, 111 and 1111.
+    const plain = 'print y=range(1, 2999, 1) | mv-expand y | extend s = tostring(y)';
+    for (const q of [
+      `${plain} | join kind=inner (${lines}) on s | where s == '1111' | count`,
+      `${plain} | lookup (${lines}) on s | where s == '1111' | count`,
+      `${plain} | where s == '1111' | join kind=innerunique (${lines}) on s | count`,
+      `${lines} | join (${plain}) on s | where s1 == '1111' | count`,
+    ])
+      expect((await first(q))[0], q.slice(-60)).toEqual([4]);
+  });
+
+  it('summaries nested in more than max_nested_summaries summaries are refused before DuckDB plans them', async () => {
+    // DuckDB plans each nested summary in twice the time of the one below, deaf to interrupts: 24 took 17 s.
+    const nested = 'print x=range(1, 3000, 1) | mv-expand x | extend k = tolong(x) % 7';
+    const r = await apl(`${nested}${' | summarize c = count() by k'.repeat(24)} | count`, queryToken);
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(
+      /the query nests 25 summaries in one another, more than the limit of 12 \(service\.query_limits\.max_nested_summaries\)/,
+    );
+    const inJoin = await apl(
+      `${nested} | join (${nested}${' | summarize c = count() by k'.repeat(12)}) on k | count`,
+      queryToken,
+    );
+    expect(inJoin.status).toBe(400);
+    const within = await apl(`${nested}${' | summarize c = count() by k'.repeat(11)} | count`, queryToken);
+    expect(within.status).toBe(200);
+    expect((within.body as { tables: { columns: unknown[][] }[] }).tables[0]!.columns).toEqual([[7]]);
   });
 
   it('a summary whose own filter reads a column made of long texts holds about what making them once holds', async () => {
