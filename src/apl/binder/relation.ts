@@ -264,19 +264,27 @@ export function nestedPipelines(s: Stage): BoundStage[][] {
   return [];
 }
 
-/** Stages DuckDB plans as a summary (a GROUP BY, or a count). */
-const SUMMARIES = new Set<Stage['kind']>(['aggregate', 'count', 'series']);
+/**
+ * Stages DuckDB plans as a summary (a GROUP BY, or a count), or with a window over what they read (an
+ * innerunique join keeps one left row per key by row_number()): its filter pushdown goes through what each
+ * reads twice.
+ */
+const doublesPlanning = (s: Stage) =>
+  s.kind === 'aggregate' ||
+  s.kind === 'count' ||
+  s.kind === 'series' ||
+  (s.kind === 'join' && s.joinKind === 'innerunique');
 
 /**
- * The most summaries nested in one another along any path of a pipeline, nested pipelines included:
- * DuckDB's filter pushdown rewrites what a summary reads twice, so the time to plan doubles with each
- * (docs/benchmarks.md), and planning does not heed the query's interrupt.
+ * The most summaries (and innerunique joins) nested in one another along any path of a pipeline, nested
+ * pipelines included: the time DuckDB takes to plan doubles with each (docs/benchmarks.md), and planning
+ * does not heed the query's interrupt.
  */
 export function summaryNesting(stages: BoundStage[]): number {
   let depth = 0;
   for (const { stage } of stages) {
     for (const p of nestedPipelines(stage)) depth = Math.max(depth, summaryNesting(p));
-    if (SUMMARIES.has(stage.kind)) depth++;
+    if (doublesPlanning(stage)) depth++;
   }
   return depth;
 }

@@ -212,9 +212,14 @@ function filterSql(e: BExpr): string {
 
 const writtenFilters = new WeakMap<BExpr, string>();
 
-/** The parts of an AND, however nested. */
+/**
+ * The parts of an AND, however nested, when each is a bool: `and` converts a dynamic operand to bool, a
+ * condition alone is not converted (such a predicate is kept whole).
+ */
 function conjuncts(e: BExpr): BExpr[] {
-  return e.k === 'call' && e.fn === 'and' ? e.args.flatMap(conjuncts) : [e];
+  const parts = (x: BExpr): BExpr[] => (x.k === 'call' && x.fn === 'and' ? x.args.flatMap(parts) : [x]);
+  const all = parts(e);
+  return all.every((p) => p.type === 'bool') ? all : [e];
 }
 
 /** The FROM (and WHERE) of a SELECT over a relation. */

@@ -172,16 +172,27 @@ export class QueryEngine {
    * maxResultBytes (overColumn) is cut by DuckDB at the limit; the reader's own count stays as the net for
    * the rest, given room for the flag's 8 bytes a row.
    */
+  /** The datasets' figures in the range (store.examine), within what is left of the query's time. */
+  private async examine(datasets: string[], startNs: bigint | undefined, endNs: bigint | undefined, deadline: number) {
+    try {
+      return await this.store.examine(datasets, startNs, endNs, this.timeLeft(deadline));
+    } catch (e) {
+      if (e instanceof QueryTimeout && this.timeoutMs > 0) throw new QueryTimeout(this.timeoutMs);
+      throw e;
+    }
+  }
+
+  /** What is left of a query's time limit at `deadline` (none without one). */
+  private timeLeft(deadline: number): number | undefined {
+    return this.timeoutMs > 0 ? Math.max(1, deadline - Date.now()) : undefined;
+  }
+
   private async read(sql: string, deadline: number, overColumn?: number): Promise<unknown[][]> {
     const limit = this.limits.maxResultBytes;
     const maxBytes = overColumn === undefined ? limit : limit + 8 * (MAX_ROWS + 1);
     let cols: unknown[][];
     try {
-      cols = await this.store.readColumns(
-        sql,
-        this.timeoutMs > 0 ? Math.max(1, deadline - Date.now()) : undefined,
-        maxBytes,
-      );
+      cols = await this.store.readColumns(sql, this.timeLeft(deadline), maxBytes);
     } catch (e) {
       // The statement got what was left of the query's time; the user is told the query's limit.
       if (e instanceof QueryTimeout && this.timeoutMs > 0) throw new QueryTimeout(this.timeoutMs);
@@ -302,14 +313,14 @@ export class QueryEngine {
     let bound = bindWith(rangeOf(startNs ?? effectiveEnd - 86_400_000_000_000n));
     if (startNs === undefined && bound.datasets.length > 0 && bound.usesRangeLength) {
       // No start: bin_auto and rate span the data actually there.
-      const ex = await this.store.examine(bound.datasets, undefined, effectiveEnd);
+      const ex = await this.examine(bound.datasets, undefined, effectiveEnd, Date.now() + this.timeoutMs);
       if (ex.minNs !== undefined) bound = bindWith(rangeOf(ex.minNs));
     }
     for (const ds of bound.datasets) if (!request.canQuery(ds)) throw new QueryForbidden(ds);
     const nesting = Math.max(summaryNesting(bound.stages), summaryNesting(bound.totals ?? []));
     if (nesting > this.limits.maxNestedSummaries) {
       throw new QueryInputError(
-        `the query nests ${nesting} summaries in one another, more than the limit of ${this.limits.maxNestedSummaries} (service.query_limits.max_nested_summaries)`,
+        `the query nests ${nesting} summaries (and innerunique joins) in one another, more than the limit of ${this.limits.maxNestedSummaries} (service.query_limits.max_nested_summaries)`,
       );
     }
     for (const st of [...bound.stages, ...(bound.totals ?? [])]) {
@@ -421,7 +432,7 @@ export class QueryEngine {
       limit: limit + 1, // one more row than the page tells whether the limit cut the result
     };
     const examined = bound.datasets.length
-      ? await this.store.examine(bound.datasets, p.startNs, p.endNs)
+      ? await this.examine(bound.datasets, p.startNs, p.endNs, deadline)
       : { rows: 0, blocks: 0, minNs: undefined, maxNs: undefined, coversAll: false, versions: [] };
     // A range that spans all the data need not be tested row by row.
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };

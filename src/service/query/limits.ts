@@ -47,7 +47,7 @@ export const QUERY_LIMIT_OPTIONS = {
     )
     .shown('`5000` (a list of constants counts once)'),
   max_nested_summaries: int(12, { min: 1 }).doc(
-    'summaries (`summarize`, `count`, `make-series`) nested in one another along any path of a query, subqueries included; DuckDB plans each level in twice the time of the one below and cannot be interrupted meanwhile (twenty nested summaries: a second)',
+    'summaries (`summarize`, `count`, `make-series`) and `join kind=innerunique` nested in one another along any path of a query, subqueries included; DuckDB plans each level in twice the time of the one below and cannot be interrupted meanwhile (twenty nested summaries: a second)',
   ),
   max_result_bytes: bytes('32MiB').doc(
     "the values one result may hold (8 bytes a value, and a text's bytes besides), counted by DuckDB as it makes an APL query's rows, so a larger result is refused before it is held: a 400 naming this key",

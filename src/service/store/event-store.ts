@@ -214,9 +214,12 @@ export class EventStore {
   /** Names (lower case) of the datasets the service keeps for itself: the audit trail, the monitor runs. */
   private readonly systemDatasets = new Set<string>();
   private readsStopped = false;
-  /** Rejects when reads stop: reads waiting at the checkpoint gate give up then. */
-  private readonly readsStopping: Promise<never>;
-  private stopWaitingReads!: (e: Error) => void;
+  /**
+   * What reads waiting (at the checkpoint gate, for a connection) do when reads stop: each removes its own
+   * when done, so a service that runs for months holds none of the finished ones (a race against one
+   * promise that never settles kept a reaction for every read).
+   */
+  private readonly onReadsStop = new Set<(e: Error) => void>();
   private checkpointing: Promise<void> | undefined;
   /** A checkpoint holds the gate and runs (it is not merely waiting for the reads). */
   private checkpointRunning = false;
@@ -238,8 +241,6 @@ export class EventStore {
   ) {
     this.connections = opts.connections!;
     this.now = opts.now ?? nowNs;
-    this.readsStopping = new Promise<never>((_, reject) => (this.stopWaitingReads = reject));
-    this.readsStopping.catch(() => undefined);
   }
 
   static async open(opts: StoreOptions): Promise<EventStore> {
@@ -976,7 +977,10 @@ export class EventStore {
     const sql = `SELECT ${cols.join(', ')} FROM ${sqlIdent(table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY _time ${dir}, _seq ${dir} ${o.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(o.limit))}` : ''}`;
     // A read as a query is: a checkpoint waits for it (see checkpointGate).
-    const rows = await this.checkpointGate.shared(() => this.queryPool.use((c) => c.all(sql), this.readsStopping));
+    const giveUp = this.giveUpWaiting(undefined);
+    const rows = await this.checkpointGate
+      .shared(() => this.queryPool.use((c) => c.all(sql), giveUp.promise))
+      .finally(giveUp.cancel);
     return rows.map((r) => toEvent(r, fields));
   }
 
@@ -1019,14 +1023,19 @@ export class EventStore {
 
   /** Fails once `timeoutMs` passes (QueryTimeout) or reads stop (ServiceStopping); `cancel` when done waiting. */
   private giveUpWaiting(timeoutMs: number | undefined): { promise: Promise<never>; cancel: () => void } {
-    let timer: NodeJS.Timeout | undefined;
-    const late =
-      timeoutMs === undefined
-        ? undefined
-        : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new QueryTimeout(timeoutMs)), timeoutMs)));
-    const promise = late ? Promise.race([late, this.readsStopping]) : this.readsStopping;
+    let fail!: (e: Error) => void;
+    const promise = new Promise<never>((_, reject) => (fail = reject));
     promise.catch(() => undefined);
-    return { promise, cancel: () => clearTimeout(timer) };
+    if (this.readsStopped) fail(new ServiceStopping());
+    this.onReadsStop.add(fail);
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => fail(new QueryTimeout(timeoutMs)), timeoutMs);
+    return {
+      promise,
+      cancel: () => {
+        clearTimeout(timer);
+        this.onReadsStop.delete(fail);
+      },
+    };
   }
 
   /**
@@ -1035,20 +1044,15 @@ export class EventStore {
    */
   private async enterQueryGate(timeoutMs: number | undefined): Promise<() => void> {
     const entering = this.checkpointGate.enter(false);
-    const racers: Promise<(() => void) | 'late'>[] = [entering, this.readsStopping];
-    let timer: NodeJS.Timeout | undefined;
-    if (timeoutMs !== undefined && timeoutMs > 0)
-      racers.push(new Promise((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs))));
+    const giveUp = this.giveUpWaiting(timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined);
     try {
-      const first = await Promise.race(racers);
-      if (first !== 'late') return first;
-      throw new QueryTimeout(timeoutMs!);
+      return await Promise.race([entering, giveUp.promise]);
     } catch (e) {
       // Let go as soon as it is granted, so the queue behind it moves on.
       void entering.then((release) => release());
       throw e;
     } finally {
-      clearTimeout(timer);
+      giveUp.cancel();
     }
   }
 
@@ -1068,7 +1072,8 @@ export class EventStore {
    */
   stopReads(): void {
     this.readsStopped = true;
-    this.stopWaitingReads(new ServiceStopping());
+    for (const stop of this.onReadsStop) stop(new ServiceStopping());
+    this.onReadsStop.clear();
     for (const c of this.activeReads) c.interrupt(new ServiceStopping());
   }
 
@@ -1096,12 +1101,13 @@ export class EventStore {
   /**
    * Rows, time bounds and row groups of the datasets within an inclusive time range (query statistics).
    * A range that covers a dataset's whole time span takes the cached whole-table figures, so a query over
-   * all the data does not scan it twice.
+   * all the data does not scan it twice. A range's count is a read of the query's, within `timeoutMs`.
    */
   async examine(
     datasets: string[],
     startNs?: bigint,
     endNs?: bigint,
+    timeoutMs?: number,
   ): Promise<{ rows: number; minNs?: bigint; maxNs?: bigint; blocks: number; coversAll: boolean; versions: number[] }> {
     let coversAll = true;
     const versions = datasets.map((ds) => this.state(ds).version);
@@ -1120,19 +1126,14 @@ export class EventStore {
         const where: string[] = [];
         if (startNs !== undefined) where.push(`_time >= make_timestamp_ns(${startNs})`);
         if (endNs !== undefined) where.push(`_time <= make_timestamp_ns(${endNs})`);
-        const r = (
-          await this.queryPool.use(
-            (c) =>
-              c.all(
-                `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
-              ),
-            this.readsStopping,
-          )
-        )[0]!;
+        const [[n], [lo], [hi]] = (await this.readColumns(
+          `SELECT count(*) AS n, epoch_ns(min(_time)) AS lo, epoch_ns(max(_time)) AS hi FROM ${sqlIdent(d.record.table)} WHERE ${where.join(' AND ')}`,
+          timeoutMs,
+        )) as [[bigint | number], [bigint | number | null], [bigint | number | null]];
         part = {
-          rows: Number(r.n),
-          minNs: r.lo === null || r.lo === undefined ? undefined : BigInt(r.lo as bigint),
-          maxNs: (r.hi ?? undefined) as bigint | undefined,
+          rows: Number(n),
+          minNs: lo === null || lo === undefined ? undefined : BigInt(lo),
+          maxNs: hi === null || hi === undefined ? undefined : BigInt(hi),
         };
       }
       rows += part.rows;
