@@ -255,15 +255,16 @@ const TAKES_WHERE = new Set<Stage['kind']>(['count', 'select', 'order', 'limit',
 function stageRelation(bs: BoundStage, rel: Relation, i: number, opts: CompileOptions): Relation {
   const s = bs.stage;
   if (s.kind === 'filter') {
+    const weights = rel.weights ?? NO_WEIGHTS;
+    if (!tooHeavyToPush(filterSql(s.predicate), weights)) return { ...rel, filters: [...rel.filters, s.predicate] };
     // Each part of an AND on its own: the light ones still go down to the scan, only heavy ones are kept.
     const light: BExpr[] = [];
     const heavy: string[] = [];
     for (const part of conjuncts(s.predicate)) {
       const sql = filterSql(part);
-      if (tooHeavyToPush(sql, rel.weights ?? NO_WEIGHTS)) heavy.push(sql);
+      if (tooHeavyToPush(sql, weights)) heavy.push(sql);
       else light.push(part);
     }
-    if (!heavy.length) return { ...rel, filters: [...rel.filters, s.predicate] };
     const held = { ...rel, filters: [...rel.filters, ...light] };
     return { ...rel, sql: keptFilter(relationSql(held, i), heavy, i), filters: [], scan: undefined };
   }

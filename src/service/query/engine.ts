@@ -177,9 +177,13 @@ export class QueryEngine {
     try {
       return await this.store.examine(datasets, startNs, endNs, this.timeLeft(deadline));
     } catch (e) {
-      if (e instanceof QueryTimeout && this.timeoutMs > 0) throw new QueryTimeout(this.timeoutMs);
-      throw e;
+      throw this.timedOut(e) ?? e;
     }
+  }
+
+  /** A statement that ran out of what was left of the query's time: the user is told the query's limit. */
+  private timedOut(e: unknown): QueryTimeout | undefined {
+    return e instanceof QueryTimeout && this.timeoutMs > 0 ? new QueryTimeout(this.timeoutMs) : undefined;
   }
 
   /** What is left of a query's time limit at `deadline` (none without one). */
@@ -194,9 +198,7 @@ export class QueryEngine {
     try {
       cols = await this.store.readColumns(sql, this.timeLeft(deadline), maxBytes);
     } catch (e) {
-      // The statement got what was left of the query's time; the user is told the query's limit.
-      if (e instanceof QueryTimeout && this.timeoutMs > 0) throw new QueryTimeout(this.timeoutMs);
-      throw markAplQuery(e);
+      throw this.timedOut(e) ?? markAplQuery(e);
     }
     if (overColumn === undefined) return cols;
     const over = cols[overColumn] ?? [];
