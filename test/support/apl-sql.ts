@@ -1,5 +1,6 @@
-/** The SQL the compiler makes of an APL query over given datasets, bound as the engine binds it. */
+/** APL queries over given datasets, bound as the engine binds them, and the SQL the compiler makes of them. */
 import { bind } from '../../src/apl/binder/binder.js';
+import type { BoundQuery } from '../../src/apl/binder/bound.js';
 import { compile, type CompileOptions } from '../../src/apl/compiler/compiler.js';
 import { parseQuery } from '../../src/apl/parser/parser.js';
 import type { DatasetSchema } from '../../src/apl/types.js';
@@ -27,18 +28,22 @@ export const TRACES: DatasetSchema = {
   ],
 };
 
-export function compiledSql(
-  apl: string,
-  schemas: Record<string, DatasetSchema>,
-  opts: CompileOptions = {},
-  nowNs = 0n,
-): string {
-  const bound = bind(parseQuery(apl), apl, {
+/** An APL query bound over given datasets, as the engine binds it. */
+export function boundQuery(apl: string, schemas: Record<string, DatasetSchema>, nowNs = 0n): BoundQuery {
+  return bind(parseQuery(apl), apl, {
     schema: (d) => schemas[d],
     nowNs,
     binAutoNs: 60_000_000_000n,
     rangeNs: 86_400_000_000_000n,
     datasets: () => Object.keys(schemas),
   });
-  return compile(bound.stages, opts).sql;
+}
+
+export function compiledSql(
+  apl: string,
+  schemas: Record<string, DatasetSchema>,
+  opts: CompileOptions = {},
+  nowNs = 0n,
+): string {
+  return compile(boundQuery(apl, schemas, nowNs).stages, opts).sql;
 }

@@ -7,6 +7,8 @@ import { castTo, checkConvertible, fail } from './define.js';
 import { sqlText } from '../../sql/quote.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { lookupTable } from '../../util/lookup.js';
+import { constantNumber, SCALAR_TEXT_BYTES } from './made-bytes.js';
+import { withinRowShare } from '../../sql/row-share.js';
 
 /** A dynamic value as a JSON[] list, or null when it is not an array. */
 export const jsonList = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS JSON[])`;
@@ -117,7 +119,11 @@ function rangeSql([start, stop, step]: SqlArg[]): string {
   const list = integral
     ? `range(${s}, ${s} + least(${n} + 1, ${RANGE_LIMIT}) * ${d}, ${d})`
     : bindSql({ s, d, n }, (b) => `list_transform(range(least(${b.n} + 1, ${RANGE_LIMIT})), i -> ${b.s} + i * ${b.d})`);
-  return `(CASE WHEN ${n} IS NULL THEN NULL WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(${list}) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
+  const out = `(CASE WHEN ${n} IS NULL THEN NULL WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(${list}) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
+  if ([start, stop, step].every((x) => !x || x.constant)) return out;
+  // DuckDB's least() passes over a null: the count's own null must stay one.
+  const bytes = `(CASE WHEN ${n} IS NOT NULL THEN least(${n} + 1, ${RANGE_LIMIT}) * ${SCALAR_TEXT_BYTES + 1} END)`;
+  return withinRowShare('range', bytes, out);
 }
 
 /** A set operation over two or more arrays: the distinct elements of the first (or of all) that `keep`. */
@@ -212,11 +218,21 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   set_intersect: setFn('intersect'),
   set_difference: setFn('difference'),
   set_has_element: { minArgs: 2, maxArgs: 2, returns: () => 'bool', sql: ([s, v]) => hasElementSql(s!, v!) },
-  range: arrayFn(2, 3, rangeSql, (args) =>
-    args.forEach((a, i) =>
-      a.type === 'long' || a.type === 'real' ? undefined : fail(`argument ${i + 1} must be a number, not ${a.type}`),
+  range: {
+    ...arrayFn(2, 3, rangeSql, (args) =>
+      args.forEach((a, i) =>
+        a.type === 'long' || a.type === 'real' ? undefined : fail(`argument ${i + 1} must be a number, not ${a.type}`),
+      ),
     ),
-  ),
+    // Each element a number and its comma, as many as the constants say.
+    madeBytes: ([start, stop, step]) => {
+      const [s, e, d] = [constantNumber(start), constantNumber(stop), step ? constantNumber(step) : 1];
+      if (s === undefined || e === undefined || d === undefined) return undefined;
+      const n = d === 0 ? 0 : Math.floor((e - s) / d) + 1;
+      return Math.max(0, Math.min(n, RANGE_LIMIT)) * (SCALAR_TEXT_BYTES + 1) + 2;
+    },
+    elementBytes: () => SCALAR_TEXT_BYTES,
+  },
   // The elements as text joined by the delimiter (DuckDB's array_to_string wants a constant delimiter).
   strcat_array: {
     minArgs: 2,
@@ -226,6 +242,8 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       const texts = `list_filter(list_transform(${jsonList(a!)}, x -> ${textOf('x')}), t -> t IS NOT NULL)`;
       return `(CASE WHEN len(${texts}) = 0 THEN '' ELSE list_reduce(${texts}, (x, y) -> x || ${asStringSql(d!)} || y) END)`;
     },
+    // A delimiter between elements, each at least two bytes of the array (a value and a comma).
+    madeBytes: ([a, d]) => a!.bytes + Math.ceil(a!.bytes / 2) * d!.bytes,
   },
   // An array as it is; any other value (a bag, a number) as an array of that one value; null stays null.
   toarray: arrayFn(1, 1, ([a]) => {

@@ -60,6 +60,24 @@ export interface ScalarFunction extends FunctionMeta {
    * timestamp constant, which DuckDB compares against row groups' min/max to skip them.
    */
   fold?(values: LiteralValue[]): LiteralValue;
+  /**
+   * The most bytes one call's value may hold, from what its arguments may (../binder/made-text.ts): set by
+   * a function that can make more than its arguments hold together (strrep, replace, an encoding). Unset,
+   * a text is no longer than its arguments together, and a dynamic value no longer than its arguments with
+   * their texts quoted as JSON strings. Undefined when a count read from the rows sets it (range's length
+   * from columns, strrep's repetitions): the call's SQL then checks each row against the query's row share
+   * (../../sql/row-share.ts).
+   */
+  madeBytes?(args: SizedArg[]): number | undefined;
+  /** The most bytes one element of the array a call makes may hold (range: a number), when less than the whole. */
+  elementBytes?(args: SizedArg[]): number;
+}
+
+/** What the estimate of the text a call makes knows of an argument: its longest value in bytes, and the value itself when constant. */
+export interface SizedArg {
+  bytes: number;
+  type: AplType;
+  constant?: { value: LiteralValue };
 }
 
 export interface AggregateFunction extends FunctionMeta {

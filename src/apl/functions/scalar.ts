@@ -4,6 +4,7 @@
  */
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
+import { constantNumber, constantText, JSON_QUOTING, longest, regexReplacedBytes, together } from './made-bytes.js';
 import { ARRAY_FUNCTIONS } from './arrays.js';
 import { GENAI_FUNCTIONS } from './genai.js';
 import { HASH_FUNCTIONS } from './hash.js';
@@ -116,6 +117,16 @@ function partName(a: SqlArg): string {
   return p!;
 }
 
+/** replace_regex(regex, rewrite, text), also named replace: `$1` in the rewrite is the first group. */
+const REPLACE_REGEX: ScalarFunction = {
+  ...fixed(
+    'string',
+    ['string', 'string', 'string'],
+    ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`,
+  ),
+  madeBytes: regexReplacedBytes,
+};
+
 export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   ...MATH_FUNCTIONS,
   ...ARRAY_FUNCTIONS,
@@ -169,6 +180,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       const t = unify([a!.type, b!.type], 'iff()');
       return `(CASE WHEN ${castTo(c!, 'bool')} THEN ${castTo(a!, t)} ELSE ${castTo(b!, t)} END)`;
     },
+    madeBytes: ([, a, b]) => longest([a, b]),
   },
   case: {
     minArgs: 3,
@@ -189,6 +201,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       for (let i = 0; i + 1 < a.length; i += 2) s += ` WHEN ${castTo(a[i]!, 'bool')} THEN ${castTo(a[i + 1]!, t)}`;
       return `(${s} ELSE ${castTo(a[a.length - 1]!, t)} END)`;
     },
+    madeBytes: (a) => longest(a.filter((_, i) => i % 2 === 1 || i === a.length - 1)),
   },
   // ---- conversion
   tostring: conversion('string', toStringSql),
@@ -206,6 +219,8 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     resultName: 'argument',
     returns: () => 'dynamic',
     sql: ([a]) => (a!.type === 'string' ? `TRY_CAST(${a!.sql} AS JSON)` : toDynamicSql(a!)),
+
+    madeBytes: ([a]) => a!.bytes + 2,
   },
   // parse_json returns the original string when it is not JSON (apl.md 4.2).
   parse_json: {
@@ -214,6 +229,10 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     returns: () => 'dynamic',
     sql: ([a]) =>
       a!.type === 'string' ? `COALESCE(TRY_CAST(${a!.sql} AS JSON), to_json(${a!.sql}))` : toDynamicSql(a!),
+
+    // Counted as the text itself: a text that is not JSON comes back quoted, where only a quote, a
+    // backslash or a control character takes more than its byte, and reads back as the text it quoted.
+    madeBytes: ([a]) => a!.bytes + 2,
   },
   // ---- strings
   isempty: {
@@ -248,6 +267,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     maxArgs: 65,
     returns: () => 'string',
     sql: ([d, ...a]) => `concat_ws(${toStringSql(d!)}, ${a.map(toStringSql).join(', ')})`,
+    madeBytes: ([d, ...a]) => together(a) + d!.bytes * Math.max(0, a.length - 1),
   },
   strlen: { minArgs: 1, maxArgs: 1, returns: () => 'long', sql: ([a]) => `CAST(length(${asStringSql(a!)}) AS BIGINT)` },
   string_size: {
@@ -268,6 +288,8 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
         ? `COALESCE(substring(${asStringSql(s!)}, ${st}, GREATEST(${castTo(len, 'long')}, 0)), '')`
         : `COALESCE(substring(${asStringSql(s!)}, ${st}), '')`;
     },
+    // A character takes four bytes at most.
+    madeBytes: ([s, , len]) => Math.min(s!.bytes, 4 * Math.max(0, constantNumber(len) ?? Infinity)),
   },
   coalesce: {
     minArgs: 1,
@@ -288,39 +310,45 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       );
       return `COALESCE(${parts.join(', ')})`;
     },
+    madeBytes: longest,
   },
   trim: fixed('string', ['string', 'string'], ([cut, s]) => `trim(${s}, ${cut})`),
   trim_start: fixed('string', ['string', 'string'], ([cut, s]) => `ltrim(${s}, ${cut})`),
   trim_end: fixed('string', ['string', 'string'], ([cut, s]) => `rtrim(${s}, ${cut})`),
   trim_space: fixed('string', ['string'], ([s]) => `trim(${s})`),
   reverse: fixed('string', ['string'], ([s]) => `reverse(${s})`),
-  replace_string: fixed('string', ['string', 'string', 'string'], ([l, r, s]) => `replace(${s}, ${l}, ${r})`),
-  replace_regex: fixed(
-    'string',
-    ['string', 'string', 'string'],
-    ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`,
-  ),
-  replace: fixed(
-    'string',
-    ['string', 'string', 'string'],
-    ([re, r, s]) => `regexp_replace(${s}, ${re}, regexp_replace(${r}, '\\$(\\d)', '\\\\\\1', 'g'), 'g')`,
-  ),
+  replace_string: {
+    ...fixed('string', ['string', 'string', 'string'], ([l, r, s]) => `replace(${s}, ${l}, ${r})`),
+    // Each occurrence of the lookup (one byte, unless it is a constant) may become the replacement.
+    madeBytes: ([l, r, s]) =>
+      s!.bytes + Math.floor(s!.bytes / Math.max(1, Buffer.byteLength(constantText(l) ?? ' '))) * r!.bytes,
+  },
+  replace_regex: REPLACE_REGEX,
+  replace: REPLACE_REGEX,
   extract: {
     minArgs: 3,
     maxArgs: 3,
     returns: () => 'string',
     sql: ([re, g, s]) =>
       `NULLIF(regexp_extract(${asStringSql(s!)}, ${asStringSql(re!)}, CAST(${castTo(g!, 'long')} AS INTEGER)), '')`,
+    madeBytes: ([, , s]) => s!.bytes,
   },
   countof: fixed(
     'long',
     ['string', 'string'],
     ([l, s]) => `CAST((length(${s}) - length(replace(${s}, ${l}, ''))) // GREATEST(length(${l}), 1) AS BIGINT)`,
   ),
-  split: { ...fixed('dynamic', ['string', 'string'], ([s, d]) => `to_json(string_split(${s}, ${d}))`), shape: 'array' },
-  url_encode: fixed('string', ['string'], ([s]) => `url_encode(${s})`),
+  split: {
+    ...fixed('dynamic', ['string', 'string'], ([s, d]) => `to_json(string_split(${s}, ${d}))`),
+    shape: 'array',
+    elementBytes: ([s]) => JSON_QUOTING * s!.bytes + 2,
+  },
+  url_encode: { ...fixed('string', ['string'], ([s]) => `url_encode(${s})`), madeBytes: ([s]) => 3 * s!.bytes },
   url_decode: fixed('string', ['string'], ([s]) => `url_decode(${s})`),
-  base64_encode_tostring: fixed('string', ['string'], ([s]) => `to_base64(encode(${s}))`),
+  base64_encode_tostring: {
+    ...fixed('string', ['string'], ([s]) => `to_base64(encode(${s}))`),
+    madeBytes: ([s]) => 4 * Math.ceil(s!.bytes / 3),
+  },
   base64_decode_tostring: fixed('string', ['string'], ([s]) => `TRY(decode(from_base64(${s})))`),
   gettype: {
     minArgs: 1,

@@ -4,7 +4,9 @@
  * checksum tests (iscc, isimei). Positions are APL's, from 0.
  */
 import type { ScalarFunction } from './catalog.js';
-import { castTo, fixed } from './define.js';
+import { castTo, checkConvertible, fixed } from './define.js';
+import { withinRowShare } from '../../sql/row-share.js';
+import { constantNumber, JSON_QUOTING } from './made-bytes.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { jsonList } from './arrays.js';
 import { sqlText } from '../../sql/quote.js';
@@ -91,6 +93,9 @@ function luhnSql(s: string, lengths: [number, number]): string {
   return `COALESCE(regexp_full_match(${d}, '[0-9]{${lengths[0]},${lengths[1]}}') AND ${sum} % 10 = 0, FALSE)`;
 }
 
+/** The most repetitions strrep makes, as in KQL. */
+const STRREP_LIMIT = 1024;
+
 /** Byte units of parse_bytes, by power of the base. */
 const BYTE_UNITS: Record<string, number> = lookupTable({
   '': 0,
@@ -158,7 +163,14 @@ function formatUrlSql(parts: SqlArg): string {
 const keyPath = (k: string) => sqlText(`$."${k}"`);
 
 export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
-  format_url: { minArgs: 1, maxArgs: 1, returns: () => 'string', sql: ([d]) => formatUrlSql(d!) },
+  format_url: {
+    minArgs: 1,
+    maxArgs: 1,
+    returns: () => 'string',
+    sql: ([d]) => formatUrlSql(d!),
+    // The query's keys and values are URL-encoded: a byte may take three.
+    madeBytes: ([d]) => 3 * d!.bytes,
+  },
   indexof: { minArgs: 2, maxArgs: 5, returns: () => 'long', sql: indexofSql },
   indexof_regex: { minArgs: 2, maxArgs: 5, returns: () => 'long', sql: indexofRegexSql },
   countof_regex: fixed(
@@ -167,31 +179,51 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     ([re, s]) => `CAST(len(regexp_extract_all(${s}, ${re})) AS BIGINT)`,
   ),
   // RE2's metacharacters, each escaped with a backslash.
-  regex_quote: fixed(
-    'string',
-    ['string'],
-    ([s]) => `regexp_replace(${s}, '([\\\\.+*?()|\\[\\]{}^$])', '\\\\\\1', 'g')`,
-  ),
+  regex_quote: {
+    ...fixed('string', ['string'], ([s]) => `regexp_replace(${s}, '([\\\\.+*?()|\\[\\]{}^$])', '\\\\\\1', 'g')`),
+    madeBytes: ([s]) => 2 * s!.bytes,
+  },
   trim_regex: trimRegex(true, true),
   trim_start_regex: trimRegex(true, false),
   trim_end_regex: trimRegex(false, true),
   // A replacement list shorter than the search list repeats its last character; an empty one deletes (KQL).
-  translate: fixed(
-    'string',
-    ['string', 'string', 'string'],
-    ([from, to, s]) =>
-      `translate(${s}, ${from}, CASE WHEN length(${to}) = 0 THEN '' ELSE rpad(${to}, CAST(greatest(length(${from}), length(${to})) AS INTEGER), right(${to}, 1)) END)`,
-  ),
+  translate: {
+    ...fixed(
+      'string',
+      ['string', 'string', 'string'],
+      ([from, to, s]) =>
+        `translate(${s}, ${from}, CASE WHEN length(${to}) = 0 THEN '' ELSE rpad(${to}, CAST(greatest(length(${from}), length(${to})) AS INTEGER), right(${to}, 1)) END)`,
+    ),
+    // A one-byte character may become a four-byte one.
+    madeBytes: ([, , s]) => 4 * s!.bytes,
+  },
   // The string as a JSON string literal: in double quotes, with quotes, backslashes and controls escaped.
-  quote: fixed('string', ['string'], ([s]) => `CAST(to_json(${s}) AS VARCHAR)`),
-  // At most 1,024 repetitions, as in KQL.
-  strrep: fixed(
-    'string',
-    ['string', 'long', 'string'],
-    ([s, n, d]) =>
-      `(CASE WHEN ${n} >= 1 THEN repeat(${s} || ${d ?? "''"}, CAST(least(${n}, 1024) AS INTEGER) - 1) || ${s} WHEN ${n} IS NOT NULL THEN '' END)`,
-    1,
-  ),
+  quote: {
+    ...fixed('string', ['string'], ([s]) => `CAST(to_json(${s}) AS VARCHAR)`),
+    madeBytes: ([s]) => JSON_QUOTING * s!.bytes + 2,
+  },
+  strrep: {
+    minArgs: 2,
+    maxArgs: 3,
+    returns: (args) => {
+      args.forEach((a, i) => checkConvertible(a, (['string', 'long', 'string'] as const)[i]!, i));
+      return 'string';
+    },
+    sql: ([s, n, d]) => {
+      const [text, count, delimiter] = [castTo(s!, 'string'), castTo(n!, 'long'), d ? castTo(d, 'string') : "''"];
+      const out = `(CASE WHEN ${count} >= 1 THEN repeat(${text} || ${delimiter}, CAST(least(${count}, ${STRREP_LIMIT}) AS INTEGER) - 1) || ${text} WHEN ${count} IS NOT NULL THEN '' END)`;
+      if (n!.constant) return out;
+      // DuckDB's least() passes over a null: the count's own null must stay one.
+      const bytes = `(CASE WHEN ${count} IS NOT NULL THEN (strlen(${text}) + strlen(${delimiter})) * least(${count}, ${STRREP_LIMIT}) END)`;
+      return withinRowShare('strrep', bytes, out);
+    },
+    madeBytes: ([s, n, d]) => {
+      const count = constantNumber(n);
+      return count === undefined
+        ? undefined
+        : (s!.bytes + (d?.bytes ?? 0)) * Math.max(1, Math.min(STRREP_LIMIT, count));
+    },
+  },
   strcmp: fixed(
     'long',
     ['string', 'string'],
@@ -213,6 +245,8 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       const s = asStringSql(a!);
       return `(CASE WHEN ${s} = '' THEN '[]'::JSON ELSE to_json(list_transform(string_split(${s}, ''), c -> unicode(c))) END)`;
     },
+    // A character's number and its comma: four bytes for an ASCII character, at most.
+    madeBytes: ([a]) => 4 * a!.bytes + 2,
   },
   // Code points that are not characters (surrogates, beyond U+10FFFF, NUL) are left out.
   unicode_codepoints_to_string: {
@@ -265,7 +299,16 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     returns: () => 'string',
     sql: ([v, min]) => {
       const hex = `lower(to_hex(${castTo(v!, 'long')}))`;
-      return min ? `lpad(${hex}, CAST(greatest(${castTo(min, 'long')}, length(${hex})) AS INTEGER), '0')` : hex;
+      if (!min) return hex;
+      const width = castTo(min, 'long');
+      const out = `lpad(${hex}, CAST(greatest(${width}, length(${hex})) AS INTEGER), '0')`;
+      return min.constant ? out : withinRowShare('tohex', width, out);
+    },
+    // Padded to the width asked for.
+    madeBytes: ([, min]) => {
+      if (!min) return 16;
+      const width = constantNumber(min);
+      return width === undefined ? undefined : Math.max(16, width);
     },
   },
   // Bytes as numbers 0-255; text that is not Base64 gives an empty array.
@@ -278,6 +321,8 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       const hex = `hex(TRY(from_base64(${asStringSql(s!)})))`;
       return `(CASE WHEN ${asStringSql(s!)} IS NULL THEN NULL WHEN ${hex} IS NULL THEN '[]'::JSON ELSE to_json(list_transform(range(length(${hex}) // 2), i -> CAST('0x' || substr(${hex}, 2 * i + 1, 2) AS INTEGER))) END)`;
     },
+    // Three bytes a four-byte group decodes to, each a number of up to three digits and its comma.
+    madeBytes: ([a]) => 3 * a!.bytes + 2,
   },
   // An array of numbers 0-255 as Base64; anything else gives null.
   base64_encode_fromarray: {

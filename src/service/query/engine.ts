@@ -19,6 +19,7 @@ import {
   SqlTooLarge,
 } from '../../apl/compiler/compiler.js';
 import { compileKept } from './kept-compiles.js';
+import { madeTextBudget, type LongestValues } from './made-text-budget.js';
 import { parseQuery } from '../../apl/parser/parser.js';
 import type { EventStore } from '../store/event-store.js';
 import { QueryTimeout, ResultTooLarge } from '../store/db.js';
@@ -167,11 +168,6 @@ export class QueryEngine {
     this.limits = o.limits ?? DEFAULT_QUERY_LIMITS;
   }
 
-  /**
-   * Runs one statement of a query within what is left of its time limit. A page compiled with
-   * maxResultBytes (overColumn) is cut by DuckDB at the limit; the reader's own count stays as the net for
-   * the rest, given room for the flag's 8 bytes a row.
-   */
   /** The datasets' figures in the range (store.examine), within what is left of the query's time. */
   private async examine(datasets: string[], startNs: bigint | undefined, endNs: bigint | undefined, deadline: number) {
     try {
@@ -191,12 +187,40 @@ export class QueryEngine {
     return this.timeoutMs > 0 ? Math.max(1, deadline - Date.now()) : undefined;
   }
 
-  private async read(sql: string, deadline: number, overColumn?: number): Promise<unknown[][]> {
+  /**
+   * Refuses a query whose calls may make more text for a batch of rows than
+   * service.query_limits.max_made_text_bytes allows (see made-text-budget.ts): DuckDB holds it outside
+   * memory_limit, and a batch's expressions are not interrupted while they run. Returns the bytes a row
+   * each call whose value grows with a count read from the rows may make, for the query's statements.
+   */
+  private async checkMadeText(p: PreparedQuery, rowsRead: number, deadline: number): Promise<number | undefined> {
+    const longest: LongestValues = async (dataset, columns) => {
+      try {
+        return await this.store.longestValues(dataset, columns, this.timeLeft(deadline));
+      } catch (e) {
+        throw this.timedOut(e) ?? e;
+      }
+    };
+    let rowShare: number | undefined;
+    for (const stages of [p.bound.stages, p.bound.totals ?? []]) {
+      const budget = await madeTextBudget(stages, rowsRead, this.limits.maxMadeTextBytes, longest);
+      if ('excess' in budget) throw new AplError(budget.excess.message, p.request.apl, budget.excess.pos);
+      if (budget.rowShare !== undefined) rowShare = Math.min(rowShare ?? Infinity, budget.rowShare);
+    }
+    return rowShare;
+  }
+
+  /**
+   * Runs one statement of a query within what is left of its time limit. A page compiled with
+   * maxResultBytes (overColumn) is cut by DuckDB at the limit; the reader's own count stays as the net for
+   * the rest, given room for the flag's 8 bytes a row. `rowShare`: see checkMadeText.
+   */
+  private async read(sql: string, deadline: number, overColumn?: number, rowShare?: number): Promise<unknown[][]> {
     const limit = this.limits.maxResultBytes;
     const maxBytes = overColumn === undefined ? limit : limit + 8 * (MAX_ROWS + 1);
     let cols: unknown[][];
     try {
-      cols = await this.store.readColumns(sql, this.timeLeft(deadline), maxBytes);
+      cols = await this.store.readColumns(sql, this.timeLeft(deadline), maxBytes, rowShare);
     } catch (e) {
       throw this.timedOut(e) ?? markAplQuery(e);
     }
@@ -436,10 +460,12 @@ export class QueryEngine {
     const examined = bound.datasets.length
       ? await this.examine(bound.datasets, p.startNs, p.endNs, deadline)
       : { rows: 0, blocks: 0, minNs: undefined, maxNs: undefined, coversAll: false, versions: [] };
+    const rowShare = await this.checkMadeText(p, examined.rows, deadline);
     // A range that spans all the data need not be tested row by row.
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };
     const runOpts = examined.coversAll ? unbounded : opts;
-    const mode = bound.matchedMode === 'cte' ? await this.cteOrQuery(bound, runOpts, deadline) : bound.matchedMode;
+    const mode =
+      bound.matchedMode === 'cte' ? await this.cteOrQuery(bound, runOpts, deadline, rowShare) : bound.matchedMode;
     const main = this.compilePage(bound.stages, {
       ...runOpts,
       sysTime: p.request.sysTime,
@@ -447,8 +473,10 @@ export class QueryEngine {
       matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,
     });
     let [cols, matchedCount] = await Promise.all([
-      this.read(main.sql, deadline, main.overColumn),
-      mode === 'query' && bound.datasets.length ? this.matched(bound, runOpts, deadline) : Promise.resolve(undefined),
+      this.read(main.sql, deadline, main.overColumn, rowShare),
+      mode === 'query' && bound.datasets.length
+        ? this.matched(bound, runOpts, deadline, rowShare)
+        : Promise.resolve(undefined),
     ]);
     if (examined.coversAll && !this.store.unchangedSince(bound.datasets, examined.versions)) {
       // Events arrived meanwhile and may lie outside the range: run again with the range applied.
@@ -459,8 +487,10 @@ export class QueryEngine {
         matchedCte: mode === 'cte' ? bound.matchedPrefix : undefined,
       });
       [cols, matchedCount] = await Promise.all([
-        this.read(bounded.sql, deadline, bounded.overColumn),
-        mode === 'query' && bound.datasets.length ? this.matched(bound, opts, deadline) : Promise.resolve(undefined),
+        this.read(bounded.sql, deadline, bounded.overColumn, rowShare),
+        mode === 'query' && bound.datasets.length
+          ? this.matched(bound, opts, deadline, rowShare)
+          : Promise.resolve(undefined),
       ]);
     }
     const rowCount = cols[0]?.length ?? 0;
@@ -470,7 +500,7 @@ export class QueryEngine {
     const tables = [table];
     if (bound.totals) {
       const totals = this.compilePage(bound.totals, { ...runOpts, limit: MAX_ROWS });
-      const tcols = await this.read(totals.sql, deadline, totals.overColumn);
+      const tcols = await this.read(totals.sql, deadline, totals.overColumn, rowShare);
       const tl = bound.totals[bound.totals.length - 1]!.out;
       tables.push(this.table('_totals', totals.columns, tcols, tcols[0]?.length ?? 0, false, tl, exact, true));
     }
@@ -494,7 +524,7 @@ export class QueryEngine {
       case 'cte':
       case 'window':
         rowsMatched =
-          rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts, deadline);
+          rowCount > 0 ? Number(cols[main.matchedColumn!]![0]) : await this.matched(bound, runOpts, deadline, rowShare);
         break;
       case 'query':
         rowsMatched = matchedCount ?? 0;
@@ -540,10 +570,17 @@ export class QueryEngine {
   }
 
   /** 'cte' when a sample says the matched rows are few enough to materialise, else 'query' (see CTE_CELL_BUDGET). */
-  private async cteOrQuery(bound: BoundQuery, opts: CompileOptions, deadline: number): Promise<'cte' | 'query'> {
+  private async cteOrQuery(
+    bound: BoundQuery,
+    opts: CompileOptions,
+    deadline: number,
+    rowShare: number | undefined,
+  ): Promise<'cte' | 'query'> {
     const sampled = await this.read(
       compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined, samplePercent: SAMPLE_PERCENT }),
       deadline,
+      undefined,
+      rowShare,
     );
     const estimate = (Number(sampled[0]?.[0] ?? 0) * 100) / SAMPLE_PERCENT;
     const width = bound.stages[bound.matchedPrefix - 1]!.out.columns.length + 2;
@@ -551,10 +588,17 @@ export class QueryEngine {
   }
 
   /** rowsMatched by a count query over the stages before the first operator that is not a filter. */
-  private async matched(bound: BoundQuery, opts: CompileOptions, deadline: number): Promise<number> {
+  private async matched(
+    bound: BoundQuery,
+    opts: CompileOptions,
+    deadline: number,
+    rowShare: number | undefined,
+  ): Promise<number> {
     const rows = await this.read(
       compileCount(bound.stages, bound.matchedPrefix, { ...opts, limit: undefined }),
       deadline,
+      undefined,
+      rowShare,
     );
     return Number(rows[0]?.[0] ?? 0);
   }

@@ -46,18 +46,21 @@ export class OverBudget extends Error {
   }
 }
 
-const mib = (chars: number) =>
-  chars >= 1024 * 1024 ? `${+(chars / (1024 * 1024)).toFixed(1)} MiB` : `${Math.ceil(chars / 1024)} KiB`;
+/** An amount of text for a message: KiB, MiB or GiB. */
+export function sizeText(n: number): string {
+  if (n >= 1024 ** 3) return `${+(n / 1024 ** 3).toFixed(1)} GiB`;
+  return n >= 1024 * 1024 ? `${+(n / (1024 * 1024)).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`;
+}
 
 /** The message a statement fails with: what ran over, the limit and its key, and what to do instead. */
 export function budgetMessage(fn: string, what: 'input' | 'value' | 'chunk' | 'time', b: JsBudget): string {
   switch (what) {
     case 'input':
-      return `${fn}: an argument is longer than the ${mib(b.valueChars)} one value computed in JavaScript may read (service.query_limits.max_js_value_bytes); shorten the values first (substring)`;
+      return `${fn}: an argument is longer than the ${sizeText(b.valueChars)} one value computed in JavaScript may read (service.query_limits.max_js_value_bytes); shorten the values first (substring)`;
     case 'value':
-      return `${fn}: a result would be longer than the ${mib(b.valueChars)} one value computed in JavaScript may be (service.query_limits.max_js_value_bytes)`;
+      return `${fn}: a result would be longer than the ${sizeText(b.valueChars)} one value computed in JavaScript may be (service.query_limits.max_js_value_bytes)`;
     case 'chunk':
-      return `${fn}: one batch of rows reads and makes more than ${mib(b.chunkChars)} of text (service.query_limits.max_js_chunk_bytes); filter the rows or shorten the values first`;
+      return `${fn}: one batch of rows reads and makes more than ${sizeText(b.chunkChars)} of text (service.query_limits.max_js_chunk_bytes); filter the rows or shorten the values first`;
     case 'time':
       return `${fn}: one batch of rows held the service's JavaScript thread over ${b.chunkMs} ms (service.query_limits.max_js_chunk_time); filter the rows or shorten the values first`;
   }

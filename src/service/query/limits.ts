@@ -20,6 +20,8 @@ export interface QueryLimits {
   maxResultBytes: number;
   /** service.query_limits.max_nested_summaries: summaries nested in one another. */
   maxNestedSummaries: number;
+  /** service.query_limits.max_made_text_bytes: text a query's calls may make for a batch of rows, estimated. */
+  maxMadeTextBytes: number;
 }
 
 /**
@@ -49,6 +51,9 @@ export const QUERY_LIMIT_OPTIONS = {
   max_nested_summaries: int(12, { min: 1 }).doc(
     'summaries (`summarize`, `count`, `make-series`) and `join kind=innerunique` nested in one another along any path of a query, subqueries included; DuckDB plans each level in twice the time of the one below and cannot be interrupted meanwhile (twenty nested summaries: a second)',
   ),
+  max_made_text_bytes: bytes('128MiB').doc(
+    "the text a query's functions may make for one batch of rows beyond what they read (DuckDB computes 2,048 rows at a time, or all the rows read when fewer, and holds what a batch's calls make outside `memory_limit`): estimated before the query runs from the longest value of each column read (DuckDB's statistics) and what each function may make of its arguments (`strcat` all but the longest, `strrep` its repetitions, `replace_regex` the rewrite at every match); a query that may make more is refused (400 naming this key and the call that makes the most). Calls that take from what they read (`extract`, `tolower`, `parse_json`) make next to nothing",
+  ),
   max_result_bytes: bytes('32MiB').doc(
     "the values one result may hold (8 bytes a value, and a text's bytes besides), counted by DuckDB as it makes an APL query's rows, so a larger result is refused before it is held: a 400 naming this key",
   ),
@@ -75,6 +80,7 @@ export function queryLimitsOf(v: QueryLimitValues): QueryLimits {
     maxExpressionTerms: v.max_expression_terms,
     maxResultBytes: v.max_result_bytes,
     maxNestedSummaries: v.max_nested_summaries,
+    maxMadeTextBytes: v.max_made_text_bytes,
   };
 }
 

@@ -1,5 +1,6 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBScalarFunction, JSDuckDBValueConverter } from '@duckdb/node-api';
 import { DEADLINE_VARIABLE } from '../../sql/deadline.js';
+import { ROW_SHARE_VARIABLE } from '../../sql/row-share.js';
 import { sqlText } from '../../sql/quote.js';
 import { appendColumns, type DoubleColumn, type Int64Column } from './column-append.js';
 import { collectGarbage, isOutOfMemory, noteResultCells } from './native-memory.js';
@@ -253,14 +254,20 @@ export class ConnOps {
    * statement still running then is interrupted and QueryTimeout is thrown (within INTERRUPT_GRACE_MS).
    * The result is read a chunk at a time and refused (ResultTooLarge) once its values pass `maxBytes`:
    * a few rows of long strings can outgrow the process's memory before anything could count them.
+   * `rowShare` is what one call whose value grows with a count read from the rows may make a row
+   * (sql/row-share.ts); unset, such calls are not checked.
    */
-  async columns(sql: string, timeoutMs?: number, maxBytes = Infinity): Promise<unknown[][]> {
+  async columns(sql: string, timeoutMs?: number, maxBytes = Infinity, rowShare?: number): Promise<unknown[][]> {
     let timedOut = false;
     let settled = false;
     const deadline = timeoutMs !== undefined && timeoutMs > 0 ? Date.now() + timeoutMs : 0;
     // Set on every statement that reads it: the connection is pooled and may hold an earlier one.
     if (sql.includes(DEADLINE_VARIABLE))
       await this.guard(() => this.raw.run(`SET VARIABLE ${DEADLINE_VARIABLE} = ${deadline}`));
+    if (sql.includes(ROW_SHARE_VARIABLE)) {
+      const share = rowShare === undefined ? 'NULL' : String(Math.floor(rowShare));
+      await this.guard(() => this.raw.run(`SET VARIABLE ${ROW_SHARE_VARIABLE} = ${share}`));
+    }
     const statement = this.retryingMemory(() => this.readBounded(sql, maxBytes));
     const done = statement.then(
       () => void (settled = true),

@@ -61,6 +61,7 @@ import { clampNs, formatRfc3339Nano, nowNs } from '../../util/time.js';
 import { datasetNameProblem, hasReservedPrefix } from './dataset-name.js';
 import { METRICS_KIND, metricsTables, metricsTablesDdl } from './metrics-tables.js';
 import { connectionPlan, type ConnectionPlan } from './connection-plan.js';
+import { longestInStats, measureSql, statsSql } from './longest-values.js';
 
 /**
  * The spec's grouped event form, `{"time": …, "data": {…}, "labels": {…}}` (those keys only, `data` an
@@ -167,6 +168,8 @@ interface DatasetState {
   /** From a schema change's (or the dataset's deletion's) first statement to its publication: the table may differ from `fields`. */
   schemaChanging?: boolean;
   stats?: { version: number; rows: number; minNs?: bigint; maxNs?: bigint };
+  /** The longest value (bytes) of text columns, by column, as of `version`. */
+  longest?: { version: number; bytes: Map<string, number> };
   /** Bytes of events received (info's inputBytes); `inputDirty` until written to the catalog. */
   inputBytes: number;
   inputDirty?: boolean;
@@ -988,7 +991,7 @@ export class EventStore {
    * Runs a read-only query (compiled APL) and returns its columns, column-major; see ConnOps.columns. A
    * wait for a checkpoint (see checkpointGate) counts in `timeoutMs`.
    */
-  async readColumns(sql: string, timeoutMs?: number, maxBytes?: number): Promise<unknown[][]> {
+  async readColumns(sql: string, timeoutMs?: number, maxBytes?: number, rowShare?: number): Promise<unknown[][]> {
     if (this.readsStopped) throw new ServiceStopping();
     // Said at once, not after a wait for a checkpoint that waits for the reopening.
     this.db.refuseWhileReopening();
@@ -1005,7 +1008,7 @@ export class EventStore {
         return await this.queryPool.use(async (c) => {
           this.activeReads.add(c);
           try {
-            return await c.columns(sql, left(), maxBytes);
+            return await c.columns(sql, left(), maxBytes, rowShare);
           } catch (e) {
             if (this.readsStopped) throw new ServiceStopping();
             throw e;
@@ -1143,6 +1146,34 @@ export class EventStore {
       if (part.maxNs !== undefined && (maxNs === undefined || part.maxNs > maxNs)) maxNs = part.maxNs;
     }
     return { rows, minNs, maxNs, blocks, coversAll, versions };
+  }
+
+  /**
+   * The longest value (bytes) of each of a dataset's columns named, from DuckDB's statistics (a column it
+   * keeps none for is measured), cached until the dataset's next write. A read of the query's, within
+   * `timeoutMs`.
+   */
+  async longestValues(dataset: string, columns: readonly string[], timeoutMs?: number): Promise<Map<string, number>> {
+    const d = this.state(dataset);
+    if (d.longest?.version !== d.version) d.longest = { version: d.version, bytes: new Map() };
+    const known = d.longest.bytes;
+    const missing = [...new Set(columns)].filter((c) => !known.has(c));
+    if (missing.length > 0) {
+      const stats = await this.readColumns(statsSql(d.record.table, missing), timeoutMs);
+      const unknown: string[] = [];
+      missing.forEach((c, i) => {
+        // No row: an empty table holds no text.
+        const text = stats[i]?.[0];
+        const bytes = text === undefined ? 0 : longestInStats(String(text));
+        if (bytes === undefined) unknown.push(c);
+        else known.set(c, bytes);
+      });
+      if (unknown.length > 0) {
+        const measured = await this.readColumns(measureSql(d.record.table, unknown), timeoutMs);
+        unknown.forEach((c, i) => known.set(c, Number(measured[i]?.[0] ?? 0)));
+      }
+    }
+    return new Map(columns.map((c) => [c, known.get(c) ?? 0]));
   }
 
   /** Whether no write reached these datasets since examine() returned these versions. */

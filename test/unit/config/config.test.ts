@@ -113,11 +113,16 @@ describe('config', () => {
       maxExpressionTerms: 5000,
       maxResultBytes: 32 << 20,
       maxNestedSummaries: 12,
+      maxMadeTextBytes: 128 << 20,
     });
     expect(
-      buildConfig({ service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB' } } }, {}).service
-        .queryLimits,
-    ).toMatchObject({ maxExpressionDepth: 32, maxQueryBytes: 1 << 20 });
+      buildConfig(
+        {
+          service: { query_limits: { max_expression_depth: 32, max_query_bytes: '1MiB', max_made_text_bytes: '1GiB' } },
+        },
+        {},
+      ).service.queryLimits,
+    ).toMatchObject({ maxExpressionDepth: 32, maxQueryBytes: 1 << 20, maxMadeTextBytes: 1 << 30 });
     expect(buildConfig({}, {}).service.jsBudget).toEqual({ valueChars: 4 << 20, chunkChars: 64 << 20, chunkMs: 250 });
     expect(
       buildConfig(

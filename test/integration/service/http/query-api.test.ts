@@ -1,6 +1,7 @@
 import { Axiom } from '@axiomhq/js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN, startTestService, type TestService } from '../../../support/helpers.js';
+import { DEFAULT_QUERY_LIMITS } from '../../../../src/service/query/limits.js';
 
 let svc: TestService;
 let ingestToken: string;
@@ -440,7 +441,12 @@ describe('query time limit (service.query_timeout)', () => {
 
 describe('query time limit for JavaScript functions', () => {
   it('stops a chunk of long series_fir calls at the limit (no interrupt reaches them), and the next query on the connection has no stale limit', async () => {
-    const small = await startTestService({ queryTimeoutMs: 1000, memoryLimitBytes: 2 * 1024 ** 3 });
+    // The ranges take 175 MB for the chunk, past max_made_text_bytes' default.
+    const small = await startTestService({
+      queryTimeoutMs: 1000,
+      memoryLimitBytes: 2 * 1024 ** 3,
+      queryLimits: { ...DEFAULT_QUERY_LIMITS, maxMadeTextBytes: 1 << 30 },
+    });
     try {
       // 1,000 rows, each a filter of 49M multiply-adds: far longer than the test may take, in one DuckDB chunk.
       const slow = await small.call('POST', '/v1/datasets/_apl?format=tabular', {

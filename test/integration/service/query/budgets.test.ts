@@ -29,8 +29,8 @@ async function apl(q: string, token = ADMIN, url = p.url): Promise<{ status: num
 }
 
 /** The most the service's resident memory rose above its start while `work` ran, in bytes (sampled every 5 ms). */
-async function peakRssAddedBy(work: () => Promise<void>): Promise<number> {
-  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'))![1]) * 1024;
+async function peakRssAddedBy(work: () => Promise<void>, service = p): Promise<number> {
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${service.child.pid}/status`, 'utf8'))![1]) * 1024;
   const before = rss();
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, rss())), 5);
@@ -67,7 +67,9 @@ async function slowestUserCallDuring(work: () => Promise<unknown>): Promise<numb
 beforeAll(async () => {
   p = await serveProcess(
     tempDir('ferry-budget-'),
-    'service:\n  query_timeout: 10s\n  query_limits:\n    max_result_bytes: 4MiB\n',
+    // The tests of DuckDB's filter pushdown make long texts on purpose, past max_made_text_bytes' default
+    // (its own tests are at the end, against a service with the defaults).
+    'service:\n  query_timeout: 10s\n  query_limits:\n    max_result_bytes: 4MiB\n    max_made_text_bytes: 2GiB\n',
   );
   for (const name of ['web', 'texts']) expect((await call(p.url, 'POST', '/v2/datasets', { name })).status).toBe(200);
   const token = async (datasetCapabilities: object) => {
@@ -454,5 +456,122 @@ describe('the budget of a JavaScript function, per value and per batch of rows',
     } finally {
       await svc.stop();
     }
+  });
+});
+
+describe('the text a query may make for a batch of rows (service.query_limits.max_made_text_bytes)', () => {
+  let svc: ServeProcess;
+  let writer: string;
+  const text = (i: number, bytes: number) => `${i}:`.padEnd(bytes, 'abcdefghij');
+  const send = async (dataset: string, events: object[]) => {
+    const r = await call(
+      svc.url,
+      'POST',
+      `/v1/ingest/${dataset}`,
+      events.map((e) => JSON.stringify(e)).join('\n'),
+      writer,
+    );
+    expect(r.status).toBe(200);
+  };
+  const run = (q: string) => apl(q, ADMIN, svc.url);
+  const columns = (r: { body: Record<string, unknown> }) =>
+    (r.body as { tables: { columns: unknown[][] }[] }).tables[0]!.columns;
+
+  beforeAll(async () => {
+    svc = await serveProcess(tempDir('ferry-made-text-'), 'service:\n  memory_limit: 512MB\n  query_timeout: 10s\n');
+    others.push(svc);
+    for (const name of ['long', 'short'])
+      expect((await call(svc.url, 'POST', '/v2/datasets', { name })).status).toBe(200);
+    const r = await call(svc.url, 'POST', '/v2/tokens', {
+      name: 'w',
+      datasetCapabilities: { long: { ingest: ['create'] }, short: { ingest: ['create'] } },
+    });
+    writer = ((await r.json()) as { token: string }).token;
+    // 2,048 texts of 5.5 KB (the hostile-input fuzz's), one event carrying 1 MB of payload among them.
+    await send(
+      'long',
+      Array.from({ length: 2048 }, (_, i) => ({
+        s: text(i, 5500),
+        n: i,
+        payload: i === 7 ? `id=7 ${'x'.repeat(1 << 20)}` : `id=${i} ok`,
+      })),
+    );
+    await send(
+      'short',
+      Array.from({ length: 2048 }, (_, i) => ({ s: text(i, 100), n: i })),
+    );
+  }, 60_000);
+
+  it('refuses before it runs a query that could make more, naming the key and the call that makes the most', async () => {
+    const sixteen = `strcat(${Array(16).fill('s').join(', ')})`;
+    const refused: [string, string][] = [
+      // 11 GB and a 408 after 31 s before, the statement running on.
+      ["['long'] | extend r = strrep(s, 1024) | summarize sum(strlen(r))", 'strrep'],
+      // Each byte a match, each becoming the whole text: 8 GB and a 408.
+      ["['long'] | extend r = replace_regex('.', s, s) | summarize sum(strlen(r))", 'replace_regex'],
+      // The fuzz's seed 1462070870: 1.1 MB of text a row, past memory_limit + 256 MB.
+      [`['long'] | where ${Array(13).fill(`strlen(${sixteen})`).join(' + ')} > 0 | count`, 'strcat'],
+      ["['long'] | extend r = url_encode(url_encode(url_encode(url_encode(url_encode(s))))) | count", 'url_encode'],
+    ];
+    for (const [q, fn] of refused) {
+      const added = await peakRssAddedBy(async () => {
+        const r = await run(q);
+        expect(r.status, q).toBe(400);
+        expect(r.body.message, q).toMatch(
+          new RegExp(
+            `^line 1, column \\d+: the query may make up to [\\d.]+ [MG]iB of text for a batch of 2048 rows, more than the 128 MiB of service\\.query_limits\\.max_made_text_bytes; ${fn}\\(\\) here may add up to`,
+          ),
+        );
+      }, svc);
+      expect(added, q).toBeLessThan(32 * 1024 * 1024);
+    }
+    // The column named is the call's: strrep's, not the extend's.
+    const at = await run("['long']\n| extend r = strcat(s, '-', n), q = strrep(s, 1024)");
+    expect(at.body.message).toMatch(/^line 2, column 37: /);
+  });
+
+  it('answers what takes from long values, however long the longest value read', async () => {
+    const r = await run(
+      "['long'] | extend t = tolower(payload), e = extract('id=([0-9]+)', 1, payload), j = parse_json(payload), u = strcat(s, '-', n) | summarize c = count(), ids = sum(tolong(e)), u = sum(strlen(u)), t = max(strlen(t))",
+    );
+    expect(r.status, JSON.stringify(r.body.message)).toBe(200);
+    const sumLengths = Array.from({ length: 2048 }, (_, i) => 5500 + 1 + String(i).length).reduce((a, b) => a + b, 0);
+    expect(columns(r)).toEqual([[2048], [(2047 * 2048) / 2], [sumLengths], [5 + (1 << 20)]]);
+  });
+
+  it('a count read from the rows is checked row by row against its share of the limit, before the value is made', async () => {
+    // 2,048 rows a batch leave each row 64 KiB: 49 repetitions of 100 bytes fit, of 5.5 KB do not.
+    const q = "['short'] | extend r = strrep(s, n % 50) | summarize sum(strlen(r))";
+    const short = await run(q);
+    expect(short.status, JSON.stringify(short.body.message)).toBe(200);
+    const expected = Array.from({ length: 2048 }, (_, i) => (i % 50) * 100).reduce((a, b) => a + b, 0);
+    expect(columns(short)).toEqual([[expected]]);
+    const added = await peakRssAddedBy(async () => {
+      const long = await run(q.replace("['short']", "['long']"));
+      expect(long.status).toBe(400);
+      expect(long.body.message).toMatch(
+        /strrep\(\): a row would make \d+ bytes, more than the 65536 one call may make a row in this query \(its share of service\.query_limits\.max_made_text_bytes\)/,
+      );
+    }, svc);
+    expect(added).toBeLessThan(32 * 1024 * 1024);
+    // A range as long as the row's number, and a null count, answer.
+    const ranges = await run(
+      "['long'] | extend r = range(1, iff(n % 2 == 0, n, long(null))) | summarize sum(array_length(r))",
+    );
+    expect(ranges.status, JSON.stringify(ranges.body.message)).toBe(200);
+    expect(columns(ranges)).toEqual([[Array.from({ length: 1024 }, (_, k) => 2 * k).reduce((a, b) => a + b, 0)]]);
+  });
+
+  it('the estimate follows the data: the same query is answered over short texts and refused once a long one arrives', async () => {
+    const q = `['short'] | extend r = strcat(${Array(16).fill('s').join(', ')}) | summarize sum(strlen(r))`;
+    const short = await run(q);
+    expect(short.status, JSON.stringify(short.body.message)).toBe(200);
+    expect(columns(short)).toEqual([[16 * 100 * 2048]]);
+    // Over 5.5 KB texts the same strcat may make 169 MB a batch.
+    expect((await run(q.replace("['short']", "['long']"))).status).toBe(400);
+    await send('short', [{ s: text(9999, 5500), n: 9999 }]);
+    const after = await run(q);
+    expect(after.status).toBe(400);
+    expect(after.body.message).toMatch(/strcat\(\) here may add up to 81 KiB to a row/);
   });
 });
