@@ -7,17 +7,20 @@
  * 2,048 such rows took 11 GB before its time ran out (docs/benchmarks.md). So each call that returns a
  * text or a dynamic value is given the most bytes its value may hold, from its arguments' (a column as
  * read: its longest value, which DuckDB's statistics keep; a catalog entry's madeBytes where the function
- * can make more than its arguments hold together), and what it may add beyond its longest argument is
- * counted. A call that only takes from, converts or joins what it reads (`extract`, `tolower`,
- * `parse_json`) adds next to nothing, so a long value somewhere in a dataset does not refuse the queries
- * that read it; `strcat` adds all but its longest argument, `strrep` its repetitions.
+ * can make more than its arguments hold together), and counted for the rows a batch may hold there.
+ *
+ * What a call adds beyond its longest argument always counts. The copy it makes of that argument counts
+ * once the column it comes from has been copied FREE_COPIES times in the statement: a few copies of a
+ * column hold a few times what the batch's own values of it hold, however long its longest value, so a
+ * long value somewhere in a dataset does not refuse `extract`, `tolower` or `parse_json` over it, while
+ * thirty nested `tolower`s count. A constant argument is held once, not a row: a call copying one counts.
  *
  * Not estimated: the lists a summary makes (`make_list` and the like: their length depends on the
  * groups), and the arrays of make-series; text made from them counts only what the call adds to them.
  * Pure: the caller looks the columns' lengths up.
  */
 import type { SizedArg } from '../functions/catalog.js';
-import { JSON_QUOTING, SCALAR_TEXT_BYTES, longest, together } from '../functions/made-bytes.js';
+import { JSON_QUOTING, SCALAR_TEXT_BYTES, together } from '../functions/made-bytes.js';
 import { OPERATORS } from '../functions/operators.js';
 import { SCALAR_FUNCTIONS } from '../functions/scalar.js';
 import type { AplType } from '../types.js';
@@ -30,9 +33,9 @@ export const BATCH_ROWS = 2048;
 export type LengthOf = (dataset: string, physical: string) => number;
 
 export interface MadeText {
-  /** Bytes the query's calls may add beyond their arguments, for each row of a batch. */
-  perRow: number;
-  /** Bytes calls over constants add once (DuckDB computes them as it plans). */
+  /** Bytes the calls may make for a batch of rows. */
+  batch: number;
+  /** Bytes calls over constants make once (DuckDB computes them as it plans). */
   once: number;
   /** The call that may add the most to a row, for the message. */
   largest?: { fn: string; pos: number; bytes: number };
@@ -43,21 +46,34 @@ export interface MadeText {
 /** Bytes a text call may add beyond what its arguments hold: a separator, a number written out. */
 const CALL_OVERHEAD = 16;
 
-/** Aggregations whose value is one of the values they read. */
-const PICKS = new Set(['min', 'max', 'minif', 'maxif', 'any', 'anyif', 'take_any', 'arg_min', 'arg_max']);
+/** Copies of a column's values a statement makes before they count. */
+export const FREE_COPIES = 4;
 
-type Size = () => number;
+/** What a size stands for when no finite number does (a NaN count): more than any limit. */
+const UNBOUNDED = 2 ** 53;
+
+/** Aggregations whose value is one of the values they read (arg_max# and arg_min#: arg_max's columns). */
+const PICKS = new Set(['min', 'max', 'minif', 'maxif', 'any', 'anyif', 'take_any', 'arg_max#', 'arg_min#']);
+
+/** Functions whose value changes from row to row whatever their arguments. */
+const VOLATILE = new Set(['rand', 'new_guid']);
+
+/**
+ * A value's size: the most bytes it may hold, and the column as read it is a copy of, if any, with that
+ * column's own longest value.
+ */
+interface Size {
+  bytes: () => number;
+  origin?: { key: string; bytes: () => number };
+}
 type Env = Map<string, Size>;
 
-const fixedSize =
-  (n: number): Size =>
-  () =>
-    n;
+const fixedSize = (n: number): Size => ({ bytes: () => n });
 const SCALAR = fixedSize(SCALAR_TEXT_BYTES);
 const NONE = fixedSize(0);
 const isText = (t: AplType) => t === 'string' || t === 'dynamic';
 
-function once(f: () => number): Size {
+function once(f: () => number): () => number {
   let v: number | undefined;
   return () => (v ??= f());
 }
@@ -71,8 +87,20 @@ function literalBytes(e: Extract<BExpr, { k: 'lit' }>): number {
 
 /** DuckDB computes a call over constants once, as it plans. */
 function isConstant(e: BExpr): boolean {
-  return e.k === 'lit' || (e.k === 'call' && e.args.every(isConstant));
+  return e.k === 'lit' || (e.k === 'call' && !VOLATILE.has(e.fn) && e.args.every(isConstant));
 }
+
+/** A column of a union: as long as the longest of its inputs', a copy of all their columns as read. */
+function unionOf(sizes: Size[]): Size {
+  const bytes = once(() => Math.max(0, ...sizes.map((s) => s.bytes())));
+  const origins = sizes.map((s) => s.origin);
+  if (origins.some((o) => o === undefined)) return { bytes };
+  const longest = once(() => Math.max(0, ...origins.map((o) => o!.bytes())));
+  return { bytes, origin: { key: origins.map((o) => o!.key).join('\u0001'), bytes: longest } };
+}
+
+/** A size as a count: a NaN or an infinity is more than any limit. */
+const finite = (n: number) => (Number.isFinite(n) ? Math.max(0, n) : UNBOUNDED);
 
 /**
  * The text the stages' calls may make (a union's and a join's inputs included, which run in the same
@@ -82,16 +110,20 @@ function isConstant(e: BExpr): boolean {
 export function madeText(stages: BoundStage[], lengthOf: LengthOf, rowShare = 0): MadeText {
   const estimate = new Estimate(lengthOf, rowShare);
   estimate.stages(stages);
-  return { perRow: estimate.perRow, once: estimate.once, largest: estimate.largest, shared: estimate.shared };
+  return { batch: estimate.batch, once: estimate.once, largest: estimate.largest, shared: estimate.shared };
 }
 
 class Estimate {
-  perRow = 0;
+  batch = 0;
   once = 0;
   largest: MadeText['largest'];
   readonly shared: MadeText['shared'] = [];
   /** The size of one element of an array a call makes, where less than the whole (range's numbers). */
   private readonly elements = new WeakMap<BExpr, Size>();
+  /** Copies made of each column as read, by its key. */
+  private readonly copies = new Map<string, number>();
+  /** Rows a batch of the stage being visited may hold. */
+  private rows = BATCH_ROWS;
 
   constructor(
     private readonly lengthOf: LengthOf,
@@ -107,18 +139,26 @@ class Estimate {
       if (stage.kind !== 'select' && stage.kind !== 'expand' && stage.kind !== 'filter') elementsOf = new Map();
       switch (stage.kind) {
         case 'scan': {
+          this.rows = BATCH_ROWS;
           const types = new Map(out.columns.map((c) => [c.alias, c.type]));
           env = new Map(
-            stage.columns.map((c) => [
-              c.alias,
-              isText(types.get(c.alias) ?? 'long') ? once(() => this.lengthOf(stage.dataset, c.physical)) : SCALAR,
-            ]),
+            stage.columns.map((c): [string, Size] => {
+              if (!isText(types.get(c.alias) ?? 'long')) return [c.alias, SCALAR];
+              const bytes = once(() => this.lengthOf(stage.dataset, c.physical));
+              return [c.alias, { bytes, origin: { key: `${stage.dataset}\u0000${c.physical}`, bytes } }];
+            }),
           );
           break;
         }
         case 'values': {
+          this.rows = Math.max(1, Math.min(BATCH_ROWS, stage.rows.length));
           const sizes = stage.columns.map((_, i) => stage.rows.map((row) => this.expr(row[i]!, env)));
-          env = new Map(stage.columns.map((c, i) => [c.alias, once(() => Math.max(0, ...sizes[i]!.map((s) => s())))]));
+          env = new Map(
+            stage.columns.map((c, i) => [
+              c.alias,
+              { bytes: once(() => Math.max(0, ...sizes[i]!.map((s) => s.bytes()))) },
+            ]),
+          );
           const [row] = stage.rows;
           if (stage.rows.length === 1)
             stage.columns.forEach((c, i) => {
@@ -143,6 +183,13 @@ class Estimate {
           elementsOf = elements;
           break;
         }
+        case 'order':
+          for (const k of stage.keys) this.expr(k.expr, env);
+          if (stage.limit !== undefined) this.rows = Math.max(1, Math.min(this.rows, stage.limit));
+          break;
+        case 'limit':
+          this.rows = Math.max(1, Math.min(this.rows, stage.n));
+          break;
         case 'aggregate': {
           const next: Env = new Map(stage.keys.map((k) => [k.alias, this.expr(k.expr, env)]));
           for (const a of stage.aggs) next.set(a.alias, this.expr(a.expr, env));
@@ -165,19 +212,20 @@ class Estimate {
         }
         case 'count':
           env = new Map([[stage.alias, SCALAR]]);
+          this.rows = 1;
           break;
         case 'union': {
           const ends = stage.inputs.map((input) => this.stages(input));
           const aliases = new Set(ends.flatMap((e) => [...e.keys()]));
-          env = new Map(
-            [...aliases].map((a) => [a, once(() => Math.max(0, ...ends.map((e) => (e.get(a) ?? NONE)())))]),
-          );
+          env = new Map([...aliases].map((a) => [a, unionOf(ends.map((e) => e.get(a) ?? NONE))]));
+          this.rows = BATCH_ROWS;
           break;
         }
         case 'join': {
           const right = this.stages(stage.right);
           env = new Map(env);
           for (const c of stage.rightColumns) env.set(c.alias, right.get(c.from) ?? NONE);
+          this.rows = BATCH_ROWS;
           break;
         }
         case 'expand': {
@@ -190,6 +238,7 @@ class Estimate {
             elementsOf.delete(item.alias);
           }
           if (stage.indexAlias) env.set(stage.indexAlias, SCALAR);
+          this.rows = BATCH_ROWS;
           break;
         }
         default:
@@ -242,28 +291,47 @@ class Estimate {
     const sizes = e.args.map((a) => this.expr(a, env));
     if (!isText(e.type)) return SCALAR;
     const args: SizedArg[] = e.args.map((a, i) => ({
-      bytes: sizes[i]!(),
+      bytes: sizes[i]!.bytes(),
       type: a.type,
       constant: a.k === 'lit' ? { value: a.value } : undefined,
     }));
     const fn = OPERATORS[e.fn] ?? SCALAR_FUNCTIONS[e.fn];
     const counted = fn?.madeBytes ? fn.madeBytes(args) : defaultBytes(e.type, args);
+    const constant = isConstant(e);
     if (counted === undefined) {
       // Each row's count is checked against the share as it runs: the call makes that much at most.
       this.shared.push({ fn: e.fn, pos: e.pos });
-      this.perRow += this.rowShare;
-      if (fn?.elementBytes) this.elements.set(e, fixedSize(Math.min(this.rowShare, fn.elementBytes(args))));
+      this.batch += this.rows * this.rowShare;
+      if (fn?.elementBytes) this.elements.set(e, fixedSize(Math.min(this.rowShare, finite(fn.elementBytes(args)))));
       return fixedSize(this.rowShare);
     }
-    const bytes = counted;
-    if (fn?.elementBytes) this.elements.set(e, fixedSize(Math.min(bytes, fn.elementBytes(args))));
-    const added = Math.max(0, bytes - longest(args.filter((a) => isText(a.type))));
-    if (isConstant(e)) this.once += added;
+    const bytes = finite(counted);
+    if (fn?.elementBytes) this.elements.set(e, fixedSize(Math.min(bytes, finite(fn.elementBytes(args)))));
+    // The argument the value copies: the longest one that is not a constant (held once, not a row).
+    let copied = -1;
+    e.args.forEach((a, i) => {
+      if (isText(a.type) && !isConstant(a) && (copied < 0 || args[i]!.bytes > args[copied]!.bytes)) copied = i;
+    });
+    const source = copied < 0 ? undefined : sizes[copied]!;
+    const copy = copied < 0 ? 0 : Math.min(bytes, args[copied]!.bytes);
+    const added = bytes - copy + this.copyCost(copy, source?.origin);
+    if (constant) this.once += added;
     else {
-      this.perRow += added;
+      this.batch += this.rows * added;
       if (added > (this.largest?.bytes ?? 0)) this.largest = { fn: e.fn, pos: e.pos, bytes: added };
     }
-    return fixedSize(bytes);
+    return { bytes: () => bytes, origin: source?.origin };
+  }
+
+  /**
+   * What a copy of `copy` bytes counts: past FREE_COPIES of its column, all of it; before, what it holds
+   * beyond the column's own longest value (text added to it on the way).
+   */
+  private copyCost(copy: number, origin: Size['origin']): number {
+    if (!origin) return copy;
+    const made = (this.copies.get(origin.key) ?? 0) + 1;
+    this.copies.set(origin.key, made);
+    return made > FREE_COPIES ? copy : Math.max(0, copy - origin.bytes());
   }
 }
 
@@ -274,24 +342,4 @@ class Estimate {
 function defaultBytes(type: AplType, args: SizedArg[]): number {
   if (type === 'string') return together(args) + CALL_OVERHEAD;
   return args.reduce((n, a) => n + (a.type === 'string' ? JSON_QUOTING * a.bytes + 2 : a.bytes), CALL_OVERHEAD);
-}
-
-/**
- * Rows in a batch: as many as are read when fewer than DuckDB's batch, unless an operator may make rows
- * of its own (mv-expand, a join).
- */
-export function batchRows(stages: BoundStage[], rowsRead: number): number {
-  const valuesRows = (ss: BoundStage[]): number =>
-    ss.reduce((n, { stage }) => n + (stage.kind === 'values' ? stage.rows.length : 0), 0);
-  if (makesRows(stages)) return BATCH_ROWS;
-  return Math.max(1, Math.min(BATCH_ROWS, rowsRead + valuesRows(stages)));
-}
-
-function makesRows(stages: BoundStage[]): boolean {
-  return stages.some(
-    ({ stage }) =>
-      stage.kind === 'expand' ||
-      stage.kind === 'join' ||
-      (stage.kind === 'union' && stage.inputs.some((i) => makesRows(i) || i.some((s) => s.stage.kind === 'values'))),
-  );
 }

@@ -7,7 +7,7 @@ import { castTo, checkConvertible, fail } from './define.js';
 import { sqlText } from '../../sql/quote.js';
 import { asStringSql, bindSql, toDynamicSql, type SqlArg } from './sql.js';
 import { lookupTable } from '../../util/lookup.js';
-import { constantNumber, SCALAR_TEXT_BYTES } from './made-bytes.js';
+import { constantNumber, filledBytes, SCALAR_TEXT_BYTES } from './made-bytes.js';
 import { withinRowShare } from '../../sql/row-share.js';
 
 /** A dynamic value as a JSON[] list, or null when it is not an array. */
@@ -120,7 +120,7 @@ function rangeSql([start, stop, step]: SqlArg[]): string {
     ? `range(${s}, ${s} + least(${n} + 1, ${RANGE_LIMIT}) * ${d}, ${d})`
     : bindSql({ s, d, n }, (b) => `list_transform(range(least(${b.n} + 1, ${RANGE_LIMIT})), i -> ${b.s} + i * ${b.d})`);
   const out = `(CASE WHEN ${n} IS NULL THEN NULL WHEN ${d} <> 0 AND ${n} >= 0 THEN to_json(${list}) WHEN ${d} <> 0 THEN '[]'::JSON END)`;
-  if ([start, stop, step].every((x) => !x || x.constant)) return out;
+  if ([start, stop, step].every((x) => !x || constantNumber(x) !== undefined)) return out;
   // DuckDB's least() passes over a null: the count's own null must stay one.
   const bytes = `(CASE WHEN ${n} IS NOT NULL THEN least(${n} + 1, ${RANGE_LIMIT}) * ${SCALAR_TEXT_BYTES + 1} END)`;
   return withinRowShare('range', bytes, out);
@@ -169,22 +169,31 @@ export const ARRAY_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     (args) => checkConvertible(args[1]!, 'long', 1),
   ),
   // KQL's shifts (the docs' example output pads with null): elements leave at one end, nulls (or the fill) enter at the other.
-  array_shift_left: arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? castTo(n, 'long') : '1', f)),
-  array_shift_right: arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? `-(${castTo(n, 'long')})` : '-1', f)),
+  array_shift_left: {
+    ...arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? castTo(n, 'long') : '1', f)),
+    madeBytes: ([a, , f]) => filledBytes(a, f),
+  },
+  array_shift_right: {
+    ...arrayFn(1, 3, ([a, n, f]) => shiftSql(a!, n ? `-(${castTo(n, 'long')})` : '-1', f)),
+    madeBytes: ([a, , f]) => filledBytes(a, f),
+  },
   // Element-wise choice; a non-array branch is used for every element.
-  array_iff: arrayFn(3, 3, ([c, x, y]) =>
-    bindSql(
-      {
-        c: jsonList(c!),
-        x: x!.type === 'dynamic' ? jsonList(x!) : toDynamicSql(x!),
-        y: y!.type === 'dynamic' ? jsonList(y!) : toDynamicSql(y!),
-      },
-      (v) => {
-        const pick = (b: SqlArg, ref: string) => (b.type === 'dynamic' ? `${ref}[i]` : ref);
-        return `to_json(list_transform(range(1, len(${v.c}) + 1), i -> CASE WHEN TRY_CAST(${v.c}[i] AS BOOLEAN) THEN ${pick(x!, v.x!)} WHEN NOT TRY_CAST(${v.c}[i] AS BOOLEAN) THEN ${pick(y!, v.y!)} END))`;
-      },
+  array_iff: {
+    ...arrayFn(3, 3, ([c, x, y]) =>
+      bindSql(
+        {
+          c: jsonList(c!),
+          x: x!.type === 'dynamic' ? jsonList(x!) : toDynamicSql(x!),
+          y: y!.type === 'dynamic' ? jsonList(y!) : toDynamicSql(y!),
+        },
+        (v) => {
+          const pick = (b: SqlArg, ref: string) => (b.type === 'dynamic' ? `${ref}[i]` : ref);
+          return `to_json(list_transform(range(1, len(${v.c}) + 1), i -> CASE WHEN TRY_CAST(${v.c}[i] AS BOOLEAN) THEN ${pick(x!, v.x!)} WHEN NOT TRY_CAST(${v.c}[i] AS BOOLEAN) THEN ${pick(y!, v.y!)} END))`;
+        },
+      ),
     ),
-  ),
+    madeBytes: ([c, x, y]) => filledBytes(c, x!.bytes > y!.bytes ? x : y),
+  },
   array_select_dict: {
     minArgs: 3,
     maxArgs: 3,

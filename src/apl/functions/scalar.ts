@@ -4,7 +4,14 @@
  */
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, checkConvertible, conversion, fail, fixed, unify } from './define.js';
-import { constantNumber, constantText, JSON_QUOTING, longest, regexReplacedBytes, together } from './made-bytes.js';
+import {
+  constantNumber,
+  JSON_QUOTING,
+  longest,
+  regexReplacedBytes,
+  stringReplacedBytes,
+  together,
+} from './made-bytes.js';
 import { ARRAY_FUNCTIONS } from './arrays.js';
 import { GENAI_FUNCTIONS } from './genai.js';
 import { HASH_FUNCTIONS } from './hash.js';
@@ -319,9 +326,7 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
   reverse: fixed('string', ['string'], ([s]) => `reverse(${s})`),
   replace_string: {
     ...fixed('string', ['string', 'string', 'string'], ([l, r, s]) => `replace(${s}, ${l}, ${r})`),
-    // Each occurrence of the lookup (one byte, unless it is a constant) may become the replacement.
-    madeBytes: ([l, r, s]) =>
-      s!.bytes + Math.floor(s!.bytes / Math.max(1, Buffer.byteLength(constantText(l) ?? ' '))) * r!.bytes,
+    madeBytes: stringReplacedBytes,
   },
   replace_regex: REPLACE_REGEX,
   replace: REPLACE_REGEX,
@@ -603,6 +608,13 @@ export const SCALAR_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       const pattern = asStringSql(re!);
       if (wanted.length <= 1) return `to_json(regexp_extract_all(${s}, ${pattern}, ${wanted[0] ?? 0}))`;
       return `to_json(list_transform(regexp_extract_all(${s}, ${pattern}, 0), m -> [${wanted.map((g) => `regexp_extract(m, ${pattern}, ${g})`).join(', ')}]))`;
+    },
+    // Each match (one at each position, if the expression may match nothing) gives each group asked for,
+    // at most the text quoted as JSON strings.
+    madeBytes: (a) => {
+      const [groups, text] = a.length === 3 ? [a[1], a[2]] : [undefined, a[1]];
+      const asked = groups ? Math.max(1, Math.ceil(groups.bytes / 2)) : 1;
+      return asked * (JSON_QUOTING * text!.bytes + 4 * (text!.bytes + 1)) + 2;
     },
   },
   parse_url: {

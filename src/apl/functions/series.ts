@@ -5,6 +5,7 @@
  * (service/query/series-functions.ts). A series is read as DOUBLE[]: elements that are not numbers are
  * null, and results that are not finite numbers (log of 0, 0/0) are null, as JSON cannot hold them.
  */
+import { longest, SCALAR_TEXT_BYTES } from './made-bytes.js';
 import type { ArgInfo, ScalarFunction } from './catalog.js';
 import { castTo, fail } from './define.js';
 import { bindSql, toDynamicSql, type SqlArg } from './sql.js';
@@ -17,7 +18,12 @@ const nums = (a: SqlArg) => `TRY_CAST(${toDynamicSql(a)} AS DOUBLE[])`;
 /** A number a series may hold: finite, else null. */
 const finiteOrNull = (v: string) => `(CASE WHEN isfinite(${v}) THEN ${v} END)`;
 
-const seriesResult: Pick<ScalarFunction, 'shape' | 'returns'> = { shape: 'array', returns: () => 'dynamic' };
+const seriesResult: Pick<ScalarFunction, 'shape' | 'returns' | 'madeBytes'> = {
+  shape: 'array',
+  returns: () => 'dynamic',
+  // An element for each of the longest argument's (each two bytes of it at least), a number written out in full.
+  madeBytes: (args) => Math.ceil(longest(args) / 2) * (SCALAR_TEXT_BYTES + 2) + 2,
+};
 
 /** f applied to every element. */
 function unary(f: (x: string) => string): ScalarFunction {

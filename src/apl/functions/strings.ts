@@ -212,7 +212,8 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
     sql: ([s, n, d]) => {
       const [text, count, delimiter] = [castTo(s!, 'string'), castTo(n!, 'long'), d ? castTo(d, 'string') : "''"];
       const out = `(CASE WHEN ${count} >= 1 THEN repeat(${text} || ${delimiter}, CAST(least(${count}, ${STRREP_LIMIT}) AS INTEGER) - 1) || ${text} WHEN ${count} IS NOT NULL THEN '' END)`;
-      if (n!.constant) return out;
+      // A constant count is in the estimate; a count read from the rows is checked against their share.
+      if (constantNumber(n) !== undefined) return out;
       // DuckDB's least() passes over a null: the count's own null must stay one.
       const bytes = `(CASE WHEN ${count} IS NOT NULL THEN (strlen(${text}) + strlen(${delimiter})) * least(${count}, ${STRREP_LIMIT}) END)`;
       return withinRowShare('strrep', bytes, out);
@@ -302,7 +303,7 @@ export const STRING_FUNCTIONS: Record<string, ScalarFunction> = lookupTable({
       if (!min) return hex;
       const width = castTo(min, 'long');
       const out = `lpad(${hex}, CAST(greatest(${width}, length(${hex})) AS INTEGER), '0')`;
-      return min.constant ? out : withinRowShare('tohex', width, out);
+      return constantNumber(min) !== undefined ? out : withinRowShare('tohex', width, out);
     },
     // Padded to the width asked for.
     madeBytes: ([, min]) => {

@@ -193,7 +193,7 @@ export class QueryEngine {
    * memory_limit, and a batch's expressions are not interrupted while they run. Returns the bytes a row
    * each call whose value grows with a count read from the rows may make, for the query's statements.
    */
-  private async checkMadeText(p: PreparedQuery, rowsRead: number, deadline: number): Promise<number | undefined> {
+  private async checkMadeText(p: PreparedQuery, deadline: number): Promise<number | undefined> {
     const longest: LongestValues = async (dataset, columns) => {
       try {
         return await this.store.longestValues(dataset, columns, this.timeLeft(deadline));
@@ -203,7 +203,7 @@ export class QueryEngine {
     };
     let rowShare: number | undefined;
     for (const stages of [p.bound.stages, p.bound.totals ?? []]) {
-      const budget = await madeTextBudget(stages, rowsRead, this.limits.maxMadeTextBytes, longest);
+      const budget = await madeTextBudget(stages, this.limits.maxMadeTextBytes, longest);
       if ('excess' in budget) throw new AplError(budget.excess.message, p.request.apl, budget.excess.pos);
       if (budget.rowShare !== undefined) rowShare = Math.min(rowShare ?? Infinity, budget.rowShare);
     }
@@ -460,7 +460,7 @@ export class QueryEngine {
     const examined = bound.datasets.length
       ? await this.examine(bound.datasets, p.startNs, p.endNs, deadline)
       : { rows: 0, blocks: 0, minNs: undefined, maxNs: undefined, coversAll: false, versions: [] };
-    const rowShare = await this.checkMadeText(p, examined.rows, deadline);
+    const rowShare = await this.checkMadeText(p, deadline);
     // A range that spans all the data need not be tested row by row.
     const unbounded = { ...opts, startNs: undefined, endNs: undefined };
     const runOpts = examined.coversAll ? unbounded : opts;

@@ -4,7 +4,7 @@
  * values of the columns it reads, looked up only when the estimate depends on them.
  */
 import type { BoundStage } from '../../apl/binder/bound.js';
-import { batchRows, madeText, type LengthOf, type MadeText } from '../../apl/binder/made-text.js';
+import { BATCH_ROWS, madeText, type LengthOf, type MadeText } from '../../apl/binder/made-text.js';
 import { sizeText } from './js-budget.js';
 
 /** Looks up the longest value (bytes) of a dataset's columns. */
@@ -19,24 +19,22 @@ export interface MadeTextExcess {
 
 /** Lengths that stand for any: an estimate the same at both does not depend on the columns' lengths. */
 const SHORT = 0;
-const LONG = 2 ** 20;
+const LONG = 2 ** 40;
 
 /** What the budget says of a query: refused (the excess), or the bytes a row each counted call may make. */
 export type MadeTextBudget = { excess: MadeTextExcess } | { rowShare?: number };
 
 /**
- * The estimate of the text the stages may make for a batch, over `rowsRead` rows read, against `limit`:
+ * The estimate of the text the stages may make for a batch of rows, against `limit`:
  * the excess when it passes it, else the largest row share within it for the calls whose value grows
  * with a count read from the rows (none when there are no such calls).
  */
 export async function madeTextBudget(
   stages: BoundStage[],
-  rowsRead: number,
   limit: number,
   longestValues: LongestValues,
 ): Promise<MadeTextBudget> {
-  const rows = batchRows(stages, rowsRead);
-  const total = (m: MadeText) => rows * m.perRow + m.once;
+  const total = (m: MadeText) => m.batch + m.once;
   const read = new Map<string, Set<string>>();
   const assuming = (bytes: number) =>
     madeText(stages, (dataset, column) => {
@@ -64,14 +62,14 @@ export async function madeTextBudget(
       : '';
     return {
       excess: {
-        message: `the query may make up to ${sizeText(bytes)} of text for a batch of ${rows} rows, more than the ${sizeText(limit)} of service.query_limits.max_made_text_bytes${most}: make fewer or shorter texts a row (the estimate takes the longest value of each column read)`,
+        message: `the query may make up to ${sizeText(bytes)} of text for a batch of rows (DuckDB's ${BATCH_ROWS}), more than the ${sizeText(limit)} of service.query_limits.max_made_text_bytes${most}: make fewer or shorter texts a row (the estimate takes the longest value of each column read)`,
         pos: made.largest?.pos ?? 0,
       },
     };
   }
   if (made.shared.length === 0) return {};
   // The largest share within the limit: the estimate grows with it.
-  let [low, high] = [0, Math.floor((limit - bytes) / rows)];
+  let [low, high] = [0, limit - bytes];
   while (low < high) {
     const share = Math.ceil((low + high) / 2);
     if (total(madeText(stages, lengthOf, share)) <= limit) low = share;

@@ -5,7 +5,7 @@
  * test/integration/service/query/budgets.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { BATCH_ROWS, batchRows, madeText } from '../../../src/apl/binder/made-text.js';
+import { BATCH_ROWS, FREE_COPIES, madeText } from '../../../src/apl/binder/made-text.js';
 import { ACCESS, boundQuery, TRACES } from '../../support/apl-sql.js';
 
 const URI = 1000;
@@ -26,7 +26,7 @@ function estimate(apl: string, rowShare = 0) {
     },
     rowShare,
   );
-  return { ...made, asked };
+  return { ...made, perRow: made.batch / BATCH_ROWS, asked };
 }
 
 describe('the text a query may make', () => {
@@ -53,17 +53,21 @@ describe('the text a query may make', () => {
     expect(estimate("['access'] | extend u = strrep(uri, 3)").shared).toEqual([]);
     // Every byte of uri may be a match of '.', each becoming uri.
     expect(estimate("['access'] | extend u = replace_regex('.', uri, uri)").perRow).toBeGreaterThan(URI * URI);
-    // A constant lookup of three bytes matches a third of the bytes at most.
+    // A constant lookup of three bytes matches a third of the bytes at most, each becoming 7 bytes longer;
+    // a rewrite no longer than what it replaces adds nothing.
     expect(estimate("['access'] | extend u = replace_string('abc', method, uri)").perRow).toBe(
-      Math.floor(URI / 3) * METHOD,
+      Math.floor(URI / 3) * (METHOD - 3),
     );
+    expect(estimate("['access'] | extend u = replace_string('\\n', ' ', uri)").perRow).toBe(0);
+    expect(estimate("['access'] | extend u = replace_regex(@'\\s+', ' ', uri)").perRow).toBe(0);
     expect(estimate("['access'] | extend u = url_encode(uri)").perRow).toBe(2 * URI);
     expect(estimate("['access'] | extend u = substring(strcat(uri, uri), 0, 4)").perRow).toBe(URI + 16);
   });
 
   it('sizes flow through extend, summarize, union, join and mv-expand', () => {
     const twice = estimate("['access'] | extend a = strcat(uri, uri) | extend b = strcat(a, a)");
-    expect(twice.perRow).toBe(URI + 16 + (2 * URI + 16) + 16);
+    // b copies a, whose own additions count again.
+    expect(twice.perRow).toBe(URI + 16 + (2 * URI + 32) + (URI + 16));
     expect(estimate("['access'] | summarize m = max(uri) by method | extend x = strcat(m, m)").perRow).toBe(URI + 16);
     expect(
       estimate("union (['access'] | project s = uri), (['traces'] | project s = service) | extend x = strcat(s, s)")
@@ -75,14 +79,44 @@ describe('the text a query may make', () => {
       ).perRow,
     ).toBe(URI + 16);
     // An element of range() is a number, not the whole array.
-    expect(estimate('print x = range(1, 100000, 1) | mv-expand x | extend s = strcat(x, x)').perRow).toBe(24 + 16);
+    expect(estimate('print x = range(1, 100000, 1) | mv-expand x | extend s = strcat(x, x)').perRow).toBe(24 + 24 + 16);
     expect(estimate("['access'] | mv-expand tags | extend s = strcat(tags, tags)").perRow).toBe(16);
   });
 
-  it('a call over constants is made once, not for every row', () => {
+  it('a call over constants is made once, not for every row; a call copying a constant, for every row', () => {
     const made = estimate("print s = strrep('ab', 1000)");
-    expect(made.perRow).toBe(0);
-    expect(made.once).toBe(1998);
+    expect(made.batch).toBe(0);
+    expect(made.once).toBe(2000);
+    // The constant is held once; each row's value holds it again.
+    const long = `'${'x'.repeat(5000)}'`;
+    expect(estimate(`['access'] | extend u = strcat(${long}, uri)`).perRow).toBe(5000 + 16);
+    // rand() is a new value on every row.
+    const random = estimate("['access'] | extend u = strrep(strcat(tostring(rand()), 'ab'), 1000)");
+    expect(random.once).toBe(0);
+    expect(random.perRow).toBeGreaterThan(50_000);
+  });
+
+  it('copies of a column count once it has been copied more than a few times', () => {
+    const nested = (n: number) => `['access'] | extend u = ${'tolower('.repeat(n)}uri${')'.repeat(n)}`;
+    expect(estimate(nested(FREE_COPIES)).perRow).toBeLessThan(1000);
+    expect(estimate(nested(30)).perRow).toBeGreaterThan((30 - FREE_COPIES) * URI);
+    const columns = (n: number) =>
+      `['access'] | extend ${[...Array(n).keys()].map((i) => `c${i} = toupper(uri)`).join(', ')}`;
+    expect(estimate(columns(FREE_COPIES)).perRow).toBe(FREE_COPIES * 16);
+    expect(estimate(columns(FREE_COPIES + 2)).perRow).toBe((FREE_COPIES + 2) * 16 + 2 * URI);
+  });
+
+  it('a count that is not a finite constant is read from the rows, and an extreme key of a summary keeps its size', () => {
+    expect(estimate("['access'] | extend u = strrep(uri, real(nan))").shared.map((c) => c.fn)).toEqual(['strrep']);
+    expect(estimate("['access'] | summarize arg_max(status, uri) by method | extend x = strcat(uri, uri)").perRow).toBe(
+      URI + 16,
+    );
+  });
+
+  it('counts the keys of a sort, and the rows a take leaves', () => {
+    expect(estimate("['access'] | top 1 by strlen(strrep(uri, 1000))").perRow).toBe(999 * URI);
+    expect(estimate("['access'] | take 10 | extend u = strcat(uri, uri)").batch).toBe(10 * (URI + 16));
+    expect(estimate("['access'] | extend u = strcat(uri, uri) | take 10").batch).toBe(BATCH_ROWS * (URI + 16));
   });
 
   it('asks the length of only the columns a call making text reads, and names the call that may add the most', () => {
@@ -94,13 +128,5 @@ describe('the text a query may make', () => {
       fn: 'strrep',
       pos: "['access'] | extend a = strcat(method, '-'), b = ".length,
     });
-  });
-
-  it('a batch holds the rows read when fewer than DuckDB computes at once, unless an operator makes rows', () => {
-    const stages = (q: string) => boundQuery(q, { access: ACCESS }).stages;
-    expect(batchRows(stages("['access'] | extend u = strcat(uri, uri)"), 10)).toBe(10);
-    expect(batchRows(stages("['access'] | extend u = strcat(uri, uri)"), 1_000_000)).toBe(BATCH_ROWS);
-    expect(batchRows(stages("['access'] | mv-expand tags"), 10)).toBe(BATCH_ROWS);
-    expect(batchRows(stages('print x = 1'), 0)).toBe(1);
   });
 });

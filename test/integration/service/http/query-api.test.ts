@@ -441,11 +441,12 @@ describe('query time limit (service.query_timeout)', () => {
 
 describe('query time limit for JavaScript functions', () => {
   it('stops a chunk of long series_fir calls at the limit (no interrupt reaches them), and the next query on the connection has no stale limit', async () => {
-    // The ranges take 175 MB for the chunk, past max_made_text_bytes' default.
+    // The ranges and the filtered series take hundreds of MB for the chunk, and more as estimated (a
+    // number of a range or a series is counted at its longest): past max_made_text_bytes' default.
     const small = await startTestService({
       queryTimeoutMs: 1000,
       memoryLimitBytes: 2 * 1024 ** 3,
-      queryLimits: { ...DEFAULT_QUERY_LIMITS, maxMadeTextBytes: 1 << 30 },
+      queryLimits: { ...DEFAULT_QUERY_LIMITS, maxMadeTextBytes: 2 ** 36 },
     });
     try {
       // 1,000 rows, each a filter of 49M multiply-adds: far longer than the test may take, in one DuckDB chunk.

@@ -512,6 +512,23 @@ describe('the text a query may make for a batch of rows (service.query_limits.ma
       // The fuzz's seed 1462070870: 1.1 MB of text a row, past memory_limit + 256 MB.
       [`['long'] | where ${Array(13).fill(`strlen(${sixteen})`).join(' + ')} > 0 | count`, 'strcat'],
       ["['long'] | extend r = url_encode(url_encode(url_encode(url_encode(url_encode(s))))) | count", 'url_encode'],
+      // From an outside review: a NaN count beside, a summary's extreme value, a sort key, rand(), a long
+      // constant copied into every row, thirty nested copies.
+      [
+        "['long'] | extend z = strrep('a', real(nan)), y = strrep(s, 1024) | summarize max(strlen(y)), count()",
+        'strrep',
+      ],
+      ["['long'] | summarize arg_max(n, s) by k = n % 5 | extend y = strrep(s, 1024) | count", 'strrep'],
+      ["['long'] | top 1 by strlen(strrep(s, 1024)) | project n", 'strrep'],
+      [
+        `['long'] | extend y = strrep(strrep(strcat(tostring(rand()), '${'x'.repeat(100)}'), 1024), 50) | count`,
+        'strrep',
+      ],
+      [
+        "let C = strrep(strrep('abcd', 1024), 1024);\n['long'] | extend y = strcat(C, n) | where strlen(y) > 5 | count",
+        'strcat',
+      ],
+      [`['long'] | extend y = ${'tolower('.repeat(30)}s${')'.repeat(30)} | count`, 'tolower'],
     ];
     for (const [q, fn] of refused) {
       const added = await peakRssAddedBy(async () => {
@@ -519,7 +536,7 @@ describe('the text a query may make for a batch of rows (service.query_limits.ma
         expect(r.status, q).toBe(400);
         expect(r.body.message, q).toMatch(
           new RegExp(
-            `^line 1, column \\d+: the query may make up to [\\d.]+ [MG]iB of text for a batch of 2048 rows, more than the 128 MiB of service\\.query_limits\\.max_made_text_bytes; ${fn}\\(\\) here may add up to`,
+            `^line \\d+, column \\d+: the query may make up to [\\d.]+ [MG]iB of text for a batch of rows \\(DuckDB's 2048\\), more than the 128 MiB of service\\.query_limits\\.max_made_text_bytes; ${fn}\\(\\) here may add up to`,
           ),
         );
       }, svc);
@@ -530,7 +547,10 @@ describe('the text a query may make for a batch of rows (service.query_limits.ma
     expect(at.body.message).toMatch(/^line 2, column 37: /);
   });
 
-  it('answers what takes from long values, however long the longest value read', async () => {
+  it('answers what takes from long values, however long the longest value read, and what a take keeps short', async () => {
+    const taken = await run("['long'] | take 10 | extend parts = split(s, ':') | summarize sum(array_length(parts))");
+    expect(taken.status, JSON.stringify(taken.body.message)).toBe(200);
+    expect(columns(taken)).toEqual([[20]]);
     const r = await run(
       "['long'] | extend t = tolower(payload), e = extract('id=([0-9]+)', 1, payload), j = parse_json(payload), u = strcat(s, '-', n) | summarize c = count(), ids = sum(tolong(e)), u = sum(strlen(u)), t = max(strlen(t))",
     );
