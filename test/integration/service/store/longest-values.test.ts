@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventStore } from '../../../../src/service/store/event-store.js';
 import { tempDir } from '../../../support/helpers.js';
+import { rng } from '../../../../bench/access-log.js';
 
 const open: EventStore[] = [];
 afterEach(async () => {
@@ -32,17 +33,6 @@ async function load(s: EventStore, ds: string, events: object[]): Promise<void> 
   await s.ingestFile(ds, file, 'ndjson', {});
 }
 
-/** A small PRNG (mulberry32), so a failing interleaving can be replayed from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('the longest value of a text column', () => {
   it('is read from the statistics of each column asked, in bytes', async () => {
     const s = await openStore();
@@ -61,7 +51,7 @@ describe('the longest value of a text column', () => {
 
   it('is never shorter than what an acknowledged write holds, with writes and lookups overlapping', async () => {
     const seed = Number(process.env.FERRY_LONGEST_SEED ?? Date.now() % 1_000_000);
-    const next = random(seed);
+    const next = rng(seed);
     const s = await openStore();
     await s.createDataset({ name: 'd', who: 't' });
     await load(s, 'd', [{ a: 'x' }]);
