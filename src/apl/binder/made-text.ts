@@ -53,7 +53,19 @@ export const FREE_COPIES = 4;
 const UNBOUNDED = 2 ** 53;
 
 /** Aggregations whose value is one of the values they read (arg_max# and arg_min#: arg_max's columns). */
-const PICKS = new Set(['min', 'max', 'minif', 'maxif', 'any', 'anyif', 'take_any', 'arg_max#', 'arg_min#']);
+const PICKS = new Set([
+  'min',
+  'max',
+  'minif',
+  'maxif',
+  'any',
+  'anyif',
+  'take_any',
+  'arg_max#',
+  'arg_min#',
+  'percentile',
+  'percentileif',
+]);
 
 /** Functions whose value changes from row to row whatever their arguments. */
 const VOLATILE = new Set(['rand', 'new_guid']);
@@ -262,9 +274,15 @@ class Estimate {
         return fixedSize(literalBytes(e));
       case 'hidden':
         return SCALAR;
-      case 'path':
+      case 'path': {
         for (const p of e.path) if (typeof p === 'object') this.expr(p, env);
-        return this.expr(e.target, env);
+        // A member is a part of the value: members at different paths are different parts of it, each
+        // copied with an allowance of its own.
+        const whole = this.expr(e.target, env);
+        if (!whole.origin) return whole;
+        const at = e.path.map((p) => (typeof p === 'object' ? '*' : String(p))).join('\u0002');
+        return { bytes: whole.bytes, origin: { key: `${whole.origin.key}\u0002${at}`, bytes: whole.origin.bytes } };
+      }
       case 'in':
         this.expr(e.left, env);
         for (const i of e.items) this.expr(i, env);

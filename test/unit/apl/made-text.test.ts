@@ -10,7 +10,13 @@ import { ACCESS, boundQuery, TRACES } from '../../support/apl-sql.js';
 
 const URI = 1000;
 const METHOD = 10;
-const lengths: Record<string, number> = { 't_access.f2': URI, 't_access.f1': METHOD, 't_traces.f3': 300 };
+const ATTRIBUTES = 2000;
+const lengths: Record<string, number> = {
+  't_access.f2': URI,
+  't_access.f1': METHOD,
+  't_access.f7': ATTRIBUTES,
+  't_traces.f3': 300,
+};
 
 /** The estimate of a query over access and traces, with the column lengths above; the columns it asked for. */
 function estimate(apl: string, rowShare = 0) {
@@ -110,6 +116,21 @@ describe('the text a query may make', () => {
     expect(estimate("['access'] | extend u = strrep(uri, real(nan))").shared.map((c) => c.fn)).toEqual(['strrep']);
     expect(estimate("['access'] | summarize arg_max(status, uri) by method | extend x = strcat(uri, uri)").perRow).toBe(
       URI + 16,
+    );
+  });
+
+  it('members at different paths of a dynamic value are different parts of it, each copied with its own allowance', () => {
+    const fields = (paths: string[]) =>
+      `['access'] | extend ${paths.map((p, i) => `c${i} = tostring(attributes.${p})`).join(', ')}`;
+    const eight = fields(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+    expect(estimate(eight).perRow).toBe(8 * 16);
+    const same = fields(Array(FREE_COPIES + 2).fill('a'));
+    expect(estimate(same).perRow).toBe((FREE_COPIES + 2) * 16 + 2 * ATTRIBUTES);
+  });
+
+  it('a percentile of texts is one of them', () => {
+    expect(estimate("['access'] | summarize a = percentile(uri, 50) by method | extend r = strrep(a, 60)").perRow).toBe(
+      59 * URI,
     );
   });
 

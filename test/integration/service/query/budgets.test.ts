@@ -529,6 +529,8 @@ describe('the text a query may make for a batch of rows (service.query_limits.ma
         'strcat',
       ],
       [`['long'] | extend y = ${'tolower('.repeat(30)}s${')'.repeat(30)} | count`, 'tolower'],
+      // From a second: a percentile of texts is one of them.
+      ["['long'] | summarize a = percentile(s, 50) by k = n % 7 | extend r = strrep(a, 60) | count", 'strrep'],
     ];
     for (const [q, fn] of refused) {
       const added = await peakRssAddedBy(async () => {
@@ -548,6 +550,12 @@ describe('the text a query may make for a batch of rows (service.query_limits.ma
   });
 
   it('answers what takes from long values, however long the longest value read, and what a take keeps short', async () => {
+    // Fields of a JSON value, each a different part of it: none is a copy of the whole 1 MB value.
+    const fields = await run(
+      "['long'] | extend j = parse_json(payload) | summarize c = count() by a = tostring(j.a), b = tostring(j.b), c1 = tostring(j.c), d = tostring(j.d), e = tostring(j.e), f = tostring(j.f)",
+    );
+    expect(fields.status, JSON.stringify(fields.body.message)).toBe(200);
+    expect(columns(fields).at(-1)).toEqual([2048]);
     const taken = await run("['long'] | take 10 | extend parts = split(s, ':') | summarize sum(array_length(parts))");
     expect(taken.status, JSON.stringify(taken.body.message)).toBe(200);
     expect(columns(taken)).toEqual([[20]]);
