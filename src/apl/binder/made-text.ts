@@ -85,7 +85,8 @@ const SCALAR = fixedSize(SCALAR_TEXT_BYTES);
 const NONE = fixedSize(0);
 const isText = (t: AplType) => t === 'string' || t === 'dynamic';
 
-function once(f: () => number): () => number {
+/** `f`, computed on first use and kept. */
+function memo(f: () => number): () => number {
   let v: number | undefined;
   return () => (v ??= f());
 }
@@ -99,15 +100,22 @@ function literalBytes(e: Extract<BExpr, { k: 'lit' }>): number {
 
 /** DuckDB computes a call over constants once, as it plans. */
 function isConstant(e: BExpr): boolean {
-  return e.k === 'lit' || (e.k === 'call' && !VOLATILE.has(e.fn) && e.args.every(isConstant));
+  if (e.k === 'lit') return true;
+  if (e.k !== 'call') return false;
+  // Kept per node: each call asks it of its subtree, and the row share's search walks the query again.
+  let known = constants.get(e);
+  if (known === undefined) constants.set(e, (known = !VOLATILE.has(e.fn) && e.args.every(isConstant)));
+  return known;
 }
+
+const constants = new WeakMap<BExpr, boolean>();
 
 /** A column of a union: as long as the longest of its inputs', a copy of all their columns as read. */
 function unionOf(sizes: Size[]): Size {
-  const bytes = once(() => Math.max(0, ...sizes.map((s) => s.bytes())));
+  const bytes = memo(() => Math.max(0, ...sizes.map((s) => s.bytes())));
   const origins = sizes.map((s) => s.origin);
   if (origins.some((o) => o === undefined)) return { bytes };
-  const longest = once(() => Math.max(0, ...origins.map((o) => o!.bytes())));
+  const longest = memo(() => Math.max(0, ...origins.map((o) => o!.bytes())));
   return { bytes, origin: { key: origins.map((o) => o!.key).join('\u0001'), bytes: longest } };
 }
 
@@ -156,7 +164,7 @@ class Estimate {
           env = new Map(
             stage.columns.map((c): [string, Size] => {
               if (!isText(types.get(c.alias) ?? 'long')) return [c.alias, SCALAR];
-              const bytes = once(() => this.lengthOf(stage.dataset, c.physical));
+              const bytes = memo(() => this.lengthOf(stage.dataset, c.physical));
               return [c.alias, { bytes, origin: { key: `${stage.dataset}\u0000${c.physical}`, bytes } }];
             }),
           );
@@ -168,7 +176,7 @@ class Estimate {
           env = new Map(
             stage.columns.map((c, i) => [
               c.alias,
-              { bytes: once(() => Math.max(0, ...sizes[i]!.map((s) => s.bytes()))) },
+              { bytes: memo(() => Math.max(0, ...sizes[i]!.map((s) => s.bytes()))) },
             ]),
           );
           const [row] = stage.rows;
